@@ -1,0 +1,31 @@
+# `make test` and `make run` set everything up themselves (a .venv in the checkout).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: test run venv lint bench clean
+
+venv: $(STAMP)
+
+# Reinstall only when the project metadata or the pins change.
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,experiments]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+run: $(STAMP)
+	$(BIN)/fpinspect open
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_numerics.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

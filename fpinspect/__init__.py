@@ -1,0 +1,3 @@
+"""fpinspect: find where operator fusion changed your numbers."""
+
+__version__ = "0.1.0"

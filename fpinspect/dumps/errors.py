@@ -1,0 +1,19 @@
+"""Errors about user input, each rendered as one sentence that names the file."""
+
+from __future__ import annotations
+
+import os
+
+
+class InputError(Exception):
+    """A whole input (file or folder) is missing, unreadable or malformed.
+
+    ``str(err)`` is one sentence naming the path and the problem; the CLI prints it and
+    exits with status 2.
+    """
+
+    def __init__(self, path, problem: str, code: str = "NPY_LOAD_ERROR"):
+        self.path = os.fspath(path) if path is not None else None
+        self.problem = problem
+        self.code = code
+        super().__init__(f"{self.path}: {problem}" if self.path else problem)

@@ -1,0 +1,137 @@
+"""The one registry of floating-point formats fpinspect understands.
+
+Every other module asks this registry for bit widths, unsigned views and exponent limits
+instead of testing ``dtype == ...`` itself. Adding a format means adding one entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import ml_dtypes
+import numpy as np
+
+
+@dataclass(frozen=True)
+class FloatFormat:
+    """Facts about one binary floating-point format.
+
+    ``p`` is the precision in bits including the implicit bit; ``emin`` the exponent of the
+    smallest normal number; ``emax`` the exponent of the largest finite number.
+    """
+
+    name: str
+    dtype: np.dtype
+    bits: int
+    has_inf: bool
+
+    @cached_property
+    def uint(self) -> np.dtype:
+        return np.dtype(f"uint{self.bits}")
+
+    @cached_property
+    def finfo(self):
+        return ml_dtypes.finfo(self.dtype)
+
+    @property
+    def p(self) -> int:
+        return int(self.finfo.nmant) + 1
+
+    @property
+    def emin(self) -> int:
+        return int(np.frexp(np.float64(self.finfo.smallest_normal))[1]) - 1
+
+    @property
+    def emax(self) -> int:
+        return int(np.frexp(np.float64(self.finfo.max))[1]) - 1
+
+    @property
+    def max(self) -> float:
+        return float(self.finfo.max)
+
+    @property
+    def tiny(self) -> float:
+        """Smallest positive normal number."""
+        return float(self.finfo.smallest_normal)
+
+    @property
+    def eps(self) -> float:
+        return float(self.finfo.eps)
+
+    @property
+    def sign_mask(self) -> int:
+        return 1 << (self.bits - 1)
+
+    @property
+    def max_key(self) -> int:
+        """Ordered-integer key of the largest non-NaN value (inf where the format has it)."""
+        top = np.array(np.inf if self.has_inf else self.max, dtype=np.float64).astype(self.dtype)
+        return int(top.view(self.uint))
+
+
+def _fmt(name: str, dtype, has_inf: bool = True) -> FloatFormat:
+    dt = np.dtype(dtype)
+    return FloatFormat(name=name, dtype=dt, bits=dt.itemsize * 8, has_inf=has_inf)
+
+
+#: Supported formats, narrowest first. Names follow numpy / ml_dtypes spelling.
+FORMATS: dict[str, FloatFormat] = {
+    f.name: f
+    for f in (
+        _fmt("float8_e4m3fn", ml_dtypes.float8_e4m3fn, has_inf=False),
+        _fmt("float8_e5m2", ml_dtypes.float8_e5m2),
+        _fmt("bfloat16", ml_dtypes.bfloat16),
+        _fmt("float16", np.float16),
+        _fmt("float32", np.float32),
+        _fmt("float64", np.float64),
+    )
+}
+
+_BY_DTYPE: dict[np.dtype, FloatFormat] = {f.dtype: f for f in FORMATS.values()}
+
+
+def is_supported(dtype) -> bool:
+    try:
+        return np.dtype(dtype) in _BY_DTYPE
+    except TypeError:
+        return False
+
+
+def float_format(dtype) -> FloatFormat:
+    """Return the registry entry for ``dtype`` (a dtype, an array, or a name)."""
+    if isinstance(dtype, FloatFormat):
+        return dtype
+    if isinstance(dtype, str) and dtype in FORMATS:
+        return FORMATS[dtype]
+    dt = getattr(dtype, "dtype", dtype)
+    try:
+        dt = np.dtype(dt)
+    except TypeError as exc:
+        raise TypeError(f"not a floating-point dtype: {dtype!r}") from exc
+    try:
+        return _BY_DTYPE[dt]
+    except KeyError:
+        supported = ", ".join(FORMATS)
+        raise TypeError(f"unsupported dtype {dt}; supported: {supported}") from None
+
+
+def common_format(a_dtype, b_dtype) -> FloatFormat:
+    """The narrowest supported format that holds both dtypes exactly.
+
+    Integer or boolean inputs are compared as float64 (as the reference script does after
+    ``np.promote_types``); mixing bfloat16 with float16 gives float32.
+    """
+    a, b = np.dtype(a_dtype), np.dtype(b_dtype)
+    if a == b and a in _BY_DTYPE:
+        return _BY_DTYPE[a]
+    fa, fb = _BY_DTYPE.get(a), _BY_DTYPE.get(b)
+    if fa is None or fb is None:
+        return FORMATS["float64"]
+    # Formats that hold each other: wider exponent range and precision.
+    for cand in FORMATS.values():
+        if cand.bits >= max(fa.bits, fb.bits) and all(
+            cand.p >= f.p and cand.emax >= f.emax and cand.emin <= f.emin for f in (fa, fb)
+        ):
+            return cand
+    return FORMATS["float64"]

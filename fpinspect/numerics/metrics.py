@@ -1,0 +1,175 @@
+"""The comparison metrics engineers already know, as numbers.
+
+A registry maps each metric's name to its definition, computed from the statistics of one
+streaming pass (:class:`~fpinspect.numerics.stats.PairStats`); KL divergence needs the value
+ranges first and takes a second pass. ``x`` is the array under test, ``y`` the reference
+(golden / fusion-off side).
+
+* The reference trio, exactly as ``fusion_precision_analyzer.py`` computes it, over all
+  elements in float64: ``cosine`` = ``dot(x, y) / (‖x‖·‖y‖ + 1e-8)``, ``max_abs`` =
+  ``max |x - y|``, ``max_rel`` = ``max(|x - y| / (max(|x|, |y|) + 1e-8))``.
+* msaccucmp's set (over elements finite on both sides, float64): ``rmse``, ``mean_abs``,
+  ``mean_rel``, ``accumulated_rel``, ``max_rel_msaccucmp``, ``red`` (relative Euclidean
+  distance), ``kl``, and the means / standard deviations ``mean_x``, ``std_x``,
+  ``mean_y``, ``std_y``.
+* msprobe's ``one_thousandth`` / ``five_thousandth``: the share of elements whose relative
+  error is below 0.001 / 0.005.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .chunks import iter_chunks
+from .stats import EPS32, EPS64, REF_GUARD, PairStats, accumulate
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    definition: str
+    compute: Callable[[PairStats], float | None]
+    #: Direction of "better": +1 if larger is better (cosine), -1 if smaller is better.
+    better: int = -1
+
+
+def _safe(fn):
+    def wrapped(s: PairStats):
+        with np.errstate(all="ignore"):
+            try:
+                v = fn(s)
+            except ZeroDivisionError:
+                return None
+        return None if v is None else float(v)
+
+    return wrapped
+
+
+def _cosine(s: PairStats):
+    return s.t_dot / (math.sqrt(s.t_xx) * math.sqrt(s.t_yy) + REF_GUARD) if s.n else None
+
+
+def _red(s: PairStats):
+    if not s.nf:
+        return None
+    norm_y = math.sqrt(s.s_yy)
+    return 0.0 if norm_y <= EPS64 else math.sqrt(s.s_d2 / s.s_yy)
+
+
+_DEFS = [
+    Metric("cosine", "dot(x, y) / (||x|| * ||y|| + 1e-8), all elements (reference script)", _cosine, +1),
+    Metric("max_abs", "max |x - y|, all elements (reference script)", lambda s: s.t_maxabs),
+    Metric("max_rel", "max(|x - y| / (max(|x|, |y|) + 1e-8)), all elements (reference script)",
+           lambda s: s.t_maxrel),
+    Metric("rmse", "sqrt(mean((x - y)^2))", lambda s: math.sqrt(s.s_d2 / s.nf) if s.nf else None),
+    Metric("mean_abs", "mean |x - y|", lambda s: s.s_ad / s.nf if s.nf else None),
+    Metric("mean_rel", "mean over all elements of |x/y - 1| (0 where |y| <= eps) (msaccucmp)",
+           lambda s: s.s_r / s.nf if s.nf else None),
+    Metric("accumulated_rel", "sum of |x/y - 1| where |y| > eps (msaccucmp)",
+           lambda s: s.s_r if s.nf else None),
+    Metric("max_rel_msaccucmp", "max |x/y - 1| where |y| > eps (msaccucmp)",
+           lambda s: s.max_r if s.nf else None),
+    Metric("red", "relative Euclidean distance sqrt(sum (x-y)^2 / sum y^2) (msaccucmp)", _red),
+    Metric("mean_x", "mean of x", lambda s: s.mx.mean if s.mx.n else None, 0),
+    Metric("std_x", "population standard deviation of x", lambda s: s.mx.std(), 0),
+    Metric("mean_y", "mean of y", lambda s: s.my.mean if s.my.n else None, 0),
+    Metric("std_y", "population standard deviation of y", lambda s: s.my.std(), 0),
+    Metric("one_thousandth", "share of elements with |x - y| / |y| < 0.001 (msprobe)",
+           lambda s: s.n_re1 / s.nf if s.nf else None, +1),
+    Metric("five_thousandth", "share of elements with |x - y| / |y| < 0.005 (msprobe)",
+           lambda s: s.n_re5 / s.nf if s.nf else None, +1),
+]  # fmt: skip
+
+#: All one-pass metrics by name, in report order. ``kl`` is added by :func:`pair_metrics`.
+METRICS: dict[str, Metric] = {m.name: Metric(m.name, m.definition, _safe(m.compute), m.better) for m in _DEFS}
+KL_DEFINITION = (
+    "KL(p || q): each side min-max scaled to [0, 1], clipped below at float32 eps, normalised "
+    "to sum 1 (msaccucmp)"
+)
+
+
+def metrics_from_stats(s: PairStats) -> dict[str, float | None]:
+    return {name: m.compute(s) for name, m in METRICS.items()}
+
+
+def _kl_from_ranges(x_src, y_src, s: PairStats) -> float | None:
+    """Second pass for msaccucmp's KL divergence (needs each side's min and max)."""
+    if s.nf == 0:
+        return None
+    rx, ry = s.max_x - s.min_x, s.max_y - s.min_y
+    sum_cx = sum_cy = cross = 0.0
+    with np.errstate(all="ignore"):
+        for _, (cx, cy) in iter_chunks(x_src, y_src):
+            x = cx.astype(np.float64)
+            y = cy.astype(np.float64)
+            fin = np.isfinite(x) & np.isfinite(y)
+            if not fin.all():
+                x, y = x[fin], y[fin]
+            # A constant side is a uniform distribution.
+            px = np.maximum((x - s.min_x) / rx, EPS32) if rx > 0 else np.ones_like(x)
+            qy = np.maximum((y - s.min_y) / ry, EPS32) if ry > 0 else np.ones_like(y)
+            sum_cx += float(px.sum())
+            sum_cy += float(qy.sum())
+            cross += float(np.dot(px, np.log(px) - np.log(qy)))
+    kl = cross / sum_cx - math.log(sum_cx) + math.log(sum_cy)
+    return 0.0 if abs(kl) < EPS64 else kl
+
+
+def pair_metrics(x, y, *, kl: bool = True, jobs: int = 1) -> dict[str, float | None]:
+    """Every named metric of ``x`` against the reference ``y`` (equal element counts)."""
+    s = accumulate(x, y, jobs=jobs)
+    out = metrics_from_stats(s)
+    if kl:
+        out["kl"] = _kl_from_ranges(x, y, s)
+    return out
+
+
+def _one(name: str):
+    def fn(x, y) -> float | None:
+        return METRICS[name].compute(accumulate(np.asarray(x), np.asarray(y)))
+
+    fn.__name__ = name
+    fn.__doc__ = METRICS[name].definition
+    return fn
+
+
+cosine_similarity = _one("cosine")
+max_abs_error = _one("max_abs")
+max_rel_error = _one("max_rel")
+rmse = _one("rmse")
+mean_abs_error = _one("mean_abs")
+mean_rel_error = _one("mean_rel")
+accumulated_rel_error = _one("accumulated_rel")
+relative_euclidean_distance = _one("red")
+
+
+def kl_divergence(x, y) -> float | None:
+    """msaccucmp's KL divergence of ``x`` (as p) against ``y`` (as q)."""
+    x, y = np.asarray(x), np.asarray(y)
+    return _kl_from_ranges(x, y, accumulate(x, y))
+
+
+def standard_deviations(x, y) -> dict[str, float | None]:
+    """Means and population standard deviations of both sides (msaccucmp's StandardDeviation)."""
+    s = accumulate(np.asarray(x), np.asarray(y))
+    return {k: METRICS[k].compute(s) for k in ("mean_x", "std_x", "mean_y", "std_y")}
+
+
+def thousandth_ratio(x, y, threshold: float = 0.001) -> float | None:
+    """Share of elements whose relative error ``|x - y| / |y|`` is below ``threshold``.
+
+    ``threshold`` 0.001 and 0.005 are msprobe's one- and five-thousandth ratios.
+    """
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    fin = np.isfinite(x) & np.isfinite(y)
+    x, y = x[fin], y[fin]
+    if x.size == 0:
+        return None
+    ay = np.abs(y)
+    re = np.abs(x - y) / np.where(ay == 0, EPS32, ay)
+    return float(np.count_nonzero(re < threshold) / x.size)

@@ -1,0 +1,165 @@
+"""Mergeable quantile accumulators with bounded memory.
+
+* :class:`IntHistogram` — exact histogram of integer ULP distances (``bincount``). Exact
+  bins below ``2**16``; log2 bins above, where a percentile is reported as its bin's lower
+  edge and flagged inexact.
+* :class:`RealQuantiles` — real-valued errors: exact (all values kept) up to ``cap``
+  values, then a log-bucket sketch indexed by the float64 exponent and the top 7 mantissa
+  bits (relative bucket width 2**-7, reported at the bucket's midpoint: within 0.4%).
+
+Percentiles use the ``inverted_cdf`` definition: the smallest observed value ``v`` with at
+least ``q%`` of the values ``<= v``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_EXACT_BINS = 1 << 16
+_LOG_BINS = 64
+
+
+def _rank(n: int, q: float) -> int:
+    """1-based rank of the ``inverted_cdf`` percentile ``q`` (0..100) among ``n`` values."""
+    return max(1, int(np.ceil(n * q / 100.0 - 1e-12)))
+
+
+class IntHistogram:
+    def __init__(self):
+        self.exact = np.zeros(_EXACT_BINS, dtype=np.int64)
+        self.log = np.zeros(_LOG_BINS, dtype=np.int64)  # bin k holds [2**k, 2**(k+1))
+        self.n = 0
+        self.total = 0  # exact sum (Python int: no overflow)
+        self.max = None
+
+    def add(self, d: np.ndarray) -> None:
+        if d.size == 0:
+            return
+        d = np.asarray(d).reshape(-1)
+        big = d >= _EXACT_BINS
+        if big.any():
+            hi = d[big]
+            k = np.minimum(np.frexp(hi.astype(np.float64))[1] - 1, _LOG_BINS - 1)
+            self.log += np.bincount(k, minlength=_LOG_BINS)
+            small = d[~big]
+        else:
+            small = d
+        self.exact += np.bincount(small.astype(np.intp), minlength=_EXACT_BINS)[:_EXACT_BINS]
+        self.n += int(d.size)
+        m = int(d.max())
+        # Exact integer sum unless the chunk holds huge (float64-range) distances.
+        self.total += int(d.sum(dtype=np.uint64)) if m < (1 << 32) else float(d.sum(dtype=np.float64))
+        self.max = m if self.max is None else max(self.max, m)
+
+    def merge(self, other: IntHistogram) -> None:
+        self.exact += other.exact
+        self.log += other.log
+        self.n += other.n
+        self.total += other.total
+        if other.max is not None:
+            self.max = other.max if self.max is None else max(self.max, other.max)
+
+    def percentile(self, q: float) -> tuple[int | None, bool]:
+        """``(value, exact)``; ``exact`` is False when the value is a log2 bin's lower edge."""
+        if self.n == 0:
+            return None, True
+        r = _rank(self.n, q)
+        c = np.cumsum(self.exact)
+        if c[-1] >= r:
+            return int(np.searchsorted(c, r)), True
+        cl = np.cumsum(self.log) + c[-1]
+        k = int(np.searchsorted(cl, r))
+        return 1 << k, False
+
+    def mean(self) -> float | None:
+        return self.total / self.n if self.n else None
+
+    def share(self) -> dict[str, float]:
+        """Fractions of values at 0, at 1 and at 2 or more."""
+        if self.n == 0:
+            return {"0": 0.0, "1": 0.0, ">=2": 0.0}
+        z, one = int(self.exact[0]), int(self.exact[1])
+        return {"0": z / self.n, "1": one / self.n, ">=2": (self.n - z - one) / self.n}
+
+    def counts(self, upto: int) -> np.ndarray:
+        """Counts of distances ``0..upto-1``, then one bin for ``>= upto``."""
+        head = self.exact[:upto].copy()
+        return np.append(head, self.n - int(head.sum()))
+
+
+class RealQuantiles:
+    """Quantiles of non-negative reals: exact up to ``cap`` values, then a sketch."""
+
+    MANT_BITS = 7
+
+    def __init__(self, cap: int = 1 << 21):
+        self.cap = cap
+        self.values: list[np.ndarray] | None = []
+        self.kept = 0
+        self.buckets: dict[int, int] | None = None
+        self.n = 0
+
+    def _bucket(self, v: np.ndarray) -> np.ndarray:
+        return (np.ascontiguousarray(v, dtype=np.float64).view(np.uint64) >> np.uint64(52 - self.MANT_BITS)).astype(
+            np.int64
+        )
+
+    def _to_sketch(self) -> None:
+        self.buckets = {}
+        vals = self.values
+        self.values = None
+        for v in vals:
+            self._add_sketch(v)
+
+    def _add_sketch(self, v: np.ndarray) -> None:
+        keys, counts = np.unique(self._bucket(v), return_counts=True)
+        b = self.buckets
+        for k, c in zip(keys.tolist(), counts.tolist()):
+            b[k] = b.get(k, 0) + c
+
+    def add(self, v: np.ndarray) -> None:
+        v = np.asarray(v, dtype=np.float64).reshape(-1)
+        if v.size == 0:
+            return
+        self.n += int(v.size)
+        if self.values is not None:
+            self.values.append(v.copy())
+            self.kept += v.size
+            if self.kept > self.cap:
+                self._to_sketch()
+        else:
+            self._add_sketch(v)
+
+    def merge(self, other: RealQuantiles) -> None:
+        if other.values is not None:
+            for v in other.values:
+                self.add(v)
+            return
+        if self.values is not None:
+            self._to_sketch()
+        self.n += other.n
+        for k, c in other.buckets.items():
+            self.buckets[k] = self.buckets.get(k, 0) + c
+
+    @property
+    def exact(self) -> bool:
+        return self.values is not None
+
+    def percentiles(self, qs) -> list[float | None]:
+        if self.n == 0:
+            return [None for _ in qs]
+        if self.values is not None:
+            allv = np.concatenate(self.values)
+            ranks = [_rank(allv.size, q) - 1 for q in qs]
+            part = np.partition(allv, sorted(set(ranks)))
+            return [float(part[r]) for r in ranks]
+        keys = np.array(sorted(self.buckets), dtype=np.int64)
+        cum = np.cumsum([self.buckets[k] for k in keys.tolist()])
+        out = []
+        shift = np.uint64(52 - self.MANT_BITS)
+        for q in qs:
+            k = int(keys[np.searchsorted(cum, _rank(self.n, q))])
+            lo = np.array([k], dtype=np.uint64) << shift
+            hi = np.array([k + 1], dtype=np.uint64) << shift
+            out.append(float((lo.view(np.float64)[0] + hi.view(np.float64)[0]) / 2))
+        return out

@@ -91,6 +91,15 @@ class NpyFile:
             raise ValueError(f"{self.path}: file is truncated (expected {self.size} elements)")
         return out
 
+    def with_shape(self, shape) -> NpyFile:
+        """The same data seen with another shape of equal size (C-order flattening)."""
+        shape = tuple(int(d) for d in shape)
+        if int(np.prod(shape, dtype=np.int64)) != self.size:
+            raise ValueError(f"cannot view {self.shape} as {shape}")
+        other = NpyFile(self.path, self.shape, self.dtype, self.fortran_order, self.data_offset)
+        other.shape, other.ndim = shape, len(shape)
+        return other
+
     def to_array(self) -> np.ndarray:
         """The whole array, memory-mapped read-only."""
         return np.load(self.path, mmap_mode="r", allow_pickle=False)

@@ -104,7 +104,7 @@ def float_format(dtype) -> FloatFormat:
         return dtype
     if isinstance(dtype, str) and dtype in FORMATS:
         return FORMATS[dtype]
-    dt = getattr(dtype, "dtype", dtype)
+    dt = dtype if isinstance(dtype, (type, np.dtype)) else getattr(dtype, "dtype", dtype)
     try:
         dt = np.dtype(dt)
     except TypeError as exc:

@@ -67,6 +67,22 @@ class _Moments:
         return math.sqrt(self.m2 / self.n) if self.n else None
 
 
+def _top_k(score: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest scores; ties at the cut go to the lowest indices."""
+    n = score.size
+    if n <= k:
+        return np.arange(n)
+    cut = np.partition(score, n - k)[n - k]
+    above = np.flatnonzero(score > cut)
+    tied = np.flatnonzero(score == cut)[: k - above.size]
+    return np.concatenate([above, tied])
+
+
+def _beats(new: tuple, cur: tuple) -> bool:
+    """Whether ``(value, index)`` ``new`` beats ``cur``: larger, or equal at a lower index."""
+    return new[0] > cur[0] or (new[0] == cur[0] and 0 <= new[1] < cur[1])
+
+
 def _nanmax(cur, new):
     """Running maximum that propagates NaN, like ``np.max`` over the whole array."""
     if cur is None:
@@ -77,8 +93,12 @@ def _nanmax(cur, new):
 class PairStats:
     """Sufficient statistics of one ``(a, ref)`` pair; feed chunks, then read results."""
 
-    def __init__(self, a_dtype, ref_dtype, shape):
+    def __init__(self, a_dtype, ref_dtype, shape, *, worst: int = 0):
         self.shape = tuple(shape)
+        self.worst_k = worst
+        # the k worst elements so far: score (ULPs; inf for a special-value mismatch) and flat index
+        self.worst_score = np.empty(0, dtype=np.float64)
+        self.worst_index = np.empty(0, dtype=np.int64)
         self.a_dtype = np.dtype(a_dtype)
         self.ref_dtype = np.dtype(ref_dtype)
         self.same = self.a_dtype == self.ref_dtype and is_supported(self.a_dtype)
@@ -148,6 +168,9 @@ class PairStats:
             same_inf = ix & iy & (x == y)
             self.both_inf += int(np.count_nonzero(same_inf))
             self.inf_mismatch += int(np.count_nonzero((ix | iy) & ~(nx | ny) & ~same_inf))
+            if self.worst_k:
+                bad = np.flatnonzero((nx ^ ny) | ((ix | iy) & ~(nx | ny) & ~same_inf))
+                self._add_worst(np.full(bad.size, np.inf), offset + bad)
             idx = np.flatnonzero(fin)
             x, y, d, ad, ay = x[idx], y[idx], d[idx], ad[idx], ay[idx]
             a, r = a[idx], r[idx]
@@ -205,6 +228,7 @@ class PairStats:
                 k = int(dist.argmax())
                 if dist[k] > self.max_ulp[0]:
                     self.max_ulp = (int(dist[k]), gidx(k))
+                score = dist
             else:
                 err = ad / ulp_of(y, self.fmt)
                 self.ulp_q.add(err)
@@ -215,6 +239,19 @@ class PairStats:
                 zero = int(np.count_nonzero(err == 0))
                 le1 = int(np.count_nonzero(err <= 1.0))
                 self.ulp_share += np.array([zero, le1 - zero, nf - le1])
+                score = err
+            if self.worst_k:
+                top = _top_k(score, self.worst_k)
+                top = top[score[top] > 0]
+                flat = offset + (idx[top] if idx is not None else top)
+                self._add_worst(score[top].astype(np.float64), flat)
+
+    def _add_worst(self, score: np.ndarray, flat: np.ndarray) -> None:
+        sc = np.concatenate([self.worst_score, score])
+        ix = np.concatenate([self.worst_index, np.asarray(flat, dtype=np.int64)])
+        # largest score first; among equal scores, the lowest index (deterministic)
+        order = np.lexsort((ix, -sc))[: self.worst_k]
+        self.worst_score, self.worst_index = sc[order], ix[order]
 
     def merge(self, o: PairStats) -> None:
         for name in (
@@ -227,7 +264,7 @@ class PairStats:
             if getattr(o, name) is not None:
                 setattr(self, name, _nanmax(getattr(self, name), getattr(o, name)))
         for name in ("max_abs", "max_rel", "max_ulp"):
-            if getattr(o, name)[0] > getattr(self, name)[0]:
+            if _beats(getattr(o, name), getattr(self, name)):
                 setattr(self, name, getattr(o, name))
         self.max_ay = max(self.max_ay, o.max_ay)
         self.max_r = max(self.max_r, o.max_r)
@@ -242,6 +279,8 @@ class PairStats:
         else:
             self.ulp_q.merge(o.ulp_q)
         self.ulp_share += o.ulp_share
+        if self.worst_k:
+            self._add_worst(o.worst_score, o.worst_index)
 
     # -- results --------------------------------------------------------------------------
     def _index(self, flat: int):
@@ -305,12 +344,13 @@ def _source_dtype(x) -> np.dtype:
     return np.dtype(x.dtype)
 
 
-def accumulate(a, ref, *, jobs: int = 1, chunk: int = CHUNK, progress=None) -> PairStats:
+def accumulate(a, ref, *, jobs: int = 1, chunk: int = CHUNK, worst: int = 0, progress=None) -> PairStats:
     """One pass over ``a`` and ``ref`` (equal element counts), returning merged statistics.
 
     ``a`` and ``ref`` are compared element by element in C order. ``jobs > 1`` processes
     chunks on that many threads (numpy releases the GIL for the heavy loops).
-    ``progress(done_elements, total)`` is called after each chunk when given.
+    ``worst=k`` also keeps the flat indices of the ``k`` worst elements (by ULP; special-value
+    mismatches first). ``progress(done_elements, total)`` is called after each chunk.
     """
     ra, rr = ChunkReader(a), ChunkReader(ref)
     if ra.size != rr.size:
@@ -319,7 +359,7 @@ def accumulate(a, ref, *, jobs: int = 1, chunk: int = CHUNK, progress=None) -> P
     ranges = chunk_ranges(ra.size, chunk)
 
     def work(part: list[tuple[int, int]]) -> PairStats:
-        st = PairStats(_source_dtype(a), _source_dtype(ref), shape)
+        st = PairStats(_source_dtype(a), _source_dtype(ref), shape, worst=worst)
         for lo, hi in part:
             st.update(lo, ra.read(lo, hi), rr.read(lo, hi))
             ra.release(lo, hi)

@@ -1,0 +1,225 @@
+"""Compare one pair of tensors the way ``fusion_precision_analyzer.py`` does, and more.
+
+The handling of mismatched inputs follows the reference script: different dtypes are
+compared in the promoted type (``DTYPE_CAST``); different shapes with the same element
+count are compared flat (``SHAPE_FLATTENED``); different element counts give
+``SHAPE_MISMATCH`` and no numbers; an unreadable file gives ``NPY_LOAD_ERROR``. On top of
+that every comparison carries the full toolkit statistics (ULP, msaccucmp, msprobe), the
+special-value counts as statuses, and the worst elements.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..numerics import float_format, is_supported, metrics_from_stats, ulp_diff, ulp_error, ulp_nan
+from ..numerics.chunks import ChunkReader, NpyFile
+from ..numerics.metrics import _kl_from_ranges
+from ..numerics.stats import PairStats, accumulate
+from .errors import InputError
+from .npyio import open_npy
+
+#: Status codes of one comparison. The first block is the reference script's set.
+STATUS_DOC = {
+    "OK": "compared; nothing else to report",
+    "FILE_NOT_FOUND": "no dump file for this tensor",
+    "NPY_LOAD_ERROR": "the .npy file is unreadable, corrupt, truncated or holds pickled objects",
+    "FORMAT_CONVERTED": "a storage layout was converted to the original layout before comparing",
+    "FORMAT_UNSUPPORTED": "the two layouts differ and no conversion between them is known",
+    "FORMAT_CONVERSION_ERROR": "a known conversion did not apply (wrong rank or inconsistent sizes)",
+    "DTYPE_CAST": "the dtypes differ; compared in the promoted type, ULPs in the narrower one",
+    "SHAPE_FLATTENED": "the shapes differ but the element counts agree; compared flat",
+    "SHAPE_MISMATCH": "the element counts differ; nothing compared",
+    "SKIPPED_CONST_DATA": "input fed by a data or constant source; not compared",
+    "NO_MAPPING": "the fused output carries no _datadump_origin_name mapping",
+    "COMPUTE_ERROR": "the metrics could not be computed (non-numeric data)",
+    # fpinspect's additions
+    "ORIGIN_NOT_FOUND": "the mapped original op is not in the fusion-off graph",
+    "MULTIPLE_DUMPS": "several dumps exist for this tensor; the latest was used",
+    "EMPTY": "both tensors have no elements",
+    "NAN_MISMATCH": "NaN on exactly one side in some elements (counted, left out of the statistics)",
+    "INF_MISMATCH": "an infinity against a number or the opposite infinity (counted, left out)",
+    "BOTH_NAN": "NaN on both sides in some elements (equal, left out of the statistics)",
+}
+
+
+#: The reference script's own codes; its drop-in prints only these.
+REFERENCE_STATUSES = tuple(list(STATUS_DOC)[:12])
+
+
+def reference_status(status: list[str]) -> str:
+    """The status as the reference script prints it: its own codes joined by ``_``."""
+    return "_".join(s for s in status if s in REFERENCE_STATUSES and s != "OK") or "OK"
+
+
+@dataclass
+class PairResult:
+    """One comparison: statuses, the reference trio, and every other number in ``metrics``."""
+
+    status: list[str]
+    cosine: float | None = None
+    max_abs: float | None = None
+    max_rel: float | None = None
+    metrics: dict = field(default_factory=dict)
+    worst: list[dict] = field(default_factory=list)
+    message: str | None = None
+    shape_a: tuple | None = None
+    shape_b: tuple | None = None
+    dtype_a: str | None = None
+    dtype_b: str | None = None
+    stats: PairStats | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def compared(self) -> bool:
+        return self.stats is not None
+
+    def to_json(self) -> dict:
+        out = {
+            "status": list(self.status),
+            "cosine": json_number(self.cosine),
+            "max_abs": json_number(self.max_abs),
+            "max_rel": json_number(self.max_rel),
+            "metrics": json_clean({**self.metrics, "worst": self.worst}),
+        }
+        if self.message:
+            out["message"] = self.message
+        return out
+
+
+def json_number(v):
+    """NaN and infinities have no JSON spelling: they become ``null`` (the status says why)."""
+    if v is None:
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def json_clean(obj):
+    if isinstance(obj, dict):
+        return {str(k): json_clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_clean(v) for v in obj]
+    if isinstance(obj, (float, int, np.floating, np.integer, np.bool_)) and not isinstance(obj, bool):
+        return json_number(obj)
+    return obj
+
+
+def _bits(v: np.ndarray) -> str:
+    u = v.dtype.itemsize
+    return f"0x{int(v.reshape(-1).view(f'u{u}')[0]):0{2 * u}x}"
+
+
+def _worst_elements(stats: PairStats, ra: ChunkReader, rb: ChunkReader, shape) -> list[dict]:
+    out = []
+    for flat in stats.worst_index.tolist():
+        va, vb = ra.read(flat, flat + 1), rb.read(flat, flat + 1)
+        a64, b64 = float(va.astype(np.float64)[0]), float(vb.astype(np.float64)[0])
+        with np.errstate(all="ignore"):
+            ad = abs(a64 - b64)
+            rel = ad / abs(b64) if b64 != 0 else (0.0 if ad == 0 else math.inf)
+        if stats.same:
+            d = int(ulp_diff(va, vb)[0])
+            ulp = None if d == ulp_nan(stats.fmt) else d
+        else:
+            # the narrower side is measured in ULPs of its own format against the wider one
+            x, ref = (va, vb) if _fmt_or_none(va) == stats.fmt else (vb, va)
+            ulp = float(ulp_error(x, ref.astype(np.float64), dtype=stats.fmt)[0])
+        out.append({
+            "index": [int(i) for i in np.unravel_index(flat, shape)] if shape else [],
+            "a": a64, "b": b64, "abs": ad, "rel": rel, "ulp": ulp,
+            "a_bits": _bits(va), "b_bits": _bits(vb),
+        })  # fmt: skip
+    return out
+
+
+def _fmt_or_none(v: np.ndarray):
+    return float_format(v.dtype) if is_supported(v.dtype) else None
+
+
+def _numeric(dtype: np.dtype) -> bool:
+    return dtype.kind in "fiub" or is_supported(dtype)
+
+
+def compare_arrays(a, b, *, status: list[str] | None = None, jobs: int = 1, worst: int = 10,
+                   kl: bool = True) -> PairResult:  # fmt: skip
+    """Compare ``a`` (under test) with ``b`` (reference side).
+
+    ``a`` and ``b`` are arrays, memory maps or :class:`NpyFile` readers. ``status`` carries
+    codes decided earlier (e.g. ``FORMAT_CONVERTED``). Never raises for bad data: problems
+    become status codes with a ``message``.
+    """
+    status = list(status or [])
+    res = PairResult(
+        status=status,
+        shape_a=tuple(a.shape), shape_b=tuple(b.shape),
+        dtype_a=str(a.dtype), dtype_b=str(b.dtype),
+    )  # fmt: skip
+    da, db = np.dtype(a.dtype), np.dtype(b.dtype)
+    if not (_numeric(da) and _numeric(db)):
+        res.status.append("COMPUTE_ERROR")
+        res.message = f"cannot compare non-numeric data ({da} vs {db})"
+        return res
+    if da != db:
+        status.append("DTYPE_CAST")
+    if tuple(a.shape) != tuple(b.shape):
+        if int(a.size) != int(b.size):
+            status.append("SHAPE_MISMATCH")
+            res.message = f"element counts differ: {tuple(a.shape)} has {a.size}, {tuple(b.shape)} has {b.size}"
+            return res
+        status.append("SHAPE_FLATTENED")
+    if int(a.size) == 0:
+        status.append("EMPTY")
+        return res
+    shape = tuple(a.shape) if tuple(a.shape) == tuple(b.shape) else (int(a.size),)
+    try:
+        st = accumulate(_flat_if(a, shape), _flat_if(b, shape), jobs=jobs, worst=worst)
+        m = metrics_from_stats(st)
+        if kl:
+            m["kl"] = _kl_from_ranges(_flat_if(a, shape), _flat_if(b, shape), st)
+        es = st.error_stats()
+        ra, rb = ChunkReader(_flat_if(a, shape)), ChunkReader(_flat_if(b, shape))
+        res.worst = _worst_elements(st, ra, rb, shape)
+    except (ValueError, TypeError, OverflowError, MemoryError) as exc:
+        status.append("COMPUTE_ERROR")
+        res.message = f"metrics could not be computed ({exc})"
+        return res
+    res.stats = st
+    res.cosine, res.max_abs, res.max_rel = m.pop("cosine"), m.pop("max_abs"), m.pop("max_rel")
+    res.metrics = {**m, **es}
+    for code, n in (("NAN_MISMATCH", st.nan_mismatch), ("INF_MISMATCH", st.inf_mismatch), ("BOTH_NAN", st.both_nan)):
+        if n:
+            status.append(code)
+    return res
+
+
+def _flat_if(x, shape):
+    """``x`` viewed with ``shape`` when that is a flattening (NpyFile readers are flat already)."""
+    if tuple(x.shape) == shape:
+        return x
+    if isinstance(x, NpyFile):
+        return x.with_shape(shape)
+    return np.asarray(x).reshape(shape)
+
+
+def finish_status(status: list[str]) -> list[str]:
+    return status or ["OK"]
+
+
+def compare_npy(path_a, path_b, *, jobs: int = 1, worst: int = 10, kl: bool = True) -> PairResult:
+    """Compare two ``.npy`` files (mode 2). Unreadable files become ``NPY_LOAD_ERROR``."""
+    sides = []
+    for p in (path_a, path_b):
+        try:
+            sides.append(open_npy(p))
+        except InputError as exc:
+            return PairResult(status=[exc.code], message=str(exc))
+    res = compare_arrays(sides[0], sides[1], jobs=jobs, worst=worst, kl=kl)
+    res.status = finish_status(res.status)
+    return res

@@ -1,0 +1,74 @@
+"""``fusion-precision-analyzer``: a drop-in for the reference ``fusion_precision_analyzer.py``.
+
+Same flags, same console lines, same status codes, so existing scripts keep working; the
+numbers come from fpinspect's streaming toolkit (same formulas, bounded memory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .dumps.pair import compare_npy, reference_status
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="fusion-precision-analyzer",
+        description="融合算子精度定位工具 / fusion operator precision analyzer (fpinspect drop-in)",
+    )
+    p.add_argument("--mode", type=int, choices=[1, 2], default=1, help="1: batch compare dumps (default); 2: two npy files")
+    p.add_argument("--af-open-graph", help="dump graph JSON with auto-fusion enabled")
+    p.add_argument("--af-close-graph", help="dump graph JSON with auto-fusion disabled")
+    p.add_argument("--af-open-data", help="datadump npy folder with auto-fusion enabled")
+    p.add_argument("--af-close-data", help="datadump npy folder with auto-fusion disabled")
+    p.add_argument("--compare-input", action="store_true", help="also compare fused-op inputs")
+    p.add_argument("--npy-a", help="mode 2: first npy file")
+    p.add_argument("--npy-b", help="mode 2: second npy file")
+    return p
+
+
+def _fmt(v, spec: str) -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def run_mode2(npy_a: str, npy_b: str) -> int:
+    for path in (npy_a, npy_b):
+        if not os.path.isfile(path):
+            print(f"fusion-precision-analyzer: {path} does not exist or is not a file.", file=sys.stderr)
+            return 2
+    res = compare_npy(npy_a, npy_b, worst=0, kl=False)
+    print(f"文件A: {npy_a}")
+    print(f"文件B: {npy_b}")
+    print(f"状态: {reference_status(res.status)}")
+    if res.message:
+        print(f"fusion-precision-analyzer: {res.message}", file=sys.stderr)
+    print(f"余弦相似度: {_fmt(res.cosine, '.10f')}")
+    print(f"绝对误差最大值: {_fmt(res.max_abs, '.6e')}")
+    print(f"相对误差最大值: {_fmt(res.max_rel, '.6e')}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.mode == 2:
+        if not args.npy_a or not args.npy_b:
+            parser.error("mode 2 needs --npy-a and --npy-b")
+        return run_mode2(args.npy_a, args.npy_b)
+    from .dumps.legacy_mode1 import run_mode1
+
+    missing = [f for f in ("af_open_graph", "af_close_graph", "af_open_data", "af_close_data") if not getattr(args, f)]
+    if missing:
+        parser.error("mode 1 needs " + ", ".join("--" + m.replace("_", "-") for m in missing))
+    return run_mode1(args.af_open_graph, args.af_close_graph, args.af_open_data, args.af_close_data,
+                     compare_input=args.compare_input)  # fmt: skip
+
+
+def console_main() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    console_main()

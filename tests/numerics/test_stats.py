@@ -1,0 +1,186 @@
+"""error_stats and the named metrics: exact definitions, streaming, special values."""
+
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from fpinspect.numerics import (
+    accumulate,
+    accumulated_rel_error,
+    cosine_similarity,
+    error_stats,
+    kl_divergence,
+    max_abs_error,
+    max_rel_error,
+    mean_rel_error,
+    pair_metrics,
+    relative_euclidean_distance,
+    rmse,
+    standard_deviations,
+    thousandth_ratio,
+    ulp_diff,
+    ulp_error,
+)
+from fpinspect.numerics.quantiles import IntHistogram, RealQuantiles
+
+rng = np.random.default_rng(1234)
+
+
+def noisy_pair(n=50_000, dtype=np.float16):
+    ref = rng.standard_normal(n).astype(dtype)
+    x = (ref.astype(np.float32) * (1 + rng.uniform(-2e-3, 2e-3, n))).astype(dtype)
+    return x, ref
+
+
+def inverted_cdf(v, q):
+    return float(np.percentile(v, q, method="inverted_cdf"))
+
+
+def test_same_dtype_stats_match_direct_numpy():
+    x, ref = noisy_pair()
+    s = error_stats(x, ref)
+    ad = np.abs(x.astype(np.float64) - ref.astype(np.float64))
+    d = ulp_diff(x, ref).astype(np.int64)
+    assert s["count"] == s["finite"] == x.size
+    assert s["abs"]["max"] == ad.max() and s["abs"]["mean"] == pytest.approx(ad.mean(), rel=1e-12)
+    assert s["abs"]["p50"] == inverted_cdf(ad, 50) and s["abs"]["p99"] == inverted_cdf(ad, 99)
+    assert s["ulp"]["kind"] == "diff"
+    assert (s["ulp"]["max"], s["ulp"]["p50"], s["ulp"]["p99"]) == (d.max(), inverted_cdf(d, 50), inverted_cdf(d, 99))
+    assert s["ulp"]["exact"] and s["abs"]["exact"]
+    share = s["ulp"]["share"]
+    assert share["0"] == pytest.approx(np.mean(d == 0)) and share[">=2"] == pytest.approx(np.mean(d >= 2))
+    assert sum(share.values()) == pytest.approx(1.0)
+    assert s["bit_equal"] == int(np.sum(x.view(np.uint16) == ref.view(np.uint16)))
+    assert s["ulp"]["argmax"] == [int(np.argmax(d))]
+    tiny = np.finfo(np.float16).smallest_normal
+    ok = np.abs(ref.astype(np.float64)) >= tiny
+    rel = ad[ok] / np.abs(ref.astype(np.float64))[ok]
+    assert s["rel"]["max"] == rel.max() and s["rel"]["excluded"] == int((~ok).sum())
+
+
+def test_against_fp64_reference_uses_real_valued_ulp_error():
+    ref = rng.uniform(-4, 4, 10_000)
+    x = ref.astype(np.float16)
+    s = error_stats(x, ref)
+    assert s["ulp"]["kind"] == "error" and s["ulp"]["dtype"] == "float16"
+    assert s["ulp"]["max"] == pytest.approx(ulp_error(x, ref).max()) and s["ulp"]["max"] <= 0.5
+    assert s["bit_equal"] is None
+
+
+def test_special_values_are_counted_and_kept_out():
+    x = np.array([1, np.nan, np.nan, np.inf, np.inf, 2, 0.0, 5], dtype=np.float16)
+    r = np.array([1, np.nan, 3, np.inf, 4, -np.inf, -0.0, 5.01], dtype=np.float16)
+    s = error_stats(x, r)
+    assert (s["both_nan"], s["nan_mismatch"], s["both_inf"], s["inf_mismatch"]) == (1, 1, 1, 2)
+    assert s["finite"] == 3 and s["signed_zero"] == 1
+    assert s["ulp"]["max"] == int(ulp_diff(x[7:], r[7:])[0])
+    assert math.isfinite(s["abs"]["max"])
+
+
+def test_chunked_and_threaded_passes_agree_with_one_pass():
+    x, ref = noisy_pair(300_000)
+    one = accumulate(x, ref)
+    many = accumulate(x, ref, chunk=4096, jobs=2)
+    a, b = one.error_stats(), many.error_stats()
+    for key in ("abs", "rel", "ulp"):
+        for stat in ("max", "p50", "p99", "argmax"):
+            assert a[key][stat] == b[key][stat], (key, stat)
+        assert a[key]["mean"] == pytest.approx(b[key]["mean"], rel=1e-10)
+    ma, mb = pair_metrics(x, ref), pair_metrics(x, ref, jobs=2)
+    for k in ma:
+        assert ma[k] == pytest.approx(mb[k], rel=1e-9, abs=1e-15), k
+
+
+def test_memmap_input_larger_than_a_chunk(tmp_path):
+    x, ref = noisy_pair(2_500_000)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "r.npy", ref)
+    mx = np.load(tmp_path / "x.npy", mmap_mode="r")
+    mr = np.load(tmp_path / "r.npy", mmap_mode="r")
+    assert error_stats(mx, mr) == error_stats(x, ref)
+
+
+def test_percentiles_beyond_the_exact_cap_stay_within_the_sketch_bound():
+    v = rng.lognormal(0, 3, 200_000)
+    q = RealQuantiles(cap=10_000)
+    for part in np.array_split(v, 20):
+        q.add(part)
+    assert not q.exact
+    for got, p in zip(q.percentiles([50, 99]), (50, 99)):
+        assert got == pytest.approx(inverted_cdf(v, p), rel=0.005)
+
+
+def test_integer_histogram_is_exact_in_range_and_brackets_beyond():
+    h = IntHistogram()
+    d = np.array([0, 0, 0, 1, 1, 2, 5], dtype=np.uint64)
+    h.add(d)
+    assert h.percentile(50) == (1, True) and h.percentile(99) == (5, True)
+    h2 = IntHistogram()
+    h2.add(np.array([1, 2**40, 2**40 + 5], dtype=np.uint64))
+    value, exact = h2.percentile(99)
+    assert not exact and value == 2**40 and h2.max == 2**40 + 5
+
+
+def test_bfloat16_and_fp8_inputs():
+    ref = rng.standard_normal(1000).astype(ml_dtypes.bfloat16)
+    x = (ref.astype(np.float32) * 1.01).astype(ml_dtypes.bfloat16)
+    s = error_stats(x, ref)
+    assert s["ulp"]["dtype"] == "bfloat16" and s["ulp"]["max"] >= 1
+    e = rng.uniform(-400, 400, 1000).astype(ml_dtypes.float8_e4m3fn)
+    assert error_stats(e, e)["ulp"]["max"] == 0
+
+
+# -- named metrics against their definitions -------------------------------------------------
+
+def reference_trio(a, b):
+    a = a.astype(np.float64).reshape(-1)
+    b = b.astype(np.float64).reshape(-1)
+    cos = np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-8)
+    d = np.abs(a - b)
+    return cos, d.max(), np.max(d / (np.maximum(np.abs(a), np.abs(b)) + 1e-8))
+
+
+def test_reference_trio_parity():
+    x, ref = noisy_pair(100_000)
+    cos, mabs, mrel = reference_trio(x, ref)
+    assert cosine_similarity(x, ref) == pytest.approx(cos, rel=1e-13)
+    assert max_abs_error(x, ref) == mabs
+    assert max_rel_error(x, ref) == mrel
+
+
+def test_reference_trio_propagates_nan_like_the_script():
+    x = np.array([1.0, np.nan], np.float32)
+    assert math.isnan(cosine_similarity(x, x)) and math.isnan(max_abs_error(x, x))
+
+
+def test_msaccucmp_definitions():
+    x = np.array([1.0, 2.0, 0.5, -3.0, 0.0])
+    y = np.array([1.1, 0.0, 0.5, -2.0, 1e-20])
+    eps = np.finfo(np.float64).eps
+    big = np.abs(y) > eps
+    r = np.where(big, np.abs(x / np.where(big, y, 1) - 1), 0)
+    assert accumulated_rel_error(x, y) == pytest.approx(r.sum())
+    assert mean_rel_error(x, y) == pytest.approx(r.mean())
+    assert rmse(x, y) == pytest.approx(np.sqrt(np.mean((x - y) ** 2)))
+    assert relative_euclidean_distance(x, y) == pytest.approx(np.sqrt(np.sum((x - y) ** 2) / np.sum(y**2)))
+    sd = standard_deviations(x, y)
+    assert sd["std_x"] == pytest.approx(np.std(x)) and sd["mean_y"] == pytest.approx(np.mean(y))
+    assert thousandth_ratio(x, y) == pytest.approx(1 / 5)  # only 0.5 vs 0.5 is within 0.1%
+    m = pair_metrics(x, y)
+    assert m["one_thousandth"] == pytest.approx(thousandth_ratio(x, y))
+
+
+def test_kl_matches_its_definition():
+    x = rng.uniform(0, 1, 5000)
+    y = x + rng.normal(0, 0.01, 5000)
+    eps32 = np.finfo(np.float32).eps
+
+    def dist(v):
+        c = np.maximum((v - v.min()) / (v.max() - v.min()), eps32)
+        return c / c.sum()
+
+    p, q = dist(x), dist(y)
+    assert kl_divergence(x, y) == pytest.approx(np.sum(p * np.log(p / q)), rel=1e-7)
+    assert kl_divergence(x, x) == 0.0

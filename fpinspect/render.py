@@ -34,6 +34,8 @@ def fmt_num(v, kind: str = "g") -> str:
         return f"{v:.4e}"
     if kind == "e3":
         return f"{v:.3e}"
+    if kind == "e2":
+        return f"{v:.2e}"
     return f"{v:.6g}"
 
 
@@ -127,3 +129,85 @@ def pair_report(res: PairResult, name_a: str, name_b: str) -> Group:
 def console(stderr: bool = False) -> Console:
     # Pipes and files get 120 columns rather than rich's 80, so tables are not cut.
     return Console(stderr=stderr, highlight=False, width=None if sys.stdout.isatty() else 120)
+
+
+def _short(name: str | None, width: int) -> str:
+    """Keep both ends of long op names: the start says the kind, the end says which."""
+    if name is None:
+        return "-"
+    if len(name) <= width:
+        return name
+    head = (width - 1) * 2 // 3
+    return f"{name[:head]}…{name[-(width - 1 - head):]}"
+
+
+VERDICT_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", None: "dim"}
+
+
+def compare_table(report) -> Group:
+    """The `fpinspect compare` table (fits 120 columns) and its summary lines."""
+    t = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0))
+    for col, width, justify in (
+        ("fused op:output", 22, "left"), ("original:output", 16, "left"), ("cosine", 10, "right"),
+        ("max abs", 8, "right"), ("max rel", 8, "right"), ("ULP max", 7, "right"), ("verdict", 7, "left"),
+        ("cause", 10, "left"), ("status", 18, "left"),
+    ):  # fmt: skip
+        t.add_column(col, no_wrap=True, overflow="ellipsis", width=width, justify=justify)
+    loc = report.localisation.by_name
+    for rec in report.records:
+        p, r = rec.plan, rec.result
+        u = r.metrics["ulp"]["max"] if r and r.compared else None
+        finding = loc.get(p.fused_op)
+        cause = finding.role if rec.verdict == "fail" and p.kind == "output" and finding and finding.role else ""
+        origin = "-" if p.origin_op is None else f"{_short(p.origin_op, 13)}:{p.origin_index}"
+        # inputs are listed under their op's outputs, by input number
+        name = f"{_short(p.fused_op, 19)}:{p.fused_index}" if p.kind == "output" else f"  └ input {p.fused_index}"
+        t.add_row(
+            name, origin,
+            fmt_num(r.cosine if r else None, "cos"), fmt_num(r.max_abs if r else None, "e2"),
+            fmt_num(r.max_rel if r else None, "e2"), fmt_num(u),
+            Text(rec.verdict or "-", style=VERDICT_STYLE[rec.verdict]),
+            Text(cause, style="bold red" if cause == "introduced" else ""), status_text(rec.status),
+            style="on #3a0000" if rec.verdict == "fail" else None,
+        )  # fmt: skip
+    s = report.summary()
+    v = s["verdicts"]
+    line = Text()
+    line.append(f"{s['records']} records of {s['fused_ops']} fused ops: ")
+    line.append(f"{v['pass']} pass", style="green")
+    line.append(", ")
+    line.append(f"{v['warn']} warn", style="yellow")
+    line.append(", ")
+    line.append(f"{v['fail']} fail", style="bold red")
+    line.append(f", {v['none']} not compared")
+    if s["introduced"]:
+        line.append(f" · introduced: {', '.join(s['introduced'][:3])}{' …' if len(s['introduced']) > 3 else ''}",
+                    style="bold")  # fmt: skip
+    return Group(t, line, Text(s["look_first"], style="bold" if s["introduced"] else ""))
+
+
+CSV_COLUMNS = (
+    "kind", "fused_op", "fused_type", "fused_index", "origin_op", "origin_index", "status", "verdict", "role",
+    "cosine", "max_abs", "max_rel", "red_eps", "rmse", "ulp_p50", "ulp_p99", "ulp_max", "nan_mismatch",
+    "inf_mismatch", "reasons", "conversion", "fused_file", "origin_file",
+)  # fmt: skip
+
+
+def compare_csv(report, out) -> None:
+    import csv
+
+    w = csv.writer(out)
+    w.writerow(CSV_COLUMNS)
+    loc = report.localisation.by_name
+    for rec in report.records:
+        j = rec.to_json()
+        m = j["metrics"]
+        u = m.get("ulp", {})
+        finding = loc.get(j["fused_op"])
+        role = finding.role if finding and j["kind"] == "output" and rec.verdict == "fail" else None
+        w.writerow([
+            j["kind"], j["fused_op"], j["fused_type"], j["fused_index"], j["origin_op"], j["origin_index"],
+            "|".join(j["status"]), j["verdict"], role, j["cosine"], j["max_abs"], j["max_rel"], m.get("red_eps"),
+            m.get("rmse"), u.get("p50"), u.get("p99"), u.get("max"), m.get("nan_mismatch"), m.get("inf_mismatch"),
+            "; ".join(j["reasons"]), j["conversion"], j["fused_file"], j["origin_file"],
+        ])  # fmt: skip

@@ -50,9 +50,14 @@ STATUS_DOC = {
 REFERENCE_STATUSES = tuple(list(STATUS_DOC)[:12])
 
 
+#: fpinspect's own codes that the reference script would have reported as one of its own.
+_AS_REFERENCE = {"ORIGIN_NOT_FOUND": "FILE_NOT_FOUND", "EMPTY": "COMPUTE_ERROR"}
+
+
 def reference_status(status: list[str]) -> str:
     """The status as the reference script prints it: its own codes joined by ``_``."""
-    return "_".join(s for s in status if s in REFERENCE_STATUSES and s != "OK") or "OK"
+    codes = [_AS_REFERENCE.get(s, s) for s in status]
+    return "_".join(dict.fromkeys(s for s in codes if s in REFERENCE_STATUSES and s != "OK")) or "OK"
 
 
 @dataclass

@@ -7,6 +7,7 @@ import os
 import sys
 
 import click
+from rich.console import Console
 
 from . import __version__
 
@@ -70,6 +71,67 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
     if max_ulp is not None and res.compared:
         u = res.metrics["ulp"]["max"]
         if (u is not None and u > max_ulp) or res.stats.nan_mismatch or res.stats.inf_mismatch:
+            sys.exit(1)
+
+
+@main.command()
+@click.option("--af-open-graph", required=True, help="dump-graph JSON of the run with auto-fusion on")
+@click.option("--af-close-graph", required=True, help="dump-graph JSON of the run with auto-fusion off")
+@click.option("--af-open-data", required=True, help="datadump .npy folder of the fusion-on run")
+@click.option("--af-close-data", required=True, help="datadump .npy folder of the fusion-off run")
+@click.option("--compare-input", is_flag=True, help="list fused-op input comparisons too (always used for localisation)")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="write the report to this file instead of stdout")
+@click.option("--jobs", "-j", default=1, show_default=True, help="compare this many pairs at once")
+@click.option("--iteration", help="iteration folder to use in both dump folders (default: the latest)")
+@click.option("--close-iteration", help="iteration folder of the fusion-off dumps, if it differs")
+@click.option("--threshold", "-t", "overrides", multiple=True, metavar="[DTYPE.]KEY=VALUE",
+              help="override a verdict threshold, e.g. red_fail=2 or float32.red_fail=1000 (repeatable)")
+@click.option("--config", type=click.Path(dir_okay=False), help="JSON or TOML file of thresholds")
+@click.option("--amplification", default=10.0, show_default=True,
+              help="an output error this many times its worst input error counts as introduced")
+@click.option("--fail-on", type=click.Choice(["fail", "warn"]), default=None,
+              help="exit with status 1 when any record is at or above this verdict")
+def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_input, fmt, output, jobs,
+            iteration, close_iteration, overrides, config, amplification, fail_on) -> None:  # fmt: skip
+    """Compare every fused op of a fusion-on run with the original ops it replaced.
+
+    Maps each fused output to the original output it stands for, converts storage
+    layouts, computes the reference trio plus ULP / msaccucmp / msprobe metrics, judges
+    each pair (pass / warn / fail) and names the fused op that introduced an error.
+    """
+    from .dumps.compare import DumpComparison
+    from .dumps.errors import InputError
+    from .dumps.verdict import load_table
+    from .render import compare_csv, compare_table, console
+
+    try:
+        table = load_table(config, overrides)
+    except ValueError as exc:
+        raise UsageProblem(str(exc)) from None
+    except InputError as exc:
+        raise UsageProblem(str(exc)) from None
+    try:
+        cmp = DumpComparison(af_open_graph, af_close_graph, af_open_data, af_close_data,
+                             iteration=iteration, close_iteration=close_iteration, thresholds=table)  # fmt: skip
+    except InputError as exc:
+        raise UsageProblem(str(exc)) from None
+    report = cmp.run(compare_input=compare_input, jobs=max(1, jobs), amplification=amplification)
+    out = open(output, "w", encoding="utf-8", newline="") if output else None
+    try:
+        if fmt == "json":
+            click.echo(json.dumps(report.to_json(), indent=2), file=out)
+        elif fmt == "csv":
+            compare_csv(report, out or sys.stdout)
+        else:
+            con = console() if out is None else Console(file=out, width=120, highlight=False)
+            con.print(compare_table(report))
+    finally:
+        if out is not None:
+            out.close()
+    if fail_on:
+        levels = ("warn", "fail") if fail_on == "warn" else ("fail",)
+        if any(r.verdict in levels for r in report.records):
             sys.exit(1)
 
 

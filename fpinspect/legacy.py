@@ -50,6 +50,49 @@ def run_mode2(npy_a: str, npy_b: str) -> int:
     return 0
 
 
+def _cell(text: str | None, width: int) -> str:
+    text = "-" if text is None else str(text)
+    return (text[: width - 3] + "..." if len(text) > width else text).ljust(width)
+
+
+def _row(kind: str, rec) -> str:
+    p, r = rec.plan, rec.result
+    cells = [
+        kind, _cell(p.fused_op, 35), str(p.fused_index), _cell(p.origin_op, 24),
+        "-" if p.origin_index is None else str(p.origin_index),
+        _fmt(r.cosine if r else None, ".8f"), _fmt(r.max_abs if r else None, ".4e"),
+        _fmt(r.max_rel if r else None, ".4e"), reference_status(rec.status),
+    ]  # fmt: skip
+    return " | ".join(cells)
+
+
+def run_mode1(open_graph: str, close_graph: str, open_data: str, close_data: str, *, compare_input: bool) -> int:
+    from .dumps.compare import DumpComparison
+    from .dumps.errors import InputError
+
+    print(f"解析开启融合 dump 图: {open_graph}")
+    print(f"解析关闭融合 dump 图: {close_graph}")
+    try:
+        cmp = DumpComparison(open_graph, close_graph, open_data, close_data)
+    except InputError as exc:
+        print(f"fusion-precision-analyzer: {exc}", file=sys.stderr)
+        return 2
+    report = cmp.run(compare_input=compare_input)
+    outs = [r for r in report.records if r.plan.kind == "output"]
+    ins = [r for r in report.records if r.plan.kind == "input"]
+    found = f"找到 {len(outs)} 个融合算子输出映射"
+    print(found + (f", {len(ins)} 个融合算子输入映射" if compare_input else ""))
+    header = " | ".join(["类型", _cell("融合算子名", 35), "索引", _cell("原算子名", 24), "原索引",
+                         "余弦相似度", "绝对误差最大值", "相对误差最大值", "状态"])  # fmt: skip
+    print(header)
+    print("-" * 131)
+    for rec in outs:
+        print(_row("输出", rec))
+    for rec in ins:
+        print(_row("输入", rec))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -57,8 +100,6 @@ def main(argv: list[str] | None = None) -> int:
         if not args.npy_a or not args.npy_b:
             parser.error("mode 2 needs --npy-a and --npy-b")
         return run_mode2(args.npy_a, args.npy_b)
-    from .dumps.legacy_mode1 import run_mode1
-
     missing = [f for f in ("af_open_graph", "af_close_graph", "af_open_data", "af_close_data") if not getattr(args, f)]
     if missing:
         parser.error("mode 1 needs " + ", ".join("--" + m.replace("_", "-") for m in missing))

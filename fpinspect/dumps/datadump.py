@@ -1,0 +1,242 @@
+"""Index a datadump ``.npy`` folder (the output of ``msaccucmp.py convert``) by op name.
+
+File names are parsed, never globbed (``ascend_formats.md`` §2):
+
+    {op_type}.{op_name}.{id}.{id}...{timestamp}....{input|output}.{index}.npy
+    {op_type}.{op_name}.{...}.{input|output}.{index}.{d0xd1x...}.npy      (``convert -f FORMAT``)
+
+The dumper has already replaced ``.``, ``/``, ``\\`` and space in type and name by ``_``, so
+field 0 is the type and field 1 the name. The fields between the name and ``input|output``
+are ids and the timestamp; how many there are depends on the writer (task, stream, FFTS+
+context, thread, device ...). Names too long for the file system are stored under a uuid
+name listed in ``mapping.csv`` (``new_name,original_name``) in the same folder.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .errors import InputError
+
+IO_KINDS = ("input", "output")
+MAPPING_FILE = "mapping.csv"
+
+_DATA_ERROR = "DATA_LOAD_ERROR"
+_NORMALISE = re.compile(r"[./\\ ]")
+_FIELD = re.compile(r"[A-Za-z0-9_-]+")
+_DIGITS = re.compile(r"[0-9]+")
+_SHAPE_FIELD = re.compile(r"([0-9]+(x[0-9]+)*)?")
+
+
+def normalise_name(name: str) -> str:
+    """The name as the dumper writes it in file names: ``.``, ``/``, ``\\`` and space -> ``_``."""
+    return _NORMALISE.sub("_", name)
+
+
+@dataclass(frozen=True)
+class DumpFile:
+    """One dumped tensor: ``io`` (``"input"``/``"output"``) number ``index`` of ``op_name``.
+
+    ``op_type`` and ``op_name`` are as written in the file name (normalised). ``timestamp``
+    is the dump time in the file name (µs for every known writer). ``candidates`` is how
+    many files in the chosen iteration folder dump this same tensor; the one returned by
+    :meth:`DumpIndex.lookup` is the latest of them (status ``MULTIPLE_DUMPS`` when > 1).
+    """
+
+    path: str
+    op_type: str
+    op_name: str
+    io: str
+    index: int
+    timestamp: int
+    candidates: int = 1
+
+
+def parse_dump_name(name: str, path: str = "") -> DumpFile | None:
+    """Parse a converted dump file name (with or without ``.npy``); ``None`` if it is not one.
+
+    Accepted: ``type.name.F2...Fk.{input|output}.{index}[.{shape}][.npy]`` where ``type`` and
+    ``name`` are non-empty, every ``F`` matches ``[A-Za-z0-9_-]+`` and at least one ``F`` is
+    all digits. The timestamp is the all-digit ``F`` with the most digits, the last one on
+    ties: the 16-digit µs stamp wins over task, stream and thread ids in every known layout.
+    ``shape`` is the ``d0xd1x...`` field ``convert -f`` appends.
+    """
+    stem = name[:-4] if name.endswith(".npy") else name
+    fields = stem.split(".")
+    if len(fields) >= 2 and fields[-2] in IO_KINDS and _DIGITS.fullmatch(fields[-1]):
+        head, io, index = fields[:-2], fields[-2], fields[-1]
+    elif (
+        len(fields) >= 3
+        and fields[-3] in IO_KINDS
+        and _DIGITS.fullmatch(fields[-2])
+        and _SHAPE_FIELD.fullmatch(fields[-1])
+    ):
+        head, io, index = fields[:-3], fields[-3], fields[-2]
+    else:
+        return None
+    if len(head) < 3 or not all(_FIELD.fullmatch(f) for f in head):
+        return None
+    numeric = [f for f in head[2:] if _DIGITS.fullmatch(f)]
+    if not numeric:
+        return None
+    timestamp = max(reversed(numeric), key=len)  # reversed: the last of the longest
+    return DumpFile(
+        path=path, op_type=head[0], op_name=head[1], io=io, index=int(index), timestamp=int(timestamp)
+    )
+
+
+def read_mapping(folder: str) -> dict[str, str]:
+    """``mapping.csv`` of ``folder`` as ``{stored_name: original_name}`` (empty if absent).
+
+    Rows with fewer than two columns are ignored; surrounding spaces are stripped.
+    """
+    path = os.path.join(folder, MAPPING_FILE)
+    if not os.path.isfile(path):
+        return {}
+    try:
+        with open(path, newline="", encoding="utf-8", errors="replace") as f:
+            rows = list(csv.reader(f))
+    except (OSError, csv.Error) as exc:
+        raise InputError(path, f"cannot be read as CSV ({exc})", _DATA_ERROR) from None
+    return {row[0].strip(): row[1].strip() for row in rows if len(row) >= 2 and row[0].strip()}
+
+
+def resolve_name(name: str, mapping: dict[str, str]) -> DumpFile | None:
+    """Parse ``name`` directly, else through ``mapping``.
+
+    The mapping key is either the whole file name (``{uuid}.npy`` -> original file name) or
+    its first dot field (``{number}.output.0.npy`` where ``{number}`` names a raw dump; the
+    rest of the name is appended to the original).
+    """
+    parsed = parse_dump_name(name)
+    if parsed is not None:
+        return parsed
+    if name in mapping:
+        return parse_dump_name(mapping[name])
+    key, sep, rest = name.partition(".")
+    if sep and key in mapping:
+        return parse_dump_name(f"{mapping[key]}.{rest}")
+    return None
+
+
+def _iteration_key(rel: str) -> tuple:
+    """Sort key of an iteration folder: path parts, numeric parts compared as numbers."""
+    return tuple((0, int(p), "") if _DIGITS.fullmatch(p) else (1, 0, p) for p in Path(rel).parts)
+
+
+def _tensor_key(f: DumpFile) -> tuple[str, str, int]:
+    return f.op_name, f.io, f.index
+
+
+@dataclass
+class DumpIndex:
+    """The dump files of one iteration folder, keyed by (normalised op name, io, index).
+
+    ``folder`` is the folder given to :meth:`scan`; ``iterations`` the folders under it that
+    hold ``.npy`` files, as paths relative to it (``"."`` for ``folder`` itself), sorted with
+    numeric parts compared as numbers; ``iteration`` the one indexed. ``files`` are all
+    parsed files of that iteration (each with its ``candidates`` count); ``skipped`` the
+    ``.npy`` files there whose names could not be parsed, directly or via ``mapping.csv``.
+    """
+
+    folder: str
+    iterations: list[str]
+    iteration: str
+    files: list[DumpFile]
+    skipped: list[str]
+
+    def __post_init__(self) -> None:
+        counts = Counter(_tensor_key(f) for f in self.files)
+        self.files = [replace(f, candidates=counts[_tensor_key(f)]) for f in self.files]
+        self._latest: dict[tuple[str, str, int], DumpFile] = {}
+        for f in sorted(self.files, key=lambda f: (f.timestamp, f.path)):
+            self._latest[_tensor_key(f)] = f  # later (timestamp, path) wins
+
+    @classmethod
+    def scan(cls, folder: str | os.PathLike, iteration: str | None = None) -> DumpIndex:
+        """Index ``folder``.
+
+        Every folder under ``folder`` (itself included) that directly holds ``.npy`` files is
+        an iteration (the ``{time}/{device}/{model}/{model_id}/{data_index}`` tree of a raw
+        dump, plain numeric subfolders, or just ``folder`` for the common flat case).
+        ``iteration=None`` picks the last in :attr:`iterations` order (the highest data
+        index); otherwise it must equal one relative path or the last part of exactly one.
+        Raises :class:`InputError` (code ``DATA_LOAD_ERROR``) if ``folder`` is not a readable
+        folder, holds no ``.npy`` file, or ``iteration`` matches none or several.
+        """
+        root = os.fspath(folder)
+        if not os.path.exists(root):
+            raise InputError(root, "folder does not exist", _DATA_ERROR)
+        if not os.path.isdir(root):
+            raise InputError(root, "is a file, not a dump folder", _DATA_ERROR)
+        groups = _npy_folders(root)
+        if not groups:
+            raise InputError(
+                root, "holds no .npy dump files (convert raw dumps with 'msaccucmp.py convert')", _DATA_ERROR
+            )
+        iterations = sorted(groups, key=_iteration_key)
+        chosen = iterations[-1] if iteration is None else _pick_iteration(root, iterations, iteration)
+        directory = os.path.normpath(os.path.join(root, chosen))
+        mapping = read_mapping(directory)
+        files, skipped = [], []
+        for name in groups[chosen]:
+            path = os.path.join(directory, name)
+            parsed = resolve_name(name, mapping)
+            if parsed is None:
+                skipped.append(path)
+            else:
+                files.append(replace(parsed, path=path))
+        return cls(folder=root, iterations=iterations, iteration=chosen, files=files, skipped=skipped)
+
+    def lookup(self, op_name: str, io: str, index: int) -> DumpFile | None:
+        """The dump of ``io`` number ``index`` of op ``op_name`` (a graph name; normalised here).
+
+        With several candidates, the one with the latest timestamp (then the greatest path)
+        is returned; its ``candidates`` says how many there were. ``None`` if there is none.
+        """
+        if io not in IO_KINDS:
+            raise ValueError(f"io must be 'input' or 'output', not {io!r}")
+        return self._latest.get((normalise_name(op_name), io, index))
+
+
+def _npy_folders(root: str) -> dict[str, list[str]]:
+    """``{relative folder: sorted .npy file names}`` for every folder holding ``.npy`` files."""
+    groups: dict[str, list[str]] = {}
+    try:
+        walk = list(os.walk(root, onerror=_raise))
+    except OSError as exc:
+        raise InputError(
+            exc.filename or root, f"cannot be read ({exc.strerror or exc})", _DATA_ERROR
+        ) from None
+    for directory, _, names in walk:
+        npys = sorted(n for n in names if n.endswith(".npy"))
+        if npys:
+            groups[Path(os.path.relpath(directory, root)).as_posix()] = npys
+    return groups
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
+
+
+def _pick_iteration(root: str, iterations: list[str], wanted: str) -> str:
+    """The iteration equal to ``wanted``, else the only one whose last part equals it."""
+    wanted_posix = Path(wanted).as_posix()
+    if wanted_posix in iterations:
+        return wanted_posix
+    matches = [it for it in iterations if Path(it).name == wanted_posix]
+    if len(matches) == 1:
+        return matches[0]
+    listed = ", ".join(iterations)
+    if not matches:
+        raise InputError(root, f"has no iteration folder {wanted!r} (available: {listed})", _DATA_ERROR)
+    raise InputError(
+        root,
+        f"has several iteration folders named {wanted!r}; give one of: {', '.join(matches)}",
+        _DATA_ERROR,
+    )

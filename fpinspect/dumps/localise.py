@@ -1,0 +1,147 @@
+"""Which fused op *introduced* an error, and which merely inherited one.
+
+Fused ops are walked in topological order. An op fails when one of its outputs fails its
+comparison with the original output. A failing op is
+
+* **introduced** — its compared inputs all match their originals within threshold (no
+  input verdict is ``fail``; inputs fed by data or constants count as matching), or its
+  output error exceeds ``amplification`` times the worst error on its inputs (a second
+  regression on top of an inherited one);
+* **inherited** — an input already fails, and the output error is within
+  ``amplification`` times that input error;
+* **unverified** — no input fails, but some could not be compared (no dump, no mapping),
+  so the op cannot be cleared or blamed.
+
+Errors are compared as ``red`` in eps of each tensor's format (see :mod:`.verdict`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+#: An output error this many times the worst input error is not explained by the inputs.
+AMPLIFICATION = 10.0
+
+
+@dataclass
+class OpFinding:
+    name: str
+    type: str
+    verdict: str | None  #: worst verdict over the op's outputs
+    role: str | None  #: "introduced" / "inherited" / "unverified" for failing ops, else None
+    reason: str
+    score: float | None  #: worst output severity (red in eps)
+    input_score: float | None  #: worst input severity
+    originals: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Localisation:
+    ops: list[OpFinding]
+
+    def _with(self, role: str) -> list[OpFinding]:
+        return [o for o in self.ops if o.role == role]
+
+    @property
+    def introduced(self) -> list[OpFinding]:
+        return self._with("introduced")
+
+    @property
+    def inherited(self) -> list[OpFinding]:
+        return self._with("inherited")
+
+    @property
+    def unverified(self) -> list[OpFinding]:
+        return self._with("unverified")
+
+    @property
+    def by_name(self) -> dict[str, OpFinding]:
+        return {o.name: o for o in self.ops}
+
+    def first(self) -> dict | None:
+        if not self.introduced:
+            return None
+        o = self.introduced[0]
+        return {"op": o.name, "type": o.type, "reason": o.reason, "originals": o.originals}
+
+    def advice(self) -> str:
+        """One sentence: which op to look at first, and why."""
+        intro = self.introduced
+        failing = [o for o in self.ops if o.verdict == "fail"]
+        if intro:
+            o = intro[0]
+            more = f" ({len(intro) - 1} more introduced later)" if len(intro) > 1 else ""
+            down = len(self.inherited)
+            tail = f"; {down} failing op{'s' if down != 1 else ''} downstream only inherit errors" if down else ""
+            return f"Look first at {o.name} ({o.type}): {o.reason}{more}{tail}."
+        if failing:
+            o = failing[0]
+            return (f"No fused op is confirmed as the source: {len(failing)} ops fail but their inputs "
+                    f"could not all be compared; start with the first failing op, {o.name}: {o.reason}.")  # fmt: skip
+        warned = [o for o in self.ops if o.verdict == "warn"]
+        if warned:
+            return f"No fused output fails; {len(warned)} ops are close to the threshold, the first is {warned[0].name}."
+        return "All compared fused outputs are within thresholds."
+
+
+def _worst(records):
+    scored = [r for r in records if r.score is not None]
+    return max(scored, key=lambda r: r.score) if scored else None
+
+
+def _fmt(score: float | None) -> str:
+    if score is None:
+        return "-"
+    return "NaN/inf" if math.isinf(score) else f"{score:.3g} eps"
+
+
+def localise(comparison, amplification: float = AMPLIFICATION) -> Localisation:
+    """Classify every fused op of ``comparison`` (a :class:`~.compare.DumpComparison`)."""
+    order = {"pass": 0, "warn": 1, "fail": 2}
+    findings = []
+    for op in comparison.fused:
+        outs = [comparison.compute(p) for p in comparison.outputs[op.name]]
+        ins = [comparison.compute(p) for p in comparison.inputs[op.name]]
+        verdicts = [r.verdict for r in outs if r.verdict is not None]
+        verdict = max(verdicts, key=order.get) if verdicts else None
+        w_out, w_in = _worst(outs), _worst(ins)
+        f = OpFinding(op.name, op.type, verdict, None, "", w_out.score if w_out else None,
+                      w_in.score if w_in else None, list(op.original_op_names))  # fmt: skip
+        if verdict == "fail":
+            _classify(f, outs, ins, amplification)
+        elif verdict is not None:
+            f.reason = "outputs within thresholds" if verdict == "pass" else "; ".join(
+                {t for r in outs for t in r.reasons}
+            )
+        findings.append(f)
+    return Localisation(findings)
+
+
+def _classify(f: OpFinding, outs, ins, amplification: float) -> None:
+    bad_out = max((r for r in outs if r.verdict == "fail"), key=lambda r: r.score if r.score is not None else -1)
+    what = f"output {bad_out.plan.fused_index} vs {bad_out.plan.origin_op}: {bad_out.reasons[0] if bad_out.reasons else 'fails'}"
+    failing_in = [r for r in ins if r.verdict == "fail"]
+    unknown_in = [r for r in ins if r.verdict is None and "SKIPPED_CONST_DATA" not in r.status]
+    if failing_in:
+        w = max(failing_in, key=lambda r: r.score if r.score is not None else -1)
+        src = f"input {w.plan.fused_index} (from {w.plan.src_op})"
+        ratio = None
+        if f.score is not None and w.score not in (None, 0) and not math.isinf(f.score):
+            ratio = f.score / w.score
+        if ratio is not None and ratio > amplification:
+            f.role = "introduced"
+            f.reason = (f"{what}; its output error {_fmt(f.score)} is {ratio:.0f}x the worst input error "
+                        f"{_fmt(w.score)} ({src}), more than inputs explain")  # fmt: skip
+        else:
+            f.role = "inherited"
+            f.reason = f"{src} already differs ({_fmt(w.score)}); output {_fmt(f.score)}"
+    elif unknown_in:
+        f.role = "unverified"
+        names = ", ".join(f"input {r.plan.fused_index} ({r.status[0]})" for r in unknown_in[:3])
+        f.reason = f"{what}; cannot tell whether inputs already differ: {names}"
+    else:
+        f.role = "introduced"
+        n = sum(1 for r in ins if r.verdict is not None)
+        f.reason = (f"{what} while its {'input matches' if n == 1 else f'{n} compared inputs match'} "
+                    f"(worst input {_fmt(f.input_score)})") if n else f"{what}; its inputs are data or constants"  # fmt: skip

@@ -1,0 +1,193 @@
+"""Pass / warn / fail for one comparison, from dtype-aware thresholds users can override.
+
+The criteria, each in units that mean the same for every format:
+
+* ``red`` — relative Euclidean distance ``||x - y|| / ||y||`` divided by the machine
+  epsilon of the measured format (``2**-10`` for float16). It sees uniform scale errors
+  (which cosine similarity cannot: ``cos(1.03 * y, y) == 1``), a region computed at lower
+  precision (float16 data rounded through bfloat16 gives about 1.7 eps) and stays below
+  0.5 eps for ordinary fusion noise (fp32 intermediates against eager fp16 rounding).
+* ``ulp2_share`` — the share of elements 2 or more ULPs apart (same-dtype pairs of 8/16-bit
+  formats): fusion noise keeps it under about 10%, a lower-precision region pushes it
+  beyond 40%.
+* ``cosine`` — below ``cosine_fail`` fails (the msprobe / torchair convention, 0.99).
+* Any NaN or infinity on one side only fails.
+
+Integer and boolean tensors must match exactly. Defaults were measured on elementwise,
+layernorm and softmax chains (eager fp16 vs fp32-internal fused vs the same rounded through
+bfloat16 vs scaled by 1.003 and 1.03); float32 tolerates far more (reduction order alone
+moves float32 results by many ULPs) while still failing any lower-precision region.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, fields, replace
+
+from .errors import InputError
+from .pair import PairResult
+
+VERDICTS = ("pass", "warn", "fail")
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    red_warn: float
+    red_fail: float
+    ulp2_share_warn: float | None = None
+    ulp2_share_fail: float | None = None
+    cosine_fail: float = 0.99
+
+
+LOW_PRECISION = Thresholds(red_warn=0.75, red_fail=1.0, ulp2_share_warn=0.15, ulp2_share_fail=0.30)
+
+#: Default thresholds per measured format.
+DEFAULTS: dict[str, Thresholds] = {
+    "float8_e4m3fn": LOW_PRECISION,
+    "float8_e5m2": LOW_PRECISION,
+    "bfloat16": LOW_PRECISION,
+    "float16": LOW_PRECISION,
+    "float32": Thresholds(red_warn=16.0, red_fail=256.0),
+    "float64": Thresholds(red_warn=1024.0, red_fail=2.0**20),
+}
+
+KEYS = tuple(f.name for f in fields(Thresholds))
+
+
+class ThresholdTable:
+    """Thresholds by format name, starting from :data:`DEFAULTS`, with overrides.
+
+    Overrides are ``KEY=VALUE`` (every format) or ``FORMAT.KEY=VALUE`` (one format), e.g.
+    ``red_fail=2`` or ``float32.red_fail=1000``; a config file holds the same as JSON or
+    TOML: ``{"red_fail": 2, "float32": {"red_fail": 1000}}``.
+    """
+
+    def __init__(self, table: dict[str, Thresholds] | None = None):
+        self.table = dict(table or DEFAULTS)
+
+    def for_format(self, name: str) -> Thresholds:
+        return self.table.get(name, self.table["float64"])
+
+    def set(self, key: str, value: float, fmt: str | None = None) -> None:
+        if key not in KEYS:
+            raise ValueError(f"unknown threshold {key!r}; known: {', '.join(KEYS)}")
+        names = [fmt] if fmt else list(self.table)
+        for name in names:
+            if name not in self.table:
+                raise ValueError(f"unknown format {name!r}; known: {', '.join(self.table)}")
+            self.table[name] = replace(self.table[name], **{key: float(value)})
+
+    def apply(self, assignment: str) -> None:
+        """Apply one ``[FORMAT.]KEY=VALUE`` override."""
+        lhs, sep, rhs = assignment.partition("=")
+        if not sep:
+            raise ValueError(f"threshold override {assignment!r} is not KEY=VALUE")
+        fmt, dot, key = lhs.strip().rpartition(".")
+        try:
+            value = float(rhs)
+        except ValueError:
+            raise ValueError(f"threshold override {assignment!r}: {rhs!r} is not a number") from None
+        self.set(key, value, fmt if dot else None)
+
+    def load(self, path: str) -> None:
+        """Apply a JSON or TOML config file; bad files raise :class:`InputError`."""
+        try:
+            with open(path, "rb") as f:
+                raw = f.read()
+        except OSError as exc:
+            raise InputError(path, f"cannot be read ({exc.strerror or exc})", "CONFIG_ERROR") from None
+        try:
+            if path.endswith(".toml"):
+                import tomllib  # Python 3.11+
+
+                data = tomllib.loads(raw.decode("utf-8"))
+            else:
+                data = json.loads(raw)
+        except ImportError:
+            raise InputError(path, "TOML needs Python 3.11 or newer; use a .json config", "CONFIG_ERROR") from None
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InputError(path, f"is not valid {'TOML' if path.endswith('.toml') else 'JSON'} ({exc})",
+                             "CONFIG_ERROR") from None  # fmt: skip
+        data = data.get("thresholds", data) if isinstance(data, dict) else data
+        if not isinstance(data, dict):
+            raise InputError(path, "must hold an object of thresholds", "CONFIG_ERROR")
+        try:
+            for key, value in data.items():
+                if isinstance(value, dict):
+                    for k, v in value.items():
+                        self.set(k, v, key)
+                else:
+                    self.set(key, value)
+        except (ValueError, TypeError) as exc:
+            raise InputError(path, str(exc), "CONFIG_ERROR") from None
+
+    def to_json(self) -> dict:
+        return {name: {k: getattr(t, k) for k in KEYS} for name, t in self.table.items()}
+
+
+def _eps(fmt_name: str) -> float:
+    from ..numerics import float_format
+
+    return float_format(fmt_name).eps
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: str | None  #: "pass" / "warn" / "fail", None when nothing was compared
+    reasons: tuple[str, ...]  #: why it is not "pass" (empty for pass)
+    score: float | None  #: severity for sorting: ``red`` in eps of the measured format
+
+
+def judge(res: PairResult, table: ThresholdTable) -> Judgement:
+    """The verdict of one comparison (see the module docstring for the criteria)."""
+    if not res.compared:
+        return Judgement(None, (), None)
+    st = res.stats
+    m = res.metrics
+    reasons: list[tuple[str, str]] = []
+    if st.nan_mismatch:
+        reasons.append(("fail", f"{st.nan_mismatch} NaN on one side only"))
+    if st.inf_mismatch:
+        reasons.append(("fail", f"{st.inf_mismatch} infinities on one side only"))
+    integer = all(dt is not None and dt.rstrip("0123456789") in ("int", "uint", "bool") for dt in (res.dtype_a, res.dtype_b))
+    if integer:
+        if (res.max_abs or 0) != 0:
+            reasons.append(("fail", f"integer data differ (max abs {res.max_abs:g})"))
+        score = 0.0 if (res.max_abs or 0) == 0 else float("inf")
+    else:
+        fmt = m["ulp"]["dtype"]
+        t = table.for_format(fmt)
+        red = m.get("red")
+        score = None if red is None else red / _eps(fmt)
+        if score is not None:
+            if score > t.red_fail:
+                reasons.append(("fail", f"relative L2 error {score:.3g} eps {fmt} > {t.red_fail:g}"))
+            elif score > t.red_warn:
+                reasons.append(("warn", f"relative L2 error {score:.3g} eps {fmt} > {t.red_warn:g}"))
+        share = m["ulp"]["share"][">=2"] if m["ulp"]["kind"] == "diff" else None
+        if share is not None and t.ulp2_share_fail is not None and share > t.ulp2_share_fail:
+            reasons.append(("fail", f"{100 * share:.1f}% of elements >= 2 ULP apart > {100 * t.ulp2_share_fail:g}%"))
+        elif share is not None and t.ulp2_share_warn is not None and share > t.ulp2_share_warn:
+            reasons.append(("warn", f"{100 * share:.1f}% of elements >= 2 ULP apart > {100 * t.ulp2_share_warn:g}%"))
+        if res.cosine is not None and res.cosine == res.cosine and res.cosine < t.cosine_fail:
+            reasons.append(("fail", f"cosine {res.cosine:.6f} < {t.cosine_fail:g}"))
+    verdict = "pass"
+    for level, _ in reasons:
+        if VERDICTS.index(level) > VERDICTS.index(verdict):
+            verdict = level
+    if st.nan_mismatch or st.inf_mismatch:
+        score = float("inf")
+    return Judgement(verdict, tuple(text for _, text in reasons), score)
+
+
+def load_table(config: str | None, overrides: tuple[str, ...] = ()) -> ThresholdTable:
+    """Defaults, then ``config`` (a JSON or TOML file), then ``overrides`` (``[FORMAT.]KEY=VALUE``)."""
+    table = ThresholdTable()
+    if config:
+        if not os.path.isfile(config):
+            raise InputError(config, "config file does not exist", "CONFIG_ERROR")
+        table.load(config)
+    for o in overrides:
+        table.apply(o)
+    return table

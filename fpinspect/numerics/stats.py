@@ -143,7 +143,8 @@ class PairStats:
         with np.errstate(all="ignore"):
             self.t_dot += float(np.dot(x, y))
             self.t_xx += float(np.dot(x, x))
-            self.t_yy += float(np.dot(y, y))
+            yy = float(np.dot(y, y))
+            self.t_yy += yy
             d = x - y
             ad = np.abs(d)
             ax, ay = np.abs(x), np.abs(y)
@@ -193,10 +194,13 @@ class PairStats:
             if ad[i] > self.max_abs[0]:
                 self.max_abs = (float(ad[i]), gidx(i))
             self.max_ay = max(self.max_ay, float(ay.max()))
-            self.s_yy += float(np.dot(y, y))
+            self.s_yy += yy if idx is None else float(np.dot(y, y))
+            # One quotient serves the three relative errors; they differ only where |y| is tiny.
+            q = ad / ay
+            low = ay < self.fmt.tiny  # includes y == 0 and every |y| <= float64 eps
+            any_low = bool(low.any())
             # msaccucmp relative error: |x/y - 1| where |y| > eps, else 0
-            big = ay > EPS64
-            r_ms = np.where(big, ad / np.where(big, ay, 1.0), 0.0)
+            r_ms = np.where(ay > EPS64, q, 0.0) if any_low else q
             self.s_r += float(r_ms.sum())
             self.max_r = max(self.max_r, float(r_ms.max()))
             self.mx.add(x)
@@ -206,19 +210,19 @@ class PairStats:
             self.min_y = min(self.min_y, float(y.min()))
             self.max_y = max(self.max_y, float(y.max()))
             # msprobe thousandth ratios: RE = |N-B| / |B|, with eps standing in for B == 0
-            re = ad / np.where(ay == 0, EPS32, ay)
+            re = np.where(ay == 0, ad / EPS32, q) if any_low else q
             self.n_re1 += int(np.count_nonzero(re < 0.001))
             self.n_re5 += int(np.count_nonzero(re < 0.005))
             # relative error where the reference is a normal number of the measured format
-            ok = ay >= self.fmt.tiny
-            rel = ad[ok] / ay[ok]
+            ok = ~low if any_low else None
+            rel = q[ok] if any_low else q
             self.rel_n += int(rel.size)
             self.rel_excluded += nf - int(rel.size)
             if rel.size:
                 self.s_rel += float(rel.sum())
                 j = int(rel.argmax())
                 if rel[j] > self.max_rel[0]:
-                    self.max_rel = (float(rel[j]), gidx(int(np.flatnonzero(ok)[j])))
+                    self.max_rel = (float(rel[j]), gidx(int(np.flatnonzero(ok)[j]) if any_low else j))
                 self.rel_q.add(rel)
             self.abs_q.add(ad)
             # ULP

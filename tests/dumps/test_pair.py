@@ -1,0 +1,28 @@
+"""compare_arrays: status codes for special values and degenerate inputs."""
+
+import numpy as np
+
+from fpinspect.dumps.pair import compare_arrays, reference_status
+
+
+def test_special_value_statuses_and_counts():
+    a = np.array([1, np.nan, np.nan, np.inf, 2], np.float16)
+    b = np.array([1, np.nan, 3, -np.inf, 2], np.float16)
+    res = compare_arrays(a, b)
+    assert res.status == ["NAN_MISMATCH", "INF_MISMATCH", "BOTH_NAN"]
+    assert (res.metrics["nan_mismatch"], res.metrics["inf_mismatch"], res.metrics["both_nan"]) == (1, 1, 1)
+    assert reference_status(res.status) == "OK"  # the reference script has no such codes
+    # special-value mismatches head the worst elements
+    assert {tuple(w["index"]) for w in res.worst[:2]} == {(2,), (3,)}
+
+
+def test_empty_tensors():
+    res = compare_arrays(np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32))
+    assert res.status == ["EMPTY"] and not res.compared
+    assert reference_status(res.status) == "COMPUTE_ERROR"
+
+
+def test_identical_tensors_have_no_worst_elements():
+    a = np.linspace(-1, 1, 50, dtype=np.float32)
+    res = compare_arrays(a, a.copy())
+    assert res.worst == [] and res.metrics["bit_equal"] == 50 and res.metrics["ulp"]["share"]["0"] == 1.0

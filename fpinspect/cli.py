@@ -135,5 +135,15 @@ def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_
             sys.exit(1)
 
 
+def _register() -> None:
+    """Commands whose implementation lives with their layer."""
+    from .experiments.commands import run_command, tasks_command
+
+    main.add_command(run_command)
+    main.add_command(tasks_command)
+
+
+_register()
+
 if __name__ == "__main__":  # pragma: no cover
     main()

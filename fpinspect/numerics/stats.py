@@ -131,6 +131,8 @@ class PairStats:
         self.ulp_hist = IntHistogram() if self.same else None
         self.ulp_q = None if self.same else RealQuantiles()
         self.ulp_share = np.zeros(3, dtype=np.int64)  # for kind "error": =0, (0,1], >1
+        # Tolerance at those cuts, in ULPs: float64 rounding of the reference is ~2**(p-53) ULP.
+        self.share_tol = min(2.0 ** (self.fmt.p - 50), 1e-6)
         self.s_ulp = 0.0
         self.max_ulp = (-1.0, -1)
 
@@ -240,8 +242,10 @@ class PairStats:
                 k = int(err.argmax())
                 if err[k] > self.max_ulp[0]:
                     self.max_ulp = (float(err[k]), gidx(k))
-                zero = int(np.count_nonzero(err == 0))
-                le1 = int(np.count_nonzero(err <= 1.0))
+                # the float64 reference's own rounding puts exact ties a hair off the cut
+                tol = self.share_tol
+                zero = int(np.count_nonzero(err <= tol))
+                le1 = int(np.count_nonzero(err <= 1.0 + tol))
                 self.ulp_share += np.array([zero, le1 - zero, nf - le1])
                 score = err
             if self.worst_k:
@@ -399,7 +403,8 @@ def error_stats(a, ref, *, percentiles=(50, 99), jobs: int = 1) -> dict:
     * ``ulp.kind`` — ``"diff"`` when both dtypes are equal: the integer :func:`ulp_diff`,
       with exact percentiles from a histogram; ``"error"`` when ``ref`` is wider: the real
       :func:`ulp_error` ``|a - ref| / ulp(ref)``. ``ulp.share`` gives the fractions at 0,
-      1 and >= 2 ULP (for ``"error"``: exactly 0, within (0, 1], above 1).
+      1 and >= 2 ULP (for ``"error"``: 0, within (0, 1], above 1 — each cut with a
+      tolerance of ``min(2**(p-50), 1e-6)`` ULP for the reference's own float64 rounding).
     * ``exact`` flags: real-valued percentiles are exact while at most 2**21 values were
       seen, then come from a sketch accurate to 0.4%.
     * Counts ``nan_mismatch`` (NaN on exactly one side), ``both_nan``, ``inf_mismatch``

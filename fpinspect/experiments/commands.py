@@ -1,0 +1,149 @@
+"""The ``fpinspect run`` and ``fpinspect tasks`` commands (registered by ``fpinspect.cli``).
+
+``run`` starts the task in a child process (:class:`~.engine.ExperimentProcess`), shows
+its progress with Rich on stderr, then prints the report (a table, or one JSON object
+with ``--format json``) on stdout and writes ``--out``. Exit status: 0 done; 2 bad usage
+(unknown task, unavailable device, unwritable ``--out``); 1 the experiment itself failed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+from rich import box
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as RichProgress
+from rich.table import Table as RichTable
+
+from ..render import console
+from .backends import DEVICES
+from .engine import ExperimentFailed, ExperimentProcess, collect
+from .events import Event, Message, Progress, Started
+from .output import agreement, format_cell, write_outputs
+from .registry import TASK_IDS, UnknownTask, all_tasks, canonical_id
+from .results import Report
+from .settings import PROFILES
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    click.echo(f"fpinspect run: {message}", err=True)
+    sys.exit(code)
+
+
+class ProgressView:
+    """Rich progress bars fed by experiment events: one bar per stage, messages above."""
+
+    def __init__(self, console: Console):
+        self.progress = RichProgress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            disable=not console.is_terminal,
+        )
+        self.bars: dict[str, int] = {}
+
+    def __enter__(self) -> ProgressView:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.stop()
+
+    def update(self, event: Event) -> None:
+        if isinstance(event, Started):
+            self.progress.console.print(f"running {event.task} on {event.device} (profile {event.profile})")
+        elif isinstance(event, Message):
+            self.progress.console.print(f"[dim]{event.text}[/dim]", highlight=False)
+        elif isinstance(event, Progress):
+            bar = self.bars.get(event.stage)
+            if bar is None:
+                bar = self.bars[event.stage] = self.progress.add_task(event.stage, total=event.total)
+            self.progress.update(bar, completed=event.done, total=event.total)
+
+
+def render_report(console: Console, report: Report) -> None:
+    console.rule(f"{report.task} — {report.title}")
+    env = report.environment
+    console.print(
+        f"Claim {report.claim}\n{report.device} ({env.get('device_name', '?')}), torch {env.get('torch')}, "
+        f"{report.settings.get('dtype')}, seed {report.settings.get('seed')}, profile {report.profile}",
+        highlight=False,
+    )
+    verdicts = RichTable("topic", "expectation", "measured", "agrees", title="Expectation and measurement")
+    for v in report.verdicts:
+        verdicts.add_row(v.topic, v.expectation, v.measured, agreement(v.agrees))
+    console.print(verdicts)
+    for t in (t for t in report.tables if t.summary):
+        table = RichTable(*t.columns, title=t.title)
+        for row in t.rows:
+            table.add_row(*(format_cell(c) for c in row))
+        console.print(table)
+    hidden = [t.title for t in report.tables if not t.summary]
+    if hidden:
+        console.print(f"[dim]Also in report.md (--out) and --format json: {'; '.join(hidden)}.[/dim]")
+
+
+@click.command("run")
+@click.argument("task")
+@click.option("--device", type=click.Choice(DEVICES), default="auto", show_default=True,
+              help="auto takes npu, then cuda, then cpu.")  # fmt: skip
+@click.option("--profile", type=click.Choice(PROFILES), default="quick", show_default=True,
+              help="full = the test plan's settings; quick = scaled for a 2-core CPU.")  # fmt: skip
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Write result.json, report.md and figures/*.png here.")  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def run_command(task: str, device: str, profile: str, out: Path | None, fmt: str) -> None:
+    """Run TASK of the fusion precision test plan (see `fpinspect tasks`)."""
+    try:
+        task_id = canonical_id(task)
+    except UnknownTask:
+        _fail(f"unknown task {task!r}; choose one of {', '.join(TASK_IDS)} (see 'fpinspect tasks').", 2)
+    if out is not None:
+        if importlib.util.find_spec("matplotlib") is None:
+            _fail("--out writes figures and needs matplotlib; install fpinspect[experiments].", 2)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            _fail(f"cannot create the output folder {out}: {exc.strerror or exc}.", 2)
+    err = Console(stderr=True)
+    failure: ExperimentFailed | None = None
+    with ExperimentProcess(task_id, device=device, profile=profile) as process, ProgressView(err) as view:
+        try:
+            payload = collect(process, view.update)
+        except ExperimentFailed as exc:
+            failure = exc
+    if failure is not None:
+        if failure.kind == "usage":
+            _fail(f"{failure}.", 2)
+        log = f" (log: {failure.log_path})" if failure.log_path else ""
+        _fail(f"task {task_id} failed on device {device}: {failure}{log}", 1)
+    report = Report.from_dict(payload)
+    if out is not None:
+        written = write_outputs(report, out)
+        err.print(f"wrote {len(written)} files to {out}", highlight=False)
+    if fmt == "json":
+        click.echo(json.dumps(payload, ensure_ascii=False, allow_nan=False))
+    else:
+        render_report(console(), report)
+
+
+@click.command("tasks")
+def tasks_command() -> None:
+    """List the test-plan tasks `fpinspect run` knows, with their quick and full settings."""
+    con = console()
+    for task in all_tasks():
+        quick, full = task.settings.profile("quick").to_dict(), task.settings.profile("full").to_dict()
+        con.print(f"[bold]{task.id}[/bold]  {task.title}\n[dim]{task.claim}[/dim]", highlight=False)
+        table = RichTable("setting", "quick", "full", box=box.SIMPLE, padding=(0, 2))
+        for name in full:
+            table.add_row(name, format_cell(quick[name]), format_cell(full[name]))
+        con.print(table)

@@ -1,0 +1,221 @@
+"""Typed pieces of an experiment report and the report itself.
+
+A task's ``run`` returns a :class:`TaskResult`: its contract data (the JSON keys the issue
+fixes for that task), tables, histograms and :class:`Verdict` statements. The child process
+wraps that into a :class:`Report` with the environment and settings; the parent gets the
+report back as a dict and rebuilds it with :meth:`Report.from_dict`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One claim checked on this device.
+
+    ``agrees`` is True or False when the measurement confirms or contradicts the plan's
+    expectation, and None when this device cannot show the effect at all (the statement
+    in ``measured`` then says why).
+    """
+
+    topic: str
+    expectation: str
+    measured: str
+    agrees: bool | None
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of the report. Every table goes to ``report.md`` and ``result.json``; the
+    terminal summary shows only those with ``summary`` set (evidence such as generated
+    code is too wide for it)."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    summary: bool = True
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """Counts (or values) over labelled bins; rendered as a bar chart."""
+
+    name: str
+    title: str
+    xlabel: str
+    bins: tuple[str, ...]
+    counts: tuple[float, ...]
+    ylabel: str = "elements"
+
+
+class TaskResult(Protocol):
+    def data(self) -> dict[str, Any]: ...
+
+    def tables(self) -> list[Table]: ...
+
+    def histograms(self) -> list[Histogram]: ...
+
+    def verdicts(self) -> list[Verdict]: ...
+
+
+def _ulp_diff_bins(d: np.ndarray, nan_value: int) -> tuple[list[str], list[int]]:
+    """Bins 0, 1, 2, 3, then [4, 8), [8, 16), … up to the largest distance; NaN mismatches
+    (the ``ulp_nan`` sentinel) get their own bin."""
+    d = np.asarray(d).reshape(-1)
+    nan = d == nan_value
+    finite = d[~nan].astype(np.float64)
+    top = int(finite.max()) if finite.size else 0
+    edges = [0, 1, 2, 3, 4]
+    while edges[-1] <= top:
+        edges.append(edges[-1] * 2)
+    labels = [str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}" for lo, hi in zip(edges[:-1], edges[1:])]
+    counts = [int(c) for c in np.histogram(finite, bins=np.asarray(edges, dtype=np.float64) - 0.5)[0]]
+    if nan.any():
+        labels.append("NaN")
+        counts.append(int(nan.sum()))
+    return labels, counts
+
+
+def ulp_diff_histogram(name: str, title: str, dist: np.ndarray, nan_value: int) -> Histogram:
+    """Histogram of integer ULP distances (from :func:`fpinspect.numerics.ulp_diff`)."""
+    labels, counts = _ulp_diff_bins(dist, nan_value)
+    return Histogram(name, title, "ULP distance", tuple(labels), tuple(counts))
+
+
+#: Bin edges of real ULP errors; an error <= 0.5 ULP is a correctly rounded result.
+ULP_ERROR_EDGES = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
+
+#: A real ULP error this close to a bin edge counts as on the edge: the float64 reference
+#: is itself off by up to about 2**-29 ULP of a float32 result (2**-42 for float16), which
+#: must not push an error of exactly 1 ULP into the next bin.
+EDGE_TOLERANCE = 1e-6
+
+
+def _ulp_error_bins(err: np.ndarray, edges: tuple[float, ...]) -> tuple[list[str], list[int], int]:
+    """Labels and counts of the bins ``0``, ``(e0, e1]``, …, ``> e_last`` (edges widened by
+    :data:`EDGE_TOLERANCE`), and the number of NaN errors."""
+    err = np.asarray(err, dtype=np.float64).reshape(-1)
+    nan = np.isnan(err)
+    upper = np.asarray(edges, dtype=np.float64) + EDGE_TOLERANCE
+    counts = np.bincount(np.searchsorted(upper, err[~nan], side="left"), minlength=len(edges) + 1)
+    inner = [f"({lo:g}, {hi:g}]" for lo, hi in zip(edges[:-1], edges[1:])]
+    labels = [f"{edges[0]:g}", *inner, f"> {edges[-1]:g}"]
+    return labels, [int(c) for c in counts], int(nan.sum())
+
+
+def ulp_error_histogram(name: str, title: str, err: np.ndarray) -> Histogram:
+    """Histogram of real ULP errors (from :func:`fpinspect.numerics.ulp_error`) over
+    :data:`ULP_ERROR_EDGES`, plus a ``NaN`` bin when there are NaN mismatches."""
+    labels, counts, nan = _ulp_error_bins(err, ULP_ERROR_EDGES)
+    if nan:
+        labels.append("NaN")
+        counts.append(nan)
+    return Histogram(name, title, "error in ULP of the result", tuple(labels), tuple(counts))
+
+
+def ulp_error_shares(err: np.ndarray) -> dict[str, float]:
+    """Fractions of elements (NaN included in the total) whose real ULP error is 0
+    (exact), in (0, 0.5] (correctly rounded), in (0.5, 1], and above 1."""
+    labels, counts, nan = _ulp_error_bins(err, (0.0, 0.5, 1.0))
+    total = max(sum(counts) + nan, 1)
+    return {label: c / total for label, c in zip(labels, counts)}
+
+
+def jsonable(value: Any) -> Any:
+    """Plain JSON types: numpy scalars and arrays become Python numbers and lists, tuples
+    become lists, and non-finite floats become the strings ``"NaN"``, ``"Infinity"``,
+    ``"-Infinity"`` (strict JSON has no literal for them)."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return value
+
+
+#: Top-level report keys; task data may not reuse them.
+RESERVED_KEYS = (
+    "task", "title", "claim", "profile", "device", "dtype", "seeds", "torch_version",
+    "environment", "settings", "verdicts", "tables", "histograms",
+)  # fmt: skip
+
+
+@dataclass
+class Report:
+    """A finished experiment: what ran where, the task's contract data, and its evidence.
+
+    :meth:`to_dict` puts the task's contract keys (for example A's ``runs`` and
+    ``max_ulp``) at the top level next to the common keys in :data:`RESERVED_KEYS`.
+    """
+
+    task: str
+    title: str
+    claim: str
+    profile: str
+    environment: dict[str, Any]
+    settings: dict[str, Any]
+    data: dict[str, Any]
+    verdicts: list[Verdict] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    histograms: list[Histogram] = field(default_factory=list)
+
+    def __post_init__(self):
+        clash = sorted(set(self.data) & set(RESERVED_KEYS))
+        if clash:
+            raise ValueError(f"task data reuses reserved report keys: {', '.join(clash)}")
+
+    @property
+    def device(self) -> str:
+        return self.environment["device"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(
+            {
+                "task": self.task,
+                "title": self.title,
+                "claim": self.claim,
+                "profile": self.profile,
+                "device": self.device,
+                "dtype": self.settings.get("dtype"),
+                "seeds": {"inputs": self.settings.get("seed")},
+                "torch_version": self.environment.get("torch"),
+                "environment": self.environment,
+                "settings": self.settings,
+                **self.data,
+                "verdicts": [asdict(v) for v in self.verdicts],
+                "tables": [asdict(t) for t in self.tables],
+                "histograms": [asdict(h) for h in self.histograms],
+            }
+        )
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Report:
+        return cls(
+            task=d["task"],
+            title=d["title"],
+            claim=d["claim"],
+            profile=d["profile"],
+            environment=d["environment"],
+            settings=d["settings"],
+            data={k: v for k, v in d.items() if k not in RESERVED_KEYS},
+            verdicts=[Verdict(**v) for v in d["verdicts"]],
+            tables=[
+                Table(t["title"], tuple(t["columns"]), tuple(tuple(r) for r in t["rows"]), t["summary"])
+                for t in d["tables"]
+            ],
+            histograms=[
+                Histogram(**{**h, "bins": tuple(h["bins"]), "counts": tuple(h["counts"])})
+                for h in d["histograms"]
+            ],
+        )

@@ -1,0 +1,36 @@
+"""What a task is: settings, a ``run`` function, and optional internal entries.
+
+A task module defines one module-level ``TASK``. ``run(settings, backend, emit)`` executes
+the experiment on a :class:`~.backends.base.Backend`, calls ``emit(event)`` for progress
+and partial histograms, and returns a :class:`~.results.TaskResult`. ``entries`` are
+further functions a task may run in a child process of its own (task A's cold-start
+round); they take ``(settings, backend, emit, workdir)`` and return a JSON-ready dict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .events import Event
+from .results import TaskResult
+from .settings import TaskSettings
+
+if TYPE_CHECKING:
+    from .backends.base import Backend
+
+Emit = Callable[[Event], None]
+Entry = Callable[[Any, "Backend", Emit, Path], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    title: str
+    #: The plan's claim this task tests, with its section number.
+    claim: str
+    settings: type[TaskSettings]
+    run: Callable[[Any, Backend, Emit], TaskResult]
+    entries: Mapping[str, Entry] = field(default_factory=dict)

@@ -1,0 +1,245 @@
+"""Task C3 — rsqrt iterations: does the iteration count change the last bit? (test plan
+§1.2 (4)).
+
+The framework's ``torch.rsqrt`` (eager and fused) is compared with Newton–Raphson
+variants whose iteration count we control, all against the float64 ``1/sqrt(x)``:
+
+* **initial estimate** — the bit trick ``y0 = float32_from_bits(0x5F3759DF - (bits(x) >> 1))``
+  on the float32 value of ``x`` (relative error at most about 3.4e-2);
+* **iteration** — ``y ← y · (1.5 − ((0.5·x)·y)·y)``, every operation in float32;
+* after ``k`` iterations ``y`` is rounded once to ``dtype``.
+
+Convergence is quadratic (``e' = −(3/2)e² − (1/2)e³``), so each step roughly doubles the
+correct bits until float32 rounding inside the iteration sets the floor (ulp_spec.md
+§5(b)). No compiler exposes an iteration-count switch for its own rsqrt
+(torch_fusion.md §1.6), hence the hand-written variants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from fpinspect.numerics import bit_equal, error_stats, fp64_reference, ulp_error
+
+from ..backends.base import Backend, computation_lines
+from ..events import HistogramEvent, Message, Progress
+from ..results import Histogram, Table, Verdict, ulp_error_histogram, ulp_error_shares
+from ..settings import TaskSettings
+from ..task import Emit, Task
+
+MAGIC = 0x5F3759DF
+
+
+@dataclass(frozen=True)
+class RsqrtSettings(TaskSettings):
+    """``x`` ~ U(low, high) of ``shape``; one Newton–Raphson variant per entry of
+    ``iterations``."""
+
+    shape: tuple[int, ...] = (1024, 1024)
+    low: float = 0.01
+    high: float = 100.0
+    iterations: tuple[int, ...] = (1, 2, 3)
+
+    QUICK: ClassVar = {"shape": (512, 512)}
+
+
+def newton_rsqrt(x, iterations: int):
+    """Newton–Raphson ``1/sqrt(x)`` from the bit-trick estimate, in float32 (module
+    docstring), rounded to ``x.dtype``."""
+    import torch
+
+    xf = x.float()
+    y = (MAGIC - (xf.view(torch.int32) >> 1)).view(torch.float32)
+    half_x = 0.5 * xf
+    for _ in range(iterations):
+        y = y * (1.5 - half_x * y * y)
+    return y.to(x.dtype)
+
+
+@dataclass
+class Variant:
+    label: str
+    iterations: int | None
+    eager: np.ndarray
+    fused: np.ndarray
+    kernel_lines: list[str]
+
+
+def _stats(a: np.ndarray, reference: np.ndarray) -> dict[str, Any]:
+    """ULP error statistics against float64 and the shares of
+    :func:`~..results.ulp_error_shares` (share ``(0, 0.5]``: correctly rounded)."""
+    u = error_stats(a, reference)["ulp"]
+    shares = ulp_error_shares(ulp_error(a, reference))
+    return {"max_ulp": u["max"], "mean_ulp": u["mean"], "p99_ulp": u["p99"], "share": shares}
+
+
+def _summary(st: dict[str, Any]) -> dict[str, Any]:
+    return {k: st[k] for k in ("max_ulp", "mean_ulp", "p99_ulp")}
+
+
+@dataclass
+class RsqrtResult:
+    settings: RsqrtSettings
+    variants: list[Variant]
+    reference: np.ndarray
+    #: ``errors[label][mode]``: statistics of that output against float64.
+    errors: dict[str, dict[str, dict[str, Any]]] = field(init=False)
+    #: Share of elements where each Newton variant's fused output differs from the
+    #: framework's fused output, by iteration count.
+    differs: dict[int, float] = field(init=False)
+
+    def __post_init__(self):
+        self.errors = {
+            v.label: {"eager": _stats(v.eager, self.reference), "fused": _stats(v.fused, self.reference)}
+            for v in self.variants
+        }
+        fw = self.framework.fused
+        self.differs = {
+            v.iterations: 1.0 - error_stats(v.fused, fw)["ulp"]["share"]["0"] for v in self.newton
+        }
+
+    @property
+    def framework(self) -> Variant:
+        return self.variants[0]
+
+    @property
+    def newton(self) -> list[Variant]:
+        return sorted(self.variants[1:], key=lambda v: v.iterations)
+
+    def data(self) -> dict[str, Any]:
+        fw = self.framework
+        return {
+            "by_iterations": [
+                {"iterations": v.iterations, **_summary(self.errors[v.label]["fused"])} for v in self.newton
+            ],
+            "framework": {
+                **self.errors[fw.label],
+                "eager_vs_fused_bit_equal": bit_equal(fw.eager, fw.fused),
+                "fused_kernel_lines": fw.kernel_lines,
+            },
+            "newton": {
+                "initial_estimate": f"float32 bits 0x{MAGIC:08X} - (bits(x) >> 1)",
+                "iteration": "y = y * (1.5 - ((0.5 * x) * y) * y), float32",
+                "share_differing_from_framework": {str(k): d for k, d in self.differs.items()},
+                "eager_vs_fused_bit_equal": {
+                    str(v.iterations): bit_equal(v.eager, v.fused) for v in self.newton
+                },
+            },
+        }
+
+    def verdicts(self) -> list[Verdict]:
+        diffs = self.differs
+        out = [
+            Verdict(
+                "iteration variants differ from the framework",
+                "a Newton–Raphson rsqrt and the framework's rsqrt differ in the last bit",
+                "share of elements differing from the framework's fused rsqrt: "
+                + ", ".join(f"{k} iteration(s) {d:.2%}" for k, d in diffs.items())
+                + ".",
+                any(d > 0 for d in diffs.values()),
+            )
+        ]
+        rows = [(v.iterations, self.errors[v.label]["fused"]) for v in self.newton]
+        means = [r["mean_ulp"] for _, r in rows]
+        maxes = [r["max_ulp"] for _, r in rows]
+        monotone = all(a >= b for a, b in zip(means, means[1:])) and all(
+            a >= b for a, b in zip(maxes, maxes[1:])
+        )
+        improves = len(rows) > 1 and means[-1] < means[0]
+        floor = ""
+        if len(rows) > 1 and means[-1] == means[-2]:
+            floor = (
+                f" From {rows[-2][0]} to {rows[-1][0]} iterations nothing changes: float32 rounding inside the "
+                f"iteration and the final rounding to {self.settings.dtype} set the floor."
+            )
+        out.append(
+            Verdict(
+                "more iterations, smaller error",
+                "the ULP error against float64 shrinks as the iteration count grows",
+                "; ".join(
+                    f"{k} iteration(s): max {r['max_ulp']:.3g}, mean {r['mean_ulp']:.3g} ULP" for k, r in rows
+                )
+                + "."
+                + floor,
+                monotone and improves,
+            )
+        )
+        return out
+
+    def tables(self) -> list[Table]:
+        return [
+            Table(
+                "Error against float64 1/sqrt(x), in ULP of the result (<= 0.5 is correctly rounded)",
+                (
+                    "variant",
+                    "mode",
+                    "max",
+                    "mean",
+                    "p99",
+                    *(f"share {k}" for k in self.errors[self.framework.label]["eager"]["share"]),
+                ),
+                tuple(
+                    (label, mode, *_summary(st).values(), *st["share"].values())
+                    for label, modes in self.errors.items()
+                    for mode, st in modes.items()
+                ),
+            ),
+            Table(
+                "Plan table: iterations → last-bit error (fused)",
+                ("iterations", "max ULP", "mean ULP", "p99 ULP", "differs from framework"),
+                tuple(
+                    (
+                        v.iterations,
+                        *_summary(self.errors[v.label]["fused"]).values(),
+                        self.differs[v.iterations],
+                    )
+                    for v in self.newton
+                ),
+            ),
+        ]
+
+    def histograms(self) -> list[Histogram]:
+        return [_histogram(v, self.reference) for v in self.variants]
+
+
+def _histogram(v: Variant, reference: np.ndarray) -> Histogram:
+    name = "c3_" + ("framework" if v.iterations is None else f"newton_{v.iterations}")
+    return ulp_error_histogram(name, f"{v.label} (fused) vs float64", ulp_error(v.fused, reference))
+
+
+def run(s: RsqrtSettings, backend: Backend, emit: Emit) -> RsqrtResult:
+    from functools import partial
+
+    import torch
+
+    from ..tensors import to_numpy, uniform
+
+    host = uniform(s.shape, s.low, s.high, s.dtype, s.seed)
+    x = host.to(backend.device)
+    reference = np.asarray(fp64_reference(torch.rsqrt, [host]))
+    specs: list[tuple[str, int | None, Any]] = [("framework rsqrt", None, torch.rsqrt)]
+    specs += [
+        (f"Newton–Raphson, {k} iteration(s)", k, partial(newton_rsqrt, iterations=k)) for k in s.iterations
+    ]
+    variants = []
+    for i, (label, k, fn) in enumerate(specs):
+        emit(Message(f"{label}: eager and fused"))
+        eager = to_numpy(backend.eager(fn)(x))
+        compiled = backend.compile(fn, x)
+        v = Variant(label, k, eager, to_numpy(compiled.output), computation_lines(compiled.kernels))
+        variants.append(v)
+        emit(HistogramEvent(_histogram(v, reference)))
+        emit(Progress("C3 variants", i + 1, len(specs)))
+    return RsqrtResult(s, variants, reference)
+
+
+TASK = Task(
+    id="C3",
+    title="rsqrt: Newton–Raphson iteration count",
+    claim="§1.2 (4): iterative approximations (rsqrt, div) with different iteration counts give different last-bit error",
+    settings=RsqrtSettings,
+    run=run,
+)

@@ -1,0 +1,349 @@
+"""Task C1 — tensor × scalar: does the instruction the compiler picks change the last bit?
+(test plan §1.2 (2)).
+
+Path A is ``x * scalar`` (a Python scalar); path B is ``x * s.expand_as(x)`` with ``s`` a
+0-d tensor of ``x``'s dtype (broadcast, then element-wise multiply). Each runs eager and
+fused once. The main comparison is fused A against fused B with the integer
+``ulp_diff``; every output is also measured against the float64 product ``x * scalar``
+with ``ulp_error``.
+
+Two things can make A and B differ: the instruction (scalar multiply versus broadcast +
+vector multiply) and the scalar's *value* — path B's tensor holds the scalar rounded to
+``dtype`` (0.7 → 0.7001953125 in float16), while path A multiplies by it in the
+operator's float32 "opmath" (ulp_spec.md §5(c)). The *value control* ``x * float(s)``
+multiplies by the rounded value through path A's code: if it equals path B bit for bit,
+the value explains the whole difference and the instruction choice none of it.
+
+Evidence of the lowering: the profiler's operator (and, on CUDA, kernel) names for the
+eager paths, and the arithmetic statements of the fused kernels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from fpinspect.numerics import bit_equal, error_stats, fp64_reference, ulp_diff, ulp_error, ulp_nan
+
+from ..backends.base import Backend, computation_lines, input_buffers, kernel_hash
+from ..events import HistogramEvent, Message, Progress
+from ..results import Histogram, Table, Verdict, ulp_diff_histogram, ulp_error_histogram, ulp_error_shares
+from ..settings import TaskSettings
+from ..task import Emit, Task
+
+#: "Mostly within 1 ULP" means at least this share of elements at 0 or 1 ULP.
+MOSTLY = 0.99
+
+
+@dataclass(frozen=True)
+class ScalarMulSettings(TaskSettings):
+    """``x`` ~ U(low, high) of ``shape``, multiplied by ``scalar``."""
+
+    shape: tuple[int, ...] = (1024, 1024)
+    low: float = -1.0
+    high: float = 1.0
+    scalar: float = 0.7
+
+    QUICK: ClassVar = {"shape": (512, 512)}
+
+
+def _trace(backend: Backend, fn, *args) -> dict[str, list[str]]:
+    """Operator names (``aten::…``) and device kernel names the profiler records for one
+    eager call, in first-seen order."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if backend.name == "cuda" else [])
+    with profile(activities=activities) as prof:
+        fn(*args)
+        backend.synchronize()
+    ops: list[str] = []
+    kernels: list[str] = []
+    for e in prof.events():
+        on_device = str(getattr(e, "device_type", "")).endswith("CUDA")
+        bucket = kernels if on_device else ops
+        if (on_device or e.name.startswith("aten::")) and e.name not in bucket:
+            bucket.append(e.name)
+    return {"ops": ops, "device_kernels": kernels}
+
+
+@dataclass
+class PathRecord:
+    """One path: its expression, eager and fused outputs, and how it was lowered."""
+
+    expression: str
+    eager: np.ndarray
+    fused: np.ndarray
+    eager_trace: dict[str, list[str]]
+    kernel_names: list[str]
+    kernel_hash: str | None
+    kernel_inputs: int
+    kernel_lines: list[str]
+
+
+def _pair(a: np.ndarray, b: np.ndarray) -> dict[str, Any]:
+    """``a`` against ``b`` in their own format: bit equality and integer ULP shares."""
+    st = error_stats(a, b)["ulp"]
+    return {"bit_equal": bit_equal(a, b), "max_ulp": st["max"], "share": st["share"]}
+
+
+def _vs_fp64(a: np.ndarray, ref: np.ndarray) -> dict[str, Any]:
+    """``a`` against the float64 product: ULP error statistics and the shares of
+    :func:`~..results.ulp_error_shares`."""
+    st = error_stats(a, ref)["ulp"]
+    shares = ulp_error_shares(ulp_error(a, ref))
+    return {"max_ulp": st["max"], "mean_ulp": st["mean"], "p99_ulp": st["p99"], "share": shares}
+
+
+def _operands_note(a: PathRecord, b: PathRecord) -> str:
+    """What the fused kernels' input buffers say about where the scalar comes from."""
+    if not (a.kernel_inputs and b.kernel_inputs):
+        return "the fused kernels' operands could not be read from their source"
+    note = f"the fused kernels read {a.kernel_inputs} and {b.kernel_inputs} input buffers"
+    if a.kernel_inputs < b.kernel_inputs:
+        note += ": path A folds the scalar into the kernel as a constant, path B loads it and broadcasts it"
+    return note
+
+
+#: Row labels of the comparisons table, by key of :attr:`ScalarMulResult.pairs`.
+PAIR_LABELS = {
+    "main": "fused B vs fused A (main)",
+    "eager": "eager B vs eager A",
+    "A": "fused A vs eager A",
+    "B": "fused B vs eager B",
+    "control": "value control vs fused B",
+}
+
+
+@dataclass
+class ScalarMulResult:
+    settings: ScalarMulSettings
+    rounded_scalar: float
+    paths: dict[str, PathRecord]
+    control: np.ndarray
+    reference: np.ndarray
+    #: Same-format comparisons, keyed as in :data:`PAIR_LABELS`.
+    pairs: dict[str, dict[str, Any]] = field(init=False)
+    #: Each path and mode against the float64 product.
+    vs_fp64: dict[str, dict[str, dict[str, Any]]] = field(init=False)
+
+    def __post_init__(self):
+        a, b = self.paths["A"], self.paths["B"]
+        self.pairs = {
+            "main": _pair(b.fused, a.fused),
+            "eager": _pair(b.eager, a.eager),
+            "A": _pair(a.fused, a.eager),
+            "B": _pair(b.fused, b.eager),
+            "control": _pair(self.control, b.fused),
+        }
+        self.vs_fp64 = {
+            k: {"eager": _vs_fp64(p.eager, self.reference), "fused": _vs_fp64(p.fused, self.reference)}
+            for k, p in self.paths.items()
+        }
+
+    def data(self) -> dict[str, Any]:
+        main = self.pairs["main"]
+        paths = {
+            k: {
+                "expression": p.expression,
+                "eager_vs_fused": self.pairs[k],
+                "vs_fp64": self.vs_fp64[k],
+                "lowering": {
+                    "eager": p.eager_trace,
+                    "fused_kernels": p.kernel_names,
+                    "fused_kernel_hash": p.kernel_hash,
+                    "fused_kernel_inputs": p.kernel_inputs,
+                    "fused_kernel_lines": p.kernel_lines,
+                },
+            }
+            for k, p in self.paths.items()
+        }
+        return {
+            "ulp_share": main["share"],
+            "comparison": "fused path B against fused path A",
+            "bit_equal": main["bit_equal"],
+            "max_ulp": main["max_ulp"],
+            "eager_ulp_share": self.pairs["eager"]["share"],
+            "scalar": self.settings.scalar,
+            "scalar_in_dtype": self.rounded_scalar,
+            "paths": paths,
+            "value_control": {
+                "expression": f"x * {self.rounded_scalar!r} (fused)",
+                "vs_path_b": self.pairs["control"],
+            },
+        }
+
+    def verdicts(self) -> list[Verdict]:
+        main = self.pairs["main"]
+        share = main["share"]
+        within = share["0"] + share["1"]
+        differ = not main["bit_equal"]
+        out = [
+            Verdict(
+                "paths differ in the last bit",
+                f"fused A and B are not identical, and mostly (>= {MOSTLY:.0%}) within 1 ULP",
+                f"{1 - share['0']:.2%} of elements differ; {share['1']:.2%} by 1 ULP, {share['>=2']:.2%} by 2 or more.",
+                differ and within >= MOSTLY,
+            )
+        ]
+        operands = _operands_note(self.paths["A"], self.paths["B"])
+        if not differ:
+            measured = (
+                f"the paths are bit-identical on this device ({operands}), so C1 cannot show the effect here."
+            )
+            agrees = None
+        elif self.pairs["control"]["bit_equal"]:
+            measured = (
+                f"x * {self.rounded_scalar!r} — the scalar rounded to {self.settings.dtype}, through path A's code — "
+                f"reproduces path B bit for bit, so the difference is the scalar's value "
+                f"({self.settings.scalar!r} vs {self.rounded_scalar!r}), not the instruction; {operands}. "
+                "The framework chose equivalent arithmetic for both paths on this device, so C1 cannot show "
+                "an instruction effect here."
+            )
+            agrees = None
+        else:
+            measured = (
+                f"the value control x * {self.rounded_scalar!r} still differs from path B in "
+                f"{1 - self.pairs['control']['share']['0']:.2%} of elements, so the scalar's value does not explain the "
+                f"difference: the two lowerings compute differently ({operands})."
+            )
+            agrees = True
+        out.append(
+            Verdict(
+                "the cause is instruction choice",
+                "scalar multiply and broadcast + vector multiply lower to different instructions",
+                measured,
+                agrees,
+            )
+        )
+        return out
+
+    def tables(self) -> list[Table]:
+        shares = Table(
+            "ULP shares (fractions of elements)",
+            ("comparison", "0 ULP", "1 ULP", ">= 2 ULP", "bit-equal"),
+            tuple(
+                (PAIR_LABELS[k], d["share"]["0"], d["share"]["1"], d["share"][">=2"], d["bit_equal"])
+                for k, d in self.pairs.items()
+            ),
+        )
+        fp64 = Table(
+            "Error against the float64 product (ULP of the result)",
+            (
+                "path",
+                "mode",
+                "max",
+                "mean",
+                "p99",
+                *(f"share {k}" for k in self.vs_fp64["A"]["eager"]["share"]),
+            ),
+            tuple(
+                (
+                    f"{k}: {p.expression}",
+                    mode,
+                    v["max_ulp"],
+                    v["mean_ulp"],
+                    v["p99_ulp"],
+                    *v["share"].values(),
+                )
+                for k, p in self.paths.items()
+                for mode, v in self.vs_fp64[k].items()
+            ),
+        )
+        lowering = Table(
+            "Lowering evidence",
+            (
+                "path",
+                "eager operators",
+                "eager device kernels",
+                "fused kernels",
+                "fused kernel inputs",
+                "fused arithmetic",
+            ),
+            tuple(
+                (
+                    f"{k}: {p.expression}",
+                    ", ".join(p.eager_trace["ops"]),
+                    ", ".join(p.eager_trace["device_kernels"]) or "-",
+                    ", ".join(p.kernel_names) or "-",
+                    p.kernel_inputs,
+                    "\n".join(p.kernel_lines) or "-",
+                )
+                for k, p in self.paths.items()
+            ),
+            summary=False,
+        )
+        return [shares, fp64, lowering]
+
+    def histograms(self) -> list[Histogram]:
+        a, b = self.paths["A"], self.paths["B"]
+        nan = ulp_nan(a.fused.dtype)
+        return [
+            ulp_diff_histogram(
+                "c1_fused_a_vs_b", "Fused path B vs fused path A", ulp_diff(b.fused, a.fused), nan
+            ),
+            ulp_error_histogram(
+                "c1_a_vs_fp64", "Fused path A vs float64", ulp_error(a.fused, self.reference)
+            ),
+            ulp_error_histogram(
+                "c1_b_vs_fp64", "Fused path B vs float64", ulp_error(b.fused, self.reference)
+            ),
+        ]
+
+
+def run(s: ScalarMulSettings, backend: Backend, emit: Emit) -> ScalarMulResult:
+    import torch
+
+    from ..tensors import to_numpy, torch_dtype, uniform
+
+    host = uniform(s.shape, s.low, s.high, s.dtype, s.seed)
+    x = host.to(backend.device)
+    scalar_t = torch.tensor(s.scalar, dtype=torch_dtype(s.dtype), device=backend.device)
+    rounded = float(scalar_t.item())
+
+    def path_a(x):
+        return x * s.scalar
+
+    def path_b(x, t):
+        return x * t.expand_as(x)
+
+    def control(x):
+        return x * rounded
+
+    specs = {"A": (f"x * {s.scalar!r}", path_a, (x,)), "B": ("x * s.expand_as(x)", path_b, (x, scalar_t))}
+    steps = len(specs) + 2
+    paths: dict[str, PathRecord] = {}
+    for i, (key, (expr, fn, args)) in enumerate(specs.items()):
+        emit(Message(f"path {key}: {expr}, eager and fused"))
+        eager = to_numpy(backend.eager(fn)(*args))
+        trace = _trace(backend, backend.eager(fn), *args)
+        compiled = backend.compile(fn, *args)
+        paths[key] = PathRecord(
+            expression=expr,
+            eager=eager,
+            fused=to_numpy(compiled.output),
+            eager_trace=trace,
+            kernel_names=[k.name for k in compiled.kernels],
+            kernel_hash=kernel_hash(compiled.kernels),
+            kernel_inputs=input_buffers(compiled.kernels),
+            kernel_lines=computation_lines(compiled.kernels),
+        )
+        emit(Progress("C1 paths", i + 1, steps))
+    emit(Message(f"value control: x * {rounded!r}"))
+    ctrl = to_numpy(backend.compile(control, x).output)
+    emit(Progress("C1 paths", steps - 1, steps))
+    reference = np.asarray(fp64_reference(lambda t: t * s.scalar, [host]))
+    emit(Progress("C1 paths", steps, steps))
+    result = ScalarMulResult(s, rounded, paths, ctrl, reference)
+    emit(HistogramEvent(result.histograms()[0]))
+    return result
+
+
+TASK = Task(
+    id="C1",
+    title="Tensor × scalar: instruction choice",
+    claim="§1.2 (2): x * scalar lowered to a scalar multiply or to broadcast + vector multiply can differ in the last bit",
+    settings=ScalarMulSettings,
+    run=run,
+)

@@ -1,0 +1,110 @@
+import importlib.util
+import json
+
+import click
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from fpinspect.experiments.commands import render_report, run_command, tasks_command
+from fpinspect.experiments.output import write_outputs
+from fpinspect.experiments.registry import TASK_IDS
+from fpinspect.experiments.results import Histogram, Report, Table, Verdict
+
+
+@click.group()
+def cli():
+    """Stands in for fpinspect.cli:main, which registers the same commands."""
+
+
+cli.add_command(run_command)
+cli.add_command(tasks_command)
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, list(args))
+
+
+def assert_one_sentence(result, code, text):
+    assert result.exit_code == code
+    assert result.stderr.strip().startswith("fpinspect run: ") and text in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_tasks_lists_every_task_with_both_profiles():
+    result = invoke("tasks")
+    assert result.exit_code == 0
+    for task_id in TASK_IDS:
+        assert f"{task_id} " in result.stdout
+    assert "quick" in result.stdout and "full" in result.stdout and "[8, 2048, 4096]" in result.stdout
+
+
+def test_unknown_task_is_one_sentence_and_exit_2():
+    assert_one_sentence(invoke("run", "Q"), 2, "unknown task 'Q'; choose one of A, C1, C2, C3")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch_npu") is not None, reason="an NPU stack is installed")
+def test_unavailable_device_is_one_sentence_and_exit_2():
+    assert_one_sentence(invoke("run", "C1", "--device", "npu"), 2, "device 'npu' is not available")
+
+
+def test_unwritable_out_is_one_sentence_and_exit_2(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert_one_sentence(
+        invoke("run", "C1", "--out", str(blocker / "sub")), 2, "cannot create the output folder"
+    )
+
+
+@pytest.mark.slow
+def test_run_writes_json_report_and_figures(tmp_path):
+    result = invoke("run", "c1", "--device", "cpu", "--format", "json", "--out", str(tmp_path))
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["task"] == "C1" and set(payload["ulp_share"]) == {"0", "1", ">=2"}
+    assert json.loads((tmp_path / "result.json").read_text()) == payload
+    md = (tmp_path / "report.md").read_text()
+    pngs = sorted((tmp_path / "figures").glob("*.png"))
+    assert len(pngs) == len(payload["histograms"]) and all(p.read_bytes()[:4] == b"\x89PNG" for p in pngs)
+    assert all(f"(figures/{p.name})" in md for p in pngs)
+    assert "## Expectation and measurement" in md and "## Environment" in md
+
+
+def _report():
+    return Report(
+        task="C2",
+        title="Reduction order",
+        claim="§1.2 (3)",
+        profile="quick",
+        environment={
+            "device": "cpu",
+            "torch": "2.x",
+            "device_name": "test cpu",
+            "inductor": {"fx_graph_cache": True},
+        },
+        settings={"dtype": "float16", "seed": 7},
+        data={"ulp_matrix": [[0]]},
+        verdicts=[Verdict("topic one", "expected this", "measured that | with a pipe", False)],
+        tables=[
+            Table("Main", ("a", "b"), ((1, 0.123456789),)),
+            Table("Code", ("line",), (("x\ny",),), summary=False),
+        ],
+        histograms=[Histogram("h1", "Title", "x", ("0", "1"), (4, 1))],
+    )
+
+
+def test_render_report_shows_verdicts_and_summary_tables():
+    console = Console(record=True, width=160)
+    render_report(console, _report())
+    text = console.export_text()
+    assert "topic one" in text and "measured that" in text and "Main" in text and "0.123457" in text
+    assert "Also in report.md" in text and "x\ny" not in text
+
+
+def test_write_outputs_escapes_markdown_and_flattens_environment(tmp_path):
+    written = write_outputs(_report(), tmp_path / "out")
+    assert [p.name for p in written] == ["result.json", "report.md", "h1.png"]
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "measured that \\| with a pipe" in md and "x<br>y" in md
+    assert "| inductor.fx_graph_cache | yes |" in md
+    assert "![Title](figures/h1.png)" in md

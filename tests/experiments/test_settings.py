@@ -1,0 +1,43 @@
+import dataclasses
+
+import pytest
+
+from fpinspect.experiments.registry import TASK_IDS, UnknownTask, all_tasks, canonical_id, get_task
+from fpinspect.experiments.tasks.reduction_order import ReductionOrderSettings
+
+
+@pytest.mark.parametrize("task", all_tasks(), ids=lambda t: t.id)
+def test_profiles_round_trip_and_keep_the_structure(task):
+    full, quick = task.settings.profile("full"), task.settings.profile("quick")
+    assert full == task.settings()
+    for s in (full, quick):
+        assert task.settings.from_dict(s.to_dict()) == s
+    # quick scales sizes and counts, never the kind of data
+    assert quick.dtype == full.dtype and quick.seed == full.seed
+    assert {f.name for f in dataclasses.fields(quick)} == {f.name for f in dataclasses.fields(full)}
+
+
+def test_plan_values_are_the_full_profile():
+    assert get_task("A").settings.profile("full").shape == (8, 2048, 4096)
+    assert get_task("A").settings.profile("full").runs == 1000
+    assert get_task("C1").settings.profile("full").shape == (1024, 1024)
+    assert get_task("C1").settings.profile("full").scalar == 0.7
+    c2 = get_task("C2").settings.profile("full")
+    assert (c2.n, c2.chunk_sizes, c2.runs) == (16384, (512, 1024, 2048), 1000)
+    c3 = get_task("C3").settings.profile("full")
+    assert (c3.low, c3.high, c3.iterations) == (0.01, 100.0, (1, 2, 3))
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(ValueError, match="unknown setting"):
+        get_task("C1").settings.from_dict({"shape": [4, 4], "colour": "red"})
+    with pytest.raises(ValueError, match="unknown profile"):
+        get_task("C1").settings.profile("medium")
+    with pytest.raises(ValueError, match="power of two"):
+        ReductionOrderSettings(chunk_sizes=(384,))
+
+
+def test_task_ids_are_case_insensitive():
+    assert [canonical_id(t.lower()) for t in TASK_IDS] == list(TASK_IDS)
+    with pytest.raises(UnknownTask, match="known tasks: A, C1, C2, C3"):
+        canonical_id("Z9")

@@ -10,15 +10,7 @@ import click
 from rich.console import Console
 
 from . import __version__
-
-
-class UsageProblem(click.ClickException):
-    """Bad usage or unreadable input: one sentence on stderr, exit status 2."""
-
-    exit_code = 2
-
-    def show(self, file=None) -> None:
-        click.echo(f"fpinspect: {self.message}", err=True)
+from .usage import UsageProblem
 
 
 def _existing_file(path: str, what: str) -> None:
@@ -137,8 +129,10 @@ def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_
 
 def _register() -> None:
     """Commands whose implementation lives with their layer."""
+    from .capture.command import capture_command
     from .experiments.commands import run_command, tasks_command
 
+    main.add_command(capture_command)
     main.add_command(run_command)
     main.add_command(tasks_command)
 

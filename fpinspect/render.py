@@ -148,7 +148,7 @@ def compare_table(report) -> Group:
     """The `fpinspect compare` table (fits 120 columns) and its summary lines."""
     t = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0))
     for col, width, justify in (
-        ("fused op:output", 22, "left"), ("original:output", 16, "left"), ("cosine", 10, "right"),
+        ("fused op:output", 26, "left"), ("original:output", 18, "left"), ("cosine", 10, "right"),
         ("max abs", 8, "right"), ("max rel", 8, "right"), ("ULP max", 7, "right"), ("verdict", 7, "left"),
         ("cause", 10, "left"), ("status", 18, "left"),
     ):  # fmt: skip
@@ -159,9 +159,9 @@ def compare_table(report) -> Group:
         u = r.metrics["ulp"]["max"] if r and r.compared else None
         finding = loc.get(p.fused_op)
         cause = finding.role if rec.verdict == "fail" and p.kind == "output" and finding and finding.role else ""
-        origin = "-" if p.origin_op is None else f"{_short(p.origin_op, 13)}:{p.origin_index}"
+        origin = "-" if p.origin_op is None else f"{_short(p.origin_op, 16)}:{p.origin_index}"
         # inputs are listed under their op's outputs, by input number
-        name = f"{_short(p.fused_op, 19)}:{p.fused_index}" if p.kind == "output" else f"  └ input {p.fused_index}"
+        name = f"{_short(p.fused_op, 24)}:{p.fused_index}" if p.kind == "output" else f"  └ input {p.fused_index}"
         t.add_row(
             name, origin,
             fmt_num(r.cosine if r else None, "cos"), fmt_num(r.max_abs if r else None, "e2"),

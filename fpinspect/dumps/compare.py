@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..numerics import float_format, is_supported
+from ..numerics.chunks import CastView
 from .datadump import DumpFile, DumpIndex
 from .errors import InputError
-from .graph import FusedOp, GeModel, TensorDesc, fused_ops, is_data_source, load_graph
+from .graph import FusedOp, GeModel, TensorDesc, fused_ops, is_data_source, load_graph, numpy_dtype_name
 from .layouts import PLAIN_LAYOUTS, LayoutError, convert_layout, needs_conversion
 from .npyio import load_npy, open_npy
 from .pair import PairResult, compare_arrays, finish_status, json_clean, json_number
@@ -194,9 +196,9 @@ class DumpComparison:
             src = a if isinstance(a, np.ndarray) else load_npy(a.path)
             a = np.ascontiguousarray(convert_layout(src, la, lb, b.shape))
             notes.append(f"fused {la}->{lb}")
-        if not notes:
-            return a, b, [], None
-        return a, b, ["FORMAT_CONVERTED"], "; ".join(notes)
+        status = ["FORMAT_CONVERTED"] if notes else []
+        a, b = _as_declared(a, b, plan, notes)
+        return a, b, status, "; ".join(notes) or None
 
     def compute(self, plan: PairPlan) -> Record:
         """The record of ``plan`` (computed once, then cached)."""
@@ -259,6 +261,28 @@ def _file_size(path: str) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
+
+
+def _as_declared(a, b, plan: PairPlan, notes: list[str]):
+    """Both sides in the float format the graphs declare, when the dumps store it widened.
+
+    msaccucmp saves bfloat16 tensors as float32: judged as float32 they would be measured
+    against float32's epsilon and ULPs. Casting back is exact, and ULPs and thresholds are
+    then those of the declared format.
+    """
+    declared = {numpy_dtype_name(d.dtype) if d else None for d in (plan.fused_desc, plan.origin_desc)}
+    name = declared.pop() if len(declared) == 1 else None
+    if name is None or not is_supported(name):
+        return a, b
+    fmt = float_format(name)
+    out = []
+    for side in (a, b):
+        stored = np.dtype(side.dtype)
+        if is_supported(stored) and float_format(stored).p > fmt.p:
+            side = side.astype(fmt.dtype) if isinstance(side, np.ndarray) else CastView(side, fmt.dtype)
+            notes.append(f"{'fused' if not out else 'original'} stored {stored}, compared as declared {name}")
+        out.append(side)
+    return out[0], out[1]
 
 
 def _layout(desc: TensorDesc | None) -> str | None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..numerics import float_format, is_supported, metrics_from_stats, ulp_diff, ulp_error, ulp_nan
-from ..numerics.chunks import ChunkReader, NpyFile
+from ..numerics.chunks import CastView, ChunkReader, NpyFile
 from ..numerics.metrics import _kl_from_ranges
 from ..numerics.stats import PairStats, accumulate
 from .errors import InputError
@@ -208,7 +208,7 @@ def _flat_if(x, shape):
     """``x`` viewed with ``shape`` when that is a flattening (NpyFile readers are flat already)."""
     if tuple(x.shape) == shape:
         return x
-    if isinstance(x, NpyFile):
+    if isinstance(x, (NpyFile, CastView)):
         return x.with_shape(shape)
     return np.asarray(x).reshape(shape)
 

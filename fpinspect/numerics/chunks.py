@@ -105,11 +105,34 @@ class NpyFile:
         return np.load(self.path, mmap_mode="r", allow_pickle=False)
 
 
+class CastView:
+    """``src`` (an :class:`NpyFile` or array) read chunk by chunk and cast to ``dtype``.
+
+    Used when a dump stores a narrow format widened (msaccucmp saves bfloat16 as float32):
+    casting back is exact and lets ULPs be counted in the declared format.
+    """
+
+    def __init__(self, src, dtype):
+        self.src = src
+        self.dtype = np.dtype(dtype)
+        self.shape = tuple(src.shape)
+        self.size = int(src.size)
+        self.ndim = len(self.shape)
+        self._reader = ChunkReader(src)
+
+    def read(self, lo: int, hi: int) -> np.ndarray:
+        return self._reader.read(lo, hi).astype(self.dtype)
+
+    def with_shape(self, shape) -> CastView:
+        src = self.src.with_shape(shape) if isinstance(self.src, NpyFile) else np.asarray(self.src).reshape(shape)
+        return CastView(src, self.dtype)
+
+
 class ChunkReader:
     """Reads flat C-order element ranges of one array-like; thread-safe."""
 
     def __init__(self, x):
-        if isinstance(x, NpyFile):
+        if isinstance(x, (NpyFile, CastView)):
             self.src, self.releaser = x, None
         else:
             x = np.asanyarray(x)
@@ -120,7 +143,7 @@ class ChunkReader:
 
     def read(self, lo: int, hi: int) -> np.ndarray:
         f = self.src
-        if isinstance(f, NpyFile):
+        if isinstance(f, (NpyFile, CastView)):
             return f.read(lo, hi)
         if f.ndim == 1:
             return np.asarray(f[lo:hi])

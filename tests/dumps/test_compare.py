@@ -143,6 +143,7 @@ def test_status_codes_for_each_kind_of_bad_pair(tmp_path):
         tensor([4], origin_name="G", origin_index=0),  # 7: non-numeric data
     ]
     off = {n: tensor([4]) for n in "ABCDEG"}
+    off["B"] = tensor([4], dtype="DT_FLOAT")  # the graphs disagree on the dtype, too
     on_arrays = [h, None, h, h, h, h, h, np.array(["a", "b"])]
     off_arrays = {"A": h, "B": h.astype(np.float32), "C": h.reshape(2, 2), "D": np.arange(5, dtype=np.float16),
                   "E": h, "G": np.array(["a", "b"])}  # fmt: skip
@@ -291,3 +292,20 @@ def test_grouped_weights_are_refused_not_misread(tmp_path):
                        {"A": np.zeros((16, 8, 2, 2), np.float16)})  # fmt: skip
     got, _ = statuses(paths)
     assert got == [["FORMAT_UNSUPPORTED"]]
+
+
+def test_bfloat16_stored_as_float32_is_judged_as_bfloat16(tmp_path):
+    # msaccucmp convert saves bfloat16 tensors as float32; the graphs still say DT_BF16
+    import ml_dtypes
+
+    rng = np.random.default_rng(2)
+    ref = rng.standard_normal(4096).astype(ml_dtypes.bfloat16)
+    noisy = (ref.astype(np.float32) * (1 + rng.uniform(-4e-3, 4e-3, 4096))).astype(ml_dtypes.bfloat16)
+    outs = [tensor([4096], dtype="DT_BF16", origin_name="A", origin_index=0)]
+    paths = small_pair(tmp_path, outs, {"A": tensor([4096], dtype="DT_BF16")},
+                       [noisy.astype(np.float32)], {"A": ref.astype(np.float32)})  # fmt: skip
+    got, report = statuses(paths)
+    rec = report.records[0]
+    assert got[0] == ["OK"] and rec.result.metrics["ulp"]["dtype"] == "bfloat16"
+    assert rec.verdict == "pass" and rec.score < 1  # in float32 eps this would be ~ 10^4
+    assert "compared as declared bfloat16" in rec.conversion

@@ -1,0 +1,140 @@
+"""``fpinspect capture``: the click command. Imports torch only when it runs, so the CLI
+(and ``compare``, ``diff``, ``open``) keeps working where torch is not installed."""
+
+from __future__ import annotations
+
+import importlib.util
+import shlex
+from pathlib import Path
+
+import click
+
+from ..usage import UsageProblem
+from .choices import DEMO_NAMES, DEVICES, DTYPE_NAMES, INJECT_KINDS, LAYOUT_MODES
+from .errors import CaptureError
+
+
+class _Progress:
+    """Shows each stage of a capture as a rich progress bar on stderr."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        console = Console(stderr=True)
+        self.bars = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                             console=console, transient=True, disable=not console.is_terminal)  # fmt: skip
+        self.stage: str | None = None
+        self.total = 0
+        self.task = None
+
+    def __enter__(self) -> _Progress:
+        self.bars.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bars.stop()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage != self.stage:
+            if self.task is not None:  # the previous stage is over
+                self.bars.update(self.task, completed=self.total)
+            self.stage, self.total = stage, total
+            self.task = self.bars.add_task(stage, total=total)
+        self.bars.update(self.task, completed=done)
+
+
+_INJECT_HELP = (
+    "SIMULATED regression in one region (for demos and tests): REGION is a region name or number, KIND one of "
+    + "; ".join(f"{k}: {v}" for k, v in INJECT_KINDS.items())
+)
+
+
+@click.command("capture")
+@click.argument("model")
+@click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="folder for the dump pair; its four capture folders are replaced",
+)
+@click.option(
+    "--device", type=click.Choice(DEVICES), default="cpu", show_default=True, help="where both runs execute"
+)
+@click.option(
+    "--dtype",
+    type=click.Choice(DTYPE_NAMES),
+    default="float16",
+    show_default=True,
+    help="the model's dtype: eager rounds to it after every op, fused regions at their ends",
+)
+@click.option(
+    "--storage-layouts",
+    type=click.Choice(LAYOUT_MODES),
+    default="plain",
+    show_default=True,
+    help="ascend: store 4-D activations as NC1HWC0 and matmul outputs as FRACTAL_NZ",
+)
+@click.option("--inject", metavar="REGION=KIND", help=_INJECT_HELP)
+@click.option("--seed", type=int, default=0, show_default=True, help="seed of the demo weights and inputs")
+def capture_command(model: str, out: str, device: str, dtype: str, storage_layouts: str, inject: str | None,
+                    seed: int) -> None:  # fmt: skip
+    """Capture a fusion-on / fusion-off dump pair from a PyTorch model.
+
+    MODEL is a built-in demo (transformer, conv) or package.module:factory, a function
+    returning (module, example_inputs). The fusion-off run executes every operator on its
+    own; the fusion-on run compiles each fusion region with torch.compile. The pair is
+    written in GE's formats (Build.json graphs, msaccucmp-style .npy dumps) for
+    fpinspect compare and fpinspect open.
+    """
+    if importlib.util.find_spec("torch") is None:
+        raise UsageProblem(
+            "fpinspect capture needs PyTorch; install it with pip install 'fpinspect[experiments]'."
+        )
+    from .inject import Injection
+    from .models import load_model
+    from .pipeline import Capture
+
+    try:
+        injection = Injection.parse(inject) if inject else None
+        module, inputs = load_model(model, seed)
+        with _Progress() as progress:
+            cap = Capture(
+                module, inputs, dtype=dtype, device=device, name=_model_name(model), progress=progress
+            )
+            pair = cap.write(
+                Path(out), storage_layouts=storage_layouts, injection=injection, progress=progress
+            )
+    except CaptureError as exc:
+        raise UsageProblem(f"{exc}.") from None
+    _report(cap, pair, model, dtype, device, injection)
+
+
+def _model_name(spec: str) -> str:
+    return spec if spec in DEMO_NAMES else spec.rpartition(":")[2]
+
+
+def _report(cap, pair, model: str, dtype: str, device: str, injection) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    con = Console(highlight=False)
+    con.print(
+        f"Captured {escape(model)} ({dtype}, {device}): {len(cap.graph.ops)} ops, {len(cap.regions)} fusion regions."
+    )
+    table = Table(box=None)
+    for title in ("region", "fused op", "type"):
+        table.add_column(title, no_wrap=True)
+    table.add_column("original ops", overflow="fold")
+    for r in cap.regions:
+        members = ", ".join(op.name for op in r.region.members)
+        table.add_row(str(r.region.index), escape(r.name), r.type, escape(members))
+    con.print(table)
+    if injection is not None:
+        target = cap.target(injection)
+        con.print(f"[bold red]SIMULATED regression[/] in region {target.region.index} ({escape(target.name)}): "
+                  f"{INJECT_KINDS[injection.kind]}. The graphs do not record it.")  # fmt: skip
+    con.print("Compare the two runs with:")
+    con.print("  fpinspect compare " + shlex.join(pair.compare_args()), soft_wrap=True, markup=False)

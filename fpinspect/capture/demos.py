@@ -1,0 +1,94 @@
+"""Built-in demo models, small enough that a capture is a few hundred KiB of dumps.
+
+Each demo is a factory ``(seed) -> (module, example_inputs)``, the same shape of callable
+``fpinspect capture package.module:factory`` accepts (which is called without arguments).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class TransformerBlock(nn.Module):
+    """A pre-LayerNorm Transformer block: attention with softmax, then a GELU MLP."""
+
+    def __init__(self, dim: int = 64, heads: int = 4, hidden: int = 256):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = nn.LayerNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.ln2 = nn.LayerNorm(dim)
+        self.fc1 = nn.Linear(dim, hidden)
+        self.fc2 = nn.Linear(hidden, dim)
+
+    def attention(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, d = x.shape
+        q, k, v = (
+            t.view(b, s, self.heads, d // self.heads).transpose(1, 2) for t in self.qkv(x).split(d, dim=-1)
+        )
+        scores = (q @ k.transpose(-2, -1)) * (d // self.heads) ** -0.5
+        out = scores.softmax(dim=-1) @ v
+        return self.proj(out.transpose(1, 2).reshape(b, s, d))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attention(self.ln1(x))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+class ConvBlock(nn.Module):
+    """A residual conv block: conv, batch-norm, activation (twice), a 1x1 shortcut, then
+    max pooling; returns the pooled feature map and its global average per channel."""
+
+    def __init__(self, cin: int = 8, cout: int = 16):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.shortcut = nn.Conv2d(cin, cout, 1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = F.silu(self.bn2(self.conv2(y)) + self.shortcut(x))
+        pooled = F.max_pool2d(y, 2)
+        return pooled, pooled.mean(dim=(2, 3))
+
+
+def _randomise_norms(module: nn.Module, gen: torch.Generator) -> None:
+    """Give batch-norm layers non-trivial statistics, as a trained network has."""
+    for m in module.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            with torch.no_grad():
+                m.running_mean.copy_(0.2 * torch.randn(m.num_features, generator=gen))
+                m.running_var.copy_(0.5 + torch.rand(m.num_features, generator=gen))
+                m.weight.copy_(1 + 0.2 * torch.randn(m.num_features, generator=gen))
+                m.bias.copy_(0.1 * torch.randn(m.num_features, generator=gen))
+
+
+def transformer(seed: int = 0) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """Transformer block, batch 2 x 16 tokens x 64 features, 4 heads, MLP width 256."""
+    torch.manual_seed(seed)
+    model = TransformerBlock()
+    gen = torch.Generator().manual_seed(seed + 1)
+    return model, (torch.randn(2, 16, 64, generator=gen),)
+
+
+def conv(seed: int = 0) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """Conv block, batch 2 x 8 channels x 16 x 16 pixels, 16 output channels."""
+    torch.manual_seed(seed)
+    model = ConvBlock()
+    gen = torch.Generator().manual_seed(seed + 1)
+    _randomise_norms(model, gen)
+    return model, (torch.randn(2, 8, 16, 16, generator=gen),)
+
+
+#: Demo name -> factory.
+DEMOS: dict[str, Callable[[int], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
+    "transformer": transformer,
+    "conv": conv,
+}

@@ -1,0 +1,74 @@
+"""Captures shared by the capture tests: each demo is traced and compiled once per session.
+
+Compiling is what costs time (about 20 s for the first Inductor compile of a process, 1-2 s
+per region after that), so every test reads the same captures, and the whole session uses
+one Inductor cache folder. Without torch there is nothing to capture: the tests are not
+collected (this file itself imports torch only inside fixtures).
+"""
+
+import importlib.util
+import os
+
+import pytest
+from capturecases import INJECTED, compare
+
+if importlib.util.find_spec("torch") is None:
+    collect_ignore_glob = ["test_*.py"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def inductor_cache(tmp_path_factory):
+    """One TORCHINDUCTOR_CACHE_DIR for the session (restored afterwards)."""
+    old = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(tmp_path_factory.mktemp("inductor-cache"))
+    yield os.environ["TORCHINDUCTOR_CACHE_DIR"]
+    if old is None:
+        del os.environ["TORCHINDUCTOR_CACHE_DIR"]
+    else:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = old
+
+
+@pytest.fixture(scope="session")
+def transformer_capture(inductor_cache):
+    from fpinspect.capture import Capture, load_model
+
+    module, inputs = load_model("transformer", seed=0)
+    return Capture(module, inputs, dtype="float16", name="transformer")
+
+
+@pytest.fixture(scope="session")
+def conv_capture(inductor_cache):
+    from fpinspect.capture import Capture, load_model
+
+    module, inputs = load_model("conv", seed=0)
+    return Capture(module, inputs, dtype="float16", name="conv")
+
+
+@pytest.fixture(scope="session")
+def transformer_clean(transformer_capture, tmp_path_factory):
+    pair = transformer_capture.write(tmp_path_factory.mktemp("transformer_clean"))
+    return pair, compare(pair)
+
+
+@pytest.fixture(scope="session")
+def transformer_injected(transformer_capture, tmp_path_factory):
+    from fpinspect.capture import Injection
+
+    pair = transformer_capture.write(tmp_path_factory.mktemp("transformer_injected"),
+                                     injection=Injection.parse(INJECTED))  # fmt: skip
+    return pair, compare(pair)
+
+
+@pytest.fixture(scope="session")
+def transformer_injected_ascend(transformer_capture, tmp_path_factory):
+    from fpinspect.capture import Injection
+
+    pair = transformer_capture.write(tmp_path_factory.mktemp("transformer_ascend"), storage_layouts="ascend",
+                                     injection=Injection.parse(INJECTED))  # fmt: skip
+    return pair, compare(pair)
+
+
+@pytest.fixture(scope="session")
+def conv_clean(conv_capture, tmp_path_factory):
+    pair = conv_capture.write(tmp_path_factory.mktemp("conv_clean"))
+    return pair, compare(pair)

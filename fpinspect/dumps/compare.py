@@ -138,42 +138,42 @@ class DumpComparison:
             if f is not None and f.candidates > 1 and "MULTIPLE_DUMPS" not in plan.status:
                 plan.status.append("MULTIPLE_DUMPS")
 
+    def _locate(self, plan: PairPlan, fused_file: DumpFile | None, what: str) -> PairPlan:
+        """Attach both dump files to ``plan`` and note what is missing or duplicated."""
+        plan.fused_file = fused_file
+        self._lookup_origin(plan)
+        if fused_file is None:
+            plan.status.append("FILE_NOT_FOUND")
+            plan.message = f"no fusion-on dump of {plan.fused_op} {what}"
+        self._note_duplicates(plan)
+        return plan
+
+    @staticmethod
+    def _skip(plan: PairPlan, code: str, message: str) -> PairPlan:
+        plan.status.append(code)
+        plan.message = message
+        return plan
+
     def _plan_output(self, op: FusedOp, out) -> PairPlan:
         plan = PairPlan("output", op.name, op.type, out.index, out.origin_op, out.origin_index,
                         fused_desc=out.desc)  # fmt: skip
         if out.origin_op is None or out.origin_index is None:
-            plan.status.append("NO_MAPPING")
-            plan.message = f"output {out.index} carries no _datadump_origin_name / _datadump_origin_output_index"
-            return plan
-        plan.fused_file = self.open_index.lookup(op.name, "output", out.index)
-        self._lookup_origin(plan)
-        if plan.fused_file is None:
-            plan.status.append("FILE_NOT_FOUND")
-            plan.message = f"no fusion-on dump of {op.name} output {out.index}"
-        self._note_duplicates(plan)
-        return plan
+            return self._skip(plan, "NO_MAPPING",
+                              f"output {out.index} carries no _datadump_origin_name / _datadump_origin_output_index")  # fmt: skip
+        return self._locate(plan, self.open_index.lookup(op.name, "output", out.index), f"output {out.index}")
 
     def _plan_input(self, op: FusedOp, inp) -> PairPlan:
         plan = PairPlan("input", op.name, op.type, inp.index, inp.origin_op, inp.origin_index,
                         fused_desc=inp.desc, src_op=inp.src_op)  # fmt: skip
         if is_data_source(inp.src_type):
-            plan.status.append("SKIPPED_CONST_DATA")
-            plan.message = f"fed by {inp.src_type} {inp.src_op}"
-            return plan
+            return self._skip(plan, "SKIPPED_CONST_DATA", f"fed by {inp.src_type} {inp.src_op}")
         if inp.origin_op is None or inp.origin_index is None:
-            plan.status.append("NO_MAPPING")
-            plan.message = f"producer {inp.src_op} output {inp.src_index} has no origin mapping"
-            return plan
+            return self._skip(plan, "NO_MAPPING", f"producer {inp.src_op} output {inp.src_index} has no origin mapping")
         # The fused op's own input dump; without one, its producer's output dump holds the same data.
-        plan.fused_file = self.open_index.lookup(op.name, "input", inp.index) or self.open_index.lookup(
+        fused_file = self.open_index.lookup(op.name, "input", inp.index) or self.open_index.lookup(
             inp.src_op, "output", inp.src_index
         )
-        self._lookup_origin(plan)
-        if plan.fused_file is None:
-            plan.status.append("FILE_NOT_FOUND")
-            plan.message = f"no fusion-on dump of {op.name} input {inp.index}"
-        self._note_duplicates(plan)
-        return plan
+        return self._locate(plan, fused_file, f"input {inp.index}")
 
     # -- computing -----------------------------------------------------------------------
     def _sides(self, plan: PairPlan):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from gefixtures import GraphBuilder, tensor, write_dump
 from network import REGIONS, build_network, fused_name
+from refscript import reference_trio
 
 from fpinspect.dumps.compare import DumpComparison
 from fpinspect.dumps.errors import InputError
@@ -21,14 +22,6 @@ def compare(paths, **kw):
 
 def by_key(report):
     return {(r.plan.fused_op, r.plan.kind, r.plan.fused_index): r for r in report.records}
-
-
-def reference_trio(a, b):
-    a = a.astype(np.float64).reshape(-1)
-    b = b.astype(np.float64).reshape(-1)
-    cos = np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-8)
-    d = np.abs(a - b)
-    return cos, d.max(), np.max(d / (np.maximum(np.abs(a), np.abs(b)) + 1e-8))
 
 
 def test_ordinary_fusion_noise_passes_everywhere(tmp_path):

@@ -5,6 +5,7 @@ import math
 import ml_dtypes
 import numpy as np
 import pytest
+from refscript import reference_trio
 
 from fpinspect.numerics import (
     accumulate,
@@ -133,14 +134,6 @@ def test_bfloat16_and_fp8_inputs():
 
 
 # -- named metrics against their definitions -------------------------------------------------
-
-def reference_trio(a, b):
-    a = a.astype(np.float64).reshape(-1)
-    b = b.astype(np.float64).reshape(-1)
-    cos = np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-8)
-    d = np.abs(a - b)
-    return cos, d.max(), np.max(d / (np.maximum(np.abs(a), np.abs(b)) + 1e-8))
-
 
 def test_reference_trio_parity():
     x, ref = noisy_pair(100_000)

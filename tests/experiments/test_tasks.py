@@ -8,6 +8,8 @@ import pytest
 
 from fpinspect.experiments.events import HistogramEvent, Progress
 from fpinspect.experiments.registry import get_task
+from fpinspect.experiments.tasks.reduction_order import additions_per_term, chunked_sum_in_dtype, error_bound
+from fpinspect.numerics import ulp_diff
 
 pytestmark = pytest.mark.slow
 
@@ -105,8 +107,108 @@ def test_c2_reduction_order(quick_report):
     off = [d["ulp_matrix"][i][j] for i in range(len(sizes)) for j in range(len(sizes)) if i != j]
     assert verdict(report, "chunk sizes differ in the last bit").agrees == (min(off) >= 1)
     assert verdict(report, "each version is self-consistent").agrees == all(d["self_deterministic"].values())
-    partial = [e.histogram for e in quick_report.events["C2"] if isinstance(e, HistogramEvent)]
+    charts = [e.histogram for e in quick_report.events["C2"] if isinstance(e, HistogramEvent)]
+    partial = [h for h in charts if h.name == "c2_error_vs_fp64"]
     assert [len(h.bins) for h in partial] == list(range(1, len(sizes) + 2))
+    assert [h.name for h in report.histograms] == ["c2_error_vs_fp64", "c2_storage_accumulation_error"]
+
+
+def _square(m):
+    m = np.array(m)
+    return m.shape[0] == m.shape[1] and (m == m.T).all() and (np.diag(m) == 0).all() and (m >= 0).all()
+
+
+def test_c2_storage_dtype_accumulation(quick_report):
+    report = quick_report("C2")
+    d = report.data
+    settings = get_task("C2").settings.profile("quick")
+    f = d["storage_dtype_accumulation"]
+    sizes = d["chunk_sizes"]
+    labels = [str(c) for c in sizes]
+    dtype = np.dtype(settings.dtype)
+    u = 2.0 ** -(np.finfo(dtype).nmant + 1)
+    assert f["accumulation_dtype"] == settings.dtype
+    m = f["ulp_matrix"]
+    assert len(m) == len(sizes) and _square(m)
+    assert list(f["self_deterministic"]) == list(f["vs_fp64"]) == labels
+    values = {k: np.array([v["value"]], dtype) for k, v in f["vs_fp64"].items()}
+    for i, a in enumerate(labels):
+        for j, b in enumerate(labels):
+            # the matrix is the ULP distance between the sums reported against float64
+            assert m[i][j] == int(ulp_diff(values[a], values[b]).max())
+            assert (m[i][j] == 0) == (values[a] == values[b]).all()
+    for c, v in zip(sizes, f["vs_fp64"].values()):
+        assert v["abs_error"] == pytest.approx(abs(v["value"] - d["reference"]))
+        assert v["normwise_error_u"] == pytest.approx(v["abs_error"] / d["abs_sum"] / u)
+        assert v["bound_factor"] == additions_per_term(settings.n, c)
+        assert v["bound"] == pytest.approx(error_bound(settings.n, c, d["abs_sum"], u))
+        assert v["within_bound"] == (v["abs_error"] <= v["bound"])
+        assert v["ulp_error"] >= 0
+    tr = f["trials"]
+    assert tr["inputs"] == settings.trials and tr["seeds"] == [
+        settings.seed,
+        settings.seed + settings.trials - 1,
+    ]
+    share = tr["differ_share"]
+    assert _square(share) and all(0 <= x <= 1 for row in share for x in row)
+    for i in range(len(sizes)):
+        for j in range(len(sizes)):
+            # the task's own input is the first of the trials
+            assert share[i][j] >= (m[i][j] > 0) / tr["inputs"]
+    mean, worst = tr["mean_normwise_error_u"], tr["max_normwise_error_u"]
+    for k in labels:
+        assert 0 <= mean[k] <= worst[k] and f["vs_fp64"][k]["normwise_error_u"] <= worst[k] * (1 + 1e-12)
+    ordered = sorted(sizes)
+    assert [(t["from"], t["to"]) for t in tr["trend"]] == list(zip(ordered, ordered[1:]))
+    for t in tr["trend"]:
+        assert t["measured_ratio"] == pytest.approx(mean[str(t["to"])] / mean[str(t["from"])])
+        assert t["typical_ratio"] == pytest.approx(t["bound_ratio"] ** 0.5)
+    follows = all((t["measured_ratio"] > 1) == (t["bound_ratio"] > 1) for t in tr["trend"])
+    assert (
+        verdict(report, "float16 accumulation: error against chunk size follows the bound").agrees == follows
+    )
+    off = [m[i][j] for i in range(len(sizes)) for j in range(len(sizes)) if i != j]
+    assert verdict(report, "float16 accumulation: chunk sizes differ in the last bit").agrees == (
+        min(off) >= 1 and all(f["self_deterministic"].values())
+    )
+    chart = next(h for h in report.histograms if h.name == "c2_storage_accumulation_error")
+    assert chart.bins == tuple(str(c) for c in ordered)
+    assert chart.counts == pytest.approx([mean[str(c)] for c in ordered])
+    assert any(
+        t.title.startswith("ULP matrix of the float16 sums with float16 accumulation") for t in report.tables
+    )
+
+
+def _documented_order_in_numpy(x: np.ndarray, chunk: int) -> np.ndarray:
+    """The order of the module docstring, one float16 addition at a time."""
+    chunk_sums = []
+    for start in range(0, x.size, chunk):
+        level = list(x[start : start + chunk])
+        while len(level) > 1:
+            half = len(level) // 2
+            level = [np.add(level[i], level[i + half], dtype=x.dtype) for i in range(half)]
+        chunk_sums.append(level[0])
+    acc = chunk_sums[0]
+    for s in chunk_sums[1:]:
+        acc = np.add(acc, s, dtype=x.dtype)
+    return np.array([acc], x.dtype)
+
+
+@pytest.mark.parametrize("chunk", [1, 4, 64, 256])
+def test_chunked_sum_in_dtype_rounds_every_addition_in_the_documented_order(chunk):
+    import torch
+
+    from fpinspect.experiments.tensors import from_numpy, to_numpy
+
+    x = np.random.default_rng(chunk).uniform(0, 1, 256).astype(np.float16)
+    got = to_numpy(chunked_sum_in_dtype(from_numpy(x).reshape(1, -1), chunk))
+    assert (
+        got.dtype == np.float16
+        and (got.view(np.uint16) == _documented_order_in_numpy(x, chunk).view(np.uint16)).all()
+    )
+    assert chunked_sum_in_dtype(torch.ones(1, 4096, dtype=torch.float16), 4096).item() == 4096
+    # one element per chunk is recursive summation: float16 stalls at 2048 (2048 + 1 rounds to 2048)
+    assert chunked_sum_in_dtype(torch.ones(1, 4096, dtype=torch.float16), 1).item() == 2048
 
 
 def test_c3_rsqrt_iterations(quick_report):

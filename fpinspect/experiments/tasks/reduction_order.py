@@ -16,6 +16,27 @@ Each version is compiled and run ``runs`` times (self-determinism with ``bit_equ
 compared pairwise with ``ulp_diff`` and against the float64 sum with ``ulp_error``. A
 U(0, 1) input keeps the sum away from zero, where ULP errors would be meaningless
 (ulp_spec.md §5(a)).
+
+With float32 accumulation the chunk size rarely survives the final rounding to float16
+(ulp_spec.md §5(a): "with fp32 accumulation, block size does not matter at n = 16384").
+So the task also runs the **same** chunked reduction with **accumulation in the storage
+dtype** (``dtype``, float16 by default), the emulation of a kernel that never upcasts.
+Every addition is rounded to ``dtype``, in exactly this order: inside each chunk of ``c``
+consecutive elements, the balanced tree above (level by level, element ``i`` of the first
+half plus element ``i`` of the second half, each sum rounded to ``dtype``); then the
+``n / c`` chunk sums are added one after another, first to last, each partial sum rounded
+to ``dtype`` (:func:`chunked_sum_in_dtype`). These versions run eagerly with torch ops on
+the CPU, whatever the backend: they emulate an accumulation order, they are not a
+framework kernel (a float16 ``+`` of two float16 tensors is one correctly rounded
+addition on the CPU). Each runs ``runs`` times for self-determinism; the pairwise ULP
+matrix and the errors against float64 are measured on the task's input. Whether the
+error grows or shrinks with ``c`` is judged on ``trials`` inputs (seeds ``seed`` …
+``seed + trials - 1``, same distribution), by the mean normwise error
+``|s - ref| / Σ|x|`` in units of ``u`` of ``dtype``, against Higham's bound for this
+order (:func:`error_bound`). This order's bound factor ``log2(c) + n/c - 1`` *falls* as
+``c`` grows (40, 25, 18 for 512, 1024, 2048 at n = 16384); the 1.3–1.6× growth per
+doubling of ulp_spec.md §5(a) is for recursive summation inside each block (factor
+``c + n/c - 2``), a different order.
 """
 
 from __future__ import annotations
@@ -26,7 +47,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fpinspect.numerics import bit_equal, error_stats, fp64_reference, ulp_diff, ulp_of
+from fpinspect.numerics import bit_equal, error_stats, float_format, fp64_reference, ulp_diff, ulp_of
 
 from ..backends.base import Backend, kernel_hash
 from ..events import HistogramEvent, Message, Progress
@@ -49,6 +70,7 @@ class ReductionOrderSettings(TaskSettings):
     runs: int = 1000
     low: float = 0.0
     high: float = 1.0
+    trials: int = 200
 
     QUICK: ClassVar = {"runs": 100}
 
@@ -56,12 +78,14 @@ class ReductionOrderSettings(TaskSettings):
         for c in self.chunk_sizes:
             if c < 1 or c & (c - 1) or self.n % c:
                 raise ValueError(f"chunk size {c} must be a power of two that divides n = {self.n}")
+        if self.trials < 1:
+            raise ValueError(f"trials must be at least 1, not {self.trials}")
 
 
-def chunked_sum(x, chunk: int):
-    """The explicit chunked reduction of the module docstring: returns the float32
-    accumulator [1] and its rounding to ``x.dtype`` [1]."""
-    t = x.float().reshape(x.shape[0], -1, chunk)
+def _tree_then_sequential(t, chunk: int):
+    """Sum the rows of ``t`` [rows, n] in ``t``'s dtype: a balanced tree inside each chunk
+    of ``chunk`` elements, then the chunk sums first to last. Returns [rows]."""
+    t = t.reshape(t.shape[0], -1, chunk)
     while t.shape[-1] > 1:
         half = t.shape[-1] // 2
         t = t[..., :half] + t[..., half:]
@@ -69,7 +93,21 @@ def chunked_sum(x, chunk: int):
     acc = partials[:, 0]
     for i in range(1, partials.shape[1]):
         acc = acc + partials[:, i]
+    return acc
+
+
+def chunked_sum(x, chunk: int):
+    """The explicit chunked reduction of the module docstring with float32 accumulation:
+    returns the float32 accumulator [1] and its rounding to ``x.dtype`` [1]."""
+    acc = _tree_then_sequential(x.float(), chunk)
     return acc, acc.to(x.dtype)
+
+
+def chunked_sum_in_dtype(x, chunk: int):
+    """The same order as :func:`chunked_sum`, every addition rounded to ``x.dtype`` (no
+    upcast): the emulation of a kernel that accumulates in the storage dtype. Returns the
+    sum [1] in ``x.dtype``."""
+    return _tree_then_sequential(x, chunk)
 
 
 def framework_sum(x):
@@ -87,11 +125,16 @@ def additions_per_term(n: int, chunk: int | None) -> int:
     return int(math.log2(chunk)) + n // chunk - 1
 
 
-def error_bound(n: int, chunk: int | None, abs_sum: float) -> float:
-    """Higham's bound ``γ_k · Σ|x|`` (``γ_k = k·u / (1 - k·u)``, float32 ``u``) on the
-    accumulator's error for ``k`` = :func:`additions_per_term`."""
+def unit_roundoff(dtype: str) -> float:
+    """``u = 2**-p`` of format ``dtype`` (``p`` counts the implicit bit): 2**-11 for float16."""
+    return 2.0 ** -float_format(dtype).p
+
+
+def error_bound(n: int, chunk: int | None, abs_sum: float, u: float = U32) -> float:
+    """Higham's bound ``γ_k · Σ|x|`` (``γ_k = k·u / (1 - k·u)``; ``u`` of the accumulator,
+    float32 unless given) on the accumulator's error for ``k`` = :func:`additions_per_term`."""
     k = additions_per_term(n, chunk)
-    return k * U32 / (1 - k * U32) * abs_sum
+    return k * u / (1 - k * u) * abs_sum
 
 
 @dataclass
@@ -108,6 +151,35 @@ class Version:
     @property
     def self_deterministic(self) -> bool:
         return self.distinct_outputs == 1
+
+
+@dataclass
+class StorageVersion:
+    """One chunk size summed with accumulation in the storage dtype (eager, on the CPU)."""
+
+    chunk_size: int
+    result: np.ndarray
+    distinct_outputs: int
+
+    @property
+    def label(self) -> str:
+        return str(self.chunk_size)
+
+    @property
+    def self_deterministic(self) -> bool:
+        return self.distinct_outputs == 1
+
+
+@dataclass
+class Trials:
+    """Storage-dtype accumulation on ``inputs`` inputs (seeds ``seed`` … ``seed + inputs - 1``):
+    per chunk size the normwise errors ``|s - ref| / Σ|x|`` in ``u`` of the dtype, and per
+    pair of chunk sizes (in the order of ``chunk_sizes``) how many inputs gave sums that
+    are not bit-equal."""
+
+    inputs: int
+    normwise_u: dict[int, list[float]]
+    differ: list[list[int]]
 
 
 def _run_version(backend: Backend, s: ReductionOrderSettings, x, label: str, fn, emit: Emit) -> Version:
@@ -137,6 +209,56 @@ def _run_version(backend: Backend, s: ReductionOrderSettings, x, label: str, fn,
     )
 
 
+def _run_storage_version(s: ReductionOrderSettings, host, chunk: int, emit: Emit) -> StorageVersion:
+    from ..tensors import to_numpy
+
+    label = f"{s.dtype} accumulation, chunk {chunk}"
+    emit(Message(f"{label}: {s.runs} eager runs on the CPU"))
+    first = to_numpy(chunked_sum_in_dtype(host, chunk))
+    distinct = [first]
+    step = max(1, s.runs // 20)
+    for i in range(s.runs):
+        out = to_numpy(chunked_sum_in_dtype(host, chunk))
+        if not any(bit_equal(out, seen) for seen in distinct):
+            distinct.append(out)
+        if (i + 1) % step == 0 or i + 1 == s.runs:
+            emit(Progress(label, i + 1, s.runs))
+    return StorageVersion(chunk, first, len(distinct))
+
+
+def _input(s: ReductionOrderSettings, seed: int):
+    """The [1, n] input drawn with ``seed``, its float64 sum and ``Σ|x|``."""
+    from ..tensors import uniform
+
+    host = uniform((1, s.n), s.low, s.high, s.dtype, seed)
+    reference = np.asarray(fp64_reference(lambda t: t.sum(dim=-1), [host]))
+    abs_sum = float(np.abs(np.asarray(host.double())).sum())
+    return host, reference, abs_sum
+
+
+def _run_trials(s: ReductionOrderSettings, emit: Emit) -> Trials:
+    from ..tensors import to_numpy
+
+    sizes = s.chunk_sizes
+    u = unit_roundoff(s.dtype)
+    normwise: dict[int, list[float]] = {c: [] for c in sizes}
+    differ = [[0] * len(sizes) for _ in sizes]
+    stage = f"{s.dtype} accumulation on {s.trials} inputs"
+    emit(Message(f"{stage} (seeds {s.seed} to {s.seed + s.trials - 1})"))
+    step = max(1, s.trials // 20)
+    for t in range(s.trials):
+        host, reference, abs_sum = _input(s, s.seed + t)
+        sums = [to_numpy(chunked_sum_in_dtype(host, c)) for c in sizes]
+        for c, r in zip(sizes, sums):
+            normwise[c].append(error_stats(r, reference)["abs"]["max"] / abs_sum / u)
+        for i, a in enumerate(sums):
+            for j, b in enumerate(sums):
+                differ[i][j] += not bit_equal(a, b)
+        if (t + 1) % step == 0 or t + 1 == s.trials:
+            emit(Progress(stage, t + 1, s.trials))
+    return Trials(s.trials, normwise, differ)
+
+
 def _ulp(a: np.ndarray, b: np.ndarray) -> int:
     return int(ulp_diff(a, b).max())
 
@@ -147,6 +269,8 @@ class ReductionOrderResult:
     versions: list[Version]
     reference: np.ndarray
     abs_sum: float
+    storage: list[StorageVersion]
+    trials: Trials
 
     @property
     def chunked(self) -> list[Version]:
@@ -177,6 +301,70 @@ class ReductionOrderResult:
             "within_bound": acc["abs"]["max"] <= bound,
         }
 
+    def storage_matrix(self) -> list[list[int]]:
+        return [[_ulp(a.result, b.result) for b in self.storage] for a in self.storage]
+
+    def storage_vs_fp64(self, v: StorageVersion) -> dict[str, Any]:
+        """``v`` (storage-dtype accumulation) against the float64 sum: the error in ULP of
+        ``dtype``, the absolute and the normwise error (``/ Σ|x|``, in ``u`` of ``dtype``),
+        and Higham's bound of this order with ``dtype``'s ``u``."""
+        s = self.settings
+        st = error_stats(v.result, self.reference)
+        u = unit_roundoff(s.dtype)
+        bound = error_bound(s.n, v.chunk_size, self.abs_sum, u)
+        return {
+            "value": float(v.result[0]),
+            "ulp_error": st["ulp"]["max"],
+            "abs_error": st["abs"]["max"],
+            "normwise_error_u": st["abs"]["max"] / self.abs_sum / u,
+            "bound_factor": additions_per_term(s.n, v.chunk_size),
+            "bound": bound,
+            "within_bound": st["abs"]["max"] <= bound,
+        }
+
+    def trend(self) -> list[dict[str, Any]]:
+        """Mean normwise error over the trials from each chunk size to the next larger
+        one: the measured ratio against the ratio of the bounds and its square root
+        (typical errors grow like the square root of the bound factor, ulp_spec.md §5(a))."""
+        n, u = self.settings.n, unit_roundoff(self.settings.dtype)
+        mean = {c: float(np.mean(e)) for c, e in self.trials.normwise_u.items()}
+        sizes = sorted(mean)
+        out = []
+        for a, b in zip(sizes, sizes[1:]):
+            bound_ratio = error_bound(n, b, 1.0, u) / error_bound(n, a, 1.0, u)
+            out.append(
+                {
+                    "from": a,
+                    "to": b,
+                    "measured_ratio": mean[b] / mean[a] if mean[a] > 0 else None,
+                    "bound_ratio": bound_ratio,
+                    "typical_ratio": math.sqrt(bound_ratio),
+                }
+            )
+        return out
+
+    def storage_data(self) -> dict[str, Any]:
+        s, tr = self.settings, self.trials
+        return {
+            "accumulation_dtype": s.dtype,
+            "order": (
+                f"balanced tree inside each chunk, then the chunk sums first to last; every addition "
+                f"rounded to {s.dtype}"
+            ),
+            "ran_on": "cpu, eager torch ops (an emulation of the accumulation order, not a framework kernel)",
+            "ulp_matrix": self.storage_matrix(),
+            "self_deterministic": {v.label: v.self_deterministic for v in self.storage},
+            "vs_fp64": {v.label: self.storage_vs_fp64(v) for v in self.storage},
+            "trials": {
+                "inputs": tr.inputs,
+                "seeds": [s.seed, s.seed + tr.inputs - 1],
+                "mean_normwise_error_u": {str(c): float(np.mean(e)) for c, e in tr.normwise_u.items()},
+                "max_normwise_error_u": {str(c): float(np.max(e)) for c, e in tr.normwise_u.items()},
+                "differ_share": [[d / tr.inputs for d in row] for row in tr.differ],
+                "trend": self.trend(),
+            },
+        }
+
     def data(self) -> dict[str, Any]:
         fw = self.framework
         return {
@@ -194,6 +382,7 @@ class ReductionOrderResult:
                 for v in self.versions
             },
             "kernel_hashes": {v.label: v.kernel_hash for v in self.versions},
+            "storage_dtype_accumulation": self.storage_data(),
         }
 
     def verdicts(self) -> list[Verdict]:
@@ -222,7 +411,8 @@ class ReductionOrderResult:
             measured = (
                 f"all chunk sizes give the same {s.dtype} sum. Their float32 accumulators differ by up to "
                 f"{max(off_acc)} float32 ULP, but the final rounding to {s.dtype} (spacing {spacing:g} at "
-                f"|sum| ≈ {abs(float(self.reference[0])):.6g}) hides the order."
+                f"|sum| ≈ {abs(float(self.reference[0])):.6g}) hides the order (see the rows on "
+                f"{s.dtype} accumulation for a kernel that does not upcast)."
             )
         else:
             measured = (
@@ -249,6 +439,89 @@ class ReductionOrderResult:
                 )
                 + f". The bound of '{FRAMEWORK}' assumes float32 accumulation in an unknown order.",
                 all(d["within_bound"] for d in fp64.values()),
+            )
+        )
+        return out + self.storage_verdicts()
+
+    def storage_verdicts(self) -> list[Verdict]:
+        s = self.settings
+        d = self.storage_data()
+        labels = [v.label for v in self.storage]
+        k = len(labels)
+        m, share = d["ulp_matrix"], d["trials"]["differ_share"]
+        pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+        per_pair = ", ".join(f"{labels[i]} vs {labels[j]}: {m[i][j]}" for i, j in pairs)
+        shares = ", ".join(f"{labels[i]} vs {labels[j]} {share[i][j]:.0%}" for i, j in pairs)
+        off = [m[i][j] for i, j in pairs]
+        det = d["self_deterministic"]
+        out = [
+            Verdict(
+                f"{s.dtype} accumulation: chunk sizes differ in the last bit",
+                f"with every addition rounded to {s.dtype}, versions with different chunk sizes differ by "
+                f">= 1 ULP of {s.dtype} (each version self-consistent)",
+                f"on the task's input, ULP of {s.dtype} between the sums: {per_pair}. Over "
+                f"{d['trials']['inputs']} inputs the sums differ in: {shares}. {s.runs} eager runs of each "
+                f"version: {'bit-identical' if all(det.values()) else 'several distinct outputs'}.",
+                bool(off) and min(off) >= 1 and all(det.values()),
+            )
+        ]
+        trend = d["trials"]["trend"]
+        if trend:
+            sizes = sorted(s.chunk_sizes)
+            factors = ", ".join(str(additions_per_term(s.n, c)) for c in sizes)
+            mean = d["trials"]["mean_normwise_error_u"]
+
+            def direction(r: float | None) -> str:
+                return "?" if r is None else "grows" if r > 1 else "shrinks" if r < 1 else "stays"
+
+            predicted = ", ".join(
+                f"{t['from']}→{t['to']}: {direction(t['bound_ratio'])} (bound ×{t['bound_ratio']:.2f}, "
+                f"typical ×{t['typical_ratio']:.2f})"
+                for t in trend
+            )
+            measured = ", ".join(
+                f"{t['from']}→{t['to']}: {direction(t['measured_ratio'])}"
+                + ("" if t["measured_ratio"] is None else f" (×{t['measured_ratio']:.2f})")
+                for t in trend
+            )
+            fp64 = d["vs_fp64"]
+            out.append(
+                Verdict(
+                    f"{s.dtype} accumulation: error against chunk size follows the bound",
+                    f"the error follows Higham's bound for this order, γ_k·Σ|x| with k = log2(c) + n/c - 1 = "
+                    f"{factors} for c = {', '.join(map(str, sizes))}: {predicted}. (ulp_spec.md §5(a)'s growth "
+                    f"of 1.3-1.6× per doubling is for recursive summation inside each block, k = c + n/c - 2.)",
+                    f"mean normwise error over {d['trials']['inputs']} inputs, in u = 2^{math.log2(unit_roundoff(s.dtype)):.0f}: "
+                    + ", ".join(f"{c}: {mean[str(c)]:.3g}" for c in sizes)
+                    + f"; {measured}. On the task's input: "
+                    + ", ".join(f"{c}: {fp64[str(c)]['normwise_error_u']:.3g}" for c in sizes)
+                    + ".",
+                    all(
+                        t["measured_ratio"] is not None
+                        and direction(t["measured_ratio"]) == direction(t["bound_ratio"])
+                        for t in trend
+                    ),
+                )
+            )
+        fp64 = d["vs_fp64"]
+        worst = {c: max(e) for c, e in self.trials.normwise_u.items()}
+        u = unit_roundoff(s.dtype)
+        out.append(
+            Verdict(
+                f"{s.dtype} accumulation: errors within the rounding-error range",
+                f"every version's error stays within Higham's bound of its order with {s.dtype}'s u",
+                "; ".join(
+                    f"{c}: error {v['abs_error']:.3g} (bound {v['bound']:.3g}), {v['ulp_error']:.3g} ULP"
+                    for c, v in fp64.items()
+                )
+                + f". Over {self.trials.inputs} inputs the largest normwise error is "
+                + ", ".join(
+                    f"{c}: {worst[c]:.3g}u (bound {error_bound(s.n, c, 1.0, u) / u:.3g}u)"
+                    for c in s.chunk_sizes
+                )
+                + ".",
+                all(v["within_bound"] for v in fp64.values())
+                and all(worst[c] * u <= error_bound(s.n, c, 1.0, u) for c in s.chunk_sizes),
             )
         )
         return out
@@ -282,10 +555,58 @@ class ReductionOrderResult:
                 for k, d in data["vs_fp64"].items()
             ),
         )  # fmt: skip
-        return [result, acc, fp64]
+        return [result, acc, fp64, *self.storage_tables()]
+
+    def storage_tables(self) -> list[Table]:
+        s = self.settings
+        d = self.storage_data()
+        labels = [v.label for v in self.storage]
+        matrix = Table(
+            f"ULP matrix of the {s.dtype} sums with {s.dtype} accumulation (chunk sizes; eager on the CPU)",
+            ("chunk", *labels),
+            tuple((a, *row) for a, row in zip(labels, d["ulp_matrix"])),
+        )
+        fp64 = Table(
+            f"{s.dtype} accumulation against the float64 sum {float(self.reference[0])!r}",
+            (
+                "chunk", "self-deterministic", f"{s.dtype} sum", "ULP error", "abs error", "normwise error (u)",
+                "bound factor k", "bound (abs)", "within bound",
+            ),
+            tuple(
+                (
+                    c, d["self_deterministic"][c], v["value"], v["ulp_error"], v["abs_error"], v["normwise_error_u"],
+                    v["bound_factor"], v["bound"], v["within_bound"],
+                )
+                for c, v in d["vs_fp64"].items()
+            ),
+        )  # fmt: skip
+        tr = d["trials"]
+        ratios = {t["to"]: t for t in tr["trend"]}
+        trend = Table(
+            f"{s.dtype} accumulation on {tr['inputs']} inputs: normwise error against chunk size",
+            (
+                "chunk", "bound factor k", "mean error (u)", "max error (u)", "× previous chunk",
+                "bound ×", "√(bound ×)",
+            ),
+            tuple(
+                (
+                    c, additions_per_term(s.n, c), tr["mean_normwise_error_u"][str(c)],
+                    tr["max_normwise_error_u"][str(c)],
+                    *(
+                        (ratios[c]["measured_ratio"], ratios[c]["bound_ratio"], ratios[c]["typical_ratio"])
+                        if c in ratios else (None, None, None)
+                    ),
+                )
+                for c in sorted(s.chunk_sizes)
+            ),
+        )  # fmt: skip
+        return [matrix, fp64, trend]
 
     def histograms(self) -> list[Histogram]:
-        return [_error_chart(self.versions, self.reference, self.settings.dtype)]
+        return [
+            _error_chart(self.versions, self.reference, self.settings.dtype),
+            _trend_chart(self.settings, self.trials),
+        ]
 
 
 def _error_chart(versions: list[Version], reference: np.ndarray, dtype: str) -> Histogram:
@@ -299,21 +620,32 @@ def _error_chart(versions: list[Version], reference: np.ndarray, dtype: str) -> 
     )
 
 
+def _trend_chart(s: ReductionOrderSettings, trials: Trials) -> Histogram:
+    sizes = sorted(s.chunk_sizes)
+    return Histogram(
+        "c2_storage_accumulation_error",
+        f"Mean normwise error, {s.dtype} accumulation",
+        f"chunk size ({trials.inputs} inputs)",
+        tuple(str(c) for c in sizes),
+        tuple(float(np.mean(trials.normwise_u[c])) for c in sizes),
+        ylabel=f"|sum - fp64| / Σ|x|, in u of {s.dtype}",
+    )
+
+
 def run(s: ReductionOrderSettings, backend: Backend, emit: Emit) -> ReductionOrderResult:
     from functools import partial
 
-    from ..tensors import uniform
-
-    host = uniform((1, s.n), s.low, s.high, s.dtype, s.seed)
+    host, reference, abs_sum = _input(s, s.seed)
     x = host.to(backend.device)
-    reference = np.asarray(fp64_reference(lambda t: t.sum(dim=-1), [host]))
-    abs_sum = float(np.abs(np.asarray(host.double())).sum())
     versions: list[Version] = []
     fns = [(str(c), partial(chunked_sum, chunk=c)) for c in s.chunk_sizes] + [(FRAMEWORK, framework_sum)]
     for label, fn in fns:
         versions.append(_run_version(backend, s, x, label, fn, emit))
         emit(HistogramEvent(_error_chart(versions, reference, s.dtype)))
-    return ReductionOrderResult(s, versions, reference, abs_sum)
+    storage = [_run_storage_version(s, host, c, emit) for c in s.chunk_sizes]
+    trials = _run_trials(s, emit)
+    emit(HistogramEvent(_trend_chart(s, trials)))
+    return ReductionOrderResult(s, versions, reference, abs_sum, storage, trials)
 
 
 TASK = Task(

@@ -13,6 +13,10 @@ from . import __version__
 from .usage import UsageProblem
 
 
+def _jobs(requested: int | None) -> int:
+    return max(1, requested) if requested is not None else max(1, min(4, os.cpu_count() or 1))
+
+
 def _existing_file(path: str, what: str) -> None:
     if not os.path.exists(path):
         raise UsageProblem(f"{what} {path} does not exist.")
@@ -36,7 +40,7 @@ def main() -> None:
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="table for people, json (one object) for scripts")
 @click.option("--worst", default=10, show_default=True, help="how many of the worst elements to list")
-@click.option("--jobs", "-j", default=1, show_default=True, help="threads for large files")
+@click.option("--jobs", "-j", type=int, default=None, help="threads for large files (default: one per core, at most 4)")
 @click.option("--max-ulp", type=int, default=None,
               help="exit with status 1 when the largest ULP difference exceeds this (or NaN/inf differ)")
 def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -> None:
@@ -51,7 +55,7 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
 
     _existing_file(a, "file")
     _existing_file(b, "file")
-    res = compare_npy(a, b, jobs=max(1, jobs), worst=max(0, worst))
+    res = compare_npy(a, b, jobs=_jobs(jobs), worst=max(0, worst))
     if fmt == "json":
         click.echo(json.dumps(res.to_json(), indent=2))
     else:
@@ -74,7 +78,7 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
 @click.option("--compare-input", is_flag=True, help="list fused-op input comparisons too (always used for localisation)")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="write the report to this file instead of stdout")
-@click.option("--jobs", "-j", default=1, show_default=True, help="compare this many pairs at once")
+@click.option("--jobs", "-j", type=int, default=None, help="compare this many pairs at once (default: one per core, at most 4)")
 @click.option("--iteration", help="iteration folder to use in both dump folders (default: the latest)")
 @click.option("--close-iteration", help="iteration folder of the fusion-off dumps, if it differs")
 @click.option("--threshold", "-t", "overrides", multiple=True, metavar="[DTYPE.]KEY=VALUE",
@@ -108,7 +112,7 @@ def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_
                              iteration=iteration, close_iteration=close_iteration, thresholds=table)  # fmt: skip
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
-    report = cmp.run(compare_input=compare_input, jobs=max(1, jobs), amplification=amplification)
+    report = cmp.run(compare_input=compare_input, jobs=_jobs(jobs), amplification=amplification)
     out = open(output, "w", encoding="utf-8", newline="") if output else None
     try:
         if fmt == "json":
@@ -131,7 +135,9 @@ def _register() -> None:
     """Commands whose implementation lives with their layer."""
     from .capture.command import capture_command
     from .experiments.commands import run_command, tasks_command
+    from .tui.command import open_command
 
+    main.add_command(open_command)
     main.add_command(capture_command)
     main.add_command(run_command)
     main.add_command(tasks_command)

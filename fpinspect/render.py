@@ -131,7 +131,7 @@ def console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, width=None if sys.stdout.isatty() else 120)
 
 
-def _short(name: str | None, width: int) -> str:
+def short_name(name: str | None, width: int) -> str:
     """Keep both ends of long op names: the start says the kind, the end says which."""
     if name is None:
         return "-"
@@ -159,9 +159,9 @@ def compare_table(report) -> Group:
         u = r.metrics["ulp"]["max"] if r and r.compared else None
         finding = loc.get(p.fused_op)
         cause = finding.role if rec.verdict == "fail" and p.kind == "output" and finding and finding.role else ""
-        origin = "-" if p.origin_op is None else f"{_short(p.origin_op, 16)}:{p.origin_index}"
+        origin = "-" if p.origin_op is None else f"{short_name(p.origin_op, 16)}:{p.origin_index}"
         # inputs are listed under their op's outputs, by input number
-        name = f"{_short(p.fused_op, 24)}:{p.fused_index}" if p.kind == "output" else f"  └ input {p.fused_index}"
+        name = f"{short_name(p.fused_op, 24)}:{p.fused_index}" if p.kind == "output" else f"  └ input {p.fused_index}"
         t.add_row(
             name, origin,
             fmt_num(r.cosine if r else None, "cos"), fmt_num(r.max_abs if r else None, "e2"),

@@ -19,7 +19,16 @@ from ..numerics import float_format, is_supported
 from ..numerics.chunks import CastView
 from .datadump import DumpFile, DumpIndex
 from .errors import InputError
-from .graph import FusedOp, GeModel, TensorDesc, fused_ops, is_data_source, load_graph, numpy_dtype_name
+from .graph import (
+    FusedOp,
+    GeModel,
+    TensorDesc,
+    collector_paused,
+    fused_ops,
+    is_data_source,
+    load_graph,
+    numpy_dtype_name,
+)
 from .layouts import PLAIN_LAYOUTS, LayoutError, convert_layout, needs_conversion
 from .npyio import load_npy, open_npy
 from .pair import PairResult, compare_arrays, finish_status, json_clean, json_number
@@ -101,12 +110,19 @@ class DumpComparison:
     def __init__(self, open_graph: str, close_graph: str, open_data: str, close_data: str, *,
                  iteration: str | None = None, close_iteration: str | None = None,
                  thresholds: ThresholdTable | None = None, worst: int = 5):  # fmt: skip
+        with collector_paused():
+            self._load(open_graph, close_graph, open_data, close_data, iteration, close_iteration)
+        self.thresholds = thresholds or ThresholdTable()
+        self.worst = worst
+        self._cache: dict[tuple, Record] = {}
+        self._inflight: dict[tuple, threading.Event] = {}
+        self._lock = threading.Lock()
+
+    def _load(self, open_graph, close_graph, open_data, close_data, iteration, close_iteration) -> None:
         self.open_model: GeModel = load_graph(open_graph)
         self.close_model: GeModel = load_graph(close_graph)
         self.open_index = DumpIndex.scan(open_data, iteration)
         self.close_index = DumpIndex.scan(close_data, close_iteration if close_iteration is not None else iteration)
-        self.thresholds = thresholds or ThresholdTable()
-        self.worst = worst
         self.fused: list[FusedOp] = fused_ops(self.open_model)
         self.plans: list[PairPlan] = []
         self.outputs: dict[str, list[PairPlan]] = {}
@@ -115,8 +131,6 @@ class DumpComparison:
             self.outputs[op.name] = [self._plan_output(op, o) for o in op.outputs]
             self.inputs[op.name] = [self._plan_input(op, i) for i in op.inputs]
             self.plans += self.outputs[op.name] + self.inputs[op.name]
-        self._cache: dict[tuple, Record] = {}
-        self._lock = threading.Lock()
 
     # -- planning --------------------------------------------------------------------------
     def _lookup_origin(self, plan: PairPlan) -> None:
@@ -176,7 +190,7 @@ class DumpComparison:
         return self._locate(plan, fused_file, f"input {inp.index}")
 
     # -- computing -----------------------------------------------------------------------
-    def _sides(self, plan: PairPlan):
+    def sides(self, plan: PairPlan):
         """The two arrays to compare in one layout: ``(a, b, status codes, conversion note)``.
 
         A side in a storage layout (NC1HWC0, FRACTAL_NZ, ...) is first restored to its own
@@ -201,21 +215,33 @@ class DumpComparison:
         return a, b, status, "; ".join(notes) or None
 
     def compute(self, plan: PairPlan) -> Record:
-        """The record of ``plan`` (computed once, then cached)."""
+        """The record of ``plan``: computed once, then cached. Thread-safe: a caller asking
+        for a pair another thread is computing waits for that result instead of redoing it."""
+        key = plan.key
         with self._lock:
-            hit = self._cache.get(plan.key)
-        if hit is not None:
-            return hit
-        rec = self._compute(plan)
-        with self._lock:
-            self._cache[plan.key] = rec
-        return rec
+            hit = self._cache.get(key)
+            if hit is not None:
+                return hit
+            running = self._inflight.get(key)
+            if running is None:
+                self._inflight[key] = threading.Event()
+        if running is not None:
+            running.wait()
+            return self.compute(plan)
+        try:
+            rec = self._compute(plan)
+            with self._lock:
+                self._cache[key] = rec
+            return rec
+        finally:
+            with self._lock:
+                self._inflight.pop(key).set()
 
     def _compute(self, plan: PairPlan) -> Record:
         if not plan.comparable:
             return Record(plan, None)
         try:
-            a, b, status, note = self._sides(plan)
+            a, b, status, note = self.sides(plan)
         except InputError as exc:
             return Record(plan, PairResult(status=[exc.code], message=str(exc)))
         except LayoutError as exc:

@@ -191,6 +191,7 @@ def compare_arrays(a, b, *, status: list[str] | None = None, jobs: int = 1, wors
         es = st.error_stats()
         ra, rb = ChunkReader(_flat_if(a, shape)), ChunkReader(_flat_if(b, shape))
         res.worst = _worst_elements(st, ra, rb, shape)
+        st.compact()
     except (ValueError, TypeError, OverflowError, MemoryError) as exc:
         status.append("COMPUTE_ERROR")
         res.message = f"metrics could not be computed ({exc})"

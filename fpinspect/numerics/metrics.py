@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .chunks import iter_chunks
-from .stats import EPS32, EPS64, REF_GUARD, PairStats, accumulate
+from .stats import EPS32, EPS64, REF_GUARD, PairStats, accumulate, dot
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def _kl_from_ranges(x_src, y_src, s: PairStats) -> float | None:
             qy = np.maximum((y - s.min_y) / ry, EPS32) if ry > 0 else np.ones_like(y)
             sum_cx += float(px.sum())
             sum_cy += float(qy.sum())
-            cross += float(np.dot(px, np.log(px / qy)))
+            cross += dot(px, np.log(px / qy))
     kl = cross / sum_cx - math.log(sum_cx) + math.log(sum_cy)
     return 0.0 if abs(kl) < EPS64 else kl
 

@@ -59,6 +59,14 @@ class IntHistogram:
         if other.max is not None:
             self.max = other.max if self.max is None else max(self.max, other.max)
 
+    def trim(self) -> None:
+        """Shrink the exact bins to the power of two above the largest distance (when every
+        distance is exact): a finished histogram kept for display costs bytes, not 512 KiB.
+        Call only when no more values will be added."""
+        if self.max is not None and self.max < _EXACT_BINS:
+            size = max(2, 1 << int(self.max).bit_length())
+            self.exact = self.exact[:size].copy()
+
     def percentile(self, q: float) -> tuple[int | None, bool]:
         """``(value, exact)``; ``exact`` is False when the value is a log2 bin's lower edge."""
         if self.n == 0:

@@ -185,3 +185,13 @@ def test_error_kind_share_tolerates_the_references_own_rounding():
     s = error_stats(x * np.float16(0.7), x.astype(np.float64) * 0.7)
     assert s["ulp"]["share"][">=2"] == 0.0
     assert s["ulp"]["max"] > 1.0  # the raw value is still reported
+
+
+def test_compact_keeps_results_and_drops_the_bulk():
+    x, ref = noisy_pair(3_000_000)
+    st = accumulate(x, ref)
+    before = st.error_stats()
+    st.compact()
+    assert st.error_stats() == before
+    assert st.abs_q is None and st.rel_q is None
+    assert st.ulp_hist.exact.nbytes <= 64 * 8 and st.ulp_hist.percentile(99) == (before["ulp"]["p99"], True)

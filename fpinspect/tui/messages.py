@@ -1,0 +1,62 @@
+"""Messages that workers post; the screens' handlers own every state change they cause."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from ..dumps import PairResult, Record
+from ..dumps.drilldown import ErrorProfile
+from ..dumps.localise import Localisation
+from .model import Inspection
+
+
+class Loaded(Message):
+    """Graphs read and dump folders indexed."""
+
+    def __init__(self, inspection: Inspection) -> None:
+        super().__init__()
+        self.inspection = inspection
+
+
+class LoadFailed(Message):
+    """The input could not be read; ``problem`` is one sentence naming the file."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__()
+        self.problem = problem
+
+
+class RecordsComputed(Message):
+    """A batch of computed records; ``done`` of the sweep's ``total`` pairs are finished."""
+
+    def __init__(self, records: list[Record], done: int, total: int) -> None:
+        super().__init__()
+        self.records, self.done, self.total = records, done, total
+
+
+class Localised(Message):
+    """Every pair is computed and each failing op is classified."""
+
+    def __init__(self, localisation: Localisation) -> None:
+        super().__init__()
+        self.localisation = localisation
+
+
+class PairComputed(Message):
+    def __init__(self, result: PairResult | None, record: Record | None) -> None:
+        super().__init__()
+        self.result, self.record = result, record
+
+
+class ProfileComputed(Message):
+    """Where the errors sit; ``profile`` is None and ``problem`` says why when it failed."""
+
+    def __init__(self, profile: ErrorProfile | None, problem: str | None = None) -> None:
+        super().__init__()
+        self.profile, self.problem = profile, problem
+
+
+class Exported(Message):
+    def __init__(self, path: str, records: int = 0, problem: str | None = None) -> None:
+        super().__init__()
+        self.path, self.records, self.problem = path, records, problem

@@ -1,0 +1,350 @@
+"""The op list and its detail: load the run, compute every pair in the background, say where
+the error starts, and move around with the keyboard."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import deque
+from collections.abc import Iterable
+from functools import partial
+from queue import Empty, LifoQueue
+from time import monotonic
+
+from textual import on, work
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.command import SimpleCommand
+from textual.containers import Container
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from ...dumps import DumpComparison, InputError, PairPlan
+from ...dumps.localise import localise
+from ...render import compare_csv
+from .. import background
+from ..messages import Exported, Loaded, LoadFailed, Localised, RecordsComputed
+from ..model import Inspection
+from ..pairs import FilePair, RecordPair
+from ..sources import Sources
+from ..widgets.banner import Banner
+from ..widgets.op_detail import OpDetail, PairCard
+from ..widgets.op_list import OpList
+from .pair import PairScreen
+from .pick import PickFilesScreen
+from .prompt import PathPrompt
+
+#: Seconds between batches of records posted by the sweep (keeps the message rate low).
+BATCH_SECONDS = 0.1
+
+
+class MainScreen(Screen):
+    BINDINGS = [
+        Binding("slash", "filter", "Filter", tooltip="Filter by op name, type, original op, verdict or cause",
+                id="filter"),
+        Binding("n", "next_failing(1)", "Next fail", tooltip="Next failing op", id="next-failing"),
+        Binding("N", "next_failing(-1)", "Prev fail", tooltip="Previous failing op", id="previous-failing"),
+        Binding("i", "jump_introduced", "First error", tooltip="The first op that introduces an error",
+                id="jump-introduced"),
+        Binding("p", "neighbour('producers')", "Producer", show=False, tooltip="Go to a fused op feeding this one",
+                id="producers"),
+        Binding("c", "neighbour('consumers')", "Consumer", show=False, tooltip="Go to a fused op fed by this one",
+                id="consumers"),
+        Binding("s", "sort", "Sort", show=False, tooltip="Sort by worst error / back to graph order", id="sort-worst"),
+        Binding("d", "diff_files", "Diff", tooltip="Diff two .npy files (mode 2)", id="diff-files"),
+        Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter"),
+    ]  # fmt: skip
+
+    def __init__(self, sources: Sources) -> None:
+        super().__init__()
+        self.sources = sources
+        self.inspection: Inspection | None = None
+        self.by_worst = False
+        #: pairs the sweep computes next: those of the op just highlighted
+        self.demand: LifoQueue[PairPlan] = LifoQueue()
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Banner(id="banner")
+        yield Input(placeholder="filter by op name, type, original op, verdict or cause", id="filter")
+        with Container(id="panes"):
+            yield OpList(id="ops")
+            yield OpDetail(id="detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(Banner).say(f"Reading the graphs and dump folders of {self.sources.name}…", busy=True)
+        # after the first paint: reading holds the interpreter lock for long stretches (json)
+        self.call_after_refresh(self.load, self.sources)
+
+    # -- workers ------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    def load(self, sources: Sources) -> None:
+        try:
+            insp = background.call(Inspection.load, sources)
+        except background.Cancelled:
+            return
+        except InputError as exc:
+            self.post_message(LoadFailed(str(exc)))
+            return
+        self.post_message(Loaded(insp))
+
+    @work(thread=True, exclusive=True, group="sweep", exit_on_error=False)
+    def sweep(self, comparison: DumpComparison, plans: list[PairPlan], demand: LifoQueue[PairPlan]) -> None:
+        """Compute every pair once, in list order except that pairs the screen asks for on
+        ``demand`` (the highlighted op's) go first, newest first; post batches, then localise."""
+        worker = get_current_worker()
+        todo, seen = deque(plans), set()
+        batch, last = [], monotonic()
+        while todo or not demand.empty():
+            if worker.is_cancelled:
+                return
+            try:
+                plan, urgent = demand.get_nowait(), True
+            except Empty:
+                plan, urgent = todo.popleft(), False
+            if plan.key in seen:
+                continue
+            seen.add(plan.key)
+            try:
+                # planned-out pairs (no file, no mapping) cost nothing: no need for a daemon thread
+                batch.append(background.call(comparison.compute, plan) if plan.comparable else comparison.compute(plan))
+            except background.Cancelled:
+                return
+            if urgent or monotonic() - last > BATCH_SECONDS:
+                self.post_message(RecordsComputed(batch, len(seen), len(plans)))
+                batch, last = [], monotonic()
+        self.post_message(RecordsComputed(batch, len(seen), len(plans)))
+        if not worker.is_cancelled:
+            self.post_message(Localised(localise(comparison)))
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def export(self, comparison: DumpComparison, path: str, fmt: str) -> None:
+        try:
+            report = background.call(partial(comparison.run, compare_input=True))
+        except background.Cancelled:
+            return
+        try:
+            with open(path, "w", encoding="utf-8", newline="") as f:
+                if fmt == "json":
+                    json.dump(report.to_json(), f, indent=2)
+                else:
+                    compare_csv(report, f)
+        except OSError as exc:
+            self.post_message(Exported(path, problem=f"{path}: {exc.strerror or exc}"))
+            return
+        self.post_message(Exported(path, len(report.records)))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            self.notify(f"{event.worker.group} failed: {event.worker.error}", severity="error", timeout=10)
+
+    # -- handlers: they own the state ----------------------------------------------------
+    @on(LoadFailed)
+    def _load_failed(self, msg: LoadFailed) -> None:
+        self.app.exit(msg.problem, return_code=2)
+
+    @on(Loaded)
+    def _loaded(self, msg: Loaded) -> None:
+        insp = self.inspection = msg.inspection
+        ops = self.query_one(OpList)
+        ops.set_rows(insp.rows, insp.view())
+        ops.focus()
+        banner = self.query_one(Banner)
+        if not insp.rows:
+            banner.say(f"{insp.sources.open_graph} has no fused op (AscBackend): is it the fusion-off graph? "
+                       "Give the graph of the run with auto-fusion on.", tone="failed")  # fmt: skip
+        elif insp.comparing:
+            plans = insp.sweep_order()
+            banner.say(f"Comparing {len(plans)} pairs of {len(insp.rows)} fused ops…", busy=True)
+            self.sweep(insp.comparison, plans, self.demand)
+        else:
+            banner.say(insp.sources.how_to_compare(), tone="browse")
+
+    @on(RecordsComputed)
+    def _records(self, msg: RecordsComputed) -> None:
+        insp = self.inspection
+        changed = insp.add(msg.records)
+        ops = self.query_one(OpList)
+        ops.refresh_rows(changed)
+        current = ops.current
+        if current is not None and any(r.plan.fused_op == current.name for r in msg.records):
+            self.query_one(OpDetail).show(insp, current.name)
+        failing = sum(1 for r in insp.rows if r.verdict == "fail")
+        self.query_one(Banner).say(f"Comparing pairs: {msg.done} of {msg.total} done, {failing} failing ops so far…",
+                                   busy=True)  # fmt: skip
+
+    @on(Localised)
+    def _localised(self, msg: Localised) -> None:
+        insp = self.inspection
+        insp.localise(msg.localisation)
+        ops = self.query_one(OpList)
+        self._apply_view()  # sorted by worst: now with every score
+        if ops.current is not None:
+            self.query_one(OpDetail).show(insp, ops.current.name)
+        first = insp.first_introduced
+        banner = self.query_one(Banner)
+        if first is not None:
+            banner.say(Content.assemble(("First introduced error: ", "bold"), (first.name, "bold $text-error"),
+                                        f" ({first.type}): {first.reason}.  ", ("i", "bold reverse"), " jumps there"),
+                       tone="introduced")  # fmt: skip
+        else:
+            failing = any(r.verdict == "fail" for r in insp.rows)
+            banner.say(msg.localisation.advice(), tone="failed" if failing else "clean")
+
+    @on(Exported)
+    def _exported(self, msg: Exported) -> None:
+        if msg.problem:
+            self.notify(f"Export failed: {msg.problem}", severity="error")
+        else:
+            self.notify(f"Wrote {msg.records} records to {msg.path}")
+
+    @on(OpList.Highlighted)
+    def _highlighted(self, msg: OpList.Highlighted) -> None:
+        insp = self.inspection
+        if insp is None:
+            return
+        self.query_one(OpDetail).show(insp, msg.name)
+        for plan in reversed(insp.pending(msg.name) if msg.name else []):
+            self.demand.put(plan)
+
+    @on(OpList.Chosen)
+    def _chosen(self, msg: OpList.Chosen) -> None:
+        plan = self.inspection.focus_plan(msg.name)
+        if plan is not None:
+            self.drill(plan)
+
+    @on(PairCard.Chosen)
+    def _card_chosen(self, msg: PairCard.Chosen) -> None:
+        self.drill(msg.plan)
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self) -> None:
+        self._apply_view()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.query_one(OpList).focus()
+
+    # -- moving around --------------------------------------------------------------------
+    def _apply_view(self) -> None:
+        if self.inspection is None:
+            return
+        ops = self.query_one(OpList)
+        keep = ops.current.name if ops.current else None
+        text = self.query_one("#filter", Input).value
+        ops.set_rows(self.inspection.rows, self.inspection.view(text, self.by_worst), keep)
+
+    def go_to(self, name: str) -> None:
+        """Highlight op ``name``, clearing the filter if it hides the op."""
+        ops = self.query_one(OpList)
+        if not ops.move_to(name):
+            self.query_one("#filter", Input).value = ""
+            self._apply_view()
+            ops.move_to(name)
+        ops.focus()
+
+    def drill(self, plan: PairPlan) -> None:
+        if self.inspection.comparison is None:
+            self.notify("Browsing one graph: there is no fusion-off side to compare with.", severity="warning")
+            return
+        self.app.push_screen(PairScreen(RecordPair(self.inspection.comparison, plan)))
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("-shown")
+        self.set_focus(box)  # now, not after queued keys: what is typed next is the filter
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        if box.has_class("-shown"):
+            box.value = ""
+            box.remove_class("-shown")
+            self._apply_view()
+            self.query_one(OpList).focus()
+
+    def action_next_failing(self, step: int) -> None:
+        ops = self.query_one(OpList)
+        if self.inspection is None or not ops.shown:
+            return
+        by_name = self.inspection.by_name
+        names = ops.shown
+        n = len(names)
+        for k in range(1, n + 1):
+            i = (ops.cursor + step * k) % n
+            if by_name[names[i]].verdict == "fail":
+                if (step > 0) != (i > ops.cursor):
+                    self.notify("Search wrapped around the list.", timeout=2)
+                ops.cursor = i
+                ops.focus()
+                return
+        done = "" if self.inspection.localisation or not self.inspection.comparing else " yet"
+        self.notify(f"No failing op is listed{done}.", timeout=3)
+
+    def action_jump_introduced(self) -> None:
+        first = self.inspection.first_introduced if self.inspection else None
+        if first is None:
+            self.notify("No op is known to introduce an error (yet).", timeout=3)
+            return
+        self.go_to(first.name)
+
+    def action_neighbour(self, kind: str) -> None:
+        ops = self.query_one(OpList)
+        if self.inspection is None or ops.current is None:
+            return
+        name = ops.current.name
+        found = getattr(self.inspection, kind)(name)
+        if not found:
+            self.notify(f"{name} has no fused {kind}.", timeout=3)
+        elif len(found) == 1:
+            self.go_to(found[0])
+        else:
+            self.app.search_commands([SimpleCommand(n, partial(self.go_to, n)) for n in found],
+                                     placeholder=f"{kind} of {name}: choose one…")  # fmt: skip
+
+    def action_sort(self) -> None:
+        self.by_worst = not self.by_worst
+        self._apply_view()
+        self.notify("Sorted by worst error first." if self.by_worst else "Listed in graph order.", timeout=2)
+
+    def action_diff_files(self) -> None:
+        def diff(chosen: tuple[str, str] | None) -> None:
+            if chosen is not None:
+                self.app.push_screen(PairScreen(FilePair(*chosen)))
+
+        self.app.push_screen(PickFilesScreen(self.sources.data_root), diff)
+
+    def action_export(self, fmt: str) -> None:
+        if self.inspection is None or self.inspection.comparison is None:
+            self.notify("Nothing to export: no comparison is loaded.", severity="warning")
+            return
+        default = os.path.join(os.getcwd(), f"fpinspect-{self.sources.name}.{fmt}")
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self.notify(f"Exporting to {path}…", timeout=2)
+                self.export(self.inspection.comparison, path, fmt)
+
+        self.app.push_screen(PathPrompt(f"Export every record as {fmt.upper()} to:", default), chosen)
+
+    def action_go_to_op(self) -> None:
+        if self.inspection is None:
+            return
+        rows = self.inspection.rows
+        self.app.search_commands(
+            [SimpleCommand(r.name, partial(self.go_to, r.name), f"{r.op.type} · {r.verdict or 'not compared'}")
+             for r in rows], placeholder="Go to fused op…")  # fmt: skip
+
+    def palette_commands(self) -> Iterable[SystemCommand]:
+        """This screen's entries in the command palette."""
+        yield SystemCommand("Go to op…", "Jump to a fused op by name", self.action_go_to_op)
+        yield SystemCommand("Diff two .npy files…", "Mode 2: compare any two tensors", self.action_diff_files)
+        for fmt in ("csv", "json"):
+            yield SystemCommand(f"Export comparison as {fmt.upper()}…", "Every record, inputs too, as fpinspect "
+                                f"compare --compare-input --format {fmt} writes it", partial(self.action_export, fmt))  # fmt: skip
+        yield SystemCommand("Jump to the first introduced error", "The fused op where the error starts",
+                            self.action_jump_introduced)  # fmt: skip
+        yield SystemCommand("Sort by worst error / graph order", "Toggle the list order", self.action_sort)
+

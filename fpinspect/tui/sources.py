@@ -1,0 +1,155 @@
+"""Which dumps ``fpinspect open`` shows: the bundled sample, or a side given and the other
+side found by the usual naming.
+
+A run folder holds ``dumpgraph_af_open/<graph>.json``, ``dumpgraph_af_close/<graph>.json``,
+``datadump_af_open/`` and ``datadump_af_close/``. Given the fusion-on side, the fusion-off
+side is the same path with its last ``..._af_open`` (or ``af_open``) part renamed
+``..._af_close`` (``af_close``); a graph's data folder is its graph folder with
+``dumpgraph`` renamed ``datadump``. Explicit ``--close-graph`` / ``--close-data`` win.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The bundled sample run ``fpinspect open`` shows without arguments.
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_dumps" / "regression"
+
+OPEN, CLOSE = "af_open", "af_close"
+
+
+class SourceError(Exception):
+    """A given path is missing or of the wrong kind; ``str()`` is one sentence."""
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The four inputs of a comparison; without the fusion-off side (or a data folder) the
+    app browses the fusion-on graph alone."""
+
+    open_graph: str
+    open_data: str | None = None
+    close_graph: str | None = None
+    close_data: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return None not in (self.open_data, self.close_graph, self.close_data)
+
+    @property
+    def name(self) -> str:
+        """A short name for the run: the folder holding the graph folder."""
+        return Path(self.open_graph).resolve().parent.parent.name or Path(self.open_graph).name
+
+    @property
+    def data_root(self) -> str:
+        """Where a file picker starts: the folder holding the data folders (or the graph folder)."""
+        folders = [f for f in (self.open_data, self.close_data) if f] or [os.path.dirname(self.open_graph)]
+        return os.path.commonpath([os.path.dirname(os.path.abspath(f)) for f in folders])
+
+    def how_to_compare(self) -> str:
+        """What is missing for a comparison, and the command that adds it."""
+        missing = [label for label, value in (("fusion-on data folder", self.open_data),
+                                              ("fusion-off graph", self.close_graph),
+                                              ("fusion-off data folder", self.close_data)) if value is None]  # fmt: skip
+        cmd = ["fpinspect", "open", _shown(self.open_graph), _shown(self.open_data) if self.open_data else "DATA",
+               "--close-graph", _shown(self.close_graph) if self.close_graph else "CLOSE_GRAPH",
+               "--close-data", _shown(self.close_data) if self.close_data else "CLOSE_DATA"]  # fmt: skip
+        return f"Browsing one graph (no {' or '.join(missing)} found). To compare, run: {shlex.join(cmd)}"
+
+
+def _shown(path: str) -> str:
+    """``path`` relative to the working folder when it lies inside it."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+def swap_side(path: str | os.PathLike) -> Path | None:
+    """``path`` with its last ``af_open`` / ``..._af_open`` part renamed to the
+    ``af_close`` form; ``None`` when no part is named that way."""
+    parts = list(Path(path).parts)
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] == OPEN or parts[i].endswith("_" + OPEN):
+            parts[i] = parts[i][: -len(OPEN)] + CLOSE
+            return Path(*parts)
+    return None
+
+
+def _graph_in(folder: Path) -> Path | None:
+    """The one ``.json`` file in ``folder`` (``None`` if there is not exactly one)."""
+    found = sorted(folder.glob("*.json"))
+    return found[0] if len(found) == 1 else None
+
+
+def _data_of(graph: Path) -> Path | None:
+    """The data folder named after the graph's folder (``dumpgraph_x`` -> ``datadump_x``)."""
+    folder = graph.parent
+    if "dumpgraph" not in folder.name:
+        return None
+    data = folder.with_name(folder.name.replace("dumpgraph", "datadump"))
+    return data if data.is_dir() else None
+
+
+def _existing(path: Path | None, kind: str) -> str | None:
+    """``path`` as a string if it exists and is of ``kind`` (``"dir"`` or ``"file"``)."""
+    if not path:
+        return None
+    ok = path.is_dir() if kind == "dir" else path.is_file()
+    return str(path) if ok else None
+
+
+def _open_graph(path: Path) -> Path:
+    """The fusion-on graph file for a path given as GRAPH: a file, a graph folder holding one
+    ``.json``, or a run folder holding ``dumpgraph_af_open/``."""
+    if not path.exists():
+        raise SourceError(f"graph {path} does not exist.")
+    if path.is_file():
+        return path
+    for folder in (path / f"dumpgraph_{OPEN}", path):
+        graph = _graph_in(folder) if folder.is_dir() else None
+        if graph is not None:
+            return graph
+    raise SourceError(f"{path} is a folder without a graph: give the graph JSON file, or a run folder "
+                      f"holding dumpgraph_{OPEN}/ with one .json file.")  # fmt: skip
+
+
+def _checked(path: str | None, kind: str, what: str) -> Path | None:
+    if path is None:
+        return None
+    p = Path(path)
+    if not p.exists():
+        raise SourceError(f"{what} {path} does not exist.")
+    if kind == "dir" and not p.is_dir():
+        raise SourceError(f"{what} {path} is a file, not a dump folder.")
+    if kind == "file" and not p.is_file():
+        raise SourceError(f"{what} {path} is a folder, not a graph JSON file.")
+    return p
+
+
+def resolve(graph: str | None = None, data: str | None = None, close_graph: str | None = None,
+            close_data: str | None = None, *, sample: Path = SAMPLE) -> Sources:  # fmt: skip
+    """The inputs to open, from the command line's ``GRAPH DATA --close-graph --close-data``.
+
+    No arguments: the bundled sample run. Raises :class:`SourceError` for a path that does
+    not exist or is of the wrong kind, and when the sample is missing.
+    """
+    if graph is None:
+        if data is not None or close_graph is not None or close_data is not None:
+            raise SourceError("give the fusion-on GRAPH first (DATA and --close-* name the other inputs).")
+        if not sample.is_dir():
+            raise SourceError(f"the bundled sample dumps are missing ({sample} does not exist); "
+                              "give a dump graph: fpinspect open GRAPH [DATA].")  # fmt: skip
+        graph = str(sample)
+    open_graph = _open_graph(Path(graph))
+    open_data = _checked(data, "dir", "data folder") or _data_of(open_graph)
+    close_graph_p = _checked(close_graph, "file", "--close-graph")
+    close_data_p = _checked(close_data, "dir", "--close-data")
+    return Sources(
+        open_graph=str(open_graph),
+        open_data=str(open_data) if open_data else None,
+        close_graph=str(close_graph_p) if close_graph_p else _existing(swap_side(open_graph), "file"),
+        close_data=str(close_data_p) if close_data_p else _existing(open_data and swap_side(open_data), "dir"),
+    )

@@ -1,0 +1,185 @@
+"""The detail of the highlighted fused op: its original ops and how they were connected in
+the fusion-off graph, its neighbours in the fusion-on graph, and one card per compared pair."""
+
+from __future__ import annotations
+
+import os
+
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Static
+
+from ...dumps import PairPlan, Record
+from ...render import fmt_num
+from ..model import Inspection, OriginalOp
+from . import styled
+from .op_list import worst_text
+
+#: Neighbours named before "+N more".
+_NAMES = 4
+
+
+def _names(names: list[str]) -> str:
+    more = f" +{len(names) - _NAMES} more" if len(names) > _NAMES else ""
+    return ", ".join(names[:_NAMES]) + more if names else "none"
+
+
+def _neighbours(pairs: list[tuple[str, bool]]) -> Content:
+    """Neighbour names; those inside the same fused op in the accent colour."""
+    return Content(", ").join(Content.styled(n, "$text-accent" if inside else styled.MUTED) for n, inside in pairs)
+
+
+def _original(o: OriginalOp, width: int, type_width: int) -> Content:
+    line = Content.assemble(("  " + o.name.ljust(width), "bold"), "  ", (o.type.ljust(type_width), styled.MUTED))
+    if o.present is False:
+        return line + Content.styled("  not in the fusion-off graph", "$text-warning")
+    if o.inputs:
+        line += Content("  ← ") + _neighbours(o.inputs)
+    if o.outputs:
+        line += Content("  → ") + _neighbours(o.outputs)
+    return line
+
+
+def pair_content(plan: PairPlan, record: Record | None, pending: bool) -> Content:
+    """One pair: what is compared with what, its verdict and metrics, files and layouts."""
+    p = plan
+    origin = f"{p.origin_op}:{p.origin_index}" if p.origin_op else "no original mapped"
+    if p.kind == "output":
+        head = Content.assemble((f"output {p.fused_index}", "bold"), f" → {origin}")
+    else:
+        head = Content.assemble((f"input {p.fused_index}", "bold"), f" ← {p.src_op}  ↔ {origin}")
+    lines = [head]
+    result = record.result if record else None
+    if pending:
+        lines[0] += Content.styled("   computing…", "$text-accent")
+    elif record is not None:
+        lines[0] += Content("   ") + styled.verdict(record.verdict)
+        if result is not None and result.compared:
+            ulp = result.metrics["ulp"]
+            lines[0] += Content(f"  {worst_text(record.score)}  ULP max {fmt_num(ulp['max'])}"
+                                f"  cos {fmt_num(result.cosine, 'cos')}")  # fmt: skip
+        if record.reasons:
+            lines.append(Content.styled("  " + "; ".join(record.reasons), styled.MUTED))
+    if "SKIPPED_CONST_DATA" not in p.status:  # data and constants have nothing to show
+        sides = [("on ", p.fused_file, p.fused_desc), ("off", p.origin_file, p.origin_desc)]
+        for side, f, desc in sides if p.origin_desc or p.origin_file else sides[:1]:
+            name = os.path.basename(f.path) if f else "no dump file"
+            lines.append(Content.assemble(f"  {side}  ", (styled.tensor(desc), styled.MUTED), "  ",
+                                          (name, "" if f else "$text-warning")))  # fmt: skip
+    codes = record.status if record else list(p.status)
+    tail = Content("  ") + styled.status(codes) if codes else Content("")
+    if record is not None and record.conversion:
+        tail += Content(f"  converted: {record.conversion}")
+    message = p.message or (result.message if result else None)
+    if message:
+        tail += Content.styled(f"  {message}", styled.MUTED)
+    if tail:
+        lines.append(tail)
+    return Content("\n").join(lines)
+
+
+class PairCard(Static, can_focus=True):
+    """One output or input pair of the detailed op; ``enter`` drills down into it."""
+
+    DEFAULT_CSS = """
+    PairCard {
+        padding: 0 1;
+        margin-top: 1;
+        border-left: outer $panel-lighten-2;
+        &:focus { border-left: outer $accent; background: $boost; }
+    }
+    """
+    BINDINGS = [Binding("enter", "choose", "Drill down", tooltip="Open this pair", id="drill-pair")]
+
+    class Chosen(Message):
+        def __init__(self, plan: PairPlan) -> None:
+            super().__init__()
+            self.plan = plan
+
+    def __init__(self, plan: PairPlan, record: Record | None, pending: bool) -> None:
+        super().__init__(pair_content(plan, record, pending))
+        self.plan = plan
+
+    def show(self, record: Record | None, pending: bool, plan: PairPlan | None = None) -> None:
+        """Show ``plan`` (default: the card's own) with its record."""
+        self.plan = plan or self.plan
+        self.update(pair_content(self.plan, record, pending))
+
+    def action_choose(self) -> None:
+        self.post_message(self.Chosen(self.plan))
+
+
+class OpDetail(VerticalScroll):
+    DEFAULT_CSS = """
+    OpDetail {
+        padding: 0 1;
+        & > #detail-originals, & > #detail-links { margin-top: 1; }
+    }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.op_name: str | None = None
+
+    def compose(self):
+        yield Static(id="detail-head")
+        yield Static(id="detail-originals")
+        yield Static(id="detail-links")
+        yield Vertical(id="detail-pairs")
+
+    @property
+    def cards(self) -> list[PairCard]:
+        return list(self.query_one("#detail-pairs").query_children(PairCard))
+
+    def show(self, insp: Inspection, name: str | None) -> None:
+        """Detail op ``name`` (None: nothing is listed)."""
+        if name is None:
+            self.op_name = None
+            self.query_one("#detail-head", Static).update("No fused op is listed.")
+            for part in ("#detail-originals", "#detail-links"):
+                self.query_one(part, Static).update("")
+            self.query_one("#detail-pairs").remove_children()
+            return
+        row = insp.by_name[name]
+        finding = insp.findings.get(name)
+        head = Content.assemble((name, "bold"), "  ", (row.op.type, styled.MUTED),
+                                (f"  #{row.position + 1} of {len(insp.rows)}", styled.MUTED))  # fmt: skip
+        pending = row.verdict is None and insp.pending(name)
+        state = Content("\n") + (Content.styled("computing…", "$text-accent") if pending else styled.verdict(row.verdict))
+        if finding is not None and finding.role:
+            state += Content(" · ") + styled.role(finding.role)
+        if finding is not None and finding.reason:
+            state += Content(f": {finding.reason}")
+        self.query_one("#detail-head", Static).update(head + state)
+        self.query_one("#detail-originals", Static).update(self._originals(insp, name))
+        links = Content.assemble(("producers ", styled.MUTED), _names(insp.producers(name)), ("  (p)", styled.MUTED),
+                                 ("\nconsumers ", styled.MUTED), _names(insp.consumers(name)), ("  (c)", styled.MUTED))  # fmt: skip
+        self.query_one("#detail-links", Static).update(links)
+        self._show_pairs(insp, name)
+
+    def _originals(self, insp: Inspection, name: str) -> Content:
+        originals = insp.originals(name)
+        where = "in the fusion-off graph" if insp.close_model is not None else "(no fusion-off graph loaded)"
+        title = Content.styled(f"Original ops ({len(originals)}) {where}", "bold")
+        width = max((len(o.name) for o in originals), default=0)
+        type_width = max((len(o.type) for o in originals), default=0)
+        return Content("\n").join([title, *(_original(o, width, type_width) for o in originals)])
+
+    def _show_pairs(self, insp: Inspection, name: str) -> None:
+        """One card per pair; cards already mounted are reused (moving along the list then
+        re-renders text instead of rebuilding widgets)."""
+        plans = insp.plans(name)
+        pending = {p.key for p in insp.pending(name)}
+        cards = self.cards
+        for card, plan in zip(cards, plans):
+            card.show(insp.record(plan), plan.key in pending, plan)
+        for card in cards[len(plans):]:
+            card.remove()
+        if len(plans) > len(cards):
+            self.query_one("#detail-pairs").mount_all(
+                PairCard(p, insp.record(p), p.key in pending) for p in plans[len(cards):])
+        if name != self.op_name:
+            self.op_name = name
+            self.scroll_home(animate=False)

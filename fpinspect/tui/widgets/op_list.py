@@ -1,0 +1,228 @@
+"""The fused-op list: a line-API view that renders only the rows on screen, so a graph with
+tens of thousands of fused ops lists, filters and re-sorts instantly."""
+
+from __future__ import annotations
+
+import math
+
+from rich.segment import Segment
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ...render import short_name
+from ..model import OpRow
+
+#: (key, title, width, right-aligned); ``None`` width: the flexible name column.
+_COLUMNS = (
+    ("position", "#", 0, True),
+    ("name", "fused op", None, False),
+    ("type", "type", 0, False),
+    ("originals", "orig", 4, True),
+    ("verdict", "verdict", 7, False),
+    ("worst", "worst", 10, True),
+    ("role", "cause", 10, False),
+)
+#: Columns dropped, in this order, while the name column would be narrower than this.
+_MIN_NAME = 18
+_OPTIONAL = ("role", "type")
+
+
+def worst_text(score: float | None) -> str:
+    """A severity (``red`` in eps of the tensor's format) as the list shows it."""
+    if score is None:
+        return "-"
+    return "NaN/inf" if math.isinf(score) else f"{score:.3g} eps"
+
+
+def _fit(text: str, width: int, right: bool) -> str:
+    if len(text) > width:
+        text = text[: max(0, width - 1)] + "…"
+    return text.rjust(width) if right else text.ljust(width)
+
+
+class OpList(ScrollView, can_focus=True):
+    """Rows of :class:`~fpinspect.tui.model.OpRow`, shown in a given order, with a cursor."""
+
+    COMPONENT_CLASSES = {
+        "op-list--header", "op-list--cursor", "op-list--pass", "op-list--warn", "op-list--fail",
+        "op-list--muted", "op-list--introduced",
+    }  # fmt: skip
+
+    DEFAULT_CSS = """
+    OpList {
+        overflow-x: hidden;
+        background: $surface;
+        & > .op-list--header { background: $panel; color: $foreground; text-style: bold; }
+        & > .op-list--cursor { background: $block-cursor-blurred-background; }
+        &:focus > .op-list--cursor { background: $block-cursor-background; text-style: bold; }
+        & > .op-list--pass { color: $text-success; }
+        & > .op-list--warn { color: $text-warning; }
+        & > .op-list--fail { color: $text-error; text-style: bold; }
+        & > .op-list--muted { color: $foreground-muted; }
+        & > .op-list--introduced { color: $text-error; text-style: bold reverse; }
+    }
+    """
+
+    BINDINGS = [
+        Binding("up,k", "cursor(-1)", "Up", show=False, id="list.up"),
+        Binding("down,j", "cursor(1)", "Down", show=False, id="list.down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="list.page-up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="list.page-down"),
+        Binding("home,g", "jump(0)", "First", show=False, id="list.first"),
+        Binding("end,G", "jump(-1)", "Last", show=False, id="list.last"),
+        Binding("enter", "choose", "Drill down", tooltip="Open the worst pair of this op", id="drill-down"),
+    ]
+
+    #: always_update: a new set of rows re-announces the highlighted op even at the same index
+    cursor: reactive[int] = reactive(0, init=False, always_update=True)
+
+    class Highlighted(Message):
+        def __init__(self, name: str | None) -> None:
+            super().__init__()
+            self.name = name
+
+    class Chosen(Message):
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._rows: list[OpRow] = []
+        self._order: list[int] = []
+        self._type_width = 4
+        self._number_width = 1
+
+    # -- data ---------------------------------------------------------------------------
+    @property
+    def current(self) -> OpRow | None:
+        return self._rows[self._order[self.cursor]] if self._order else None
+
+    @property
+    def shown(self) -> list[str]:
+        """Names of the listed ops, in list order."""
+        return [self._rows[i].name for i in self._order]
+
+    def set_rows(self, rows: list[OpRow], order: list[int], keep: str | None = None) -> None:
+        """Show ``rows[i] for i in order``; the cursor stays on op ``keep`` if it is listed."""
+        self._rows, self._order = rows, order
+        self._type_width = min(16, max((len(r.op.type) for r in rows), default=4))
+        self._number_width = len(str(len(rows)))
+        self.virtual_size = Size(0, len(order) + 1)
+        names = [rows[i].name for i in order]
+        self.cursor = names.index(keep) if keep in names else 0
+
+    def move_to(self, name: str) -> bool:
+        """Put the cursor on op ``name``; False if it is not listed."""
+        for i, pos in enumerate(self._order):
+            if self._rows[pos].name == name:
+                self.cursor = i
+                return True
+        return False
+
+    def refresh_rows(self, positions: set[int]) -> None:
+        """Repaint if any of these rows is on screen."""
+        top = int(self.scroll_y)
+        if any(pos in positions for pos in self._order[top : top + self.size.height]):
+            self.refresh()
+
+    # -- cursor -------------------------------------------------------------------------
+    def validate_cursor(self, value: int) -> int:
+        return max(0, min(value, len(self._order) - 1))
+
+    def watch_cursor(self) -> None:
+        self._follow()
+        self.refresh()
+        self.post_message(self.Highlighted(self.current.name if self.current else None))
+
+    def _follow(self) -> None:
+        """Scroll so that the cursor row is visible below the header line."""
+        visible = max(1, self.scrollable_content_region.height - 1)
+        top = int(self.scroll_y)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + visible:
+            self.scroll_to(y=self.cursor - visible + 1, animate=False, immediate=True)
+
+    def action_cursor(self, step: int) -> None:
+        self.cursor += step
+
+    def action_page(self, direction: int) -> None:
+        self.cursor += direction * max(1, self.scrollable_content_region.height - 2)
+
+    def action_jump(self, index: int) -> None:
+        self.cursor = index if index >= 0 else len(self._order) - 1
+
+    def action_choose(self) -> None:
+        if self.current is not None:
+            self.post_message(self.Chosen(self.current.name))
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None or offset.y == 0:
+            return
+        index = int(self.scroll_y) + offset.y - 1
+        if index >= len(self._order):
+            return
+        if index == self.cursor:
+            self.action_choose()
+        self.cursor = index
+
+    def on_resize(self) -> None:
+        self._follow()
+
+    # -- rendering ----------------------------------------------------------------------
+    def _columns(self, width: int) -> list[tuple[str, str, int, bool]]:
+        """The columns that fit ``width``, the name column taking what is left."""
+        fixed = {"position": self._number_width, "type": self._type_width}
+        cols = [(k, t, fixed.get(k, w) if w is not None else None, r) for k, t, w, r in _COLUMNS]
+        for drop in (None, *_OPTIONAL):
+            cols = [c for c in cols if c[0] != drop]
+            rest = width - 1 - sum(w + 1 for _, _, w, _ in cols if w is not None)
+            if rest >= _MIN_NAME:
+                break
+        return [(k, t, w if w is not None else max(4, rest), r) for k, t, w, r in cols]
+
+    def _cells(self, row: OpRow, key: str, width: int) -> tuple[str, str | None]:
+        """Text of one cell and the component class that colours it."""
+        if key == "position":
+            return str(row.position + 1), "op-list--muted"
+        if key == "name":
+            return short_name(row.name, width), None
+        if key == "type":
+            return row.op.type, "op-list--muted"
+        if key == "originals":
+            return str(len(row.op.original_op_names)), None
+        if key == "verdict":
+            return row.verdict or "-", f"op-list--{row.verdict}" if row.verdict else "op-list--muted"
+        if key == "worst":
+            return worst_text(row.score), None if row.score is not None else "op-list--muted"
+        style = {"introduced": "op-list--introduced", "unverified": "op-list--warn"}.get(row.role or "")
+        return row.role or "", style or "op-list--muted"
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        cols = self._columns(width)
+        if y == 0:
+            style = base + self.get_component_rich_style("op-list--header")
+            text = " " + " ".join(_fit(t, w, r) for _, t, w, r in cols)
+            return Strip([Segment(text, style)]).crop_extend(0, width, style)
+        index = int(self.scroll_y) + y - 1
+        if index >= len(self._order):
+            return Strip.blank(width, base)
+        row = self._rows[self._order[index]]
+        line = base + self.get_component_rich_style("op-list--cursor", partial=True) if index == self.cursor else base
+        segments = [Segment(" ", line)]
+        for i, (key, _, w, right) in enumerate(cols):
+            if i:
+                segments.append(Segment(" ", line))
+            text, component = self._cells(row, key, w)
+            style = line + self.get_component_rich_style(component, partial=True) if component else line
+            segments.append(Segment(_fit(text, w, right), style))
+        return Strip(segments).crop_extend(0, width, line)

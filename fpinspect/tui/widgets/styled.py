@@ -1,0 +1,36 @@
+"""Text pieces several widgets share, coloured with theme variables so that they read in
+dark and light themes alike."""
+
+from __future__ import annotations
+
+from textual.content import Content
+
+from ...dumps.graph import TensorDesc, numpy_dtype_name
+from ...render import BAD_STATUSES
+
+VERDICT_STYLE = {"pass": "$text-success", "warn": "$text-warning", "fail": "bold $text-error"}
+ROLE_STYLE = {"introduced": "bold $text-error", "inherited": "$foreground-muted", "unverified": "$text-warning"}
+MUTED = "$foreground-muted"
+
+
+def verdict(v: str | None) -> Content:
+    return Content.styled(v or "not compared", VERDICT_STYLE.get(v, MUTED))
+
+
+def role(r: str | None) -> Content:
+    return Content.styled(r, ROLE_STYLE[r]) if r else Content("")
+
+
+def status(codes: list[str]) -> Content:
+    """Status codes, problems in the error colour and OK in the success colour."""
+    parts = [Content.styled(c, "$text-error" if c in BAD_STATUSES else "$text-success" if c == "OK" else "$text-warning")
+             for c in codes]  # fmt: skip
+    return Content(" ").join(parts)
+
+
+def tensor(desc: TensorDesc | None) -> str:
+    """``float16 NC1HWC0 [1, 1, 4, 4, 16]`` from a graph's tensor description."""
+    if desc is None:
+        return "no description"
+    dtype = numpy_dtype_name(desc.dtype) or desc.dtype or "?"
+    return f"{dtype} {desc.full_layout or '-'} {list(desc.shape)}"

@@ -1,0 +1,48 @@
+"""Driving the inspector in tests: build the app as `fpinspect open` does, press real keys,
+and wait until every worker is done."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from fpinspect.tui.app import InspectorApp, Settings, make_app
+from fpinspect.tui.sources import resolve
+
+SIZE = (100, 30)
+
+
+def app_for(root: Path | str, *args, **settings) -> InspectorApp:
+    """The app as ``fpinspect open ROOT [ARGS...]`` builds it."""
+    return make_app(Settings(resolve(str(root), *args), **settings))
+
+
+def _running(app) -> list:
+    # a DirectoryTree's loader waits for work for as long as the tree lives
+    return [w for w in app.workers if w.is_running and w.group != "_loader"]
+
+
+async def settle(pilot) -> None:
+    """Wait until no worker runs and every message they posted is handled."""
+    app = pilot.app
+    while True:
+        await pilot.pause()
+        running = _running(app)
+        if not running:
+            await pilot.pause()
+            if not _running(app):
+                return
+            continue
+        await app.workers.wait_for_complete(running)
+
+
+def drive(app: InspectorApp, scenario: Callable[..., Awaitable[None]], size=SIZE) -> None:
+    """Run ``scenario(pilot)`` against ``app`` headless."""
+
+    async def main() -> None:
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            await scenario(pilot)
+
+    asyncio.run(main())

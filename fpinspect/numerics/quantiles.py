@@ -116,7 +116,10 @@ class RealQuantiles:
 
     def _add_sketch(self, v: np.ndarray) -> None:
         keys = (np.ascontiguousarray(v, dtype=np.float64).view(np.uint64) >> self._SHIFT).astype(np.intp)
-        self.buckets += np.bincount(keys, minlength=self._NBUCKETS)[: self._NBUCKETS]
+        # count over the keys' own span (a few binades) rather than all 2**18 buckets
+        lo = int(keys.min())
+        counts = np.bincount(keys - lo)
+        self.buckets[lo : lo + counts.size] += counts
 
     def _to_sketch(self) -> None:
         self.buckets = np.zeros(self._NBUCKETS, dtype=np.int64)

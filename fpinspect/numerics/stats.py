@@ -260,8 +260,12 @@ class PairStats:
                 self.ulp_share += np.array([zero, le1 - zero, nf - le1])
                 score = err
             if self.worst_k:
-                top = _top_k(score, self.worst_k)
-                top = top[score[top] > 0]
+                # Only elements beating the current k-th worst can enter (usually none after
+                # the first chunks): one comparison pass instead of a partition per chunk. A tie
+                # never enters: chunks arrive in increasing index order, and lower indices win.
+                floor = self.worst_score[-1] if self.worst_score.size == self.worst_k else 0
+                cand = np.flatnonzero(score > floor)
+                top = cand[_top_k(score[cand], self.worst_k)]
                 flat = offset + (idx[top] if idx is not None else top)
                 self._add_worst(score[top].astype(np.float64), flat)
 

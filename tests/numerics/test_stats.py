@@ -89,6 +89,8 @@ def test_chunked_and_threaded_passes_agree_with_one_pass():
         for stat in ("max", "p50", "p99", "argmax"):
             assert a[key][stat] == b[key][stat], (key, stat)
         assert a[key]["mean"] == pytest.approx(b[key]["mean"], rel=1e-10)
+    w1, w2 = accumulate(x, ref, worst=10), accumulate(x, ref, chunk=4096, jobs=2, worst=10)
+    assert w1.worst_index.tolist() == w2.worst_index.tolist() and w1.worst_score.tolist() == w2.worst_score.tolist()
     ma, mb = pair_metrics(x, ref), pair_metrics(x, ref, jobs=2)
     for k in ma:
         assert ma[k] == pytest.approx(mb[k], rel=1e-9, abs=1e-15), k

@@ -9,6 +9,7 @@ turns one plan into a :class:`Record` (cached; safe to call from worker threads)
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -272,7 +273,7 @@ class DumpComparison:
                 one(p)
         else:
             # Bigger tensors first, so the pool does not end on one long pair.
-            todo.sort(key=lambda p: -(p.fused_file.path and _file_size(p.fused_file.path)))
+            todo.sort(key=lambda p: -_file_size(p.fused_file.path))
             with ThreadPoolExecutor(max_workers=jobs) as pool:
                 list(pool.map(one, todo))
         loc = localise(self, AMPLIFICATION if amplification is None else amplification)
@@ -281,8 +282,6 @@ class DumpComparison:
 
 
 def _file_size(path: str) -> int:
-    import os
-
     try:
         return os.path.getsize(path)
     except OSError:

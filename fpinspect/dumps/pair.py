@@ -170,6 +170,9 @@ def compare_arrays(a, b, *, status: list[str] | None = None, jobs: int = 1, wors
     if not (_numeric(da) and _numeric(db)):
         res.status.append("COMPUTE_ERROR")
         res.message = f"cannot compare non-numeric data ({da} vs {db})"
+        if any(d.kind == "V" and d.itemsize in (1, 2) for d in (da, db)):
+            res.message += ("; raw 1- or 2-byte values are how numpy saves bfloat16 / float8 arrays, "
+                            "losing their type: save them as float32")  # fmt: skip
         return res
     if da != db:
         status.append("DTYPE_CAST")

@@ -26,3 +26,13 @@ def test_identical_tensors_have_no_worst_elements():
     a = np.linspace(-1, 1, 50, dtype=np.float32)
     res = compare_arrays(a, a.copy())
     assert res.worst == [] and res.metrics["bit_equal"] == 50 and res.metrics["ulp"]["share"]["0"] == 1.0
+
+
+def test_bfloat16_saved_by_numpy_gets_a_hint(tmp_path):
+    import ml_dtypes
+
+    from fpinspect.dumps.pair import compare_npy
+
+    np.save(tmp_path / "bf.npy", np.ones(4, ml_dtypes.bfloat16))  # numpy writes it as raw |V2
+    res = compare_npy(tmp_path / "bf.npy", tmp_path / "bf.npy")
+    assert res.status == ["COMPUTE_ERROR"] and "save them as float32" in res.message

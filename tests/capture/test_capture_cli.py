@@ -8,8 +8,8 @@ import pytest
 from capturecases import compare
 from click.testing import CliRunner
 
-from fpinspect.capture.command import capture_command
 from fpinspect.capture.pipeline import DumpPair
+from fpinspect.cli.capture import capture_command
 
 FACTORIES = textwrap.dedent(
     """
@@ -123,7 +123,7 @@ def test_the_command_imports_without_torch():
 
         sys.meta_path.insert(0, Block())
         import fpinspect.capture
-        from fpinspect.capture.command import capture_command
+        from fpinspect.cli.capture import capture_command
         assert capture_command.name == "capture"
         assert not [m for m in sys.modules if m.split(".")[0] == "torch"]
         print("ok")

@@ -149,7 +149,7 @@ def test_engine_and_commands_import_without_torch():
                     raise ImportError("torch is blocked")
         sys.meta_path.insert(0, Block())
         import fpinspect.experiments
-        from fpinspect.experiments.commands import run_command, tasks_command
+        from fpinspect.cli.experiments import run_command, tasks_command
         from fpinspect.experiments.registry import all_tasks
         from fpinspect.experiments.engine import ExperimentProcess
         assert len(all_tasks()) == 4

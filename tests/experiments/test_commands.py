@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from fpinspect.experiments.commands import render_report, run_command, tasks_command
+from fpinspect.cli.experiments import render_report, run_command, tasks_command
 from fpinspect.experiments.output import write_outputs
 from fpinspect.experiments.registry import TASK_IDS
 from fpinspect.experiments.results import Histogram, Report, Table, Verdict

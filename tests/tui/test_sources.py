@@ -10,7 +10,7 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-from fpinspect.tui.command import open_command
+from fpinspect.cli.open import open_command
 from fpinspect.tui.sources import SourceError, Sources, resolve, swap_side
 
 
@@ -70,7 +70,7 @@ def test_importing_the_command_does_not_import_textual():
     """`fpinspect.cli` registers the command, and the CLI must run without Textual loaded."""
     code = textwrap.dedent("""
         import sys
-        import fpinspect.tui.command
+        import fpinspect.cli.open
         assert not [m for m in sys.modules if m.split(".")[0] == "textual"]
         print("ok")
     """)

@@ -21,9 +21,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from ...cli.render import compare_csv
 from ...dumps import DumpComparison, InputError, PairPlan
 from ...dumps.localise import localise
-from ...render import compare_csv
 from .. import background
 from ..messages import Exported, Loaded, LoadFailed, Localised, RecordsComputed
 from ..model import Inspection

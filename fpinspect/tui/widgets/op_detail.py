@@ -11,8 +11,8 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
+from ...cli.render import fmt_num
 from ...dumps import PairPlan, Record
-from ...render import fmt_num
 from ..model import Inspection, OriginalOp
 from . import styled
 from .op_list import worst_text

@@ -14,7 +14,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ...render import short_name
+from ...cli.render import short_name
 from ..model import OpRow
 
 #: (key, title, width, right-aligned); ``None`` width: the flexible name column.

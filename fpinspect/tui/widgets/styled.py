@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from ...cli.render import BAD_STATUSES
 from ...dumps.graph import TensorDesc, numpy_dtype_name
-from ...render import BAD_STATUSES
 
 VERDICT_STYLE = {"pass": "$text-success", "warn": "$text-warning", "fail": "bold $text-error"}
 ROLE_STYLE = {"introduced": "bold $text-error", "inherited": "$foreground-muted", "unverified": "$text-warning"}

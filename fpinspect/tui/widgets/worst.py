@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
-from ...render import fmt_num
+from ...cli.render import fmt_num
 
 COLUMNS = ("index", "A", "B", "abs", "rel", "ULP", "A bits", "B bits")
 _RIGHT = {"A", "B", "abs", "rel", "ULP"}

@@ -1,4 +1,5 @@
-"""Command-line entry points. Thin: parse, call a layer below, render."""
+"""The ``fpinspect`` group and its dump commands (``diff``, ``compare``). Thin: parse, call a layer
+below, render."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 import click
 from rich.console import Console
 
-from . import __version__
+from .. import __version__
 from .usage import UsageProblem
 
 
@@ -50,7 +51,7 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
     max relative error), ULP statistics, msaccucmp and msprobe metrics, special-value
     counts and the worst elements. Exit status: 0 compared, 1 over --max-ulp, 2 bad input.
     """
-    from .dumps.pair import compare_npy
+    from ..dumps.pair import compare_npy
     from .render import console, pair_report
 
     _existing_file(a, "file")
@@ -96,9 +97,9 @@ def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_
     layouts, computes the reference trio plus ULP / msaccucmp / msprobe metrics, judges
     each pair (pass / warn / fail) and names the fused op that introduced an error.
     """
-    from .dumps.compare import DumpComparison
-    from .dumps.errors import InputError
-    from .dumps.verdict import load_table
+    from ..dumps.compare import DumpComparison
+    from ..dumps.errors import InputError
+    from ..dumps.verdict import load_table
     from .render import compare_csv, compare_table, console
 
     try:
@@ -132,10 +133,10 @@ def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_
 
 
 def _register() -> None:
-    """Commands whose implementation lives with their layer."""
-    from .capture.command import capture_command
-    from .experiments.commands import run_command, tasks_command
-    from .tui.command import open_command
+    """The commands with a module of their own in this package."""
+    from .capture import capture_command
+    from .experiments import run_command, tasks_command
+    from .open import open_command
 
     main.add_command(open_command)
     main.add_command(capture_command)

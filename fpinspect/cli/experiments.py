@@ -1,6 +1,6 @@
-"""The ``fpinspect run`` and ``fpinspect tasks`` commands (registered by ``fpinspect.cli``).
+"""The ``fpinspect run`` and ``fpinspect tasks`` commands.
 
-``run`` starts the task in a child process (:class:`~.engine.ExperimentProcess`), shows
+``run`` starts the task in a child process (:class:`~fpinspect.experiments.engine.ExperimentProcess`), shows
 its progress with Rich on stderr, then prints the report (a table, or one JSON object
 with ``--format json``) on stdout and writes ``--out``. Exit status: 0 done; 2 bad usage
 (unknown task, unavailable device, unwritable ``--out``); 1 the experiment itself failed.
@@ -21,14 +21,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as RichProgress
 from rich.table import Table as RichTable
 
-from ..render import console
-from .backends import DEVICES
-from .engine import ExperimentFailed, ExperimentProcess, collect
-from .events import Event, Message, Progress, Started
-from .output import agreement, format_cell, write_outputs
-from .registry import TASK_IDS, UnknownTask, all_tasks, canonical_id
-from .results import Report
-from .settings import PROFILES
+from ..experiments.backends import DEVICES
+from ..experiments.engine import ExperimentFailed, ExperimentProcess, collect
+from ..experiments.events import Event, Message, Progress, Started
+from ..experiments.output import agreement, format_cell, write_outputs
+from ..experiments.registry import TASK_IDS, UnknownTask, all_tasks, canonical_id
+from ..experiments.results import Report
+from ..experiments.settings import PROFILES
+from .render import console
 
 
 def _fail(message: str, code: int) -> NoReturn:

@@ -10,7 +10,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from .dumps.pair import PairResult
+from ..dumps.pair import PairResult
 
 BAD_STATUSES = {
     "FILE_NOT_FOUND", "NPY_LOAD_ERROR", "FORMAT_UNSUPPORTED", "FORMAT_CONVERSION_ERROR",

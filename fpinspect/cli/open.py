@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .sources import SourceError, resolve
+from ..tui.sources import SourceError, resolve
 
 
 @click.command("open")
@@ -28,7 +28,7 @@ def open_command(ctx: click.Context, graph: str | None, data: str | None, close_
     except SourceError as exc:
         click.echo(f"fpinspect: {exc}", err=True)
         ctx.exit(2)
-    from .app import Settings, make_app
+    from ..tui.app import Settings, make_app
 
     app = make_app(Settings(sources))
     problem = app.run()

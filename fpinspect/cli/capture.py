@@ -9,9 +9,9 @@ from pathlib import Path
 
 import click
 
-from ..usage import UsageProblem
-from .choices import DEMO_NAMES, DEVICES, DTYPE_NAMES, INJECT_KINDS, LAYOUT_MODES
-from .errors import CaptureError
+from ..capture.choices import DEMO_NAMES, DEVICES, DTYPE_NAMES, INJECT_KINDS, LAYOUT_MODES
+from ..capture.errors import CaptureError
+from .usage import UsageProblem
 
 
 class _Progress:
@@ -92,9 +92,9 @@ def capture_command(model: str, out: str, device: str, dtype: str, storage_layou
         raise UsageProblem(
             "fpinspect capture needs PyTorch; install it with pip install 'fpinspect[experiments]'."
         )
-    from .inject import Injection
-    from .models import load_model
-    from .pipeline import Capture
+    from ..capture.inject import Injection
+    from ..capture.models import load_model
+    from ..capture.pipeline import Capture
 
     try:
         injection = Injection.parse(inject) if inject else None

@@ -7,6 +7,7 @@ import importlib
 from .task import Task
 
 _MODULES = {
+    "S": "fpinspect.experiments.tasks.selfcheck",
     "A": "fpinspect.experiments.tasks.determinism",
     "C1": "fpinspect.experiments.tasks.scalar_mul",
     "C2": "fpinspect.experiments.tasks.reduction_order",

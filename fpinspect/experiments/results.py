@@ -64,13 +64,15 @@ class TaskResult(Protocol):
     def verdicts(self) -> list[Verdict]: ...
 
 
-def _ulp_diff_bins(d: np.ndarray, nan_value: int) -> tuple[list[str], list[int]]:
-    """Bins 0, 1, 2, 3, then [4, 8), [8, 16), … up to the largest distance; NaN mismatches
-    (the ``ulp_nan`` sentinel) get their own bin."""
+def _ulp_diff_bins(d: np.ndarray, nan_value: int, top: int | None = None) -> tuple[list[str], list[int]]:
+    """Bins 0, 1, 2, 3, then [4, 8), [8, 16), … up to ``top`` (default: the largest distance);
+    NaN mismatches (the ``ulp_nan`` sentinel) get their own bin. A fixed ``top`` gives the
+    same bins to every batch, so partial histograms can be summed."""
     d = np.asarray(d).reshape(-1)
     nan = d == nan_value
     finite = d[~nan].astype(np.float64)
-    top = int(finite.max()) if finite.size else 0
+    if top is None:
+        top = int(finite.max()) if finite.size else 0
     edges = [0, 1, 2, 3, 4]
     while edges[-1] <= top:
         edges.append(edges[-1] * 2)
@@ -82,9 +84,10 @@ def _ulp_diff_bins(d: np.ndarray, nan_value: int) -> tuple[list[str], list[int]]
     return labels, counts
 
 
-def ulp_diff_histogram(name: str, title: str, dist: np.ndarray, nan_value: int) -> Histogram:
-    """Histogram of integer ULP distances (from :func:`fpinspect.numerics.ulp_diff`)."""
-    labels, counts = _ulp_diff_bins(dist, nan_value)
+def ulp_diff_histogram(name: str, title: str, dist: np.ndarray, nan_value: int, top: int | None = None) -> Histogram:
+    """Histogram of integer ULP distances (from :func:`fpinspect.numerics.ulp_diff`), bins
+    as in :func:`_ulp_diff_bins`."""
+    labels, counts = _ulp_diff_bins(dist, nan_value, top)
     return Histogram(name, title, "ULP distance", tuple(labels), tuple(counts))
 
 

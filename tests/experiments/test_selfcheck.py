@@ -1,0 +1,84 @@
+"""Task S checks the toolkit against independent oracles: it passes on the real toolkit and
+fails on a toolkit with a planted bug."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from fpinspect.experiments.events import HistogramEvent, Progress
+from fpinspect.experiments.tasks import selfcheck
+from fpinspect.numerics import FORMATS, error_stats, ulp_diff
+
+SMALL = replace(selfcheck.SelfCheckSettings.profile("quick"), anchors=4, float32_pairs=1 << 17,
+                stats_size=1 << 13, device_size=1 << 12)  # fmt: skip
+
+
+class HostBackend:
+    """The only thing S asks of a backend: where tensors go."""
+
+    name = "cpu"
+    device = "cpu"
+
+
+def run(settings=SMALL):
+    events = []
+    result = selfcheck.run(settings, HostBackend(), events.append)
+    return result, {v.topic: v.agrees for v in result.verdicts()}, events
+
+
+@pytest.fixture(scope="module")
+def passing():
+    return run()
+
+
+def test_the_real_toolkit_passes_every_check(passing):
+    result, verdicts, events = passing
+    assert verdicts and all(v is True for v in verdicts.values()), verdicts
+    assert result.data()["all_passed"] is True
+    pairs = {c.fmt: c.pairs for c in result.exhaustive}
+    # every pattern against each anchor, plus each non-NaN value against its neighbour
+    assert pairs["float16"] == 65536 * SMALL.anchors + (65536 - 2046) - 1
+    assert {e.histogram.name for e in events if isinstance(e, HistogramEvent)} >= {
+        "s_float16_ulp_diff", "s_bfloat16_ulp_diff", "s_float32_ulp_diff", "s_float16_error_stats"}
+    stages = {e.stage for e in events if isinstance(e, Progress)}
+    assert {"S exhaustive float16", "S sampled float32", "S error_stats"} <= stages
+
+
+def test_rank_oracles_agree_with_known_values():
+    f16 = FORMATS["float16"]
+    x = np.array([0.0, -0.0, 2.0**-24, 1.0, 65504.0, np.inf, -np.inf], dtype=np.float16)
+    assert selfcheck.arithmetic_rank(x, f16).tolist() == [0, 0, 1, 0x3C00, 0x7BFF, 0x7C00, -0x7C00]
+    assert selfcheck.top_rank(FORMATS["float8_e4m3fn"]) == 126 and selfcheck.top_rank(f16) == 0x7C00
+
+
+def _off_across_zero(a, b, *, return_status=False):
+    """A classic bug: +0 and -0 counted as two values (keys from raw sign-magnitude)."""
+    d, st = ulp_diff(a, b, return_status=True)
+    a, b = np.asarray(a), np.asarray(b)
+    crosses = (np.signbit(a) != np.signbit(b)) & (d > 0) & (d < np.iinfo(d.dtype).max)
+    d = d + crosses.astype(d.dtype)
+    return (d, st) if return_status else d
+
+
+def test_a_toolkit_that_counts_zero_twice_fails(monkeypatch):
+    monkeypatch.setattr(selfcheck, "ulp_diff", _off_across_zero)
+    result, verdicts, _ = run()
+    assert verdicts["ulp_diff, every float16 and bfloat16 value"] is False
+    assert verdicts["ulp_diff, sampled float32"] is False
+    assert verdicts["special values"] is False
+    assert result.exhaustive[0].examples and result.data()["all_passed"] is False
+
+
+def test_error_stats_with_a_wrong_percentile_fails(monkeypatch):
+    def skewed(a, ref, **kw):
+        out = error_stats(a, ref, **kw)
+        out["ulp"]["p99"] = float(np.nextafter(out["ulp"]["p99"], np.inf))
+        return out
+
+    monkeypatch.setattr(selfcheck, "error_stats", skewed)
+    result, verdicts, _ = run(replace(SMALL, float32_pairs=1 << 16, anchors=1))
+    assert verdicts["error_stats against numpy float64"] is False
+    assert all("ulp p99" in " ".join(v["disagreements"]) for v in result.data()["error_stats"].values())

@@ -1,0 +1,103 @@
+"""Read a ``ge_proto_*.txt`` dump graph (protobuf text format of ``ge.proto.ModelDef``).
+
+The file is parsed by the ``protobuf`` package's text-format parser over fpinspect's own
+schema (:mod:`.ge_ir`), streaming its lines, then walked into the very dict that
+``atc --mode=5 --json`` would have written for it (GE's Pb2Json, ``ascend_formats.md``
+§1.3), so that one decoder (:mod:`.graph`) reads both:
+
+- maps are lists of ``{"key", "value"}`` entries; enums are names (``"DT_FLOAT16"``);
+- only fields that are set appear (proto3 presence), oneof members even at 0;
+- singular ``bytes`` (``AttrDef.s``) are C-escaped as GE's JSON has them, repeated ones
+  (``list.s``) are text; floats are the shortest decimal that reads back as the same
+  float32 (``0.1``, not ``0.10000000149011612``).
+
+Fields the schema lacks (``attr_groups``, newer GE additions) are skipped, not refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from google.protobuf import text_format
+from google.protobuf.descriptor import FieldDescriptor
+
+from .ge_ir import message_classes
+
+_MESSAGE = FieldDescriptor.TYPE_MESSAGE
+_ENUM = FieldDescriptor.TYPE_ENUM
+_BYTES = FieldDescriptor.TYPE_BYTES
+_FLOAT = FieldDescriptor.TYPE_FLOAT
+
+
+class TextGraphError(ValueError):
+    """The text is not a ``ModelDef`` in protobuf text format; the message says where."""
+
+
+def looks_like_text_graph(head: bytes) -> bool:
+    """True if the first bytes of a file look like protobuf text rather than JSON.
+
+    JSON graphs start with ``{``; text graphs with a field name (``graph {``, ``name: ...``)
+    or a ``#`` comment.
+    """
+    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return bool(stripped) and (stripped[:1].isalpha() or stripped[:1] in b"_#")
+
+
+def c_escape(data: bytes) -> str:
+    """``google::protobuf::CEscape``: what GE's JSON holds for a singular ``bytes`` field."""
+    named = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r", 0x22: '\\"', 0x27: "\\'", 0x5C: "\\\\"}
+    if all(0x20 <= b < 0x7F and b not in named for b in data):
+        return data.decode("ascii")
+    return "".join(named.get(b) or (chr(b) if 0x20 <= b < 0x7F else f"\\{b:03o}") for b in data)
+
+
+def _float(value: float) -> float:
+    return float(str(np.float32(value)))
+
+
+def _scalar(fd: FieldDescriptor, value: Any, repeated: bool) -> Any:
+    t = fd.type
+    if t == _ENUM:
+        known = fd.enum_type.values_by_number.get(value)
+        return known.name if known is not None else value
+    if t == _BYTES:
+        return value.decode("utf-8", errors="replace") if repeated else c_escape(value)
+    if t == _FLOAT:
+        return _float(value)
+    return value
+
+
+def as_json_shape(message) -> dict[str, Any]:
+    """``message`` as the dict GE's Pb2Json writes for it (see the module docstring)."""
+    out: dict[str, Any] = {}
+    for fd, value in message.ListFields():
+        repeated = fd.is_repeated
+        if fd.type == _MESSAGE:
+            out[fd.name] = [as_json_shape(v) for v in value] if repeated else as_json_shape(value)
+        elif repeated:
+            out[fd.name] = [_scalar(fd, v, True) for v in value]
+        else:
+            out[fd.name] = _scalar(fd, value, False)
+    return out
+
+
+def parse_text_graph(lines, where: str = "the text") -> dict[str, Any]:
+    """Parse ``ModelDef`` text from an iterable of lines into the atc-JSON dict shape.
+
+    Raises :class:`TextGraphError` naming the line and column of a syntax error.
+    """
+    model = message_classes()["ModelDef"]()
+    try:
+        text_format.ParseLines(lines, model, allow_unknown_field=True, allow_unknown_extension=True)
+    except text_format.ParseError as exc:
+        raise TextGraphError(f"{where} is not a GE ModelDef in protobuf text format ({exc})") from None
+    except UnicodeDecodeError:
+        raise TextGraphError(f"{where} is not UTF-8 text") from None
+    return as_json_shape(model)
+
+
+def read_text_graph(path: str) -> dict[str, Any]:
+    """Read the ``ge_proto_*.txt`` at ``path`` (lines streamed, never held whole)."""
+    with open(path, encoding="utf-8") as f:
+        return parse_text_graph(f, "the file")

@@ -528,7 +528,8 @@ def collector_paused() -> Iterator[None]:
 
 
 def load_graph(path: str | os.PathLike) -> GeModel:
-    """Load the dump-graph JSON at ``path``.
+    """Load the dump graph at ``path``: atc's JSON, or GE's ``ge_proto_*.txt`` (protobuf text
+    format of ``ModelDef``, :mod:`.ge_text`), told apart by their first bytes.
 
     Raises :class:`InputError` (code ``GRAPH_LOAD_ERROR``) when the file is missing or
     unreadable, is not JSON, has no ``graph`` list, defines no op at all, or holds a value
@@ -540,12 +541,15 @@ def load_graph(path: str | os.PathLike) -> GeModel:
 
 def _load_graph(path: str) -> GeModel:
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        if _is_text_graph(path):
+            data = _read_text_graph(path)
+        else:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
     except FileNotFoundError:
         raise InputError(path, "file does not exist", _GRAPH_ERROR) from None
     except IsADirectoryError:
-        raise InputError(path, "is a folder, not a graph JSON file", _GRAPH_ERROR) from None
+        raise InputError(path, "is a folder, not a graph file", _GRAPH_ERROR) from None
     except UnicodeDecodeError:
         raise InputError(
             path, "is not a text file (not UTF-8), so not a graph JSON file", _GRAPH_ERROR
@@ -564,9 +568,25 @@ def _load_graph(path: str) -> GeModel:
         raise InputError(path, f"is not a valid GE dump graph: {exc}", _GRAPH_ERROR) from None
 
 
+def _is_text_graph(path: str) -> bool:
+    from .ge_text import looks_like_text_graph  # imported here: ge_text imports this module
+
+    with open(path, "rb") as f:
+        return looks_like_text_graph(f.read(64))
+
+
+def _read_text_graph(path: str) -> dict:
+    from .ge_text import TextGraphError, read_text_graph
+
+    try:
+        return read_text_graph(path)
+    except TextGraphError as exc:
+        raise InputError(path, str(exc).removeprefix("the file "), _GRAPH_ERROR) from None
+
+
 def _model(path: str, data: Any) -> GeModel:
     if not isinstance(data, dict) or not isinstance(data.get("graph"), list):
-        raise _Malformed("it has no 'graph' list (expected the JSON of 'atc --mode=5 --json')")
+        raise _Malformed("it has no 'graph' list (expected the JSON of 'atc --mode=5 --json' or a ge_proto_*.txt)")
     graphs: list[str] = []
     ops: dict[str, OpInfo] = {}
     warnings: list[str] = []

@@ -29,6 +29,7 @@ def test_core_imports_neither_torch_nor_textual():
         import fpinspect.numerics as n
         import fpinspect.dumps
         import fpinspect.dumps.pair, fpinspect.dumps.graph, fpinspect.dumps.datadump, fpinspect.dumps.layouts
+        import fpinspect.replay, fpinspect.replay.evaluate
         import fpinspect.cli
         import fpinspect.legacy
         s = n.error_stats(np.ones(4, np.float16), np.ones(4, np.float16))

@@ -1,49 +1,61 @@
-"""Write a datadump folder as ``msaccucmp.py convert`` leaves it (``ascend_formats.md`` §2).
+"""Write a datadump folder as ``msaccucmp.py convert`` leaves it, or as the device writes it.
 
-One ``.npy`` per tensor, named ``{type}.{name}.{task}.{stream}.{timestamp}.{input|output}.{i}.npy``
-with ``.``, ``/``, ``\\`` and space in type and name replaced by ``_``. Each executed op is one
-task; timestamps are a fixed base plus the task number (µs), so captures are reproducible
-byte for byte. Names of 255 characters or more are stored under a uuid3 name listed in
-``mapping.csv``, as msaccucmp does.
+``.npy`` mode (``ascend_formats.md`` §2.3): one ``.npy`` per tensor, named
+``{type}.{name}.{task}.{stream}.{timestamp}.{input|output}.{i}.npy``. Raw mode (§2.2): one raw
+dump file per op, ``{type}.{name}.{task}.{stream}.{timestamp}``, a ``DumpData`` header then
+every payload (:func:`fpinspect.dumps.rawdump.write_raw_dump`). In type and name ``.``, ``/``,
+``\\`` and space are replaced by ``_``. Each executed op is one task; timestamps are a fixed
+base plus the task number (µs), so captures are reproducible byte for byte. Names of 255
+characters or more are stored under another name listed in ``mapping.csv``, as the tool
+chain does (:func:`fpinspect.dumps.npywrite.save_named`).
 """
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import numpy as np
 
-from ..dumps.datadump import MAPPING_FILE, normalise_name
+from ..dumps.datadump import normalise_name
+from ..dumps.npywrite import MAX_FILE_NAME, add_mapping, save_named
+from ..dumps.rawdump import RawPayload, write_raw_dump
+from .storage import Desc
 
 #: 2023-11-14 22:13:20 UTC in µs: a fixed, realistic 16-digit dump timestamp.
 BASE_TIMESTAMP = 1_700_000_000_000_000
 #: Every op runs on one stream, as a single-stream GE graph does.
 STREAM_ID = 0
-MAX_FILE_NAME = 255
+
+
+def _payload(array: np.ndarray, desc: Desc) -> RawPayload:
+    origin_format = desc.origin_format if desc.origin is not None else None
+    return RawPayload(array, desc.ge_dtype, desc.layout, desc.shape, desc.origin, origin_format)
 
 
 class DumpWriter:
-    """Writes the dumps of one run into ``folder``, one task per :meth:`write_op` call."""
+    """Writes the dumps of one run into ``folder``, one task per :meth:`write_op` call;
+    ``raw`` writes raw dump files instead of ``.npy`` files."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, *, raw: bool = False):
         self.folder = folder
+        self.raw = raw
         self.task = 0
         folder.mkdir(parents=True, exist_ok=True)
 
-    def write_op(
-        self, op_type: str, op_name: str, inputs: list[np.ndarray], outputs: list[np.ndarray]
-    ) -> None:
+    def write_op(self, op_type: str, op_name: str, inputs: list[np.ndarray], outputs: list[np.ndarray],
+                 input_descs: list[Desc] | None = None, output_descs: list[Desc] | None = None) -> None:  # fmt: skip
+        """Dump one op execution: the stored arrays of its inputs and outputs and, for raw
+        files (whose headers describe every tensor), their descriptions."""
         self.task += 1
         stem = f"{normalise_name(op_type)}.{normalise_name(op_name)}.{self.task}.{STREAM_ID}.{BASE_TIMESTAMP + self.task}"
+        if self.raw:
+            name = stem
+            if len(stem) >= MAX_FILE_NAME:  # the device names such a dump by a number
+                name = str(self.task)
+                add_mapping(self.folder, name, stem)
+            write_raw_dump(self.folder / name, op_name, list(map(_payload, inputs, input_descs)),
+                           list(map(_payload, outputs, output_descs)), dump_time=BASE_TIMESTAMP + self.task)  # fmt: skip
+            return
         for io, arrays in (("input", inputs), ("output", outputs)):
             for index, array in enumerate(arrays):
-                self._save(f"{stem}.{io}.{index}.npy", array)
-
-    def _save(self, name: str, array: np.ndarray) -> None:
-        if len(name) >= MAX_FILE_NAME:
-            stored = f"{uuid.uuid3(uuid.NAMESPACE_URL, name).hex}.npy"
-            with open(self.folder / MAPPING_FILE, "a", encoding="utf-8") as f:
-                f.write(f"{stored},{name}\n")
-            name = stored
-        np.save(self.folder / name, np.ascontiguousarray(array), allow_pickle=False)
+                save_named(self.folder, f"{stem}.{io}.{index}.npy", array)

@@ -110,8 +110,9 @@ class Capture:
                            f"0-{len(self.regions) - 1}: {listed}")  # fmt: skip
 
     def write(self, out: Path, *, storage_layouts: str = "plain", injection: Injection | None = None,
-              progress: Progress | None = None) -> DumpPair:  # fmt: skip
-        """Write the dump pair under ``out`` (its four folders are replaced)."""
+              raw: bool = False, progress: Progress | None = None) -> DumpPair:  # fmt: skip
+        """Write the dump pair under ``out`` (its four folders are replaced); ``raw`` writes raw
+        dump files, as the device does, instead of msaccucmp's ``.npy`` files."""
         if storage_layouts not in LAYOUT_MODES:
             raise CaptureError(
                 f"--storage-layouts {storage_layouts} is unknown; use one of {', '.join(LAYOUT_MODES)}"
@@ -122,13 +123,13 @@ class Capture:
             fused_env = self.fused.run(injection)
         pair = DumpPair.under(out)
         pair.clear()
-        close = _Side(self.graph, self.eager, storage_layouts, DumpWriter(pair.close_data))
+        close = _Side(self.graph, self.eager, storage_layouts, DumpWriter(pair.close_data, raw=raw))
         for op in self.graph.ops:
             if op.is_source:
                 close.source(op)
             else:
                 close.op(op.name, op.type, op.inputs, op.refs(), cube=op.cube)
-        opened = _Side(self.graph, fused_env, storage_layouts, DumpWriter(pair.open_data))
+        opened = _Side(self.graph, fused_env, storage_layouts, DumpWriter(pair.open_data, raw=raw))
         for op in self.graph.ops:
             if op.is_source:
                 opened.source(op)
@@ -189,7 +190,8 @@ class _Side:
                      "_datadump_original_op_types": [m.type for m in original.members]}  # fmt: skip
         in_descs = [replace(self.descs[r], origin=None) for r in inputs]
         self.writer.add(name, type, [self.where[r] for r in inputs], in_descs, descs, attrs)
-        self.dumps.write_op(type, name, [self.stored[r] for r in inputs], [self.stored[r] for r in outputs])
+        self.dumps.write_op(type, name, [self.stored[r] for r in inputs], [self.stored[r] for r in outputs],
+                            in_descs, descs)  # fmt: skip
 
     def finish(self, path: Path, graph_name: str, attrs: dict) -> None:
         outs = self.graph.outputs

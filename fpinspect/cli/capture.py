@@ -76,16 +76,19 @@ _INJECT_HELP = (
     show_default=True,
     help="ascend: store 4-D activations as NC1HWC0 and matmul outputs as FRACTAL_NZ",
 )
+@click.option("--raw", is_flag=True, help="write raw dump files as the device does (a header, then every "
+              "tensor's bytes) instead of msaccucmp's .npy files")  # fmt: skip
 @click.option("--inject", metavar="REGION=KIND", help=_INJECT_HELP)
 @click.option("--seed", type=int, default=0, show_default=True, help="seed of the demo weights and inputs")
-def capture_command(model: str, out: str, device: str, dtype: str, storage_layouts: str, inject: str | None,
-                    seed: int) -> None:  # fmt: skip
+def capture_command(model: str, out: str, device: str, dtype: str, storage_layouts: str, raw: bool,
+                    inject: str | None, seed: int) -> None:  # fmt: skip
     """Capture a fusion-on / fusion-off dump pair from a PyTorch model.
 
     MODEL is a built-in demo (transformer, conv) or package.module:factory, a function
     returning (module, example_inputs). The fusion-off run executes every operator on its
     own; the fusion-on run compiles each fusion region with torch.compile. The pair is
-    written in GE's formats (Build.json graphs, msaccucmp-style .npy dumps) for
+    written in GE's formats (Build.json graphs, msaccucmp-style .npy dumps or, with --raw,
+    raw device dumps) for
     fpinspect compare and fpinspect open.
     """
     if importlib.util.find_spec("torch") is None:
@@ -104,7 +107,7 @@ def capture_command(model: str, out: str, device: str, dtype: str, storage_layou
                 module, inputs, dtype=dtype, device=device, name=_model_name(model), progress=progress
             )
             pair = cap.write(
-                Path(out), storage_layouts=storage_layouts, injection=injection, progress=progress
+                Path(out), storage_layouts=storage_layouts, injection=injection, raw=raw, progress=progress
             )
     except CaptureError as exc:
         raise UsageProblem(f"{exc}.") from None

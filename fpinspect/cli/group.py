@@ -135,11 +135,13 @@ def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_
 def _register() -> None:
     """The commands with a module of their own in this package."""
     from .capture import capture_command
+    from .convert import convert_command
     from .experiments import run_command, tasks_command
     from .open import open_command
 
     main.add_command(open_command)
     main.add_command(capture_command)
+    main.add_command(convert_command)
     main.add_command(run_command)
     main.add_command(tasks_command)
 

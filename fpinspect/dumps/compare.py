@@ -31,8 +31,8 @@ from .graph import (
     numpy_dtype_name,
 )
 from .layouts import PLAIN_LAYOUTS, LayoutError, convert_layout, needs_conversion
-from .npyio import load_npy, open_npy
 from .pair import PairResult, compare_arrays, finish_status, json_clean, json_number
+from .tensors import dump_desc, load_dump, open_dump
 from .verdict import ThresholdTable, judge
 
 
@@ -194,21 +194,24 @@ class DumpComparison:
     def sides(self, plan: PairPlan):
         """The two arrays to compare in one layout: ``(a, b, status codes, conversion note)``.
 
-        A side in a storage layout (NC1HWC0, FRACTAL_NZ, ...) is first restored to its own
+        A side's layout, dtype and shapes are its raw dump header's when it has one, else the
+        graph's. A side in a storage layout (NC1HWC0, FRACTAL_NZ, ...) is first restored to its own
         origin layout and shape, padding cropped: when both sides are stored padded, both
         are restored (padding bytes are undefined). Then, if the two plain layouts still
         differ (NCHW vs NHWC), the fused side is permuted to the original side's layout.
         Sides needing nothing stay chunked file readers (never loaded whole).
         """
-        a, b = open_npy(plan.fused_file.path), open_npy(plan.origin_file.path)
-        la, lb = _layout(plan.fused_desc), _layout(plan.origin_desc)
+        fa, fb = plan.fused_file, plan.origin_file
+        a, b = open_dump(fa), open_dump(fb)
+        da, db = dump_desc(fa, plan.fused_desc), dump_desc(fb, plan.origin_desc)
+        la, lb = _layout(da), _layout(db)
         notes: list[str] = []
         if _is_storage(la):
-            a, la = _restore(load_npy(a.path), plan.fused_desc, lb, b.shape, notes, "fused")
+            a, la = _restore(load_dump(fa), da, lb, b.shape, notes, "fused")
         if _is_storage(lb):
-            b, lb = _restore(load_npy(b.path), plan.origin_desc, la, a.shape, notes, "original")
+            b, lb = _restore(load_dump(fb), db, la, a.shape, notes, "original")
         if needs_conversion(la, lb):
-            src = a if isinstance(a, np.ndarray) else load_npy(a.path)
+            src = a if isinstance(a, np.ndarray) else load_dump(fa)
             a = np.ascontiguousarray(convert_layout(src, la, lb, b.shape))
             notes.append(f"fused {la}->{lb}")
         status = ["FORMAT_CONVERTED"] if notes else []

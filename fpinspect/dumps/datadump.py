@@ -1,15 +1,18 @@
-"""Index a datadump ``.npy`` folder (the output of ``msaccucmp.py convert``) by op name.
+"""Index a datadump folder by op name: ``.npy`` files (``msaccucmp.py convert``), raw dumps, or both.
 
 File names are parsed, never globbed (``ascend_formats.md`` §2):
 
     {op_type}.{op_name}.{id}.{id}...{timestamp}....{input|output}.{index}.npy
     {op_type}.{op_name}.{...}.{input|output}.{index}.{d0xd1x...}.npy      (``convert -f FORMAT``)
+    {op_type}.{op_name}.{id}.{id}...{timestamp}[...{id}]                  (a raw dump: every tensor)
 
 The dumper has already replaced ``.``, ``/``, ``\\`` and space in type and name by ``_``, so
 field 0 is the type and field 1 the name. The fields between the name and ``input|output``
 are ids and the timestamp; how many there are depends on the writer (task, stream, FFTS+
 context, thread, device ...). Names too long for the file system are stored under a uuid
-name listed in ``mapping.csv`` (``new_name,original_name``) in the same folder.
+name listed in ``mapping.csv`` (``new_name,original_name``) in the same folder. A raw dump file
+(:mod:`.rawdump`) stands for each input and output its header lists, under the same names and
+rules as the ``.npy`` files converted from it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .errors import InputError
+from .rawdump import RawTensor, read_raw_header
 
 IO_KINDS = ("input", "output")
 MAPPING_FILE = "mapping.csv"
@@ -55,6 +59,13 @@ class DumpFile:
     index: int
     timestamp: int
     candidates: int = 1
+    #: the raw dump it comes from, ``type.name.ids...timestamp``: a raw file and the ``.npy``
+    #: files converted from it have the same one
+    dump: str = ""
+    #: for a tensor of a raw dump file: its header entry (``None`` for a ``.npy`` file)
+    raw: RawTensor | None = None
+    #: for a raw dump file whose header could not be read: why (every tensor asked of it has it)
+    problem: str | None = None
 
 
 def parse_dump_name(name: str, path: str = "") -> DumpFile | None:
@@ -85,9 +96,18 @@ def parse_dump_name(name: str, path: str = "") -> DumpFile | None:
     if not numeric:
         return None
     timestamp = max(reversed(numeric), key=len)  # reversed: the last of the longest
-    return DumpFile(
-        path=path, op_type=head[0], op_name=head[1], io=io, index=int(index), timestamp=int(timestamp)
-    )
+    return DumpFile(path=path, op_type=head[0], op_name=head[1], io=io, index=int(index),
+                    timestamp=int(timestamp), dump=".".join(head))  # fmt: skip
+
+
+def parse_raw_name(name: str) -> DumpFile | None:
+    """Parse a raw dump file name, ``type.name.F2...Fk`` with the last ``F`` all digits (no
+    extension); ``io`` is ``""`` and ``index`` -1 (the file holds every tensor of the op)."""
+    fields = name.split(".")
+    if not fields or not _DIGITS.fullmatch(fields[-1]):
+        return None
+    parsed = parse_dump_name(f"{name}.output.0")
+    return None if parsed is None else replace(parsed, io="", index=-1)
 
 
 def read_mapping(folder: str) -> dict[str, str]:
@@ -104,6 +124,24 @@ def read_mapping(folder: str) -> dict[str, str]:
     except (OSError, csv.Error) as exc:
         raise InputError(path, f"cannot be read as CSV ({exc})", _DATA_ERROR) from None
     return {row[0].strip(): row[1].strip() for row in rows if len(row) >= 2 and row[0].strip()}
+
+
+def resolve_raw_name(name: str, mapping: dict[str, str]) -> DumpFile | None:
+    """:func:`parse_raw_name` of ``name``, else of its original name in ``mapping``."""
+    parsed = parse_raw_name(name)
+    if parsed is None and name in mapping:
+        parsed = parse_raw_name(mapping[name])
+    return parsed
+
+
+def raw_entries(path: str, parsed: DumpFile) -> list[DumpFile]:
+    """One :class:`DumpFile` per tensor of the raw dump at ``path`` (named as ``parsed``), or a
+    single entry carrying the ``problem`` when its header cannot be read."""
+    try:
+        dump = read_raw_header(path)
+    except InputError as exc:
+        return [replace(parsed, path=path, problem=exc.problem)]
+    return [replace(parsed, path=path, io=t.io, index=t.index, raw=t) for t in dump.inputs + dump.outputs]
 
 
 def resolve_name(name: str, mapping: dict[str, str]) -> DumpFile | None:
@@ -138,10 +176,11 @@ class DumpIndex:
     """The dump files of one iteration folder, keyed by (normalised op name, io, index).
 
     ``folder`` is the folder given to :meth:`scan`; ``iterations`` the folders under it that
-    hold ``.npy`` files, as paths relative to it (``"."`` for ``folder`` itself), sorted with
+    hold dump files, as paths relative to it (``"."`` for ``folder`` itself), sorted with
     numeric parts compared as numbers; ``iteration`` the one indexed. ``files`` are all
-    parsed files of that iteration (each with its ``candidates`` count); ``skipped`` the
-    ``.npy`` files there whose names could not be parsed, directly or via ``mapping.csv``.
+    parsed tensors of that iteration (each with its ``candidates`` count; a raw dump file
+    gives one per tensor, or one with a ``problem``); ``skipped`` the ``.npy`` files there
+    whose names could not be parsed, directly or via ``mapping.csv``.
     """
 
     folder: str
@@ -151,34 +190,37 @@ class DumpIndex:
     skipped: list[str]
 
     def __post_init__(self) -> None:
-        counts = Counter(_tensor_key(f) for f in self.files)
-        self.files = [replace(f, candidates=counts[_tensor_key(f)]) for f in self.files]
+        # A raw dump and the .npy converted from it are one dump, counted once.
+        counts = Counter(key for key, _ in {(_tensor_key(f), f.dump) for f in self.files if not f.problem})
+        self.files = [replace(f, candidates=counts.get(_tensor_key(f), 1)) for f in self.files]
         self._latest: dict[tuple[str, str, int], DumpFile] = {}
-        for f in sorted(self.files, key=lambda f: (f.timestamp, f.path)):
-            self._latest[_tensor_key(f)] = f  # later (timestamp, path) wins
+        self._unreadable: dict[str, DumpFile] = {}  # op name -> latest raw file with a bad header
+        for f in sorted(self.files, key=lambda f: (f.timestamp, f.dump, f.raw is not None, f.path)):
+            if f.problem is not None:
+                self._unreadable[f.op_name] = f
+            else:  # the later (timestamp, dump name) wins; of one dump, the raw file
+                self._latest[_tensor_key(f)] = f
 
     @classmethod
     def scan(cls, folder: str | os.PathLike, iteration: str | None = None) -> DumpIndex:
         """Index ``folder``.
 
-        Every folder under ``folder`` (itself included) that directly holds ``.npy`` files is
+        Every folder under ``folder`` (itself included) that directly holds dump files is
         an iteration (the ``{time}/{device}/{model}/{model_id}/{data_index}`` tree of a raw
         dump, plain numeric subfolders, or just ``folder`` for the common flat case).
         ``iteration=None`` picks the last in :attr:`iterations` order (the highest data
         index); otherwise it must equal one relative path or the last part of exactly one.
         Raises :class:`InputError` (code ``DATA_LOAD_ERROR``) if ``folder`` is not a readable
-        folder, holds no ``.npy`` file, or ``iteration`` matches none or several.
+        folder, holds no dump file, or ``iteration`` matches none or several.
         """
         root = os.fspath(folder)
         if not os.path.exists(root):
             raise InputError(root, "folder does not exist", _DATA_ERROR)
         if not os.path.isdir(root):
             raise InputError(root, "is a file, not a dump folder", _DATA_ERROR)
-        groups = _npy_folders(root)
+        groups = _dump_folders(root)
         if not groups:
-            raise InputError(
-                root, "holds no .npy dump files (convert raw dumps with 'msaccucmp.py convert')", _DATA_ERROR
-            )
+            raise InputError(root, "holds no dump files (neither .npy files nor raw dumps)", _DATA_ERROR)
         iterations = sorted(groups, key=_iteration_key)
         chosen = iterations[-1] if iteration is None else _pick_iteration(root, iterations, iteration)
         directory = os.path.normpath(os.path.join(root, chosen))
@@ -186,6 +228,10 @@ class DumpIndex:
         files, skipped = [], []
         for name in groups[chosen]:
             path = os.path.join(directory, name)
+            if not name.endswith(".npy"):
+                raw = resolve_raw_name(name, mapping)
+                files += raw_entries(path, raw) if raw is not None else []
+                continue
             parsed = resolve_name(name, mapping)
             if parsed is None:
                 skipped.append(path)
@@ -201,11 +247,21 @@ class DumpIndex:
         """
         if io not in IO_KINDS:
             raise ValueError(f"io must be 'input' or 'output', not {io!r}")
-        return self._latest.get((normalise_name(op_name), io, index))
+        key = (normalise_name(op_name), io, index)
+        found, unreadable = self._latest.get(key), self._unreadable.get(key[0])
+        if unreadable is not None and (found is None or unreadable.timestamp > found.timestamp):
+            return replace(unreadable, io=io, index=index, candidates=1 + (found.candidates if found else 0))
+        return found
 
 
-def _npy_folders(root: str) -> dict[str, list[str]]:
-    """``{relative folder: sorted .npy file names}`` for every folder holding ``.npy`` files."""
+def _is_dump_name(name: str) -> bool:
+    """A ``.npy`` file, or a name that can be a raw dump (its last dot field all digits,
+    which also covers the bare numbers ``mapping.csv`` resolves)."""
+    return name.endswith(".npy") or name.rpartition(".")[2].isdigit()
+
+
+def _dump_folders(root: str) -> dict[str, list[str]]:
+    """``{relative folder: sorted dump file names}`` for every folder holding dump files."""
     groups: dict[str, list[str]] = {}
     try:
         walk = list(os.walk(root, onerror=_raise))
@@ -214,7 +270,7 @@ def _npy_folders(root: str) -> dict[str, list[str]]:
             exc.filename or root, f"cannot be read ({exc.strerror or exc})", _DATA_ERROR
         ) from None
     for directory, _, names in walk:
-        npys = sorted(n for n in names if n.endswith(".npy"))
+        npys = sorted(n for n in names if _is_dump_name(n))
         if npys:
             groups[Path(os.path.relpath(directory, root)).as_posix()] = npys
     return groups

@@ -38,6 +38,8 @@ STATUS_DOC = {
     "COMPUTE_ERROR": "the metrics could not be computed (non-numeric data)",
     # fpinspect's additions
     "ORIGIN_NOT_FOUND": "the mapped original op is not in the fusion-off graph",
+    "RAW_LOAD_ERROR": "the raw dump file is unreadable: truncated, a header that overruns the file or does not "
+                      "decode, sizes that do not add up, or a dtype that cannot be read",
     "MULTIPLE_DUMPS": "several dumps exist for this tensor; the latest was used",
     "EMPTY": "both tensors have no elements",
     "NAN_MISMATCH": "NaN on exactly one side in some elements (counted, left out of the statistics)",
@@ -51,7 +53,7 @@ REFERENCE_STATUSES = tuple(list(STATUS_DOC)[:12])
 
 
 #: fpinspect's own codes that the reference script would have reported as one of its own.
-_AS_REFERENCE = {"ORIGIN_NOT_FOUND": "FILE_NOT_FOUND", "EMPTY": "COMPUTE_ERROR"}
+_AS_REFERENCE = {"ORIGIN_NOT_FOUND": "FILE_NOT_FOUND", "EMPTY": "COMPUTE_ERROR", "RAW_LOAD_ERROR": "NPY_LOAD_ERROR"}
 
 
 def reference_status(status: list[str]) -> str:

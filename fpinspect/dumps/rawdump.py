@@ -63,12 +63,11 @@ class RawTensor:
     size: int
 
     def desc(self, graph: TensorDesc | None = None) -> TensorDesc:
-        """The :class:`TensorDesc` to convert this payload with: dtype, storage layout and
-        shapes from the header (the device wrote them), the rest (origin format, desc
-        attributes) from ``graph``'s description; the origin format falls back to the
-        original op's format when the graph has none."""
+        """The :class:`TensorDesc` to convert this payload with: what the header says (the
+        device wrote it: dtype, storage layout and shape, original shape, the original op's
+        format as origin format), the rest from ``graph``'s description."""
         name, _, sub = self.layout.partition(":")
-        origin_format = graph.origin_format if graph and graph.origin_format else self.original_format
+        origin_format = self.original_format or (graph.origin_format if graph else None)
         return TensorDesc(
             dtype=self.dtype,
             shape=self.shape,

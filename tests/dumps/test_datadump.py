@@ -205,7 +205,7 @@ def test_unknown_and_ambiguous_iteration(tmp_path):
     [
         (lambda p: p / "missing", "folder does not exist"),
         (lambda p: (p / "f.npy").write_bytes(b"") or p / "f.npy", "is a file"),
-        (lambda p: (p / "empty").mkdir() or p / "empty", "holds no .npy dump files"),
+        (lambda p: (p / "empty").mkdir() or p / "empty", "holds no dump files"),
     ],
 )
 def test_bad_folders_are_input_errors(tmp_path, make, needle):

@@ -8,8 +8,8 @@ uses) and below the front ends. Pure numpy: no torch, no textual.
 * :mod:`.evaluate` — evaluating it eagerly (round after each op) or in float64.
 """
 
-from .evaluate import EAGER, FP64, evaluate, run_op
+from .evaluate import EAGER, FP64, run_op
 from .ops import OPS, Unsupported
 from .subgraph import Subgraph, extract
 
-__all__ = ["EAGER", "FP64", "OPS", "Subgraph", "Unsupported", "evaluate", "extract", "run_op"]
+__all__ = ["EAGER", "FP64", "OPS", "Subgraph", "Unsupported", "extract", "run_op"]

@@ -105,6 +105,10 @@ ELEMENTWISE_CASES = [
     ("Ceil", [X], {}, vec(math.ceil)),
     ("Round", [X], {}, np.round),
     ("Select", [X > 0, X, Y], {}, lambda c, a, b: np.where(c, a, b)),
+    ("FloorDiv", [X, POS], {}, vec(lambda a, b: math.floor(a / b))),
+    ("TruncateDiv", [X, POS], {}, vec(lambda a, b: math.trunc(a / b))),
+    ("Axpy", [X, Y], {"alpha": 0.3}, vec(lambda a, b: a + float(F32(0.3)) * b)),
+    ("AxpyV2", [X, Y, np.array(-2.0, np.float16)], {}, vec(lambda a, b, c: a + c * b)),
     ("Identity", [X], {}, lambda a: a),
 ]
 

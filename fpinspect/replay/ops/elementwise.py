@@ -157,3 +157,27 @@ def select(call: OpCall) -> list[np.ndarray]:
     """``condition ? x1 : x2`` (SelectV2 broadcasts all three, as numpy does)."""
     cond = call.x(0)
     return [np.where(cond.astype(bool), call.x(1), call.x(2))]
+
+
+@semantics("FloorDiv", elementwise=True)
+def floor_div(call: OpCall) -> list[np.ndarray]:
+    """``floor(x1 / x2)``."""
+    return [np.floor(call.x(0) / call.x(1))]
+
+
+@semantics("TruncateDiv", elementwise=True)
+def truncate_div(call: OpCall) -> list[np.ndarray]:
+    """``trunc(x1 / x2)``: rounded toward zero."""
+    return [np.trunc(call.x(0) / call.x(1))]
+
+
+@semantics("Axpy", elementwise=True)
+def axpy(call: OpCall) -> list[np.ndarray]:
+    """``x1 + alpha * x2`` with the float32 attribute ``alpha`` (default 1)."""
+    return [call.x(0) + call.float_attr("alpha", 1.0) * call.x(1)]
+
+
+@semantics("AxpyV2", elementwise=True)
+def axpy_v2(call: OpCall) -> list[np.ndarray]:
+    """``x1 + alpha * x2`` with ``alpha`` a tensor input (2)."""
+    return [call.x(0) + call.x(2) * call.x(1)]

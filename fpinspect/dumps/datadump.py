@@ -6,8 +6,9 @@ File names are parsed, never globbed (``ascend_formats.md`` §2):
     {op_type}.{op_name}.{...}.{input|output}.{index}.{d0xd1x...}.npy      (``convert -f FORMAT``)
     {op_type}.{op_name}.{id}.{id}...{timestamp}[...{id}]                  (a raw dump: every tensor)
 
-The dumper has already replaced ``.``, ``/``, ``\\`` and space in type and name by ``_``, so
-field 0 is the type and field 1 the name. The fields between the name and ``input|output``
+The dumper has already replaced ``.``, ``/``, ``\\`` and space in type and name by ``_`` (and
+nothing else: a name may keep ``:`` or non-ASCII letters), so field 0 is the type and field 1
+the name. The fields between the name and ``input|output``
 are ids and the timestamp; how many there are depends on the writer (task, stream, FFTS+
 context, thread, device ...). Names too long for the file system are stored under a uuid
 name listed in ``mapping.csv`` (``new_name,original_name``) in the same folder. A raw dump file
@@ -21,7 +22,7 @@ import csv
 import os
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .errors import InputError
@@ -32,7 +33,7 @@ MAPPING_FILE = "mapping.csv"
 
 _DATA_ERROR = "DATA_LOAD_ERROR"
 _NORMALISE = re.compile(r"[./\\ ]")
-_FIELD = re.compile(r"[A-Za-z0-9_-]+")
+_FIELD = re.compile(r"[A-Za-z0-9_-]+")  # the id and timestamp fields
 _DIGITS = re.compile(r"[0-9]+")
 _SHAPE_FIELD = re.compile(r"([0-9]+(x[0-9]+)*)?")
 
@@ -72,8 +73,9 @@ def parse_dump_name(name: str, path: str = "") -> DumpFile | None:
     """Parse a converted dump file name (with or without ``.npy``); ``None`` if it is not one.
 
     Accepted: ``type.name.F2...Fk.{input|output}.{index}[.{shape}][.npy]`` where ``type`` and
-    ``name`` are non-empty, every ``F`` matches ``[A-Za-z0-9_-]+`` and at least one ``F`` is
-    all digits. The timestamp is the all-digit ``F`` with the most digits, the last one on
+    ``name`` are non-empty and hold none of ``/``, ``\\`` or space (which the dumper
+    replaced; ``:`` and non-ASCII letters stay as they are), every ``F`` matches ``[A-Za-z0-9_-]+`` and at least
+    one ``F`` is all digits. The timestamp is the all-digit ``F`` with the most digits, the last one on
     ties: the 16-digit µs stamp wins over task, stream and thread ids in every known layout.
     ``shape`` is the ``d0xd1x...`` field ``convert -f`` appends.
     """
@@ -90,7 +92,9 @@ def parse_dump_name(name: str, path: str = "") -> DumpFile | None:
         head, io, index = fields[:-3], fields[-3], fields[-2]
     else:
         return None
-    if len(head) < 3 or not all(_FIELD.fullmatch(f) for f in head):
+    if len(head) < 3 or not all(f and not _NORMALISE.search(f) for f in head[:2]):
+        return None  # type and name are non-empty and hold nothing the dumper replaces
+    if not all(_FIELD.fullmatch(f) for f in head[2:]):
         return None
     numeric = [f for f in head[2:] if _DIGITS.fullmatch(f)]
     if not numeric:
@@ -110,20 +114,36 @@ def parse_raw_name(name: str) -> DumpFile | None:
     return None if parsed is None else replace(parsed, io="", index=-1)
 
 
-def read_mapping(folder: str) -> dict[str, str]:
+def read_mapping(folder: str, problems: list[str] | None = None) -> dict[str, str]:
     """``mapping.csv`` of ``folder`` as ``{stored_name: original_name}`` (empty if absent).
 
-    Rows with fewer than two columns are ignored; surrounding spaces are stripped.
+    Rows with fewer than two columns are ignored; surrounding spaces are stripped. A row
+    that cannot be parsed (an unterminated quote, a field longer than a file name could be)
+    is skipped and described in ``problems``: one bad row never hides the others.
     """
     path = os.path.join(folder, MAPPING_FILE)
     if not os.path.isfile(path):
         return {}
+    out: dict[str, str] = {}
     try:
         with open(path, newline="", encoding="utf-8", errors="replace") as f:
-            rows = list(csv.reader(f))
-    except (OSError, csv.Error) as exc:
-        raise InputError(path, f"cannot be read as CSV ({exc})", _DATA_ERROR) from None
-    return {row[0].strip(): row[1].strip() for row in rows if len(row) >= 2 and row[0].strip()}
+            rows = csv.reader(f)
+            line = 0
+            while True:
+                line += 1
+                try:
+                    row = next(rows)
+                except StopIteration:
+                    break
+                except csv.Error as exc:
+                    if problems is not None:
+                        problems.append(f"{path}: row {line} skipped ({exc})")
+                    continue
+                if len(row) >= 2 and row[0].strip():
+                    out[row[0].strip()] = row[1].strip()
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror or exc})", _DATA_ERROR) from None
+    return out
 
 
 def resolve_raw_name(name: str, mapping: dict[str, str]) -> DumpFile | None:
@@ -175,12 +195,13 @@ def _tensor_key(f: DumpFile) -> tuple[str, str, int]:
 class DumpIndex:
     """The dump files of one iteration folder, keyed by (normalised op name, io, index).
 
-    ``folder`` is the folder given to :meth:`scan`; ``iterations`` the folders under it that
-    hold dump files, as paths relative to it (``"."`` for ``folder`` itself), sorted with
-    numeric parts compared as numbers; ``iteration`` the one indexed. ``files`` are all
+    ``folder`` is the folder given to :meth:`scan`; ``iterations`` the iteration folders under
+    it that hold dump files, as paths relative to it (``"."`` for ``folder`` itself), sorted
+    with numeric parts compared as numbers; ``iteration`` the one indexed. ``files`` are all
     parsed tensors of that iteration (each with its ``candidates`` count; a raw dump file
     gives one per tensor, or one with a ``problem``); ``skipped`` the ``.npy`` files there
-    whose names could not be parsed, directly or via ``mapping.csv``.
+    whose names could not be parsed, directly or via ``mapping.csv``; ``problems`` sentences
+    about what was ignored (folders that are not iterations, unreadable ``mapping.csv`` rows).
     """
 
     folder: str
@@ -188,6 +209,7 @@ class DumpIndex:
     iteration: str
     files: list[DumpFile]
     skipped: list[str]
+    problems: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # A raw dump and the .npy converted from it are one dump, counted once.
@@ -205,9 +227,11 @@ class DumpIndex:
     def scan(cls, folder: str | os.PathLike, iteration: str | None = None) -> DumpIndex:
         """Index ``folder``.
 
-        Every folder under ``folder`` (itself included) that directly holds dump files is
-        an iteration (the ``{time}/{device}/{model}/{model_id}/{data_index}`` tree of a raw
-        dump, plain numeric subfolders, or just ``folder`` for the common flat case).
+        An iteration is ``folder`` itself (the common flat case) or a folder under it whose
+        name is a number (the ``{data_index}`` leaf of a raw dump's
+        ``{time}/{device}/{model}/{model_id}/{data_index}`` tree, or plain numbered
+        subfolders) that directly holds dump files. Other folders holding dump files
+        (``backup/``) are ignored and named in :attr:`problems`.
         ``iteration=None`` picks the last in :attr:`iterations` order (the highest data
         index); otherwise it must equal one relative path or the last part of exactly one.
         Raises :class:`InputError` (code ``DATA_LOAD_ERROR``) if ``folder`` is not a readable
@@ -218,13 +242,19 @@ class DumpIndex:
             raise InputError(root, "folder does not exist", _DATA_ERROR)
         if not os.path.isdir(root):
             raise InputError(root, "is a file, not a dump folder", _DATA_ERROR)
-        groups = _dump_folders(root)
+        problems: list[str] = []
+        groups = {}
+        for rel, names in _dump_folders(root).items():
+            if rel == "." or _DIGITS.fullmatch(Path(rel).name):
+                groups[rel] = names
+            else:
+                problems.append(f"{os.path.join(root, rel)}: ignored, its name is not an iteration number")
         if not groups:
             raise InputError(root, "holds no dump files (neither .npy files nor raw dumps)", _DATA_ERROR)
         iterations = sorted(groups, key=_iteration_key)
         chosen = iterations[-1] if iteration is None else _pick_iteration(root, iterations, iteration)
         directory = os.path.normpath(os.path.join(root, chosen))
-        mapping = read_mapping(directory)
+        mapping = read_mapping(directory, problems)
         files, skipped = [], []
         for name in groups[chosen]:
             path = os.path.join(directory, name)
@@ -237,7 +267,8 @@ class DumpIndex:
                 skipped.append(path)
             else:
                 files.append(replace(parsed, path=path))
-        return cls(folder=root, iterations=iterations, iteration=chosen, files=files, skipped=skipped)
+        return cls(folder=root, iterations=iterations, iteration=chosen, files=files, skipped=skipped,
+                   problems=problems)  # fmt: skip
 
     def lookup(self, op_name: str, io: str, index: int) -> DumpFile | None:
         """The dump of ``io`` number ``index`` of op ``op_name`` (a graph name; normalised here).

@@ -1,52 +1,139 @@
-"""Open ``.npy`` files safely: never unpickle, never read a whole large file up front."""
+"""Open ``.npy`` files safely: never unpickle, never block, never read a whole large file up front."""
 
 from __future__ import annotations
 
+import ast
+import errno
 import os
+import stat
+import struct
 
 import numpy as np
 
 from ..numerics.chunks import NpyFile
 from .errors import InputError
 
+#: numpy's own limit on the header of a ``.npy`` file it will parse without being told to trust it.
+MAX_HEADER = 10_000
+_INT64_MAX = (1 << 63) - 1
+
+
+def regular_file_size(path: str, what: str = ".npy file") -> int:
+    """The size of ``path`` if it is a regular file, else :class:`InputError` in one sentence.
+
+    A missing file, a dangling link or a symbolic link loop, a folder, and a FIFO, socket or
+    device (whose ``open`` could block forever or read endlessly) are all refused here, so
+    callers only ever open regular files.
+    """
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(path, "is a symbolic link loop", "FILE_NOT_FOUND") from None
+        if os.path.lexists(path):
+            if exc.errno == errno.ENOENT:
+                raise InputError(path, "is a symbolic link to a file that does not exist", "FILE_NOT_FOUND") from None
+            raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+        raise InputError(path, "file does not exist", "FILE_NOT_FOUND") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(path, f"is a folder, not a {what}")
+    if not stat.S_ISREG(st.st_mode):
+        kind = "FIFO" if stat.S_ISFIFO(st.st_mode) else "socket" if stat.S_ISSOCK(st.st_mode) else "device"
+        raise InputError(path, f"is a {kind}, not a regular {what}")
+    return st.st_size
+
+
+def open_regular(path: str, what: str = ".npy file"):
+    """``open(path, "rb")`` for a regular file only, without ever blocking on a FIFO."""
+    regular_file_size(path, what)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+    f = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # swapped between stat and open
+        f.close()
+        raise InputError(path, f"is not a regular {what}")
+    return f
+
+
+def _header_v3(f) -> tuple[tuple, bool, np.dtype]:
+    """Format 3.0: as 2.0 (4-byte length) but the header dict is UTF-8. numpy reads it only
+    inside ``np.load``; this reads the same dict with the same checks, public API only."""
+    raw = f.read(4)
+    if len(raw) != 4:
+        raise ValueError("the header length is cut short")
+    (length,) = struct.unpack("<I", raw)
+    if length > MAX_HEADER:
+        raise ValueError(f"the header is {length} bytes, more than numpy's limit of {MAX_HEADER}")
+    text = f.read(length)
+    if len(text) != length:
+        raise ValueError("the header is cut short")
+    d = ast.literal_eval(text.decode("utf-8"))
+    if not isinstance(d, dict) or set(d) != {"descr", "fortran_order", "shape"}:
+        raise ValueError(f"the header is not a dict of descr, fortran_order and shape: {d!r}")
+    if not isinstance(d["fortran_order"], bool):
+        raise ValueError(f"fortran_order is not a bool: {d['fortran_order']!r}")
+    if not isinstance(d["shape"], tuple) or not all(isinstance(x, int) for x in d["shape"]):
+        raise ValueError(f"shape is not a tuple of ints: {d['shape']!r}")
+    return d["shape"], d["fortran_order"], np.lib.format.descr_to_dtype(d["descr"])
+
+
+def _read_header(f, version) -> tuple[tuple, bool, np.dtype]:
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(f, max_header_size=MAX_HEADER)
+    if version == (2, 0):
+        return np.lib.format.read_array_header_2_0(f, max_header_size=MAX_HEADER)
+    if version == (3, 0):
+        return _header_v3(f)
+    raise ValueError(f"format version {version[0]}.{version[1]} is not one numpy writes (1.0, 2.0, 3.0)")
+
+
+def _check_shape(path: str, shape: tuple, dtype: np.dtype) -> None:
+    """Refuse shapes numpy itself refuses: negative dimensions, sizes beyond int64."""
+    if any(d < 0 for d in shape):
+        raise InputError(path, f"has a corrupt .npy header (negative dimension in shape {shape})")
+    nbytes = dtype.itemsize
+    for d in shape:
+        nbytes *= d  # Python ints: no overflow while checking for one
+    count = 1
+    for d in shape:
+        count *= d
+    if count > _INT64_MAX or nbytes > _INT64_MAX:
+        raise InputError(path, f"has a corrupt .npy header (shape {shape} is too large to exist)")
+
 
 def open_npy(path) -> NpyFile:
     """Validate the header of a ``.npy`` file and return a chunked reader for it.
 
-    Raises :class:`InputError` with code ``FILE_NOT_FOUND`` for a missing file and
-    ``NPY_LOAD_ERROR`` for anything unreadable: not a ``.npy`` file, a corrupt header,
-    object arrays (pickled data is refused, never loaded), or fewer data bytes than the
-    header promises (a truncated file).
+    Raises :class:`InputError` with code ``FILE_NOT_FOUND`` for a missing file (or a broken
+    link) and ``NPY_LOAD_ERROR`` for anything unreadable: not a regular file, not a ``.npy``
+    file, a corrupt header (every format version numpy writes is read: 1.0, 2.0 and the
+    UTF-8 3.0), a shape numpy refuses, object arrays (pickled data is refused, never
+    loaded), or fewer data bytes than the header promises (a truncated file).
     """
     path = os.fspath(path)
-    if not os.path.exists(path):
-        raise InputError(path, "file does not exist", "FILE_NOT_FOUND")
-    if os.path.isdir(path):
-        raise InputError(path, "is a folder, not a .npy file")
-    try:
-        with open(path, "rb") as f:
+    with open_regular(path) as f:
+        try:
             try:
                 version = np.lib.format.read_magic(f)
             except ValueError:
                 raise InputError(path, "is not a .npy file (bad magic bytes)") from None
             try:
-                if version == (1, 0):
-                    shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
-                elif version == (2, 0):
-                    shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
-                elif version == (3, 0):  # utf-8 header; numpy has no public reader for it
-                    shape, fortran, dtype = np.lib.format._read_array_header(f, version)
-                else:
-                    raise InputError(path, f"has unsupported .npy format version {version}")
-            except (ValueError, SyntaxError, TypeError) as exc:
+                shape, fortran, dtype = _read_header(f, version)
+            except (ValueError, SyntaxError, TypeError, UnicodeDecodeError, MemoryError, RecursionError) as exc:
                 raise InputError(path, f"has a corrupt .npy header ({exc})") from None
             offset = f.tell()
-    except OSError as exc:
-        raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+            size = os.fstat(f.fileno()).st_size
+        except OSError as exc:
+            raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
     if dtype.hasobject:
         raise InputError(path, "holds Python objects (pickled data), which fpinspect refuses to load")
-    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    actual = os.path.getsize(path) - offset
+    _check_shape(path, shape, dtype)
+    expected = dtype.itemsize
+    for d in shape:
+        expected *= d
+    actual = size - offset
     if actual < expected:
         raise InputError(path, f"is truncated: the header promises {expected} data bytes, the file has {actual}")
     return NpyFile(path, shape, dtype, fortran, offset)
@@ -56,6 +143,9 @@ def load_npy(path, *, mmap: bool = True) -> np.ndarray:
     """The whole array (memory-mapped read-only by default), after :func:`open_npy`'s checks."""
     f = open_npy(path)
     try:
-        return np.load(f.path, mmap_mode="r" if mmap and f.size else None, allow_pickle=False)
+        if mmap and f.size:
+            return np.memmap(f.path, dtype=f.stored_dtype, mode="r", offset=f.data_offset, shape=f.shape,
+                             order="F" if f.fortran_order else "C")  # fmt: skip
+        return np.load(f.path, allow_pickle=False)
     except (ValueError, OSError) as exc:
         raise InputError(path, f"cannot be loaded ({exc})") from None

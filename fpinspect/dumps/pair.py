@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..numerics import float_format, is_supported, metrics_from_stats, ulp_diff, ulp_error, ulp_nan
-from ..numerics.chunks import CastView, ChunkReader, NpyFile
+from ..numerics.chunks import CastView, ChunkReader, NpyFile, iter_chunks
 from ..numerics.metrics import _kl_from_ranges
 from ..numerics.stats import PairStats, accumulate
 from .errors import InputError
@@ -204,10 +204,39 @@ def compare_arrays(a, b, *, status: list[str] | None = None, jobs: int = 1, wors
     res.stats = st
     res.cosine, res.max_abs, res.max_rel = m.pop("cosine"), m.pop("max_abs"), m.pop("max_rel")
     res.metrics = {**m, **es}
+    if _integer(da) and _integer(db):
+        # float64 cannot tell 2**62 from 2**62 + 1: integers are compared in their own types
+        mismatched, max_abs = _integer_differences(_flat_if(a, shape), _flat_if(b, shape))
+        res.metrics["mismatched"] = mismatched
+        res.max_abs = float(max_abs)
     for code, n in (("NAN_MISMATCH", st.nan_mismatch), ("INF_MISMATCH", st.inf_mismatch), ("BOTH_NAN", st.both_nan)):
         if n:
             status.append(code)
     return res
+
+
+def _integer(dtype: np.dtype) -> bool:
+    return dtype.kind in "iub"
+
+
+def _integer_differences(a, b) -> tuple[int, int]:
+    """``(elements that differ, largest |a - b|)`` of two integer arrays, exactly (Python ints)."""
+    mismatched, largest = 0, 0
+    for _, (ca, cb) in iter_chunks(a, b):
+        t = np.promote_types(ca.dtype, cb.dtype)
+        if t.kind in "iub":
+            ca, cb = ca.astype(t), cb.astype(t)
+            ne = ca != cb
+        else:  # int64 against uint64: no integer type holds both
+            s_, u_ = (ca, cb) if ca.dtype.kind == "i" else (cb, ca)
+            ne = (s_ < 0) | (s_.astype(np.uint64) != u_.astype(np.uint64))
+        n = int(np.count_nonzero(ne))
+        if not n:
+            continue
+        mismatched += n
+        for x, y in zip(ca[ne].tolist(), cb[ne].tolist()):  # only the differing elements
+            largest = max(largest, abs(int(x) - int(y)))
+    return mismatched, largest
 
 
 def _flat_if(x, shape):

@@ -22,6 +22,7 @@ moves float32 results by many ULPs) while still failing any lower-precision regi
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, fields, replace
 
@@ -65,6 +66,7 @@ class ThresholdTable:
 
     def __init__(self, table: dict[str, Thresholds] | None = None):
         self.table = dict(table or DEFAULTS)
+        self._given: set[tuple[str, str]] = set()  # (format, key) the user set
 
     def for_format(self, name: str) -> Thresholds:
         return self.table.get(name, self.table["float64"])
@@ -72,11 +74,39 @@ class ThresholdTable:
     def set(self, key: str, value: float, fmt: str | None = None) -> None:
         if key not in KEYS:
             raise ValueError(f"unknown threshold {key!r}; known: {', '.join(KEYS)}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"threshold {key} must be a number, not {value!r}")
+        value = float(value)
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"threshold {key} must be a finite number >= 0, not {value:g}")
+        if key.startswith("ulp2_share") and value > 1:
+            raise ValueError(f"threshold {key} is a share of elements, between 0 and 1, not {value:g}")
+        if key == "cosine_fail" and value > 1:
+            raise ValueError(f"threshold cosine_fail is a cosine, at most 1, not {value:g}")
         names = [fmt] if fmt else list(self.table)
         for name in names:
             if name not in self.table:
                 raise ValueError(f"unknown format {name!r}; known: {', '.join(self.table)}")
-            self.table[name] = replace(self.table[name], **{key: float(value)})
+            self.table[name] = replace(self.table[name], **{key: value})
+            self._given.add((name, key))
+
+    def check_order(self) -> None:
+        """Every warn threshold at most its fail threshold.
+
+        Both set by the user in the wrong order is a :class:`ValueError`; one set by the user
+        across its default partner moves the partner along (``red_fail=2`` also lowers
+        float32's default ``red_warn=16`` to 2), so a global override stays meaningful.
+        """
+        for name, t in self.table.items():
+            for warn, fail in (("red_warn", "red_fail"), ("ulp2_share_warn", "ulp2_share_fail")):
+                w, f = getattr(t, warn), getattr(t, fail)
+                if w is None or f is None or w <= f:
+                    continue
+                given_w, given_f = (name, warn) in self._given, (name, fail) in self._given
+                if given_w and given_f:
+                    raise ValueError(f"{name}.{warn}={w:g} is above {name}.{fail}={f:g}: a warning must come first")
+                t = replace(t, **({fail: w} if given_w else {warn: f}))
+                self.table[name] = t
 
     def apply(self, assignment: str) -> None:
         """Apply one ``[FORMAT.]KEY=VALUE`` override."""
@@ -97,8 +127,9 @@ class ThresholdTable:
                 raw = f.read()
         except OSError as exc:
             raise InputError(path, f"cannot be read ({exc.strerror or exc})", "CONFIG_ERROR") from None
+        toml = path.lower().endswith(".toml")
         try:
-            if path.endswith(".toml"):
+            if toml:
                 import tomllib  # Python 3.11+
 
                 data = tomllib.loads(raw.decode("utf-8"))
@@ -106,9 +137,10 @@ class ThresholdTable:
                 data = json.loads(raw)
         except ImportError:
             raise InputError(path, "TOML needs Python 3.11 or newer; use a .json config", "CONFIG_ERROR") from None
+        except RecursionError:
+            raise InputError(path, "is nested too deeply to be a thresholds file", "CONFIG_ERROR") from None
         except (ValueError, UnicodeDecodeError) as exc:
-            raise InputError(path, f"is not valid {'TOML' if path.endswith('.toml') else 'JSON'} ({exc})",
-                             "CONFIG_ERROR") from None  # fmt: skip
+            raise InputError(path, f"is not valid {'TOML' if toml else 'JSON'} ({exc})", "CONFIG_ERROR") from None
         data = data.get("thresholds", data) if isinstance(data, dict) else data
         if not isinstance(data, dict):
             raise InputError(path, "must hold an object of thresholds", "CONFIG_ERROR")
@@ -152,9 +184,10 @@ def judge(res: PairResult, table: ThresholdTable) -> Judgement:
         reasons.append(("fail", f"{st.inf_mismatch} infinities on one side only"))
     integer = all(dt is not None and dt.rstrip("0123456789") in ("int", "uint", "bool") for dt in (res.dtype_a, res.dtype_b))
     if integer:
-        if (res.max_abs or 0) != 0:
-            reasons.append(("fail", f"integer data differ (max abs {res.max_abs:g})"))
-        score = 0.0 if (res.max_abs or 0) == 0 else float("inf")
+        differ = m.get("mismatched", 1 if (res.max_abs or 0) != 0 else 0)
+        if differ:
+            reasons.append(("fail", f"integer data differ in {differ} elements (max abs {res.max_abs:g})"))
+        score = 0.0 if not differ else float("inf")
     else:
         fmt = m["ulp"]["dtype"]
         t = table.for_format(fmt)
@@ -190,4 +223,5 @@ def load_table(config: str | None, overrides: tuple[str, ...] = ()) -> Threshold
         table.load(config)
     for o in overrides:
         table.apply(o)
+    table.check_order()
     return table

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from .dtypes import as_native, native
+
 #: Elements per chunk: 128 Ki elements keep each float64 temporary at 1 MiB (cache-friendly).
 CHUNK = 1 << 17
 
@@ -60,48 +62,56 @@ class _PageReleaser:
 
 
 class NpyFile:
-    """A ``.npy`` file read chunk by chunk with ordinary reads (no mmap, no pickle).
+    """A ``.npy`` file read chunk by chunk with ordinary reads (no pickle, no whole read).
 
     ``shape``, ``dtype`` and ``size`` come from the header; :meth:`read` returns elements
-    ``[lo, hi)`` in C order. Fortran-ordered files are read whole on first use (rare in
-    dumps; the logical order is what users compare).
+    ``[lo, hi)`` in C order and in machine byte order: ``dtype`` is the machine-order dtype,
+    ``stored_dtype`` the file's own (``>f2`` for a big-endian file). Fortran-ordered files
+    are memory-mapped and each range gathered in logical C order, so memory stays bounded
+    and threads share the one map instead of each reading the file whole.
     """
 
     def __init__(self, path, header_shape, dtype, fortran_order, data_offset):
         self.path = path
-        self.shape = tuple(header_shape)
-        self.dtype = np.dtype(dtype)
+        self.header_shape = tuple(header_shape)  #: as stored; ``shape`` may be a flattening of it
+        self.shape = self.header_shape
+        self.stored_dtype = np.dtype(dtype)
+        self.dtype = native(self.stored_dtype)
         self.size = int(np.prod(self.shape, dtype=np.int64))
         self.ndim = len(self.shape)
         self.fortran_order = fortran_order
         self.data_offset = data_offset
-        self._whole = None
+        self._fortran_map = None
 
     def read(self, lo: int, hi: int) -> np.ndarray:
         if self.fortran_order:
-            if self._whole is None:
-                self._whole = np.ascontiguousarray(self.to_array()).reshape(-1)
-            return self._whole[lo:hi]
+            if self._fortran_map is None:
+                self._fortran_map = np.memmap(self.path, dtype=self.stored_dtype, mode="r",
+                                              offset=self.data_offset, shape=self.header_shape, order="F")  # fmt: skip
+            # C-order flat indices are the same in any flattening of the header shape.
+            idx = np.unravel_index(np.arange(lo, hi), self.header_shape)
+            return as_native(np.asarray(self._fortran_map[idx]))
         n = hi - lo
         with open(self.path, "rb") as f:
-            f.seek(self.data_offset + lo * self.dtype.itemsize)
-            out = np.empty(n, dtype=self.dtype)
+            f.seek(self.data_offset + lo * self.stored_dtype.itemsize)
+            out = np.empty(n, dtype=self.stored_dtype)
             got = f.readinto(out.view(np.uint8))
-        if got != n * self.dtype.itemsize:
+        if got != n * self.stored_dtype.itemsize:
             raise ValueError(f"{self.path}: file is truncated (expected {self.size} elements)")
-        return out
+        return as_native(out)
 
     def with_shape(self, shape) -> NpyFile:
         """The same data seen with another shape of equal size (C-order flattening)."""
         shape = tuple(int(d) for d in shape)
         if int(np.prod(shape, dtype=np.int64)) != self.size:
             raise ValueError(f"cannot view {self.shape} as {shape}")
-        other = NpyFile(self.path, self.shape, self.dtype, self.fortran_order, self.data_offset)
+        other = NpyFile(self.path, self.header_shape, self.stored_dtype, self.fortran_order, self.data_offset)
+        other._fortran_map = self._fortran_map
         other.shape, other.ndim = shape, len(shape)
         return other
 
     def to_array(self) -> np.ndarray:
-        """The whole array, memory-mapped read-only."""
+        """The whole array, memory-mapped read-only (in the file's byte order)."""
         return np.load(self.path, mmap_mode="r", allow_pickle=False)
 
 
@@ -146,8 +156,8 @@ class ChunkReader:
         if isinstance(f, (NpyFile, CastView)):
             return f.read(lo, hi)
         if f.ndim == 1:
-            return np.asarray(f[lo:hi])
-        return np.asarray(f[np.unravel_index(np.arange(lo, hi), f.shape)])
+            return as_native(np.asarray(f[lo:hi]))
+        return as_native(np.asarray(f[np.unravel_index(np.arange(lo, hi), f.shape)]))
 
     def release(self, lo: int, hi: int) -> None:
         if self.releaser is not None:

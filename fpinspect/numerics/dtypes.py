@@ -91,9 +91,24 @@ FORMATS: dict[str, FloatFormat] = {
 _BY_DTYPE: dict[np.dtype, FloatFormat] = {f.dtype: f for f in FORMATS.values()}
 
 
+def native(dtype) -> np.dtype:
+    """``dtype`` in the machine's byte order.
+
+    Formats are looked up by kind and size, never by byte order: a big-endian ``>f2`` file
+    holds float16 values like any other, once its bytes are swapped (:func:`as_native`).
+    """
+    dt = np.dtype(dtype)
+    return dt if dt.isnative else dt.newbyteorder("=")
+
+
+def as_native(x: np.ndarray) -> np.ndarray:
+    """``x`` itself when its bytes are in machine order, else a byte-swapped copy."""
+    return x if x.dtype.isnative else x.astype(native(x.dtype))
+
+
 def is_supported(dtype) -> bool:
     try:
-        return np.dtype(dtype) in _BY_DTYPE
+        return native(dtype) in _BY_DTYPE
     except TypeError:
         return False
 
@@ -106,7 +121,7 @@ def float_format(dtype) -> FloatFormat:
         return FORMATS[dtype]
     dt = dtype if isinstance(dtype, (type, np.dtype)) else getattr(dtype, "dtype", dtype)
     try:
-        dt = np.dtype(dt)
+        dt = native(dt)
     except TypeError as exc:
         raise TypeError(f"not a floating-point dtype: {dtype!r}") from exc
     try:
@@ -122,7 +137,7 @@ def common_format(a_dtype, b_dtype) -> FloatFormat:
     Integer or boolean inputs are compared as float64 (as the reference script does after
     ``np.promote_types``); mixing bfloat16 with float16 gives float32.
     """
-    a, b = np.dtype(a_dtype), np.dtype(b_dtype)
+    a, b = native(a_dtype), native(b_dtype)
     if a == b and a in _BY_DTYPE:
         return _BY_DTYPE[a]
     fa, fb = _BY_DTYPE.get(a), _BY_DTYPE.get(b)

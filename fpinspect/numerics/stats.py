@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .chunks import CHUNK, ChunkReader, chunk_ranges
-from .dtypes import FloatFormat, common_format, float_format, is_supported
+from .dtypes import FloatFormat, common_format, float_format, is_supported, native
 from .quantiles import IntHistogram, RealQuantiles
 from .ulp import _ulp_diff_chunk, ulp_of
 
@@ -376,7 +376,7 @@ class PairStats:
 
 
 def _source_dtype(x) -> np.dtype:
-    return np.dtype(x.dtype)
+    return native(x.dtype)  # chunks arrive byte-swapped to machine order (ChunkReader)
 
 
 def accumulate(a, ref, *, jobs: int = 1, chunk: int = CHUNK, worst: int = 0, progress=None) -> PairStats:

@@ -12,7 +12,13 @@ from .registry import FormatConversionError
 
 
 def ceil_div(size: int, block: int) -> int:
-    """Number of blocks of ``block`` needed to hold ``size`` elements: ``ceil(size / block)``."""
+    """Number of blocks of ``block`` needed to hold ``size`` elements: ``ceil(size / block)``.
+
+    A block size below 1 (a zero-length C0 or cube axis in a corrupt dump) is a
+    FormatConversionError, not a division by zero.
+    """
+    if block < 1:
+        raise FormatConversionError(f"the block size is {block}; a storage layout's blocks hold at least 1 element")
     return -(-size // block)
 
 
@@ -35,6 +41,8 @@ def blocked(name: str, origin: int, blocks: int, block: int) -> None:
     That is ``ceil(origin / block) == blocks``: the last block may be partly padding, no
     block may be all padding, and the origin size may not exceed ``blocks * block``.
     """
+    if block < 1:
+        raise FormatConversionError(f"the dumped {name} block size is {block}; it must be at least 1")
     if origin > blocks * block:
         raise FormatConversionError(f"origin {name}={origin} is larger than the dumped {blocks} x {block}")
     if ceil_div(origin, block) != blocks:

@@ -83,7 +83,8 @@ def as_json_shape(message) -> dict[str, Any]:
 
 
 def parse_text_graph(lines, where: str = "the text") -> dict[str, Any]:
-    """Parse ``ModelDef`` text from an iterable of lines into the atc-JSON dict shape.
+    """Parse ``ModelDef`` text from an iterable of lines into the atc-JSON dict shape with the
+    ``protobuf`` package's text-format parser.
 
     Raises :class:`TextGraphError` naming the line and column of a syntax error.
     """
@@ -98,6 +99,18 @@ def parse_text_graph(lines, where: str = "the text") -> dict[str, Any]:
 
 
 def read_text_graph(path: str) -> dict[str, Any]:
-    """Read the ``ge_proto_*.txt`` at ``path`` (lines streamed, never held whole)."""
+    """Read the ``ge_proto_*.txt`` at ``path`` (lines streamed, never held whole).
+
+    Text in the one-field-per-line form GE's printer writes goes through the fast reader of
+    :mod:`.ge_text_lines`; anything else through :func:`parse_text_graph`. Both give the same
+    dict (tested on real GE files).
+    """
+    from .ge_text_lines import NotPrinterForm, parse_printer_lines
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            return parse_printer_lines(f, message_classes()["ModelDef"].DESCRIPTOR)
+    except (NotPrinterForm, UnicodeDecodeError):
+        pass
     with open(path, encoding="utf-8") as f:
         return parse_text_graph(f, "the file")

@@ -155,25 +155,30 @@ _SIMPLE_ESCAPES = {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"a": b"\a", b"b": b"\
                    b"f": b"\f", b"v": b"\v"}  # fmt: skip
 
 
-def c_unescape(text: str) -> str:
-    """Undo ``google::protobuf::CEscape``, which GE applies to singular ``bytes`` (``s``).
+def _unescape_one(m: re.Match) -> bytes:
+    octal, hexa, other = m.groups()
+    if octal is not None:
+        return bytes([int(octal, 8) & 0xFF])
+    if hexa is not None:
+        return bytes([int(hexa, 16)])
+    return _SIMPLE_ESCAPES.get(other, other)
+
+
+def c_unescape_bytes(text: str) -> bytes:
+    """The bytes ``google::protobuf::CEscape`` (or protobuf text format) wrote as ``text``.
 
     ``\\ooo`` (octal) and ``\\xhh`` give raw bytes, ``\\n \\r \\t \\a \\b \\f \\v`` their control
-    characters, and a backslash before any other character gives that character. The
-    bytes are then read as UTF-8 (invalid sequences become U+FFFD).
+    characters, and a backslash before any other character gives that character.
     """
+    return _C_ESCAPE.sub(_unescape_one, text.encode("utf-8"))
+
+
+def c_unescape(text: str) -> str:
+    """Undo ``google::protobuf::CEscape``, which GE applies to singular ``bytes`` (``s``):
+    :func:`c_unescape_bytes` read as UTF-8 (invalid sequences become U+FFFD)."""
     if "\\" not in text:
         return text
-
-    def one(m: re.Match) -> bytes:
-        octal, hexa, other = m.groups()
-        if octal is not None:
-            return bytes([int(octal, 8) & 0xFF])
-        if hexa is not None:
-            return bytes([int(hexa, 16)])
-        return _SIMPLE_ESCAPES.get(other, other)
-
-    return _C_ESCAPE.sub(one, text.encode("utf-8")).decode("utf-8", errors="replace")
+    return c_unescape_bytes(text).decode("utf-8", errors="replace")
 
 
 def _dtype_name(value: Any, what: str) -> str:

@@ -106,3 +106,40 @@ def test_real_ub_fused_graph_values():
     origin = load_graph(_real("ge_proto_origin.txt"))
     pad = origin.ops["generator/resblock_7/res1/conv_0/reflect"]
     assert pad.attrs["T"] == "DT_UNDEFINED" and pad.attrs["Tpaddings"] == "DT_INT8"  # dt attrs by number
+
+
+def _fast_and_reference(text: str):
+    from fpinspect.dumps.ge_ir import message_classes
+    from fpinspect.dumps.ge_text_lines import parse_printer_lines
+
+    root = message_classes()["ModelDef"].DESCRIPTOR
+    return parse_printer_lines(text.splitlines(), root), parse_text_graph(text.splitlines())
+
+
+@pytest.mark.parametrize("name", ["ge_proto_00046_afterUBMatch.txt", "ge_proto_origin.txt"])
+def test_fast_printer_form_reader_equals_protobuf_text_format_on_real_files(name):
+    fast, reference = _fast_and_reference(_real(name).read_text(encoding="utf-8"))
+    assert fast == reference
+
+
+def test_fast_reader_equals_text_format_on_escapes_defaults_and_unknowns():
+    on, _ = chain_pair()
+    on.op("odd", "Cast", inputs=["x:0"], outputs=[tensor([4], "DT_BF16", "FRACTAL_Z:4")],
+          attrs={"note": "café \"q\" b\\s 层\n\t", "names": ["a/b", "层"], "ratio": 0.1, "k": 0, "no": False})
+    text = text_graph(on.to_json())
+    text += 'graph {\n  name: "extra"\n  future {\n    deep {\n      x: 1\n    }\n  }\n  op {\n    name: "y"\n    id: 0\n  }\n}\n'
+    fast, reference = _fast_and_reference(text)
+    assert fast == reference
+    assert "id" not in fast["graph"][-1]["op"][0]  # a proto3 scalar at its default is not set
+
+
+def test_text_outside_the_printer_form_goes_through_text_format(tmp_path):
+    from fpinspect.dumps.ge_ir import message_classes
+    from fpinspect.dumps.ge_text_lines import NotPrinterForm, parse_printer_lines
+
+    text = 'graph { name: "g" op { name: "a" type: "Data" } }  # all on one line\n'
+    with pytest.raises(NotPrinterForm):
+        parse_printer_lines(text.splitlines(), message_classes()["ModelDef"].DESCRIPTOR)
+    path = tmp_path / "ge_proto_oneline.txt"
+    path.write_text(text, encoding="utf-8")
+    assert list(load_graph(path).ops) == ["a"]

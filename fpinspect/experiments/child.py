@@ -28,7 +28,7 @@ from .backends import DEVICES, Backend, BackendUnavailable, open_backend
 from .engine import ExperimentFailed
 from .events import Emitter, Failed, Finished, Started
 from .registry import get_task
-from .results import Report, jsonable
+from .results import Report, jsonable, task_curves
 from .settings import PROFILES
 
 
@@ -91,6 +91,7 @@ def _run(args: argparse.Namespace, emit: Emitter) -> int:
         verdicts=result.verdicts(),
         tables=result.tables(),
         histograms=result.histograms(),
+        curves=task_curves(result),
     )
     emit(Finished(report.to_dict()))
     return 0

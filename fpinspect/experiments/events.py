@@ -8,6 +8,8 @@ naming its type:
 * ``progress`` — ``done`` of ``total`` steps of a named ``stage``.
 * ``message`` — one line of information (what is being compiled, what was found).
 * ``histogram`` — a partial or final histogram (:class:`~.results.Histogram` fields).
+* ``curve`` — a partial or final line chart such as a CDF (:class:`~.results.Curve`
+  fields); a later event with the same ``name`` replaces an earlier one.
 * ``finished`` — the final result: the report dict (or, for internal entries such as A's
   cold-start round, that entry's payload).
 * ``failed`` — the run stopped: ``kind`` is ``"usage"`` (bad request: unavailable device,
@@ -24,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, fields
 from typing import IO, Any
 
-from .results import Histogram, jsonable
+from .results import Curve, Histogram, jsonable
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,11 @@ class HistogramEvent:
 
 
 @dataclass(frozen=True)
+class CurveEvent:
+    curve: Curve
+
+
+@dataclass(frozen=True)
 class Finished:
     result: dict[str, Any]
 
@@ -63,13 +70,14 @@ class Failed:
     detail: str = ""
 
 
-Event = Started | Progress | Message | HistogramEvent | Finished | Failed
+Event = Started | Progress | Message | HistogramEvent | CurveEvent | Finished | Failed
 
 _NAMES: dict[type, str] = {
     Started: "started",
     Progress: "progress",
     Message: "message",
     HistogramEvent: "histogram",
+    CurveEvent: "curve",
     Finished: "finished",
     Failed: "failed",
 }
@@ -84,6 +92,8 @@ def encode(event: Event) -> str:
     """One JSON line (without the newline)."""
     if isinstance(event, HistogramEvent):
         body = asdict(event.histogram)
+    elif isinstance(event, CurveEvent):
+        body = asdict(event.curve)
     else:
         body = asdict(event)
     return json.dumps({"event": _NAMES[type(event)], **jsonable(body)}, allow_nan=False)
@@ -100,6 +110,8 @@ def decode(line: str) -> Event:
         if cls is HistogramEvent:
             obj["bins"], obj["counts"] = tuple(obj["bins"]), tuple(obj["counts"])
             return HistogramEvent(Histogram(**obj))
+        if cls is CurveEvent:
+            return CurveEvent(Curve.from_dict(obj))
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in obj.items() if k in names})
     except (TypeError, KeyError) as exc:

@@ -1,14 +1,33 @@
 """Write a finished report to a folder: ``result.json``, ``report.md`` and one PNG per
-histogram under ``figures/``. Matplotlib is imported only here, without pyplot, so the
-calling process's plotting state is left alone."""
+histogram and curve under ``figures/``. Matplotlib is imported only here, without pyplot,
+so the calling process's plotting state is left alone; without matplotlib the JSON and the
+report are still written, and the report names the figures it could not draw."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
 
-from .results import Histogram, Report
+from .results import Curve, Histogram, Report
+
+Chart = Histogram | Curve
+
+
+def can_draw() -> bool:
+    """Whether matplotlib is installed (figures need it; result.json and report.md do not)."""
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+def figures_of(report: Report) -> list[Chart]:
+    """The report's figures in report order: histograms, then curves."""
+    return [*report.histograms, *report.curves]
+
+
+def undrawn_figures(report: Report) -> list[str]:
+    """Titles of the figures :func:`write_outputs` skips here (all of them without matplotlib)."""
+    return [] if can_draw() else [f.title for f in figures_of(report)]
 
 
 def format_cell(value: Any) -> str:
@@ -52,6 +71,33 @@ def write_figure(h: Histogram, path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+def write_curve(c: Curve, path: Path) -> None:
+    """A line chart of ``c``: one line per series (steps for a CDF), with a legend."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.0, 3.8), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    for s in c.series:
+        if not s.x:
+            continue
+        if c.steps:
+            ax.step(s.x, s.y, where="post", label=s.label)
+        else:
+            ax.plot(s.x, s.y, marker="o", markersize=3, label=s.label)
+    positive = [x for s in c.series for x in s.x if x > 0]
+    if c.xscale == "log" and positive:
+        ax.set_xscale("symlog", linthresh=min(positive))
+    ax.set_title(c.title, fontsize=10)
+    ax.set_xlabel(c.xlabel)
+    ax.set_ylabel(c.ylabel)
+    ax.grid(alpha=0.3)
+    if any(s.x for s in c.series):
+        ax.legend(fontsize=8)
+    fig.savefig(path, dpi=120)
+
+
 def _md_cell(value: Any) -> str:
     return format_cell(value).replace("|", "\\|").replace("\n", "<br>")
 
@@ -91,28 +137,37 @@ def render_markdown(report: Report, figures: dict[str, Path]) -> str:
     ]
     for t in report.tables:
         lines += ["", f"## {t.title}", "", *_md_table(list(t.columns), [list(r) for r in t.rows])]
-    if figures:
+    drawn = [f for f in figures_of(report) if f.name in figures]
+    skipped = [f.title for f in figures_of(report) if f.name not in figures]
+    if drawn or skipped:
         lines += ["", "## Figures", ""]
-        lines += [f"![{h.title}]({figures[h.name].as_posix()})" for h in report.histograms]
+        lines += [f"![{f.title}]({figures[f.name].as_posix()})" for f in drawn]
+    if skipped:
+        lines += [
+            "",
+            "Not drawn (matplotlib is not installed; the numbers are in result.json): " + "; ".join(skipped) + ".",
+        ]
     lines += ["", "## Settings", "", *_md_table(["setting", "value"], _flatten(report.settings))]
     lines += ["", "## Environment", "", *_md_table(["key", "value"], _flatten(env))]
     return "\n".join(lines) + "\n"
 
 
 def write_outputs(report: Report, out_dir: Path) -> list[Path]:
-    """Write ``result.json``, ``figures/<name>.png`` and ``report.md`` into ``out_dir``
-    (created if needed); returns the paths written."""
+    """Write ``result.json``, ``figures/<name>.png`` (when matplotlib is installed, see
+    :func:`undrawn_figures`) and ``report.md`` into ``out_dir`` (created if needed);
+    returns the paths written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     result = out_dir / "result.json"
     result.write_text(
         json.dumps(report.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n", "utf-8"
     )
     figures: dict[str, Path] = {}
-    if report.histograms:
+    drawable = figures_of(report) if can_draw() else []
+    if drawable:
         (out_dir / "figures").mkdir(exist_ok=True)
-    for h in report.histograms:
-        figures[h.name] = Path("figures") / f"{h.name}.png"
-        write_figure(h, out_dir / figures[h.name])
+    for f in drawable:
+        figures[f.name] = Path("figures") / f"{f.name}.png"
+        (write_curve if isinstance(f, Curve) else write_figure)(f, out_dir / figures[f.name])
     md = out_dir / "report.md"
     md.write_text(render_markdown(report, figures), "utf-8")
     return [result, md, *(out_dir / p for p in figures.values())]

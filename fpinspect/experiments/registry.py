@@ -12,6 +12,8 @@ _MODULES = {
     "C1": "fpinspect.experiments.tasks.scalar_mul",
     "C2": "fpinspect.experiments.tasks.reduction_order",
     "C3": "fpinspect.experiments.tasks.rsqrt_newton",
+    "D": "fpinspect.experiments.tasks.data_movement",
+    "B": "fpinspect.experiments.tasks.accumulated_error",
 }
 TASK_IDS = tuple(_MODULES)
 

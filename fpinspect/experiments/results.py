@@ -54,6 +54,50 @@ class Histogram:
     ylabel: str = "elements"
 
 
+@dataclass(frozen=True)
+class Series:
+    """One line of a :class:`Curve`: ``y[i]`` at ``x[i]``, ``x`` ascending."""
+
+    label: str
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Lines over a common x axis (an empirical CDF, a trend); rendered as a line chart,
+    as steps when ``steps`` is set (a CDF is a step function). ``xscale`` is ``"linear"``
+    or ``"log"``."""
+
+    name: str
+    title: str
+    xlabel: str
+    ylabel: str
+    series: tuple[Series, ...]
+    xscale: str = "linear"
+    steps: bool = False
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Curve:
+        series = tuple(Series(s["label"], tuple(s["x"]), tuple(s["y"])) for s in d["series"])
+        return cls(**{**d, "series": series})
+
+
+def cdf_series(label: str, values, points: int = 200) -> Series:
+    """The empirical CDF of ``values`` (NaN left out) as a step line: at each of at most
+    ``points`` distinct values ``v`` (every one when there are fewer), the fraction of
+    values ``<= v``."""
+    v = np.sort(np.asarray(values, dtype=np.float64).reshape(-1))
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return Series(label, (), ())
+    xs = np.unique(v)
+    if xs.size > points:
+        xs = np.unique(np.quantile(v, np.linspace(0, 1, points), method="inverted_cdf"))
+    ys = np.searchsorted(v, xs, side="right") / v.size
+    return Series(label, tuple(float(x) for x in xs), tuple(float(y) for y in ys))
+
+
 class TaskResult(Protocol):
     def data(self) -> dict[str, Any]: ...
 
@@ -62,6 +106,12 @@ class TaskResult(Protocol):
     def histograms(self) -> list[Histogram]: ...
 
     def verdicts(self) -> list[Verdict]: ...
+
+
+def task_curves(result: TaskResult) -> list[Curve]:
+    """A result's line charts: its ``curves()`` when it has that method (optional), else none."""
+    curves = getattr(result, "curves", None)
+    return list(curves()) if curves is not None else []
 
 
 def _ulp_diff_bins(d: np.ndarray, nan_value: int, top: int | None = None) -> tuple[list[str], list[int]]:
@@ -100,7 +150,7 @@ ULP_ERROR_EDGES = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
 EDGE_TOLERANCE = 1e-6
 
 
-def _ulp_error_bins(err: np.ndarray, edges: tuple[float, ...]) -> tuple[list[str], list[int], int]:
+def ulp_error_bins(err: np.ndarray, edges: tuple[float, ...]) -> tuple[list[str], list[int], int]:
     """Labels and counts of the bins ``0``, ``(e0, e1]``, …, ``> e_last`` (edges widened by
     :data:`EDGE_TOLERANCE`), and the number of NaN errors."""
     err = np.asarray(err, dtype=np.float64).reshape(-1)
@@ -115,7 +165,7 @@ def _ulp_error_bins(err: np.ndarray, edges: tuple[float, ...]) -> tuple[list[str
 def ulp_error_histogram(name: str, title: str, err: np.ndarray) -> Histogram:
     """Histogram of real ULP errors (from :func:`fpinspect.numerics.ulp_error`) over
     :data:`ULP_ERROR_EDGES`, plus a ``NaN`` bin when there are NaN mismatches."""
-    labels, counts, nan = _ulp_error_bins(err, ULP_ERROR_EDGES)
+    labels, counts, nan = ulp_error_bins(err, ULP_ERROR_EDGES)
     if nan:
         labels.append("NaN")
         counts.append(nan)
@@ -125,7 +175,7 @@ def ulp_error_histogram(name: str, title: str, err: np.ndarray) -> Histogram:
 def ulp_error_shares(err: np.ndarray) -> dict[str, float]:
     """Fractions of elements (NaN included in the total) whose real ULP error is 0
     (exact), in (0, 0.5] (correctly rounded), in (0.5, 1], and above 1."""
-    labels, counts, nan = _ulp_error_bins(err, (0.0, 0.5, 1.0))
+    labels, counts, nan = ulp_error_bins(err, (0.0, 0.5, 1.0))
     total = max(sum(counts) + nan, 1)
     return {label: c / total for label, c in zip(labels, counts)}
 
@@ -150,7 +200,7 @@ def jsonable(value: Any) -> Any:
 #: Top-level report keys; task data may not reuse them.
 RESERVED_KEYS = (
     "task", "title", "claim", "profile", "device", "dtype", "seeds", "torch_version",
-    "environment", "settings", "verdicts", "tables", "histograms",
+    "environment", "settings", "verdicts", "tables", "histograms", "curves",
 )  # fmt: skip
 
 
@@ -172,6 +222,7 @@ class Report:
     verdicts: list[Verdict] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     histograms: list[Histogram] = field(default_factory=list)
+    curves: list[Curve] = field(default_factory=list)
 
     def __post_init__(self):
         clash = sorted(set(self.data) & set(RESERVED_KEYS))
@@ -199,6 +250,7 @@ class Report:
                 "verdicts": [asdict(v) for v in self.verdicts],
                 "tables": [asdict(t) for t in self.tables],
                 "histograms": [asdict(h) for h in self.histograms],
+                "curves": [asdict(c) for c in self.curves],
             }
         )
 
@@ -221,4 +273,5 @@ class Report:
                 Histogram(**{**h, "bins": tuple(h["bins"]), "counts": tuple(h["counts"])})
                 for h in d["histograms"]
             ],
+            curves=[Curve.from_dict(c) for c in d.get("curves", [])],
         )

@@ -1,0 +1,544 @@
+"""Task B — accumulated error: is the fused error no worse than eager's? (test plan §3.2,
+the plan's central quantitative claim).
+
+Each chain of :data:`CHAINS` runs on ``inputs`` random inputs per dtype and input
+distribution, three ways: the float64 reference (:func:`fpinspect.numerics.fp64_reference`:
+the same code on the inputs' exact float64 values, nothing rounded in between), eager in
+the storage dtype (every operator rounds its output to float16 / bfloat16), and fused
+(one compiled kernel graph that keeps intermediates in float32 and rounds at its boundary).
+
+Inputs come from a fixed seed pool: input ``i`` of every chain, dtype and distribution is
+drawn with seed ``seed + i`` — activations first (from the row's distribution), then the
+chain's weights (fixed distributions) — in float32 on the CPU and rounded to the dtype.
+Distributions of the activations (:data:`DISTRIBUTIONS`): ``normal`` N(0, 1); ``uniform``
+U(-1, 1); ``large`` N(0, 1) × 64; ``heavy_tails`` Student's t with 3 degrees of freedom.
+
+Per chain, dtype, distribution and path, the error against float64 over all elements of
+all inputs streams through the toolkit's :class:`~fpinspect.numerics.PairStats` (bounded
+memory): absolute ``|y - ref|``, relative ``|y - ref| / |ref|`` (where ``|ref|`` is a
+normal number of the dtype) and ULP error ``|y - ref| / ulp(ref)`` (Goldberg's ulp of the
+dtype at the reference), each with P50 / P99 (``inverted_cdf``) / max. Per input, the
+largest ULP error of each path is kept for the CDF.
+
+A row is **no worse** when fused P99 ≤ eager P99 and fused max ≤ eager max (ULP error),
+and fused has no more NaN / infinity mismatches than eager. A row that is worse is a
+counter-example: it names the chain, dtype, distribution, the input (index and seed) and
+the element where the fused error is largest, with eager's error at that element.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from fpinspect.numerics import PairStats, fp64_reference, ulp_error
+
+from ..backends.base import Backend
+from ..events import CurveEvent, HistogramEvent, Message, Progress
+from ..results import Curve, Histogram, Table, Verdict, cdf_series, ulp_error_bins
+from ..settings import TaskSettings
+from ..task import Emit, Task
+
+LAYER_NORM_EPS = 1e-5
+#: Head width of the attention fragment.
+HEAD_DIM = 64
+#: Bins of the error histograms, in ULP of the result (<= 0.5 is correctly rounded).
+EDGES = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+PATHS = ("eager", "fused")
+
+
+def mul_add_gelu_mul(x, a, b, c):
+    import torch.nn.functional as F
+
+    return F.gelu(x * a + b) * c
+
+
+def layernorm(x, gamma, beta):
+    import torch.nn.functional as F
+
+    return F.layer_norm(x, (x.shape[-1],), gamma, beta, eps=LAYER_NORM_EPS)
+
+
+def softmax(x):
+    import torch
+
+    return torch.softmax(x, dim=-1)
+
+
+def matmul_add_layernorm(x, w, bias, gamma, beta):
+    import torch.nn.functional as F
+
+    return F.layer_norm(x @ w + bias, (x.shape[-1],), gamma, beta, eps=LAYER_NORM_EPS)
+
+
+def attention(q, k, v):
+    import torch
+
+    scores = (q * q.shape[-1] ** -0.5) @ k.transpose(-1, -2)
+    return torch.softmax(scores, dim=-1) @ v
+
+
+@dataclass(frozen=True)
+class Chain:
+    """``fn`` and its operands: ``activations`` drawn from the row's distribution with
+    the shape ``"rows,hidden"`` or ``"heads,rows,head"``, then ``weights`` as
+    ``(shape, low, high)`` of a uniform distribution (``"hidden"``, ``"hidden,hidden"``;
+    a ``low`` of None means ``±hidden**-0.5``)."""
+
+    name: str
+    expression: str
+    fn: Callable[..., Any]
+    activations: tuple[str, ...]
+    weights: tuple[tuple[str, float | None, float], ...] = ()
+
+
+_AFFINE = (("hidden", 0.5, 1.5), ("hidden", -0.5, 0.5))
+CHAINS = {
+    c.name: c
+    for c in (
+        Chain("mul_add_gelu_mul", "gelu(x * a + b) * c", mul_add_gelu_mul, ("rows,hidden",),
+              (("hidden", 0.5, 1.5), ("hidden", -0.5, 0.5), ("hidden", 0.5, 1.5))),
+        Chain("layernorm", "layer_norm(x) * gamma + beta", layernorm, ("rows,hidden",), _AFFINE),
+        Chain("softmax", "softmax(x, -1)", softmax, ("rows,hidden",)),
+        Chain("matmul_add_layernorm", "layer_norm(x @ w + bias)", matmul_add_layernorm, ("rows,hidden",),
+              (("hidden,hidden", None, 0.0), ("hidden", -0.1, 0.1), *_AFFINE)),
+        Chain("attention", "softmax(q k^T / sqrt(d)) v", attention, ("heads,rows,head",) * 3),
+    )
+}  # fmt: skip
+
+DISTRIBUTIONS = {
+    "normal": "N(0, 1)",
+    "uniform": "U(-1, 1)",
+    "large": "N(0, 1) × 64",
+    "heavy_tails": "Student's t, 3 degrees of freedom",
+}
+
+
+@dataclass(frozen=True)
+class AccumulatedErrorSettings(TaskSettings):
+    """``inputs`` inputs per chain, dtype (``dtypes``, replacing the common ``dtype``
+    field, which this task does not read) and distribution; activations [rows, hidden]
+    (attention: [hidden / 64 heads, rows, 64]). Partial histograms and CDFs are
+    streamed every ``partial_every`` inputs."""
+
+    dtypes: tuple[str, ...] = ("float16", "bfloat16")
+    distributions: tuple[str, ...] = tuple(DISTRIBUTIONS)
+    chains: tuple[str, ...] = tuple(CHAINS)
+    inputs: int = 1000
+    rows: int = 128
+    hidden: int = 1024
+    partial_every: int = 50
+
+    QUICK: ClassVar = {"inputs": 100, "rows": 16, "hidden": 256}
+
+    def __post_init__(self):
+        for kind, names, known in (("chain", self.chains, CHAINS), ("distribution", self.distributions, DISTRIBUTIONS)):
+            unknown = [n for n in names if n not in known]
+            if unknown:
+                raise ValueError(f"unknown {kind}(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        if self.inputs < 1 or self.rows < 1 or self.partial_every < 1:
+            raise ValueError("inputs, rows and partial_every must be at least 1")
+        if self.hidden < HEAD_DIM or self.hidden % HEAD_DIM:
+            raise ValueError(f"hidden ({self.hidden}) must be a multiple of the head width {HEAD_DIM}")
+
+
+def _shape(spec: str, s: AccumulatedErrorSettings) -> tuple[int, ...]:
+    sizes = {"rows": s.rows, "hidden": s.hidden, "heads": s.hidden // HEAD_DIM, "head": HEAD_DIM}
+    return tuple(sizes[k] for k in spec.split(","))
+
+
+def draw(chain: Chain, distribution: str, s: AccumulatedErrorSettings, dtype: str, index: int) -> list:
+    """Input ``index`` of ``chain`` (module docstring), as CPU tensors of ``dtype``."""
+    import torch
+
+    from ..tensors import torch_dtype
+
+    g = torch.Generator().manual_seed(s.seed + index)
+    out = []
+    for spec in chain.activations:
+        shape = _shape(spec, s)
+        if distribution == "uniform":
+            t = torch.rand(shape, generator=g) * 2 - 1
+        elif distribution == "heavy_tails":
+            chi2 = torch.randn((3, *shape), generator=g).square().sum(0)
+            t = torch.randn(shape, generator=g) / (chi2 / 3).sqrt()
+        else:
+            t = torch.randn(shape, generator=g) * (64.0 if distribution == "large" else 1.0)
+        out.append(t)
+    for spec, low, high in chain.weights:
+        if low is None:
+            low, high = -(s.hidden**-0.5), s.hidden**-0.5
+        out.append(torch.rand(_shape(spec, s), generator=g) * (high - low) + low)
+    return [t.to(torch_dtype(dtype)) for t in out]
+
+
+@dataclass
+class PathErrors:
+    """One path of one row: streamed statistics, histogram counts, per-input maxima."""
+
+    stats: PairStats
+    counts: np.ndarray
+    nan_errors: int = 0
+    per_input_max: list[float] = field(default_factory=list)
+
+    @classmethod
+    def new(cls, dtype, shape: tuple[int, ...]) -> PathErrors:
+        return cls(PairStats(dtype, np.float64, shape), np.zeros(len(EDGES) + 1, dtype=np.int64))
+
+    def add(self, index: int, y: np.ndarray, ref: np.ndarray) -> None:
+        flat, ref_flat = y.reshape(-1), ref.reshape(-1)
+        self.stats.update(index * flat.size, flat, ref_flat)
+        err = ulp_error(flat, ref_flat)
+        _, counts, nan = ulp_error_bins(err, EDGES)
+        self.counts += counts
+        self.nan_errors += nan
+        finite = err[np.isfinite(err)]
+        self.per_input_max.append(float(finite.max()) if finite.size else float("nan"))
+
+    def summary(self) -> dict[str, Any]:
+        st = self.stats.error_stats()
+        u, r, a = st["ulp"], st["rel"], st["abs"]
+        return {
+            "p50_ulp": u["p50"], "p99_ulp": u["p99"], "max_ulp": u["max"], "mean_ulp": u["mean"],
+            "p50_rel": r["p50"], "p99_rel": r["p99"], "max_rel": r["max"],
+            "p50_abs": a["p50"], "p99_abs": a["p99"], "max_abs": a["max"],
+            "worst": u["argmax"], "nan_mismatch": st["nan_mismatch"], "inf_mismatch": st["inf_mismatch"],
+            "elements": st["count"],
+        }  # fmt: skip
+
+
+def no_worse(eager: dict[str, Any], fused: dict[str, Any]) -> bool:
+    """The plan's rule: fused P99 ≤ eager P99 and fused max ≤ eager max (ULP error), and
+    no more special-value mismatches than eager."""
+
+    def num(v):
+        return -1.0 if v is None else v
+
+    specials = lambda d: d["nan_mismatch"] + d["inf_mismatch"]  # noqa: E731
+    return (
+        num(fused["p99_ulp"]) <= num(eager["p99_ulp"])
+        and num(fused["max_ulp"]) <= num(eager["max_ulp"])
+        and specials(fused) <= specials(eager)
+    )
+
+
+@dataclass
+class Row:
+    """One chain × dtype × distribution: both paths' summaries and per-input maxima."""
+
+    chain: str
+    dtype: str
+    distribution: str
+    inputs: int
+    eager: dict[str, Any]
+    fused: dict[str, Any]
+    per_input_max: dict[str, list[float]]
+    counts: dict[str, list[int]]
+    #: Filled for a row that is worse: the input and element of fused's largest error.
+    worst: dict[str, Any] | None = None
+
+    @property
+    def fused_no_worse(self) -> bool:
+        return no_worse(self.eager, self.fused)
+
+    def inputs_fused_worse(self) -> int:
+        """Inputs whose largest fused error exceeds their largest eager error."""
+        e, f = (np.asarray(self.per_input_max[p]) for p in PATHS)
+        return int(np.count_nonzero(f > e))
+
+    def contract(self) -> dict[str, Any]:
+        keys = ("p50_ulp", "p99_ulp", "max_ulp", "p99_rel", "max_rel")
+        extra = ("mean_ulp", "p50_rel", "p50_abs", "p99_abs", "max_abs", "nan_mismatch", "inf_mismatch")
+        return {
+            "chain": self.chain,
+            "dtype": self.dtype,
+            "distribution": self.distribution,
+            "inputs": self.inputs,
+            "eager": {k: self.eager[k] for k in (*keys, *extra)},
+            "fused": {k: self.fused[k] for k in (*keys, *extra)},
+            "fused_no_worse": self.fused_no_worse,
+            "inputs_fused_worse": self.inputs_fused_worse(),
+            "per_input_max_ulp": self.per_input_max,
+        }
+
+
+def _fmt(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3g}"
+
+
+@dataclass
+class AccumulatedErrorResult:
+    settings: AccumulatedErrorSettings
+    rows: list[Row]
+    #: Generated kernels per chain and dtype (0 would mean nothing was fused).
+    kernels: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def by_chain(self) -> dict[str, list[Row]]:
+        out: dict[str, list[Row]] = {}
+        for r in self.rows:
+            out.setdefault(r.chain, []).append(r)
+        return out
+
+    def counter_examples(self) -> list[dict[str, Any]]:
+        out = []
+        for r in self.rows:
+            if r.fused_no_worse:
+                continue
+            failed = [
+                name
+                for name, bad in (
+                    ("P99", (r.fused["p99_ulp"] or 0) > (r.eager["p99_ulp"] or 0)),
+                    ("max", (r.fused["max_ulp"] or 0) > (r.eager["max_ulp"] or 0)),
+                    ("special values", r.fused["nan_mismatch"] + r.fused["inf_mismatch"]
+                     > r.eager["nan_mismatch"] + r.eager["inf_mismatch"]),
+                )
+                if bad
+            ]  # fmt: skip
+            out.append(
+                {
+                    "chain": r.chain,
+                    "ops": CHAINS[r.chain].expression,
+                    "dtype": r.dtype,
+                    "distribution": r.distribution,
+                    "worse_in": failed,
+                    "fused": {k: r.fused[k] for k in ("p99_ulp", "max_ulp")},
+                    "eager": {k: r.eager[k] for k in ("p99_ulp", "max_ulp")},
+                    "inputs_fused_worse": r.inputs_fused_worse(),
+                    **(r.worst or {}),
+                }
+            )
+        return out
+
+    def verdict(self) -> dict[str, Any]:
+        chains = {c: all(r.fused_no_worse for r in rows) for c, rows in self.by_chain().items()}
+        return {
+            "rule": "fused P99 <= eager P99 and fused max <= eager max (ULP error against float64, over all "
+            "elements of all inputs), per chain, dtype and distribution",
+            "fused_no_worse": all(chains.values()),
+            "by_chain": chains,
+            "rows_worse": sum(not r.fused_no_worse for r in self.rows),
+            "rows": len(self.rows),
+        }
+
+    def data(self) -> dict[str, Any]:
+        return {
+            "chains": [r.contract() for r in self.rows],
+            "counter_examples": self.counter_examples(),
+            "verdict": self.verdict(),
+            "fused_kernels": self.kernels,
+            "expressions": {c: CHAINS[c].expression for c in self.settings.chains},
+            "distributions": {d: DISTRIBUTIONS[d] for d in self.settings.distributions},
+        }
+
+    def verdicts(self) -> list[Verdict]:
+        out = []
+        for chain, rows in self.by_chain().items():
+            bad = [r for r in rows if not r.fused_no_worse]
+            measured = f"no worse in {len(rows) - len(bad)} of {len(rows)} (dtype, distribution) rows"
+            if bad:
+                measured += "; worse in " + "; ".join(
+                    f"{r.dtype} {r.distribution} (P99 {_fmt(r.fused['p99_ulp'])} vs {_fmt(r.eager['p99_ulp'])}, "
+                    f"max {_fmt(r.fused['max_ulp'])} vs {_fmt(r.eager['max_ulp'])} ULP, fused vs eager)"
+                    for r in bad
+                )
+            best = [r for r in rows if r.fused["mean_ulp"] is not None and r.eager["mean_ulp"] is not None]
+            if best:
+                ratio = np.mean([r.fused["mean_ulp"] / max(r.eager["mean_ulp"], 1e-300) for r in best])
+                measured += f". Mean ULP error fused / eager, averaged over rows: {ratio:.2f}"
+            kernels = self.kernels.get(chain, {})
+            if kernels and not all(kernels.values()):
+                measured += ". No fused kernel was generated for " + ", ".join(d for d, n in kernels.items() if not n)
+            out.append(
+                Verdict(
+                    f"{chain}: fused no worse than eager",
+                    f"{CHAINS[chain].expression}: fused P99 ≤ eager P99 and fused max ≤ eager max (ULP error "
+                    "against float64), in every dtype and distribution",
+                    measured + ".",
+                    not bad,
+                )
+            )
+        return out
+
+    def tables(self) -> list[Table]:
+        summary = Table(
+            "Error against float64, in ULP of the result (all elements of all inputs)",
+            ("chain", "dtype", "distribution", "inputs", "eager P50", "eager P99", "eager max", "fused P50",
+             "fused P99", "fused max", "eager max rel", "fused max rel", "fused no worse"),
+            tuple(
+                (r.chain, r.dtype, r.distribution, r.inputs, r.eager["p50_ulp"], r.eager["p99_ulp"],
+                 r.eager["max_ulp"], r.fused["p50_ulp"], r.fused["p99_ulp"], r.fused["max_ulp"], r.eager["max_rel"],
+                 r.fused["max_rel"], r.fused_no_worse)
+                for r in self.rows
+            ),
+        )  # fmt: skip
+        absolute = Table(
+            "Absolute and relative error (P50 / P99 / max)",
+            ("chain", "dtype", "distribution", "path", "abs P50", "abs P99", "abs max", "rel P50", "rel P99",
+             "rel max", "NaN mismatches", "inf mismatches"),
+            tuple(
+                (r.chain, r.dtype, r.distribution, p, d["p50_abs"], d["p99_abs"], d["max_abs"], d["p50_rel"],
+                 d["p99_rel"], d["max_rel"], d["nan_mismatch"], d["inf_mismatch"])
+                for r in self.rows
+                for p, d in (("eager", r.eager), ("fused", r.fused))
+            ),
+            summary=False,
+        )  # fmt: skip
+        counter = Table(
+            "Counter-examples (fused worse than eager)",
+            ("chain", "dtype", "distribution", "worse in", "input", "seed", "element", "fused ULP", "eager ULP there"),
+            tuple(
+                (e["chain"], e["dtype"], e["distribution"], ", ".join(e["worse_in"]), e.get("input_index"),
+                 e.get("seed"), e.get("location"), e.get("fused_ulp_error"), e.get("eager_ulp_error"))
+                for e in self.counter_examples()
+            ),
+        )  # fmt: skip
+        return [summary, counter, absolute]
+
+    def histograms(self) -> list[Histogram]:
+        return [
+            error_histogram(c, d, p, [r for r in self.rows if r.chain == c and r.dtype == d])
+            for c in self.settings.chains
+            for d in self.settings.dtypes
+            for p in PATHS
+            if any(r.chain == c and r.dtype == d for r in self.rows)
+        ]
+
+    def curves(self) -> list[Curve]:
+        return [cdf_curve(c, [r for r in self.rows if r.chain == c]) for c in self.by_chain()]
+
+
+def error_histogram(chain: str, dtype: str, path: str, rows: list[Row]) -> Histogram:
+    """ULP errors of every element of every input of ``rows`` (one chain and dtype,
+    all distributions), binned by :data:`EDGES`."""
+    counts = np.sum([r.counts[path] for r in rows], axis=0) if rows else np.zeros(len(EDGES) + 1)
+    labels = [f"{EDGES[0]:g}", *(f"({a:g}, {b:g}]" for a, b in zip(EDGES[:-1], EDGES[1:])), f"> {EDGES[-1]:g}"]
+    n = sum(r.inputs for r in rows)
+    return Histogram(
+        f"b_{chain}_{dtype}_{path}",
+        f"{chain}, {dtype}, {path}: error against float64 ({n} inputs)",
+        "error in ULP of the result",
+        tuple(labels),
+        tuple(int(c) for c in counts),
+    )
+
+
+def cdf_curve(chain: str, rows: list[Row]) -> Curve:
+    """Per chain: the CDF over inputs of each input's largest ULP error, one line per
+    dtype and path (all distributions pooled)."""
+    dtypes = list(dict.fromkeys(r.dtype for r in rows))
+    series = tuple(
+        cdf_series(f"{d} {p}", [v for r in rows if r.dtype == d for v in r.per_input_max[p]])
+        for d in dtypes
+        for p in PATHS
+    )
+    n = len({(r.dtype, r.distribution) for r in rows})
+    return Curve(
+        f"b_{chain}_cdf",
+        f"{chain}: CDF of each input's largest error ({n} dtype × distribution rows)",
+        "largest ULP error of an input",
+        "share of inputs",
+        series,
+        xscale="log",
+        steps=True,
+    )
+
+
+def _locate(
+    backend: Backend, s: AccumulatedErrorSettings, chain: Chain, dtype: str, distribution: str, fused_fn, worst
+) -> dict[str, Any]:
+    """Where fused's largest error is: input index, its seed, the element, and both paths'
+    ULP errors there (the input is drawn again from its seed)."""
+    from ..tensors import to_numpy
+
+    index, location = int(worst[0]), [int(i) for i in worst[1:]]
+    host = draw(chain, distribution, s, dtype, index)
+    args = [t.to(backend.device) for t in host]
+    ref = np.asarray(fp64_reference(chain.fn, host))
+    at = tuple(location)
+    errs = {
+        p: float(ulp_error(to_numpy(fn(*args)), ref)[at])
+        for p, fn in (("eager", backend.eager(chain.fn)), ("fused", fused_fn))
+    }
+    return {
+        "input_index": index,
+        "seed": s.seed + index,
+        "location": location,
+        "reference": float(ref[at]),
+        "fused_ulp_error": errs["fused"],
+        "eager_ulp_error": errs["eager"],
+    }
+
+
+def _run_chain_dtype(
+    backend: Backend, s: AccumulatedErrorSettings, chain: Chain, dtype: str, emit: Emit, done: list[Row]
+) -> tuple[list[Row], int]:
+    from ..tensors import to_numpy
+
+    emit(Message(f"{chain.name} ({chain.expression}), {dtype}: compiling"))
+    first = [t.to(backend.device) for t in draw(chain, s.distributions[0], s, dtype, 0)]
+    compiled = backend.compile(chain.fn, *first)
+    fused_fn, eager_fn = compiled.fn, backend.eager(chain.fn)
+    stage = f"B {chain.name} {dtype}"
+    total, step = s.inputs * len(s.distributions), 0
+    rows: list[Row] = []
+    for distribution in s.distributions:
+        paths: dict[str, PathErrors] | None = None
+        for i in range(s.inputs):
+            host = draw(chain, distribution, s, dtype, i)
+            args = [t.to(backend.device) for t in host]
+            ref = np.asarray(fp64_reference(chain.fn, host))
+            outs = {"eager": to_numpy(eager_fn(*args)), "fused": to_numpy(fused_fn(*args))}
+            if paths is None:
+                paths = {p: PathErrors.new(outs[p].dtype, (s.inputs, *ref.shape)) for p in PATHS}
+            for p in PATHS:
+                paths[p].add(i, outs[p], ref)
+            step += 1
+            if step % s.partial_every == 0 or step == total:
+                emit(Progress(stage, step, total))
+                partial = [*rows, _row(chain, dtype, distribution, i + 1, paths)]
+                for p in PATHS:
+                    emit(HistogramEvent(error_histogram(chain.name, dtype, p, partial)))
+                emit(CurveEvent(cdf_curve(chain.name, [*(r for r in done if r.chain == chain.name), *partial])))
+        assert paths is not None
+        row = _row(chain, dtype, distribution, s.inputs, paths)
+        if not row.fused_no_worse and row.fused["worst"] is not None:
+            row.worst = _locate(backend, s, chain, dtype, distribution, fused_fn, row.fused["worst"])
+        rows.append(row)
+    return rows, len(compiled.kernels)
+
+
+def _row(chain: Chain, dtype: str, distribution: str, inputs: int, paths: dict[str, PathErrors]) -> Row:
+    return Row(
+        chain.name,
+        dtype,
+        distribution,
+        inputs,
+        eager=paths["eager"].summary(),
+        fused=paths["fused"].summary(),
+        per_input_max={p: list(paths[p].per_input_max) for p in PATHS},
+        counts={p: [int(c) for c in paths[p].counts] for p in PATHS},
+    )
+
+
+def run(s: AccumulatedErrorSettings, backend: Backend, emit: Emit) -> AccumulatedErrorResult:
+    rows: list[Row] = []
+    kernels: dict[str, dict[str, int]] = {}
+    for name in s.chains:
+        for dtype in s.dtypes:
+            new, n = _run_chain_dtype(backend, s, CHAINS[name], dtype, emit, rows)
+            rows += new
+            kernels.setdefault(name, {})[dtype] = n
+    return AccumulatedErrorResult(s, rows, kernels)
+
+
+TASK = Task(
+    id="B",
+    title="Accumulated error: eager against fused",
+    claim="§3.2: fused kernels compute in fp32 inside the fused region and round only at its boundary, so their "
+    "accumulated error is no worse than eager (which rounds after every operator)",
+    settings=AccumulatedErrorSettings,
+    run=run,
+)

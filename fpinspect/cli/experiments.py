@@ -2,13 +2,14 @@
 
 ``run`` starts the task in a child process (:class:`~fpinspect.experiments.engine.ExperimentProcess`), shows
 its progress with Rich on stderr, then prints the report (a table, or one JSON object
-with ``--format json``) on stdout and writes ``--out``. Exit status: 0 done; 2 bad usage
-(unknown task, unavailable device, unwritable ``--out``); 1 the experiment itself failed.
+with ``--format json``) on stdout and writes ``--out``. ``--seed`` and ``--set KEY=VALUE``
+change the profile's settings (checked before anything starts). Exit status: 0 done; 2 bad
+usage (unknown task, bad setting, unavailable device, unwritable ``--out``); 1 the
+experiment itself failed.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -24,10 +25,10 @@ from rich.table import Table as RichTable
 from ..experiments.backends import DEVICES
 from ..experiments.engine import ExperimentFailed, ExperimentProcess, collect
 from ..experiments.events import Event, Message, Progress, Started
-from ..experiments.output import agreement, format_cell, write_outputs
-from ..experiments.registry import TASK_IDS, UnknownTask, all_tasks, canonical_id
+from ..experiments.output import agreement, dtypes_of, format_cell, undrawn_figures, write_outputs
+from ..experiments.registry import TASK_IDS, UnknownTask, all_tasks, canonical_id, get_task
 from ..experiments.results import Report
-from ..experiments.settings import PROFILES
+from ..experiments.settings import PROFILES, SettingError
 from .render import console
 
 
@@ -75,7 +76,7 @@ def render_report(console: Console, report: Report) -> None:
     env = report.environment
     console.print(
         f"Claim {report.claim}\n{report.device} ({env.get('device_name', '?')}), torch {env.get('torch')}, "
-        f"{report.settings.get('dtype')}, seed {report.settings.get('seed')}, profile {report.profile}",
+        f"{dtypes_of(report.settings)}, seed {report.settings.get('seed')}, profile {report.profile}",
         highlight=False,
     )
     verdicts = RichTable("topic", "expectation", "measured", "agrees", title="Expectation and measurement")
@@ -101,22 +102,29 @@ def render_report(console: Console, report: Report) -> None:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Write result.json, report.md and figures/*.png here.")  # fmt: skip
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def run_command(task: str, device: str, profile: str, out: Path | None, fmt: str) -> None:
+@click.option("--seed", type=int, help="Seed of the inputs (default: the profile's).")
+@click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE",
+              help="Change one setting of the profile (repeatable; see `fpinspect tasks`).")  # fmt: skip
+def run_command(
+    task: str, device: str, profile: str, out: Path | None, fmt: str, seed: int | None, assignments: tuple[str, ...]
+) -> None:
     """Run TASK of the fusion precision test plan (see `fpinspect tasks`)."""
     try:
         task_id = canonical_id(task)
     except UnknownTask:
         _fail(f"unknown task {task!r}; choose one of {', '.join(TASK_IDS)} (see 'fpinspect tasks').", 2)
+    try:
+        settings = get_task(task_id).settings.profile(profile).with_overrides(seed, assignments)
+    except SettingError as exc:
+        _fail(f"task {task_id}: {exc}.", 2)
     if out is not None:
-        if importlib.util.find_spec("matplotlib") is None:
-            _fail("--out writes figures and needs matplotlib; install fpinspect[experiments].", 2)
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             _fail(f"cannot create the output folder {out}: {exc.strerror or exc}.", 2)
     err = Console(stderr=True)
     failure: ExperimentFailed | None = None
-    with ExperimentProcess(task_id, device=device, profile=profile) as process, ProgressView(err) as view:
+    with ExperimentProcess(task_id, settings, device=device, profile=profile) as process, ProgressView(err) as view:
         try:
             payload = collect(process, view.update)
         except ExperimentFailed as exc:
@@ -130,6 +138,12 @@ def run_command(task: str, device: str, profile: str, out: Path | None, fmt: str
     if out is not None:
         written = write_outputs(report, out)
         err.print(f"wrote {len(written)} files to {out}", highlight=False)
+        skipped = undrawn_figures(report)
+        if skipped:
+            err.print(
+                f"matplotlib is not installed, so {len(skipped)} figure(s) were not drawn: {'; '.join(skipped)}.",
+                highlight=False,
+            )
     if fmt == "json":
         click.echo(json.dumps(payload, ensure_ascii=False, allow_nan=False))
     else:

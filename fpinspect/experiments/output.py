@@ -42,6 +42,11 @@ def format_cell(value: Any) -> str:
     return str(value)
 
 
+def dtypes_of(settings: dict[str, Any]) -> str:
+    """The formats a run measured: its ``dtypes`` when the task has that setting, else ``dtype``."""
+    return ", ".join(settings["dtypes"]) if settings.get("dtypes") else str(settings.get("dtype"))
+
+
 def agreement(agrees: bool | None) -> str:
     return {True: "yes", False: "no", None: "cannot tell here"}[agrees]
 
@@ -126,7 +131,8 @@ def render_markdown(report: Report, figures: dict[str, Path]) -> str:
         f"> Claim {report.claim}",
         "",
         f"Measured on **{report.device}** ({env.get('device_name', 'unknown device')}), torch {env.get('torch')}, "
-        f"{report.settings.get('dtype')}, seed {report.settings.get('seed')}, profile `{report.profile}`.",
+        f"{dtypes_of(report.settings)}, seed {report.settings.get('seed')}, profile `{report.profile}`; "
+        f"fpinspect {env.get('fpinspect')}, numpy {env.get('numpy')}, Python {env.get('python')}.",
         "",
         "## Expectation and measurement",
         "",

@@ -108,3 +108,53 @@ def test_write_outputs_escapes_markdown_and_flattens_environment(tmp_path):
     assert "measured that \\| with a pipe" in md and "x<br>y" in md
     assert "| inductor.fx_graph_cache | yes |" in md
     assert "![Title](figures/h1.png)" in md
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        (["--set", "runs"], "--set expects KEY=VALUE, not 'runs'"),
+        (["--set", "colour=red"], "task C2: there is no setting 'colour'; the settings are dtype, seed, n"),
+        (["--set", "runs=many"], "setting 'runs' expects an integer, not 'many'"),
+        (["--set", "chunk_sizes=384"], "these settings are refused: chunk size 384 must be a power of two"),
+        (["--set", "dtype=float17"], "'float17' is not a float format name"),
+        (["--seed", "-3"], "--seed must be a non-negative integer"),
+    ],
+)
+def test_bad_overrides_are_one_sentence_and_exit_2(args, text):
+    assert_one_sentence(invoke("run", "C2", "--device", "cpu", *args), 2, text)
+
+
+def _tiny_d(*extra):
+    return invoke(
+        "run", "D", "--device", "cpu", "--format", "json", "--seed", "11",
+        "--set", "chains=reshape_squeeze_expand", "--set", "dtypes=float32", "--set", "shapes=[[4, 6]]", *extra,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_overrides_reach_the_child_and_out_works_without_matplotlib(tmp_path, monkeypatch):
+    import fpinspect.experiments.output as output
+
+    monkeypatch.setattr(output, "can_draw", lambda: False)
+    result = _tiny_d("--out", str(tmp_path))
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["settings"]["seed"] == 11 and payload["settings"]["shapes"] == [[4, 6]]
+    assert [(r["chain"], r["dtype"], r["shape"]) for r in payload["table"]] == [
+        ("reshape_squeeze_expand", "float32", [4, 6])
+    ]
+    assert json.loads((tmp_path / "result.json").read_text()) == payload
+    assert not (tmp_path / "figures").exists()
+    md = (tmp_path / "report.md").read_text()
+    assert "Not drawn (matplotlib is not installed" in md and "Cells where fused differs from eager" in md
+    assert "1 figure(s) were not drawn: Cells where fused differs from eager, per chain." in " ".join(
+        result.stderr.split()
+    )
+
+
+def test_tables_keep_numbers_as_numbers(tmp_path):
+    report = _report()
+    write_outputs(report, tmp_path)
+    rows = json.loads((tmp_path / "result.json").read_text())["tables"][0]["rows"]
+    assert rows == [[1, 0.123456789]]

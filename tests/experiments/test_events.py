@@ -55,3 +55,13 @@ def test_emitter_writes_one_line_per_event_and_reader_skips_blanks():
 def test_bad_lines_raise_protocol_error(line):
     with pytest.raises(ProtocolError):
         decode(line)
+
+
+def test_curve_events_round_trip_with_their_series():
+    from fpinspect.experiments.events import CurveEvent
+    from fpinspect.experiments.results import Curve, Series, cdf_series
+
+    s = cdf_series("fused", [3.0, 1.0, 1.0, float("nan"), 2.0])
+    assert s == Series("fused", (1.0, 2.0, 3.0), (0.5, 0.75, 1.0))
+    event = CurveEvent(Curve("c", "CDF", "ULP", "share", (s, Series("empty", (), ())), "log", True))
+    assert decode(encode(event)) == event

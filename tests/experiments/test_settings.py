@@ -1,3 +1,4 @@
+import re
 import dataclasses
 
 import pytest
@@ -41,3 +42,32 @@ def test_task_ids_are_case_insensitive():
     assert [canonical_id(t.lower()) for t in TASK_IDS] == list(TASK_IDS)
     with pytest.raises(UnknownTask, match="known tasks: " + ", ".join(TASK_IDS)):
         canonical_id("Z9")
+
+
+def test_overrides_parse_by_field_type():
+    from fpinspect.experiments.tasks.data_movement import DataMovementSettings
+
+    s = get_task("C2").settings.profile("quick").with_overrides(5, ["runs=7", "chunk_sizes=256,512", "high=0.5"])
+    assert (s.seed, s.runs, s.chunk_sizes, s.high) == (5, 7, (256, 512), 0.5)
+    d = DataMovementSettings().with_overrides(None, ["shapes=[[4, 6], [5, 7]]", "dtypes=bfloat16"])
+    assert d.shapes == ((4, 6), (5, 7)) and d.dtypes == ("bfloat16",)
+    assert DataMovementSettings.from_dict(d.to_dict()) == d
+
+
+@pytest.mark.parametrize(
+    ("assignment", "message"),
+    [
+        ("shapes=[[4, 6.5]]", "expects integers"),
+        ("shapes=4x6", "expects a JSON list like [[16, 16]"),
+        ("shapes=[4, 6", "expects a JSON list, and '[4, 6' is not one"),
+        ("shapes=[[1, 6]]", "refused: shape [1, 6] must be [rows, columns]"),
+        ("chains=fold", "refused: unknown chain(s) fold"),
+        ("dtypes=float16,int8", "'int8' is not a float format name"),
+    ],
+)
+def test_bad_overrides_say_which_setting(assignment, message):
+    from fpinspect.experiments.settings import SettingError
+    from fpinspect.experiments.tasks.data_movement import DataMovementSettings
+
+    with pytest.raises(SettingError, match=re.escape(message)):
+        DataMovementSettings().with_overrides(None, [assignment])

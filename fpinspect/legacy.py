@@ -7,6 +7,7 @@ numbers come from fpinspect's streaming toolkit (same formulas, bounded memory).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
@@ -108,7 +109,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def console_main() -> None:
-    sys.exit(main())
+    try:
+        code = main()
+        sys.stdout.flush()
+    except KeyboardInterrupt:
+        sys.stderr.write("fusion-precision-analyzer: interrupted\n")
+        sys.stderr.flush()
+        os._exit(130)  # worker threads are not waited for
+    except OSError as exc:  # stdout on a full disk or a closed pipe
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.stderr.write(f"fusion-precision-analyzer: cannot write the report ({exc.strerror or exc})\n")
+        code = 2
+    sys.exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

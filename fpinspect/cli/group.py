@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 
 from .. import __version__
+from .output import check_destination, report_file
 from .usage import UsageProblem
 
 
@@ -25,7 +26,21 @@ def _existing_file(path: str, what: str) -> None:
         raise UsageProblem(f"{what} {path} is a folder, not a file.")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """The ``fpinspect`` group: ``ctrl+c`` ends any command with one line and status 130."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            # Child processes are stopped by their owners' ``finally`` blocks as the interrupt
+            # unwinds; worker threads are not waited for (they hold no state worth keeping).
+            sys.stderr.write("fpinspect: interrupted\n")
+            sys.stderr.flush()
+            os._exit(130)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="fpinspect")
 def main() -> None:
     """Find where operator fusion changed your numbers.
@@ -57,15 +72,21 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
     _existing_file(a, "file")
     _existing_file(b, "file")
     res = compare_npy(a, b, jobs=_jobs(jobs), worst=max(0, worst))
-    if fmt == "json":
-        click.echo(json.dumps(res.to_json(), indent=2))
-    else:
-        console().print(pair_report(res, a, b))
+    with report_file(None) as out:
+        if fmt == "json":
+            click.echo(json.dumps(res.to_json(), indent=2), file=out)
+        else:
+            console().print(pair_report(res, a, b))
     if not res.compared and any(s in res.status for s in ("NPY_LOAD_ERROR", "FILE_NOT_FOUND")):
         if fmt == "json":
             click.echo(f"fpinspect: {res.message}", err=True)
         sys.exit(2)
-    if max_ulp is not None and res.compared:
+    if max_ulp is not None:
+        if not res.compared and "EMPTY" not in res.status:
+            # SHAPE_MISMATCH, COMPUTE_ERROR, EMPTY: nothing was measured, so nothing is within a bound
+            click.echo(f"fpinspect: nothing was compared ({', '.join(res.status)}): {res.message or ''}".rstrip(": "),
+                       err=True)  # fmt: skip
+            sys.exit(1)
         u = res.metrics["ulp"]["max"]
         if (u is not None and u > max_ulp) or res.stats.nan_mismatch or res.stats.inf_mismatch:
             sys.exit(1)
@@ -102,6 +123,7 @@ def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_
     from ..dumps.verdict import load_table
     from .render import compare_csv, compare_table, console
 
+    check_destination(output)
     try:
         table = load_table(config, overrides)
     except ValueError as exc:
@@ -114,18 +136,14 @@ def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
     report = cmp.run(compare_input=compare_input, jobs=_jobs(jobs), amplification=amplification)
-    out = open(output, "w", encoding="utf-8", newline="") if output else None
-    try:
+    with report_file(output) as out:
         if fmt == "json":
             click.echo(json.dumps(report.to_json(), indent=2), file=out)
         elif fmt == "csv":
-            compare_csv(report, out or sys.stdout)
+            compare_csv(report, out)
         else:
-            con = console() if out is None else Console(file=out, width=120, highlight=False)
+            con = console() if output is None else Console(file=out, width=120, highlight=False)
             con.print(compare_table(report))
-    finally:
-        if out is not None:
-            out.close()
     if fail_on:
         levels = ("warn", "fail") if fail_on == "warn" else ("fail",)
         if any(r.verdict in levels for r in report.records):

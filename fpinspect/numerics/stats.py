@@ -407,8 +407,12 @@ def accumulate(a, ref, *, jobs: int = 1, chunk: int = CHUNK, worst: int = 0, pro
     if jobs == 1:
         return work(ranges)
     parts = [ranges[i::jobs] for i in range(jobs)]
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
         results = list(pool.map(work, parts))
+    finally:
+        # Not waiting matters on ctrl+c: the interrupt must not sit behind the other threads' work.
+        pool.shutdown(wait=False, cancel_futures=True)
     total = results[0]
     for other in results[1:]:
         total.merge(other)

@@ -1,0 +1,84 @@
+"""Where a command's report goes: checked before the work starts, written whole or not at all.
+
+A report file is written to a temporary file beside it and renamed into place, so an
+interrupted or failed write never leaves half a report under the real name. Standard output
+is flushed inside the command, so a full disk or a closed pipe is one sentence, not a
+traceback at interpreter exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+import tempfile
+
+from .usage import UsageProblem
+
+
+def check_destination(path: str | None) -> None:
+    """Refuse, before any work, a report path that cannot be written: a folder, a device or
+    FIFO (``/dev/full``), a missing or read-only folder."""
+    if path is None:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise UsageProblem(f"output {path} is a folder, not a file.")
+    if os.path.lexists(path):
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as exc:
+            raise UsageProblem(f"output {path} cannot be used ({exc.strerror or exc}).") from None
+        if not stat.S_ISREG(mode):
+            raise UsageProblem(f"output {path} is not a regular file; give a file path.")
+    if not os.path.isdir(folder):
+        raise UsageProblem(f"output folder {folder} does not exist.")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageProblem(f"output folder {folder} is not writable.")
+
+
+@contextlib.contextmanager
+def report_file(path: str | None):
+    """A text stream for the report: ``path`` written atomically, or standard output."""
+    if path is None:
+        try:
+            yield sys.stdout
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_stdout()
+            raise SystemExit(1) from None
+        except OSError as exc:
+            _quiet_stdout()
+            raise UsageProblem(f"cannot write the report to standard output ({exc.strerror or exc}).") from None
+        return
+    check_destination(path)
+    folder, name = os.path.split(os.path.abspath(path))
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
+        os.chmod(tmp, 0o666 & ~_umask())  # as open() would have made it
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise UsageProblem(f"cannot write the report to {path} ({exc.strerror or exc}).") from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's own exit-time flush cannot fail again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())

@@ -36,11 +36,12 @@ from synthetic import TIMESTAMP, write_synthetic  # noqa: E402
 from textual.app import App  # noqa: E402
 from textual.widgets import DataTable  # noqa: E402
 
+from fpinspect.dumps.verdict import format_score  # noqa: E402
 from fpinspect.tui.app import Settings, make_app  # noqa: E402
 from fpinspect.tui.model import Inspection  # noqa: E402
 from fpinspect.tui.sources import resolve  # noqa: E402
 from fpinspect.tui.widgets.banner import Banner  # noqa: E402
-from fpinspect.tui.widgets.op_list import OpList, worst_text  # noqa: E402
+from fpinspect.tui.widgets.op_list import OpList  # noqa: E402
 
 SIZE = (100, 30)
 
@@ -101,7 +102,7 @@ class _ListApp(App):
             for col in ("#", "fused op", "type", "orig", "verdict", "worst", "cause"):
                 t.add_column(col)
             t.add_rows((str(r.position + 1), r.name, r.op.type, str(len(r.op.original_op_names)), r.verdict or "-",
-                        worst_text(r.score), r.role or "") for r in self.insp.rows)  # fmt: skip
+                        format_score(r.score), r.role or "") for r in self.insp.rows)  # fmt: skip
         else:
             self.query_one(OpList).set_rows(self.insp.rows, self.insp.view())
 

@@ -110,8 +110,10 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
               help="an output error this many times its worst input error counts as introduced")
 @click.option("--fail-on", type=click.Choice(["fail", "warn"]), default=None,
               help="exit with status 1 when any record is at or above this verdict")
+@click.option("--worst", default=5, show_default=True,
+              help="how many of the worst elements each record lists (the inspector keeps 10)")
 def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_input, fmt, output, jobs,
-            iteration, close_iteration, overrides, config, amplification, fail_on) -> None:  # fmt: skip
+            iteration, close_iteration, overrides, config, amplification, fail_on, worst) -> None:  # fmt: skip
     """Compare every fused op of a fusion-on run with the original ops it replaced.
 
     Maps each fused output to the original output it stands for, converts storage
@@ -132,7 +134,8 @@ def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_
         raise UsageProblem(str(exc)) from None
     try:
         cmp = DumpComparison(af_open_graph, af_close_graph, af_open_data, af_close_data,
-                             iteration=iteration, close_iteration=close_iteration, thresholds=table)  # fmt: skip
+                             iteration=iteration, close_iteration=close_iteration, thresholds=table,
+                             worst=max(0, worst))  # fmt: skip
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
     report = cmp.run(compare_input=compare_input, jobs=_jobs(jobs), amplification=amplification)

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..numerics import INF_MISMATCH, NAN_MISMATCH, ulp_diff, ulp_error
-from ..numerics.chunks import NpyFile, iter_chunks
+from ..numerics.chunks import iter_chunks
 from ..numerics.stats import PairStats
+from .pair import as_shape
 
 #: An element counts as "off" when its ULP error is above this (an integer distance of 2 or
 #: more), or when it is a NaN / infinity on one side only.
@@ -173,14 +174,6 @@ class ErrorProfile:
     axes: list[AxisProfile]
 
 
-def _as_shape(x, shape: tuple[int, ...]):
-    if tuple(x.shape) == shape:
-        return x
-    if isinstance(x, NpyFile):
-        return x.with_shape(shape)
-    return np.asarray(x).reshape(shape)
-
-
 def _chunk_errors(ca: np.ndarray, cb: np.ndarray, stats: PairStats) -> tuple[np.ndarray, np.ndarray]:
     """``(ULP error with 0 at special values, special-value mismatch mask)`` of one chunk."""
     if stats.same:
@@ -198,7 +191,7 @@ def error_profile(a, b, stats: PairStats, *, layout: str | None = None, max_bins
                   stop: Callable[[], bool] | None = None) -> ErrorProfile | None:  # fmt: skip
     """Where the errors of ``a`` against the reference ``b`` sit along each axis.
 
-    ``a`` and ``b`` are the two compared tensors (arrays, memory maps or ``NpyFile``
+    ``a`` and ``b`` are the two compared tensors (arrays, memory maps, ``NpyFile`` or ``CastView``
     readers) and ``stats`` their finished :class:`PairStats`: its ``shape`` is the compared
     shape (the flat shape when the two shapes differed) and its format decides the ULP
     measure, as in the comparison: the integer ``ulp_diff`` when both sides have one format,
@@ -207,7 +200,7 @@ def error_profile(a, b, stats: PairStats, *, layout: str | None = None, max_bins
     once, chunk by chunk. Returns ``None`` if ``stop()`` turns true between chunks.
     """
     shape = tuple(int(d) for d in stats.shape)
-    a, b = _as_shape(a, shape), _as_shape(b, shape)
+    a, b = as_shape(a, shape), as_shape(b, shape)
     names = axis_names(len(shape), layout)
     strides = [int(np.prod(shape[k + 1 :], dtype=np.int64)) for k in range(len(shape))]
     axes = []

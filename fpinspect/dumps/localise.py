@@ -13,12 +13,20 @@ comparison with the original output. A failing op is
   so the op cannot be cleared or blamed.
 
 Errors are compared as ``red`` in eps of each tensor's format (see :mod:`.verdict`).
+Evidence from beyond the two dumps (the replay's) may then change a failing op's role:
+see :class:`Evidence`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
+
+from .graph import FusedOp
+from .records import Record
+from .verdict import format_score, worst_verdict
 
 #: An output error this many times the worst input error is not explained by the inputs.
 AMPLIFICATION = 10.0
@@ -26,40 +34,63 @@ AMPLIFICATION = 10.0
 
 @dataclass
 class OpFinding:
+    """What the comparison says about one fused op."""
+
     name: str
     type: str
-    verdict: str | None  #: worst verdict over the op's outputs
-    role: str | None  #: "introduced" / "inherited" / "unverified" for failing ops, else None
-    reason: str
+    verdict: str | None  #: worst verdict over the op's outputs (None: no output compared)
+    role: str | None  #: "introduced" / "inherited" / "unverified" for failing ops (or evidence's), else None
+    reason: str  #: one clause saying why, naming the deciding pair and its error
     score: float | None  #: worst output severity (red in eps)
     input_score: float | None  #: worst input severity
-    originals: list[str] = field(default_factory=list)
+    originals: list[str] = field(default_factory=list)  #: the original ops it replaced
+
+
+@dataclass(frozen=True)
+class OpRecords:
+    """One fused op with the records of its outputs and of its inputs (by number)."""
+
+    op: FusedOp
+    outputs: list[Record]
+    inputs: list[Record]
+
+
+class Evidence(Protocol):
+    """More evidence on one fused op than its dumps hold (e.g. a replay of its inputs):
+    :meth:`revise` may change the finding's ``role`` and ``reason`` once the dumps have
+    classified it."""
+
+    def revise(self, finding: OpFinding, records: OpRecords) -> None: ...
 
 
 @dataclass
 class Localisation:
+    """Every fused op's finding, in the fusion-on graph's topological order."""
+
     ops: list[OpFinding]
 
-    def _with(self, role: str) -> list[OpFinding]:
+    def with_role(self, role: str) -> list[OpFinding]:
+        """The findings of ``role``, in order."""
         return [o for o in self.ops if o.role == role]
 
     @property
     def introduced(self) -> list[OpFinding]:
-        return self._with("introduced")
+        return self.with_role("introduced")
 
     @property
     def inherited(self) -> list[OpFinding]:
-        return self._with("inherited")
+        return self.with_role("inherited")
 
     @property
     def unverified(self) -> list[OpFinding]:
-        return self._with("unverified")
+        return self.with_role("unverified")
 
     @property
     def by_name(self) -> dict[str, OpFinding]:
         return {o.name: o for o in self.ops}
 
     def first(self) -> dict | None:
+        """The first op that introduces an error (``op``, ``type``, ``reason``, ``originals``), or None."""
         if not self.introduced:
             return None
         o = self.introduced[0]
@@ -90,21 +121,14 @@ def _worst(records):
     return max(scored, key=lambda r: r.score) if scored else None
 
 
-def _fmt(score: float | None) -> str:
-    if score is None:
-        return "-"
-    return "NaN/inf" if math.isinf(score) else f"{score:.3g} eps"
-
-
-def localise(comparison, amplification: float = AMPLIFICATION) -> Localisation:
-    """Classify every fused op of ``comparison`` (a :class:`~.compare.DumpComparison`)."""
-    order = {"pass": 0, "warn": 1, "fail": 2}
+def localise(ops: Iterable[OpRecords], amplification: float = AMPLIFICATION,
+             evidence: Mapping[str, Evidence] | None = None) -> Localisation:  # fmt: skip
+    """Classify every fused op of ``ops`` (in topological order) from its records; then
+    ``evidence[name]``, where given, revises that op's finding."""
     findings = []
-    for op in comparison.fused:
-        outs = [comparison.compute(p) for p in comparison.outputs[op.name]]
-        ins = [comparison.compute(p) for p in comparison.inputs[op.name]]
-        verdicts = [r.verdict for r in outs if r.verdict is not None]
-        verdict = max(verdicts, key=order.get) if verdicts else None
+    for rec in ops:
+        op, outs, ins = rec.op, rec.outputs, rec.inputs
+        verdict = worst_verdict(r.verdict for r in outs)
         w_out, w_in = _worst(outs), _worst(ins)
         f = OpFinding(op.name, op.type, verdict, None, "", w_out.score if w_out else None,
                       w_in.score if w_in else None, list(op.original_op_names))  # fmt: skip
@@ -114,6 +138,8 @@ def localise(comparison, amplification: float = AMPLIFICATION) -> Localisation:
             f.reason = "outputs within thresholds" if verdict == "pass" else "; ".join(
                 {t for r in outs for t in r.reasons}
             )
+        if evidence is not None and op.name in evidence:
+            evidence[op.name].revise(f, rec)
         findings.append(f)
     return Localisation(findings)
 
@@ -131,11 +157,11 @@ def _classify(f: OpFinding, outs, ins, amplification: float) -> None:
             ratio = f.score / w.score
         if ratio is not None and ratio > amplification:
             f.role = "introduced"
-            f.reason = (f"{what}; its output error {_fmt(f.score)} is {ratio:.0f}x the worst input error "
-                        f"{_fmt(w.score)} ({src}), more than inputs explain")  # fmt: skip
+            f.reason = (f"{what}; its output error {format_score(f.score)} is {ratio:.0f}x the worst input error "
+                        f"{format_score(w.score)} ({src}), more than inputs explain")  # fmt: skip
         else:
             f.role = "inherited"
-            f.reason = f"{src} already differs ({_fmt(w.score)}); output {_fmt(f.score)}"
+            f.reason = f"{src} already differs ({format_score(w.score)}); output {format_score(f.score)}"
     elif unknown_in:
         f.role = "unverified"
         names = ", ".join(f"input {r.plan.fused_index} ({r.status[0]})" for r in unknown_in[:3])
@@ -144,4 +170,4 @@ def _classify(f: OpFinding, outs, ins, amplification: float) -> None:
         f.role = "introduced"
         n = sum(1 for r in ins if r.verdict is not None)
         f.reason = (f"{what} while its {'input matches' if n == 1 else f'{n} compared inputs match'} "
-                    f"(worst input {_fmt(f.input_score)})") if n else f"{what}; its inputs are data or constants"  # fmt: skip
+                    f"(worst input {format_score(f.input_score)})") if n else f"{what}; its inputs are data or constants"  # fmt: skip

@@ -139,13 +139,18 @@ def open_npy(path) -> NpyFile:
     return NpyFile(path, shape, dtype, fortran, offset)
 
 
-def load_npy(path, *, mmap: bool = True) -> np.ndarray:
-    """The whole array (memory-mapped read-only by default), after :func:`open_npy`'s checks."""
-    f = open_npy(path)
+def as_array(f: NpyFile) -> np.ndarray:
+    """The whole array of a file :func:`open_npy` opened, memory-mapped read-only from the
+    header it read (the header is not parsed again); an empty one is made in memory."""
+    if not f.size:
+        return np.empty(f.header_shape, f.stored_dtype, order="F" if f.fortran_order else "C")
     try:
-        if mmap and f.size:
-            return np.memmap(f.path, dtype=f.stored_dtype, mode="r", offset=f.data_offset, shape=f.shape,
-                             order="F" if f.fortran_order else "C")  # fmt: skip
-        return np.load(f.path, allow_pickle=False)
+        return np.memmap(f.path, dtype=f.stored_dtype, mode="r", offset=f.data_offset, shape=f.header_shape,
+                         order="F" if f.fortran_order else "C")  # fmt: skip
     except (ValueError, OSError) as exc:
-        raise InputError(path, f"cannot be loaded ({exc})") from None
+        raise InputError(f.path, f"cannot be loaded ({exc})") from None
+
+
+def load_npy(path) -> np.ndarray:
+    """The whole array, memory-mapped read-only, after :func:`open_npy`'s checks."""
+    return as_array(open_npy(path))

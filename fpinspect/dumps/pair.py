@@ -189,12 +189,12 @@ def compare_arrays(a, b, *, status: list[str] | None = None, jobs: int = 1, wors
         return res
     shape = tuple(a.shape) if tuple(a.shape) == tuple(b.shape) else (int(a.size),)
     try:
-        st = accumulate(_flat_if(a, shape), _flat_if(b, shape), jobs=jobs, worst=worst)
+        st = accumulate(as_shape(a, shape), as_shape(b, shape), jobs=jobs, worst=worst)
         m = metrics_from_stats(st)
         if kl:
-            m["kl"] = _kl_from_ranges(_flat_if(a, shape), _flat_if(b, shape), st)
+            m["kl"] = _kl_from_ranges(as_shape(a, shape), as_shape(b, shape), st)
         es = st.error_stats()
-        ra, rb = ChunkReader(_flat_if(a, shape)), ChunkReader(_flat_if(b, shape))
+        ra, rb = ChunkReader(as_shape(a, shape)), ChunkReader(as_shape(b, shape))
         res.worst = _worst_elements(st, ra, rb, shape)
         st.compact()
     except (ValueError, TypeError, OverflowError, MemoryError) as exc:
@@ -206,7 +206,7 @@ def compare_arrays(a, b, *, status: list[str] | None = None, jobs: int = 1, wors
     res.metrics = {**m, **es}
     if _integer(da) and _integer(db):
         # float64 cannot tell 2**62 from 2**62 + 1: integers are compared in their own types
-        mismatched, max_abs = _integer_differences(_flat_if(a, shape), _flat_if(b, shape))
+        mismatched, max_abs = _integer_differences(as_shape(a, shape), as_shape(b, shape))
         res.metrics["mismatched"] = mismatched
         res.max_abs = float(max_abs)
     for code, n in (("NAN_MISMATCH", st.nan_mismatch), ("INF_MISMATCH", st.inf_mismatch), ("BOTH_NAN", st.both_nan)):
@@ -239,8 +239,10 @@ def _integer_differences(a, b) -> tuple[int, int]:
     return mismatched, largest
 
 
-def _flat_if(x, shape):
-    """``x`` viewed with ``shape`` when that is a flattening (NpyFile readers are flat already)."""
+def as_shape(x, shape):
+    """``x`` (an array, memory map, :class:`NpyFile` or :class:`CastView`) seen with ``shape``,
+    of equal size, in C order: the flattening of ``SHAPE_FLATTENED`` pairs. Every pass over
+    compared sides uses it, so each pass reads the same elements in the same order."""
     if tuple(x.shape) == shape:
         return x
     if isinstance(x, (NpyFile, CastView)):

@@ -8,7 +8,7 @@ from ..numerics.chunks import NpyFile
 from .datadump import DumpFile
 from .errors import InputError
 from .graph import TensorDesc
-from .npyio import load_npy, open_npy
+from .npyio import as_array, open_npy
 from .rawdump import RAW_LOAD_ERROR, tensor_array, tensor_file
 
 
@@ -24,10 +24,10 @@ def open_dump(f: DumpFile) -> NpyFile:
     return tensor_file(f.path, f.raw) if f.raw is not None else open_npy(f.path)
 
 
-def load_dump(f: DumpFile) -> np.ndarray:
-    """The whole tensor, memory-mapped read-only, after the checks of :func:`open_dump`."""
-    _check(f)
-    return tensor_array(f.path, f.raw) if f.raw is not None else load_npy(f.path)
+def load_dump(f: DumpFile, opened: NpyFile) -> np.ndarray:
+    """The whole tensor, memory-mapped read-only; ``opened`` is what :func:`open_dump` returned
+    for ``f`` (its header is not read again)."""
+    return tensor_array(f.path, f.raw) if f.raw is not None else as_array(opened)
 
 
 def dump_desc(f: DumpFile | None, graph: TensorDesc | None) -> TensorDesc | None:

@@ -24,12 +24,28 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 
 from .errors import InputError
 from .pair import PairResult
 
 VERDICTS = ("pass", "warn", "fail")
+
+
+def worst_verdict(verdicts: Iterable[str | None]) -> str | None:
+    """The most severe of ``verdicts`` (``fail`` > ``warn`` > ``pass``); ``None`` entries (not
+    compared) are skipped, and ``None`` is returned when nothing was compared."""
+    judged = [v for v in verdicts if v is not None]
+    return max(judged, key=VERDICTS.index) if judged else None
+
+
+def format_score(score: float | None) -> str:
+    """A severity (``red`` in eps of the measured format) as users read it: ``1.23 eps``;
+    ``NaN/inf`` for a special-value mismatch (an infinite score), ``-`` when there is none."""
+    if score is None:
+        return "-"
+    return "NaN/inf" if math.isinf(score) else f"{score:.3g} eps"
 
 
 @dataclass(frozen=True)
@@ -205,10 +221,7 @@ def judge(res: PairResult, table: ThresholdTable) -> Judgement:
             reasons.append(("warn", f"{100 * share:.1f}% of elements >= 2 ULP apart > {100 * t.ulp2_share_warn:g}%"))
         if res.cosine is not None and res.cosine == res.cosine and res.cosine < t.cosine_fail:
             reasons.append(("fail", f"cosine {res.cosine:.6f} < {t.cosine_fail:g}"))
-    verdict = "pass"
-    for level, _ in reasons:
-        if VERDICTS.index(level) > VERDICTS.index(verdict):
-            verdict = level
+    verdict = worst_verdict(["pass", *(level for level, _ in reasons)])
     if st.nan_mismatch or st.inf_mismatch:
         score = float("inf")
     return Judgement(verdict, tuple(text for _, text in reasons), score)

@@ -13,10 +13,9 @@ from functools import cached_property
 from ..dumps import DumpComparison, DumpIndex, FusedOp, GeModel, PairPlan, Record, fused_ops, load_graph
 from ..dumps.graph import collector_paused, original_subgraph
 from ..dumps.localise import Localisation, OpFinding
-from ..dumps.verdict import VERDICTS
+from ..dumps.plan import PairPlans, plan_pairs
+from ..dumps.verdict import worst_verdict
 from .sources import Sources
-
-_RANK = {v: i for i, v in enumerate(VERDICTS)}
 
 #: Worst elements kept per pair: as many as ``fpinspect diff`` lists by default.
 WORST = 10
@@ -25,7 +24,7 @@ WORST = 10
 @dataclass
 class OpRow:
     """One fused op as the list shows it. ``verdict`` and ``score`` are the worst over the
-    op's computed outputs (the rule :func:`~fpinspect.dumps.localise.localise` applies);
+    op's computed outputs (:func:`~fpinspect.dumps.verdict.worst_verdict`, as the localisation);
     ``role`` comes from the localisation once every pair is computed."""
 
     position: int
@@ -59,17 +58,17 @@ def _data_neighbours(model: GeModel, name: str, upstream: bool) -> list[str]:
 
 
 class Inspection:
-    """A loaded run: the fusion-on graph's fused ops, and the comparison when both sides exist."""
+    """A loaded run: the fusion-on graph's fused ops and their planned pairs, and the comparison
+    when both sides exist."""
 
-    def __init__(self, sources: Sources, open_model: GeModel, fused: list[FusedOp], *,
-                 comparison: DumpComparison | None = None, close_model: GeModel | None = None,
-                 open_index: DumpIndex | None = None):  # fmt: skip
+    def __init__(self, sources: Sources, open_model: GeModel, pairs: PairPlans, *,
+                 comparison: DumpComparison | None = None, close_model: GeModel | None = None):  # fmt: skip
         self.sources = sources
         self.open_model = open_model
         self.close_model = close_model
         self.comparison = comparison
-        self.open_index = open_index
-        self.rows = [OpRow(i, op) for i, op in enumerate(fused)]
+        self.pairs = pairs
+        self.rows = [OpRow(i, op) for i, op in enumerate(pairs.fused)]
         for row in self.rows:
             row.haystack = " ".join([row.name, row.op.type, *row.op.original_op_names]).lower()
         self.by_name = {row.name: row for row in self.rows}
@@ -89,12 +88,11 @@ class Inspection:
         if sources.complete:
             cmp = DumpComparison(sources.open_graph, sources.close_graph, sources.open_data, sources.close_data,
                                  worst=WORST)  # fmt: skip
-            return cls(sources, cmp.open_model, cmp.fused, comparison=cmp, close_model=cmp.close_model,
-                       open_index=cmp.open_index)  # fmt: skip
+            return cls(sources, cmp.open_model, cmp.pairs, comparison=cmp, close_model=cmp.close_model)
         model = load_graph(sources.open_graph)
         close = load_graph(sources.close_graph) if sources.close_graph else None
         index = DumpIndex.scan(sources.open_data) if sources.open_data else None
-        return cls(sources, model, fused_ops(model), close_model=close, open_index=index)
+        return cls(sources, model, plan_pairs(fused_ops(model), index), close_model=close)
 
     # -- pairs and records ---------------------------------------------------------------
     @property
@@ -104,26 +102,15 @@ class Inspection:
     def plans(self, name: str) -> list[PairPlan]:
         """The output pairs, then the input pairs of fused op ``name``. Browsing one graph,
         the plans name the fusion-on side only."""
-        if self.comparison is not None:
-            return self.comparison.outputs[name] + self.comparison.inputs[name]
-        op = self.by_name[name].op
-
-        def dump(op_name: str, io: str, index: int):
-            return self.open_index.lookup(op_name, io, index) if self.open_index else None
-
-        outs = [PairPlan("output", op.name, op.type, o.index, o.origin_op, o.origin_index,
-                         fused_file=dump(op.name, "output", o.index), fused_desc=o.desc) for o in op.outputs]  # fmt: skip
-        ins = [PairPlan("input", op.name, op.type, i.index, i.origin_op, i.origin_index, src_op=i.src_op,
-                        fused_file=dump(op.name, "input", i.index) or dump(i.src_op, "output", i.src_index),
-                        fused_desc=i.desc) for i in op.inputs]  # fmt: skip
-        return outs + ins
+        return self.pairs.of(name)
 
     def sweep_order(self) -> list[PairPlan]:
         """Every plan, outputs of all ops first (they decide the list's verdicts), in list order."""
         if self.comparison is None:
             return []
-        cmp = self.comparison
-        return [p for op in cmp.fused for p in cmp.outputs[op.name]] + [p for op in cmp.fused for p in cmp.inputs[op.name]]
+        pairs = self.pairs
+        return [p for op in pairs.fused for p in pairs.outputs[op.name]] + [p for op in pairs.fused
+                                                                             for p in pairs.inputs[op.name]]  # fmt: skip
 
     def pending(self, name: str) -> list[PairPlan]:
         """The pairs of ``name`` that can be compared and have no record yet."""
@@ -141,8 +128,7 @@ class Inspection:
             self.records[rec.plan.key] = rec
             if rec.plan.kind == "output":
                 row = self.by_name[rec.plan.fused_op]
-                if rec.verdict is not None and _RANK[rec.verdict] > _RANK.get(row.verdict, -1):
-                    row.verdict = rec.verdict
+                row.verdict = worst_verdict([row.verdict, rec.verdict])
                 if rec.score is not None and (row.score is None or rec.score > row.score):
                     row.score = rec.score
                 changed.add(row.position)

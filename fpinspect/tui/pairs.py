@@ -7,31 +7,36 @@ from __future__ import annotations
 
 import os
 
-from ..dumps import DumpComparison, PairPlan, PairResult, Record, compare_npy
+from ..dumps import DumpComparison, PairPlan, PairResult, Record, Sides, compare_npy
 from ..dumps.npyio import open_npy
 from .model import WORST
 
 
 class RecordPair:
-    """Output or input ``plan`` of the comparison against its original."""
+    """Output or input ``plan`` of the comparison against its original. :meth:`compute` loads
+    the two sides once; :meth:`arrays` and :attr:`layout` are those same sides."""
 
     def __init__(self, comparison: DumpComparison, plan: PairPlan):
         self.comparison, self.plan = comparison, plan
         p = plan
         self.title = f"{p.fused_op} {p.kind} {p.fused_index}  vs  {p.origin_op or '-'}:{p.origin_index}"
         self.names = tuple(os.path.basename(f.path) if f else "-" for f in (p.fused_file, p.origin_file))
-        desc = p.origin_desc
-        # both sides are compared in the original's plain layout
-        self.layout = (desc.origin_format or desc.layout) if desc else None
+        self.sides: Sides | None = None
+
+    @property
+    def layout(self) -> str | None:
+        """The layout both sides are compared in (known once computed)."""
+        return self.sides.layout if self.sides else None
 
     def compute(self) -> tuple[PairResult | None, Record]:
-        rec = self.comparison.compute(self.plan)
+        rec, self.sides = self.comparison.record_and_sides(self.plan)
         return rec.result, rec
 
     def arrays(self):
-        """The two compared tensors, after any layout conversion (chunked readers when none)."""
-        a, b, _, _ = self.comparison.sides(self.plan)
-        return a, b
+        """The two compared tensors, after any conversion (chunked readers when none)."""
+        if self.sides is None:  # they loaded once but no longer do: raise why
+            self.sides = self.comparison.sides(self.plan)
+        return self.sides.fused, self.sides.original
 
 
 class FilePair:

@@ -124,3 +124,29 @@ def build_network(root: Path, inject: str | None = None, seed: int = 0) -> dict[
     on.op("out", "NetOutput", inputs=[f"{fused_name('R4')}:0"])
     on.write(paths["af_open_graph"])
     return paths
+
+
+def build_cast_and_flatten(root: Path) -> dict[str, Path]:
+    """A run whose one fused op ``F`` needs a cast and a flattening before it can be compared:
+    its output is declared float16 but dumped widened to float32, shaped ``(8, 16)``, while the
+    original ``A`` it stands for is a float16 ``(128,)``. Elements 80..95 (row 5) are 1.03 times
+    the original. Written like :func:`build_network` (run-folder names); returns the paths."""
+    rng = np.random.default_rng(3)
+    ref = rng.standard_normal(128).astype(F16)
+    got = ref.astype(np.float32).reshape(8, 16)
+    got[5] = (got[5] * np.float32(1.03)).astype(F16)
+    paths = {
+        "af_open_graph": root / "dumpgraph_af_open" / "Build.json",
+        "af_close_graph": root / "dumpgraph_af_close" / "Build.json",
+        "af_open_data": root / "datadump_af_open",
+        "af_close_data": root / "datadump_af_close",
+    }
+    on = GraphBuilder("on").op("x", "Data", outputs=[tensor([128])])
+    on.fused("F", inputs=["x:0"], outputs=[tensor([8, 16], origin_name="A", origin_index=0)], original=[("A", "Mul")])
+    off = GraphBuilder("off").op("x", "Data", outputs=[tensor([128])])
+    off.op("A", "Mul", inputs=["x:0"], outputs=[tensor([128])])
+    on.write(paths["af_open_graph"])
+    off.write(paths["af_close_graph"])
+    write_dump(paths["af_open_data"], "AscBackend", "F", "output", 0, got)
+    write_dump(paths["af_close_data"], "Mul", "A", "output", 0, ref)
+    return paths

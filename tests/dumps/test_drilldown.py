@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from network import build_cast_and_flatten
 
+from fpinspect.dumps.compare import DumpComparison
 from fpinspect.dumps.drilldown import OFF_ULP, axis_names, error_profile, ulp_bins
 from fpinspect.dumps.npyio import open_npy
 from fpinspect.dumps.pair import compare_arrays
@@ -96,3 +98,17 @@ def test_axis_names_follow_the_layout():
     assert axis_names(2, "ND") == ["row", "column"]
     assert axis_names(3, None) == ["axis 0", "row", "column"]
     assert axis_names(1) == ["element"]
+
+
+def test_a_pair_needing_a_cast_and_a_flattening_is_profiled_as_compared(tmp_path):
+    """Declared float16 but dumped as float32 (8, 16), against a float16 (128,): compare casts
+    and flattens; the profile must read the same two tensors (it used to fail to reshape)."""
+    paths = build_cast_and_flatten(tmp_path)
+    cmp = DumpComparison(*(str(paths[k]) for k in ("af_open_graph", "af_close_graph", "af_open_data",
+                                                     "af_close_data")))  # fmt: skip
+    rec, sides = cmp.record_and_sides(cmp.outputs["F"][0])
+    assert "SHAPE_FLATTENED" in rec.status and "compared as declared float16" in rec.conversion
+    prof = error_profile(sides.fused, sides.original, rec.result.stats)
+    (axis,) = prof.axes
+    assert axis.name == "element" and axis.size == 128
+    assert prof.off == 16 and axis.off[80:96].sum() == 16

@@ -5,20 +5,25 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import json
 import shutil
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 from gefixtures import GraphBuilder, tensor, write_dump
 from harness import SIZE, app_for, drive, settle
+from network import build_cast_and_flatten
 from textual.geometry import Region
 from textual.widgets import Input, Static
 
 from fpinspect.cli import main as cli
 from fpinspect.dumps import DumpComparison
 from fpinspect.dumps.layouts import pack_layout
+from fpinspect.tui.model import WORST
 from fpinspect.tui.screens.main import MainScreen
 from fpinspect.tui.screens.pair import PairScreen
 from fpinspect.tui.screens.pick import PickFilesScreen
@@ -280,3 +285,56 @@ def test_a_converted_pair_is_profiled_in_the_original_layout(tmp_path):
         assert "by channel (20): 7 100.00%" in profile
 
     drive(app_for(tmp_path), scenario, size=(160, 45))
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_dumps"
+
+
+@pytest.fixture(scope="module")
+def cast_and_flatten(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("cast_and_flatten")
+    build_cast_and_flatten(root)
+    return root
+
+
+@pytest.mark.parametrize("run", ["regression", "clean", "cast_and_flatten"])
+def test_the_exported_json_is_what_compare_prints(run, cast_and_flatten, tmp_path):
+    """The inspector's records come from its background sweep; exported, they must equal
+    ``fpinspect compare --compare-input --worst 10 --format json`` on the same run, number for
+    number (the inspector keeps the 10 worst elements of each pair, as ``diff`` lists)."""
+    root = cast_and_flatten if run == "cast_and_flatten" else SAMPLES / run
+    target = tmp_path / "records.json"
+    app = app_for(root)
+
+    async def scenario(pilot):
+        assert pilot.app.screen.inspection.localisation is not None  # the sweep is done
+        await pilot.press("ctrl+p", *"export json", "enter")
+        await settle(pilot)
+        pilot.app.screen.query_one("#prompt-input", Input).value = str(target)
+        await pilot.press("enter")
+        await settle(pilot)
+
+    drive(app, scenario)
+    src = app.settings.sources
+    flags = ["--af-open-graph", src.open_graph, "--af-close-graph", src.close_graph,
+             "--af-open-data", src.open_data, "--af-close-data", src.close_data]  # fmt: skip
+    printed = CliRunner().invoke(cli, ["compare", *flags, "--compare-input", "--worst", str(WORST), "--format", "json"])
+    assert printed.exit_code == 0, printed.output
+    exported = json.loads(target.read_text())
+    assert exported == json.loads(printed.output)
+    assert exported["records"] and all(r["verdict"] is not None for r in exported["records"] if r["kind"] == "output")
+
+
+def test_a_pair_needing_a_cast_and_a_flattening_drills_down(cast_and_flatten):
+    async def scenario(pilot):
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, PairScreen)
+        assert "compared as declared float16" in text_of(screen.query_one("#pair-title", Static))
+        profile = "\n".join(text_of(s) for s in screen.query_one(ProfileView).query(Static))
+        assert "not available" not in profile
+        assert "16 of 128 elements (12.50%) are off" in profile
+        assert "by element (128): 80 6.25%" in profile
+
+    drive(app_for(cast_and_flatten), scenario, size=(160, 45))

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections import deque
 from collections.abc import Iterable
 from functools import partial
-from queue import Empty, LifoQueue
+from queue import LifoQueue
 from time import monotonic
 
 from textual import on, work
@@ -23,10 +22,9 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...cli.render import compare_csv
 from ...dumps import DumpComparison, InputError, PairPlan
-from ...dumps.localise import localise
 from .. import background
 from ..messages import Exported, Loaded, LoadFailed, Localised, RecordsComputed
-from ..model import Inspection
+from ..model import WORST, Inspection
 from ..pairs import FilePair, RecordPair
 from ..sources import Sources
 from ..widgets.banner import Banner
@@ -96,29 +94,21 @@ class MainScreen(Screen):
         """Compute every pair once, in list order except that pairs the screen asks for on
         ``demand`` (the highlighted op's) go first, newest first; post batches, then localise."""
         worker = get_current_worker()
-        todo, seen = deque(plans), set()
+        sweep = comparison.sweep(plans, demand=demand, call=background.call)
         batch, last = [], monotonic()
-        while todo or not demand.empty():
-            if worker.is_cancelled:
-                return
-            try:
-                plan, urgent = demand.get_nowait(), True
-            except Empty:
-                plan, urgent = todo.popleft(), False
-            if plan.key in seen:
-                continue
-            seen.add(plan.key)
-            try:
-                # planned-out pairs (no file, no mapping) cost nothing: no need for a daemon thread
-                batch.append(background.call(comparison.compute, plan) if plan.comparable else comparison.compute(plan))
-            except background.Cancelled:
-                return
-            if urgent or monotonic() - last > BATCH_SECONDS:
-                self.post_message(RecordsComputed(batch, len(seen), len(plans)))
-                batch, last = [], monotonic()
-        self.post_message(RecordsComputed(batch, len(seen), len(plans)))
+        try:
+            for record, demanded in sweep:
+                batch.append(record)
+                if worker.is_cancelled:
+                    return
+                if demanded or monotonic() - last > BATCH_SECONDS:
+                    self.post_message(RecordsComputed(batch, sweep.done, sweep.total))
+                    batch, last = [], monotonic()
+        except background.Cancelled:
+            return
+        self.post_message(RecordsComputed(batch, sweep.done, sweep.total))
         if not worker.is_cancelled:
-            self.post_message(Localised(localise(comparison)))
+            self.post_message(Localised(comparison.localise()))
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def export(self, comparison: DumpComparison, path: str, fmt: str) -> None:
@@ -343,7 +333,7 @@ class MainScreen(Screen):
         yield SystemCommand("Diff two .npy files…", "Mode 2: compare any two tensors", self.action_diff_files)
         for fmt in ("csv", "json"):
             yield SystemCommand(f"Export comparison as {fmt.upper()}…", "Every record, inputs too, as fpinspect "
-                                f"compare --compare-input --format {fmt} writes it", partial(self.action_export, fmt))  # fmt: skip
+                                f"compare --compare-input --worst {WORST} --format {fmt} writes it", partial(self.action_export, fmt))  # fmt: skip
         yield SystemCommand("Jump to the first introduced error", "The fused op where the error starts",
                             self.action_jump_introduced)  # fmt: skip
         yield SystemCommand("Sort by worst error / graph order", "Toggle the list order", self.action_sort)

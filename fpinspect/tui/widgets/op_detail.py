@@ -13,9 +13,9 @@ from textual.widgets import Static
 
 from ...cli.render import fmt_num
 from ...dumps import PairPlan, Record
+from ...dumps.verdict import format_score
 from ..model import Inspection, OriginalOp
 from . import styled
-from .op_list import worst_text
 
 #: Neighbours named before "+N more".
 _NAMES = 4
@@ -58,7 +58,7 @@ def pair_content(plan: PairPlan, record: Record | None, pending: bool) -> Conten
         lines[0] += Content("   ") + styled.verdict(record.verdict)
         if result is not None and result.compared:
             ulp = result.metrics["ulp"]
-            lines[0] += Content(f"  {worst_text(record.score)}  ULP max {fmt_num(ulp['max'])}"
+            lines[0] += Content(f"  {format_score(record.score)}  ULP max {fmt_num(ulp['max'])}"
                                 f"  cos {fmt_num(result.cosine, 'cos')}")  # fmt: skip
         if record.reasons:
             lines.append(Content.styled("  " + "; ".join(record.reasons), styled.MUTED))

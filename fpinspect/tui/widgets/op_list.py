@@ -3,8 +3,6 @@ tens of thousands of fused ops lists, filters and re-sorts instantly."""
 
 from __future__ import annotations
 
-import math
-
 from rich.segment import Segment
 from textual import events
 from textual.binding import Binding
@@ -15,6 +13,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ...cli.render import short_name
+from ...dumps.verdict import format_score
 from ..model import OpRow
 
 #: (key, title, width, right-aligned); ``None`` width: the flexible name column.
@@ -30,13 +29,6 @@ _COLUMNS = (
 #: Columns dropped, in this order, while the name column would be narrower than this.
 _MIN_NAME = 18
 _OPTIONAL = ("role", "type")
-
-
-def worst_text(score: float | None) -> str:
-    """A severity (``red`` in eps of the tensor's format) as the list shows it."""
-    if score is None:
-        return "-"
-    return "NaN/inf" if math.isinf(score) else f"{score:.3g} eps"
 
 
 def _fit(text: str, width: int, right: bool) -> str:
@@ -201,7 +193,7 @@ class OpList(ScrollView, can_focus=True):
         if key == "verdict":
             return row.verdict or "-", f"op-list--{row.verdict}" if row.verdict else "op-list--muted"
         if key == "worst":
-            return worst_text(row.score), None if row.score is not None else "op-list--muted"
+            return format_score(row.score), None if row.score is not None else "op-list--muted"
         style = {"introduced": "op-list--introduced", "unverified": "op-list--warn"}.get(row.role or "")
         return row.role or "", style or "op-list--muted"
 

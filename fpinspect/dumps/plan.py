@@ -1,0 +1,148 @@
+"""Planning: which tensors a comparison puts side by side, decided from the graphs and the dump
+file indices alone (no tensor is read).
+
+Every fused-op output is paired with the original op output it stands for
+(``_datadump_origin_name`` / ``_datadump_origin_output_index``), and every fused-op input with
+the original output of its producer. A fused input without a dump of its own takes its
+producer's output dump, which holds the same data. Without a fusion-off side (browsing one
+graph) the plans name the fusion-on side only and carry no status codes: there is nothing to
+compare, so nothing is missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .datadump import DumpFile, DumpIndex
+from .graph import FusedOp, GeModel, TensorDesc, is_data_source
+
+#: Plan statuses that leave nothing to compare.
+_NOT_COMPARABLE = ("NO_MAPPING", "SKIPPED_CONST_DATA", "FILE_NOT_FOUND", "ORIGIN_NOT_FOUND")
+
+
+@dataclass
+class PairPlan:
+    """One pair to compare: output or input ``fused_index`` of ``fused_op`` against output
+    ``origin_index`` of ``origin_op`` in the fusion-off run, with their dump files and tensor
+    descriptions, and the status codes known before any data is read."""
+
+    kind: str  #: "output" or "input"
+    fused_op: str
+    fused_type: str
+    fused_index: int
+    origin_op: str | None
+    origin_index: int | None
+    status: list[str] = field(default_factory=list)  #: codes known before reading data
+    message: str | None = None
+    fused_file: DumpFile | None = None
+    origin_file: DumpFile | None = None
+    fused_desc: TensorDesc | None = None
+    origin_desc: TensorDesc | None = None
+    src_op: str | None = None  #: for inputs: the producer in the fusion-on graph
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.fused_op, self.kind, self.fused_index)
+
+    @property
+    def comparable(self) -> bool:
+        """Both dump files are known and no planning status rules the pair out."""
+        return (self.fused_file is not None and self.origin_file is not None
+                and not any(s in self.status for s in _NOT_COMPARABLE))  # fmt: skip
+
+
+@dataclass
+class PairPlans:
+    """The plans of every fused op, in the fusion-on graph's topological order."""
+
+    fused: list[FusedOp]
+    outputs: dict[str, list[PairPlan]]  #: by fused op name, by output number
+    inputs: dict[str, list[PairPlan]]  #: by fused op name, by input number
+
+    @property
+    def all(self) -> list[PairPlan]:
+        """Every plan: op by op, the outputs before the inputs of the same op."""
+        return [p for op in self.fused for p in self.outputs[op.name] + self.inputs[op.name]]
+
+    def of(self, name: str) -> list[PairPlan]:
+        """The output plans, then the input plans of fused op ``name``."""
+        return self.outputs[name] + self.inputs[name]
+
+
+def plan_pairs(fused: list[FusedOp], open_index: DumpIndex | None, close_model: GeModel | None = None,
+               close_index: DumpIndex | None = None) -> PairPlans:  # fmt: skip
+    """Plan every pair of ``fused`` (the fusion-on graph's fused ops, :func:`~.graph.fused_ops`).
+
+    ``open_index`` indexes the fusion-on dumps (``None``: no data folder). With the fusion-off
+    graph and dump index the plans are complete; without them (browsing) they name the fusion-on
+    side only.
+    """
+    planner = _Planner(open_index, close_model, close_index)
+    outputs = {op.name: [planner.output(op, o) for o in op.outputs] for op in fused}
+    inputs = {op.name: [planner.input(op, i) for i in op.inputs] for op in fused}
+    return PairPlans(fused, outputs, inputs)
+
+
+class _Planner:
+    def __init__(self, open_index: DumpIndex | None, close_model: GeModel | None, close_index: DumpIndex | None):
+        self.open_index, self.close_model, self.close_index = open_index, close_model, close_index
+        self.comparing = close_model is not None and close_index is not None
+
+    def _fused_dump(self, op_name: str, io: str, index: int) -> DumpFile | None:
+        return self.open_index.lookup(op_name, io, index) if self.open_index is not None else None
+
+    def output(self, op: FusedOp, out) -> PairPlan:
+        plan = PairPlan("output", op.name, op.type, out.index, out.origin_op, out.origin_index,
+                        fused_desc=out.desc)  # fmt: skip
+        if not self.comparing:
+            plan.fused_file = self._fused_dump(op.name, "output", out.index)
+            return plan
+        if out.origin_op is None or out.origin_index is None:
+            return _skip(plan, "NO_MAPPING",
+                         f"output {out.index} carries no _datadump_origin_name / _datadump_origin_output_index")  # fmt: skip
+        return self._locate(plan, self._fused_dump(op.name, "output", out.index), f"output {out.index}")
+
+    def input(self, op: FusedOp, inp) -> PairPlan:
+        plan = PairPlan("input", op.name, op.type, inp.index, inp.origin_op, inp.origin_index,
+                        fused_desc=inp.desc, src_op=inp.src_op)  # fmt: skip
+        # The fused op's own input dump; without one, its producer's output dump holds the same data.
+        fused_file = self._fused_dump(op.name, "input", inp.index) or self._fused_dump(inp.src_op, "output",
+                                                                                         inp.src_index)  # fmt: skip
+        if not self.comparing:
+            plan.fused_file = fused_file
+            return plan
+        if is_data_source(inp.src_type):
+            return _skip(plan, "SKIPPED_CONST_DATA", f"fed by {inp.src_type} {inp.src_op}")
+        if inp.origin_op is None or inp.origin_index is None:
+            return _skip(plan, "NO_MAPPING", f"producer {inp.src_op} output {inp.src_index} has no origin mapping")
+        return self._locate(plan, fused_file, f"input {inp.index}")
+
+    def _locate(self, plan: PairPlan, fused_file: DumpFile | None, what: str) -> PairPlan:
+        """Attach both dump files to ``plan`` and note what is missing or duplicated."""
+        plan.fused_file = fused_file
+        self._lookup_origin(plan)
+        if fused_file is None:
+            plan.status.append("FILE_NOT_FOUND")
+            plan.message = f"no fusion-on dump of {plan.fused_op} {what}"
+        for f in (plan.fused_file, plan.origin_file):
+            if f is not None and f.candidates > 1 and "MULTIPLE_DUMPS" not in plan.status:
+                plan.status.append("MULTIPLE_DUMPS")
+        return plan
+
+    def _lookup_origin(self, plan: PairPlan) -> None:
+        if not self.close_model.has_op(plan.origin_op):
+            plan.status.append("ORIGIN_NOT_FOUND")
+            plan.message = f"original op {plan.origin_op} is not in the fusion-off graph"
+        else:
+            descs = self.close_model.ops[plan.origin_op].output_desc
+            plan.origin_desc = descs[plan.origin_index] if 0 <= plan.origin_index < len(descs) else None
+        plan.origin_file = self.close_index.lookup(plan.origin_op, "output", plan.origin_index)
+        if plan.origin_file is None and "ORIGIN_NOT_FOUND" not in plan.status:
+            plan.status.append("FILE_NOT_FOUND")
+            plan.message = f"no fusion-off dump of {plan.origin_op} output {plan.origin_index}"
+
+
+def _skip(plan: PairPlan, code: str, message: str) -> PairPlan:
+    plan.status.append(code)
+    plan.message = message
+    return plan

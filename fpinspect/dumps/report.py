@@ -1,0 +1,56 @@
+"""The report of one comparison: the records shown, the localisation, and the summary of the
+``--format json`` contract (design notes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .localise import Localisation
+from .records import Record
+from .verdict import VERDICTS, ThresholdTable
+
+
+@dataclass
+class Report:
+    """What ``fpinspect compare`` prints and the inspector exports.
+
+    ``records`` are those shown (outputs only, or inputs too), in record order; the
+    localisation always saw the inputs. ``extra`` holds more summary entries from evidence
+    beyond the dumps (e.g. the replay's ``more_accurate`` list); they are added to
+    :meth:`summary` as they are.
+    """
+
+    records: list[Record]
+    localisation: Localisation
+    fused_ops: int  #: fused ops in the fusion-on graph
+    thresholds: ThresholdTable
+    extra: dict = field(default_factory=dict)
+
+    def summary(self) -> dict:
+        """Counts of records by verdict and status, the localisation's lists of fused op
+        names (topological order), the op to look at first, and the thresholds applied."""
+        recs = self.records
+        verdicts = {v: sum(1 for r in recs if r.verdict == v) for v in VERDICTS}
+        verdicts["none"] = sum(1 for r in recs if r.verdict is None)
+        statuses: dict[str, int] = {}
+        for r in recs:
+            for s in r.status:
+                statuses[s] = statuses.get(s, 0) + 1
+        loc = self.localisation
+        return {
+            "fused_ops": self.fused_ops,
+            "records": len(recs),
+            "verdicts": verdicts,
+            "statuses": dict(sorted(statuses.items())),
+            "introduced": [o.name for o in loc.introduced],
+            "inherited": [o.name for o in loc.inherited],
+            "unverified": [o.name for o in loc.unverified],
+            "first_introduced": loc.first(),
+            "look_first": loc.advice(),
+            "thresholds": self.thresholds.to_json(),
+            **self.extra,
+        }
+
+    def to_json(self) -> dict:
+        """The ``--format json`` object: ``{"records": [...], "summary": {...}}``."""
+        return {"records": [r.to_json() for r in self.records], "summary": self.summary()}

@@ -150,6 +150,6 @@ class Sweep:
                     self.done += 1
                     yield item
         finally:
+            # not joined: an interrupted caller must not wait for a long pair; each thread stops
+            # before its next plan
             stop.set()
-            for t in threads:
-                t.join()

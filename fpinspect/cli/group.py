@@ -158,6 +158,7 @@ def _register() -> None:
     from .capture import capture_command
     from .convert import convert_command
     from .experiments import run_command, tasks_command
+    from .launch import launch_command, open_result_command
     from .open import open_command
 
     main.add_command(open_command)
@@ -165,6 +166,8 @@ def _register() -> None:
     main.add_command(convert_command)
     main.add_command(run_command)
     main.add_command(tasks_command)
+    main.add_command(launch_command)
+    main.add_command(open_result_command)
 
 
 _register()

@@ -34,3 +34,5 @@ class Task:
     settings: type[TaskSettings]
     run: Callable[[Any, Backend, Emit], TaskResult]
     entries: Mapping[str, Entry] = field(default_factory=dict)
+    #: The plan's priority: ``P0`` blocks other work, ``P1`` and ``P2`` follow.
+    priority: str = ""

@@ -2,25 +2,42 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from ..experiments.runs import RunStore, default_runs_dir
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
+from .screens.tasks import TasksScreen, open_result_file
 from .sources import Sources
 
 
 @dataclass
 class Settings:
-    """What to open and how: the inputs, key remaps (binding id -> keys) and the theme."""
+    """What to open and how: the inputs (None: no dumps, as ``fpinspect launch``), key remaps
+    (binding id -> keys) and the theme; for the Tasks pane the results directory, what to
+    start on (``inspect``, ``tasks`` or ``result``), the preselected task, device and profile,
+    the result file to show, and (for tests) preset device availability and clocks."""
 
-    sources: Sources
+    sources: Sources | None
     keymap: dict[str, str] = field(default_factory=dict)
     theme: str = "textual-dark"
+    runs_dir: Path = field(default_factory=default_runs_dir)
+    start: str = "inspect"
+    task: str | None = None
+    device: str | None = None
+    profile: str = "quick"
+    result: Path | None = None
+    devices: dict[str, str | None] | None = None
+    clock: Callable[[], float] = time.monotonic
+    now: Callable[[], datetime] = datetime.now
 
 
 class InspectorApp(App[str | None]):
@@ -33,6 +50,7 @@ class InspectorApp(App[str | None]):
     BINDINGS = [
         Binding("q", "quit", "Quit", id="quit"),
         Binding("question_mark", "help", "Help", id="help"),
+        Binding("t", "tasks", "Tasks", tooltip="Run the test plan's tasks", id="tasks"),
     ]
 
     def __init__(self, settings: Settings) -> None:
@@ -42,8 +60,34 @@ class InspectorApp(App[str | None]):
     def on_mount(self) -> None:
         self.theme = self.settings.theme
         self.set_keymap(self.settings.keymap)
-        self.sub_title = self.settings.sources.name
-        self.push_screen(MainScreen(self.settings.sources))
+        if self.settings.sources is not None and self.settings.start == "inspect":
+            self.sub_title = self.settings.sources.name
+            self.push_screen(MainScreen(self.settings.sources))
+            return
+        self.action_tasks()
+        if self.settings.result is not None:
+            open_result_file(self, self.settings.result)
+
+    def tasks_screen(self) -> TasksScreen:
+        """The one Tasks pane, installed so that its runs go on while other screens show."""
+        if not self.is_screen_installed("tasks"):
+            s = self.settings
+            self.install_screen(TasksScreen(RunStore(s.runs_dir), task=s.task, device=s.device, profile=s.profile,
+                                            devices=s.devices, clock=s.clock, now=s.now), "tasks")  # fmt: skip
+        return self.get_screen("tasks")
+
+    def action_tasks(self) -> None:
+        screen = self.tasks_screen()
+        if screen not in self.screen_stack:
+            self.push_screen(screen)
+        elif self.screen is not screen:
+            self.notify("The Tasks pane is open underneath: escape goes back to it.", timeout=2)
+
+    async def action_quit(self) -> None:
+        # every run's child is stopped before the app goes (the followers also stop them)
+        if self.is_screen_installed("tasks"):
+            self.get_screen("tasks").stop_all()
+        self.exit()
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

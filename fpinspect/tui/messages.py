@@ -60,3 +60,28 @@ class Exported(Message):
     def __init__(self, path: str, records: int = 0, problem: str | None = None) -> None:
         super().__init__()
         self.path, self.records, self.problem = path, records, problem
+
+
+class RunEvent(Message):
+    """One event of a task run's child process (:mod:`fpinspect.experiments.events`)."""
+
+    def __init__(self, run_id: int, event: object) -> None:
+        super().__init__()
+        self.run_id, self.event = run_id, event
+
+
+class RunEnded(Message):
+    """A run's child has exited and its folder is complete: ``report`` and the files
+    ``written`` when it finished, ``log_tail`` (tracebacks left out) when it failed."""
+
+    def __init__(self, run_id: int, report=None, written: list | None = None, log_tail: str = "") -> None:
+        super().__init__()
+        self.run_id, self.report, self.written, self.log_tail = run_id, report, written or [], log_tail
+
+
+class DevicesProbed(Message):
+    """Device name -> None when it can run experiments here, else why not."""
+
+    def __init__(self, devices: dict[str, str | None]) -> None:
+        super().__init__()
+        self.devices = devices

@@ -350,4 +350,5 @@ TASK = Task(
     settings=DeterminismSettings,
     run=run,
     entries={"cold_round": cold_round},
+    priority="P0",
 )

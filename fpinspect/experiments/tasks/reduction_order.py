@@ -654,4 +654,5 @@ TASK = Task(
     claim="§1.2 (3): floating-point addition is not associative, so different chunk (tile) sizes give last-bit differences",
     settings=ReductionOrderSettings,
     run=run,
+    priority="P0",
 )

@@ -242,4 +242,5 @@ TASK = Task(
     claim="§1.2 (4): iterative approximations (rsqrt, div) with different iteration counts give different last-bit error",
     settings=RsqrtSettings,
     run=run,
+    priority="P0",
 )

@@ -346,4 +346,5 @@ TASK = Task(
     claim="§1.2 (2): x * scalar lowered to a scalar multiply or to broadcast + vector multiply can differ in the last bit",
     settings=ScalarMulSettings,
     run=run,
+    priority="P0",
 )

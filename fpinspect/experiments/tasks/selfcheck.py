@@ -597,4 +597,5 @@ TASK = Task(
     "against independent oracles",
     settings=SelfCheckSettings,
     run=run,
+    priority="P0",
 )

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 from rich.segment import Segment
-from rich.style import Style
 from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
@@ -34,13 +33,14 @@ def bin_label(bins: UlpBins, i: int) -> str:
     return f"{edge:.0f}" if edge <= 65536 else f"2^{int(edge).bit_length() - 1}"
 
 
-class UlpHistogram(Widget):
-    """Bars of :class:`~fpinspect.dumps.drilldown.UlpBins`: exact matches, errors of up to
-    one ULP and larger errors each in their own colour."""
+class LogBars(Widget):
+    """Vertical bars with counts on a log scale, an axis and a label under each bar. Subclasses
+    say what the bars are (:meth:`bar_counts`, :meth:`bar_label`, :meth:`bar_kind`: ``exact``,
+    ``near`` or ``off``, each in its own colour) and what the axis counts (:meth:`unit`)."""
 
     COMPONENT_CLASSES = {"ulp-histogram--axis", "ulp-histogram--exact", "ulp-histogram--near", "ulp-histogram--off"}
     DEFAULT_CSS = """
-    UlpHistogram {
+    LogBars {
         height: 1fr;
         min-height: 7;
         padding: 0 1;
@@ -50,29 +50,36 @@ class UlpHistogram(Widget):
         & > .ulp-histogram--off { color: $text-error; }
     }
     """
+    #: Widest bar, in cells.
+    MAX_BAR = 5
 
-    bins: reactive[UlpBins | None] = reactive(None)
     note: reactive[str] = reactive("")
 
-    def _bar_style(self, i: int) -> Style:
-        lower = self.bins.lower[i]
-        name = "exact" if i == 0 else "near" if lower < 2 else "off"
-        return self.get_component_rich_style(f"ulp-histogram--{name}")
+    def bar_counts(self) -> list[float] | None:
+        raise NotImplementedError
+
+    def bar_label(self, i: int) -> str:
+        raise NotImplementedError
+
+    def bar_kind(self, i: int) -> str:
+        raise NotImplementedError
+
+    def unit(self) -> str:
+        return ""
 
     def render_line(self, y: int) -> Strip:
         width, height = self.content_size.width, self.content_size.height
         base = self.rich_style
         axis = self.get_component_rich_style("ulp-histogram--axis")
-        if self.bins is None:
+        counts = self.bar_counts()
+        if counts is None:
             return Strip([Segment(self.note if y == 0 else "", axis)]).crop_extend(0, width, base)
-        bins = self.bins
-        counts = bins.counts
-        top = int(counts.max()) if counts.size else 0
+        top = int(max(counts)) if counts else 0
         plot_rows = max(1, height - 2)
         label_w = max(len(compact(top)), 1)
-        n = counts.size
+        n = max(len(counts), 1)
         room = max(1, width - label_w - 2)
-        bar = max(1, min(5, room // n - 1)) if room >= 2 * n else 1
+        bar = max(1, min(self.MAX_BAR, room // n - 1)) if room >= 2 * n else 1
         gap = 1 if room >= n * (bar + 1) else 0
         if y < plot_rows:
             level = plot_rows - y  # 1 at the bottom row
@@ -84,7 +91,8 @@ class UlpHistogram(Widget):
                 # any non-empty bin shows at least a sliver
                 eighths = max(eighths, 1) if c else 0
                 fill = min(8, max(0, eighths - (level - 1) * 8))
-                segments.append(Segment(_EIGHTHS[fill] * bar, self._bar_style(i)))
+                segments.append(Segment(_EIGHTHS[fill] * bar, self.get_component_rich_style(
+                    f"ulp-histogram--{self.bar_kind(i)}")))  # fmt: skip
                 segments.append(Segment(" " * gap, base))
             return Strip(segments).crop_extend(0, width, base)
         if y == plot_rows:
@@ -93,11 +101,30 @@ class UlpHistogram(Widget):
         if y == plot_rows + 1:
             # each bin's label under its bar, skipped where the previous label is still running
             line, free = " " * (label_w + 2), 0
-            for i in range(n):
-                x, text = label_w + 2 + i * (bar + gap), bin_label(bins, i)
+            for i in range(len(counts)):
+                x, text = label_w + 2 + i * (bar + gap), self.bar_label(i)
                 if x >= free:
                     line = line.ljust(x) + text
                     free = x + len(text) + 1
-            line += " ULP" if bins.integer else " ULP (vs wider)"
+            line += self.unit()
             return Strip([Segment(line, axis)]).crop_extend(0, width, base)
         return Strip.blank(width, base)
+
+
+class UlpHistogram(LogBars):
+    """Bars of :class:`~fpinspect.dumps.drilldown.UlpBins`: exact matches, errors of up to
+    one ULP and larger errors each in their own colour."""
+
+    bins: reactive[UlpBins | None] = reactive(None)
+
+    def bar_counts(self) -> list[float] | None:
+        return None if self.bins is None else self.bins.counts.tolist()
+
+    def bar_label(self, i: int) -> str:
+        return bin_label(self.bins, i)
+
+    def bar_kind(self, i: int) -> str:
+        return "exact" if i == 0 else "near" if self.bins.lower[i] < 2 else "off"
+
+    def unit(self) -> str:
+        return " ULP" if self.bins.integer else " ULP (vs wider)"

@@ -1,0 +1,70 @@
+"""``fpinspect launch`` and ``fpinspect open-result``: the inspector straight on its Tasks
+pane, or on one result. Textual is imported only when the app runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..experiments.backends.probe import CHOICES
+from ..experiments.registry import TASK_IDS, UnknownTask, canonical_id
+from ..experiments.runs import DEFAULT_RUNS_DIR, RUNS_DIR_ENV, ResultError, load_result
+from ..experiments.settings import PROFILES
+
+runs_dir_option = click.option(
+    "--runs-dir", type=click.Path(file_okay=False, path_type=Path), envvar=RUNS_DIR_ENV,
+    default=DEFAULT_RUNS_DIR, show_default=True,
+    help=f"results directory: one folder per run (also ${RUNS_DIR_ENV})",
+)  # fmt: skip
+
+
+def _run_app(ctx: click.Context, **settings) -> None:
+    from ..tui.app import Settings, make_app
+
+    app = make_app(Settings(None, **settings))
+    problem = app.run()
+    if app.return_code:
+        if problem:
+            click.echo(f"fpinspect: {problem}", err=True)
+        ctx.exit(app.return_code)
+
+
+@click.command("launch")
+@click.argument("task", required=False)
+@click.option("--device", type=click.Choice(CHOICES), default="cpu", show_default=True,
+              help="the device the runs go to (the pane lists which are available)")  # fmt: skip
+@click.option("--profile", type=click.Choice(PROFILES), default="quick", show_default=True,
+              help="full = the test plan's settings; quick = scaled for a 2-core CPU")  # fmt: skip
+@runs_dir_option
+@click.pass_context
+def launch_command(ctx: click.Context, task: str | None, device: str, profile: str, runs_dir: Path) -> None:
+    """Run the test plan's tasks from the terminal app, watching them live.
+
+    Opens the Tasks pane with TASK highlighted (see `fpinspect tasks`): enter runs it,
+    x cancels, h lists kept runs, o opens any result.json, q quits (stopping every run).
+    """
+    try:
+        task_id = canonical_id(task) if task else None
+    except UnknownTask:
+        click.echo(f"fpinspect launch: unknown task {task!r}; choose one of {', '.join(TASK_IDS)}.", err=True)
+        ctx.exit(2)
+    _run_app(ctx, start="tasks", task=task_id, device=device, profile=profile, runs_dir=runs_dir)
+
+
+@click.command("open-result")
+@click.argument("path", type=click.Path(path_type=Path))
+@runs_dir_option
+@click.pass_context
+def open_result_command(ctx: click.Context, path: Path, runs_dir: Path) -> None:
+    """Show a result.json (or a run folder) in the terminal app's result view.
+
+    Any result written by `fpinspect run --out`, the Tasks pane, or another machine.
+    escape goes to the Tasks pane, q quits.
+    """
+    try:
+        load_result(path)
+    except ResultError as exc:
+        click.echo(f"fpinspect open-result: {exc}", err=True)
+        ctx.exit(2)
+    _run_app(ctx, start="result", result=path, runs_dir=runs_dir)

@@ -1,0 +1,138 @@
+"""What the Tasks pane knows about its runs: each run's state as its events arrive, and the
+queue (one run at a time per device). Plain Python: the screen's handlers call it, and it
+never touches a widget."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..experiments.events import Failed, Finished, HistogramEvent, Message, Progress, Started
+from ..experiments.results import Histogram, Report
+
+#: Messages kept per run for the log pane.
+LOG_LINES = 200
+
+QUEUED, RUNNING, FINISHED, FAILED = "queued", "running", "finished", "failed"
+
+
+@dataclass
+class TrackedRun:
+    """One requested run of a task, from the queue to its result."""
+
+    id: int
+    task: str
+    device: str
+    profile: str
+    settings: Any
+    state: str = QUEUED
+    started: float | None = None
+    ended: float | None = None
+    stage: str = ""
+    done: int = 0
+    total: int = 0
+    #: When the current stage started, for its ETA.
+    stage_started: float | None = None
+    log: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
+    #: The latest histogram of each name, in the order names first appeared.
+    histograms: dict[str, Histogram] = field(default_factory=dict)
+    #: Line charts: chart name -> line label -> (xs, ys).
+    curves: dict[str, dict[str, tuple[tuple[float, ...], tuple[float, ...]]]] = field(default_factory=dict)
+    report: Report | None = None
+    failure: Failed | None = None
+    folder: Path | None = None
+    written: list[Path] = field(default_factory=list)
+    #: The last lines of a failed run's log (tracebacks cut to their last line).
+    log_tail: str = ""
+    cancel_requested: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"#{self.id} {self.task} on {self.device} ({self.profile})"
+
+    @property
+    def active(self) -> bool:
+        return self.state in (QUEUED, RUNNING)
+
+    def elapsed(self, now: float) -> float:
+        if self.started is None:
+            return 0.0
+        return (self.ended if self.ended is not None else now) - self.started
+
+    def eta(self, now: float) -> float | None:
+        """Seconds left in the current stage, from its pace so far; None before any step."""
+        if self.state != RUNNING or not self.done or not self.total or self.stage_started is None:
+            return None
+        spent = now - self.stage_started
+        return spent / self.done * (self.total - self.done)
+
+    def apply(self, event: Any, now: float) -> None:
+        """Fold one event of the child's stream into the state. Kinds this pane does not know
+        are logged, so a newer task's events never break the view."""
+        if isinstance(event, Started):
+            self.log.append(f"started {event.task} on {event.device} (profile {event.profile})")
+            self.device = event.device
+        elif isinstance(event, Progress):
+            if event.stage != self.stage:
+                self.stage, self.stage_started = event.stage, now
+            self.done, self.total = event.done, event.total
+        elif isinstance(event, Message):
+            self.log.append(event.text)
+        elif isinstance(event, HistogramEvent):
+            self.histograms[event.histogram.name] = event.histogram
+        elif isinstance(event, Finished):
+            self.state, self.ended = FINISHED, now
+        elif isinstance(event, Failed):
+            self.state, self.ended, self.failure = FAILED, now, event
+        elif not self._apply_curve(event):
+            self.log.append(f"({type(event).__name__} event: not shown here)")
+
+    def _apply_curve(self, event: Any) -> bool:
+        """Line-chart events, recognised by shape: a whole chart (``event.curve`` with
+        ``series`` of ``label``/``x``/``y``) replaces that chart; a point (``series``,
+        ``step``, ``values``) extends one line per metric."""
+        curve = getattr(event, "curve", None)
+        if curve is not None and hasattr(curve, "series"):
+            self.curves[getattr(curve, "title", None) or curve.name] = {
+                s.label: (tuple(s.x), tuple(s.y)) for s in curve.series
+            }
+            return True
+        if all(hasattr(event, a) for a in ("series", "step", "values")):
+            for metric, value in dict(event.values).items():
+                lines = self.curves.setdefault(metric, {})
+                xs, ys = lines.get(event.series, ((), ()))
+                lines[event.series] = (xs + (float(event.step),), ys + (float(value),))
+            return True
+        return False
+
+
+class RunQueue:
+    """Runs in request order; at most one running per device."""
+
+    def __init__(self) -> None:
+        self.runs: list[TrackedRun] = []
+        self._next_id = 1
+
+    def add(self, task: str, device: str, profile: str, settings: Any) -> TrackedRun:
+        run = TrackedRun(self._next_id, task, device, profile, settings)
+        self._next_id += 1
+        self.runs.append(run)
+        return run
+
+    def get(self, run_id: int) -> TrackedRun | None:
+        return next((r for r in self.runs if r.id == run_id), None)
+
+    def startable(self) -> list[TrackedRun]:
+        """Queued runs whose device is free, the oldest first for each device."""
+        busy = {r.device for r in self.runs if r.state == RUNNING}
+        out = []
+        for run in self.runs:
+            if run.state == QUEUED and run.device not in busy:
+                busy.add(run.device)
+                out.append(run)
+        return out
+
+    def active(self) -> list[TrackedRun]:
+        return [r for r in self.runs if r.active]

@@ -1,0 +1,478 @@
+"""The Tasks pane (``t``, or ``fpinspect launch``): run the test plan from the inspector.
+
+The list holds every task of the registry with its claim, priority and the last kept
+verdict; the form picks the device (the ones whose backend loads here), the profile and
+overrides. ``enter`` queues the highlighted task; one run at a time goes per device, each
+followed by a thread worker that posts the child's events. The handlers fold them into the
+run's state (:mod:`..launcher`), and a timer redraws the watched run four times a second.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from queue import Empty, SimpleQueue
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, RadioButton, RadioSet, Static
+from textual.worker import get_current_worker
+
+from ...experiments.backends.probe import CHOICES, probe_devices
+from ...experiments.engine import ExperimentProcess
+from ...experiments.events import Failed, Finished
+from ...experiments.output import write_outputs
+from ...experiments.registry import all_tasks
+from ...experiments.results import Report
+from ...experiments.runs import (
+    KeptRun,
+    ResultError,
+    RunRecord,
+    RunStore,
+    load_result,
+    readable_tail,
+    verdict_summary,
+)
+from ...experiments.settings import PROFILES, SettingError
+from ..launcher import FAILED, FINISHED, QUEUED, RUNNING, RunQueue, TrackedRun
+from ..messages import DevicesProbed, RunEnded, RunEvent
+from ..widgets import styled
+from ..widgets.live_run import LiveRun, clock_text
+from ..widgets.result_view import ResultView
+from .confirm import ConfirmScreen
+from .pick_result import PickResultScreen
+from .result import ResultScreen
+
+#: Seconds between redraws of the watched run while events stream.
+REDRAW_SECONDS = 0.25
+#: Seconds between a follower's checks of its worker's cancellation.
+POLL_SECONDS = 0.05
+_VERDICT_TONE = {"agrees": "$text-success", "disagrees": "$text-error", "cannot tell": "$text-warning"}
+
+
+def one_line(text: str, width: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def open_kept_run(app: App, run: KeptRun) -> None:
+    """Show a kept run: its result when it finished, else its failure record."""
+    r = run.record
+    label = f"{r.task} on {r.device} ({r.profile})"
+    if run.has_result:
+        open_result_file(app, run.result_path)
+    else:
+        app.push_screen(ResultScreen(ResultView(failure=(r.status, r.message or "no result was written",
+                                                         r.log_tail), source=run.folder, label=label)))  # fmt: skip
+
+
+def open_result_file(app: App, path: Path) -> bool:
+    """Push the result view of ``path``; a file that cannot be read is one sentence."""
+    try:
+        report = load_result(path)
+    except ResultError as exc:
+        app.notify(str(exc), severity="error", timeout=8)
+        return False
+    app.push_screen(ResultScreen(ResultView(report, source=path)))
+    return True
+
+
+def pick_result(app: App, start: Path) -> None:
+    def chosen(path: Path | None) -> None:
+        if path is not None:
+            open_result_file(app, path)
+
+    app.push_screen(PickResultScreen(start), chosen)
+
+
+class TasksScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="tasks.back"),
+        Binding("x,ctrl+c", "cancel_run", "Cancel run", id="tasks.cancel"),
+        Binding("r", "show_result", "Result", id="tasks.result"),
+        Binding("h", "history", "History", id="tasks.history"),
+        Binding("o", "open_result", "Open result", id="tasks.open-result"),
+        Binding("d", "cycle('device')", "Device", id="tasks.device"),
+        Binding("p", "cycle('profile')", "Profile", id="tasks.profile"),
+    ]
+
+    def __init__(self, store: RunStore, *, task: str | None = None, device: str | None = None,
+                 profile: str = "quick", devices: dict[str, str | None] | None = None,
+                 clock: Callable[[], float] = time.monotonic, now: Callable[[], datetime] = datetime.now) -> None:  # fmt: skip
+        """``devices`` preset the availability check (None runs it); ``clock`` times the runs
+        and ``now`` names their folders (both replaceable for tests)."""
+        super().__init__()
+        self.store = store
+        self.tasks = all_tasks()
+        self.initial_task = task
+        self.device = device or "cpu"
+        self.profile = profile
+        self.devices: dict[str, str | None] = {"cpu": None, **{d: "checking…" for d in CHOICES if d != "cpu"}}
+        self._preset_devices = devices
+        self.clock, self.now = clock, now
+        self.queue = RunQueue()
+        self.watched: TrackedRun | None = None
+        self.processes: dict[int, ExperimentProcess] = {}
+        self._dirty = False
+
+    # -- layout ----------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="tasks-top"):
+            yield DataTable(cursor_type="row", id="task-table")
+            with Vertical(id="run-form"):
+                yield Static(Content.styled("Device", "bold"))
+                with RadioSet(id="device"):
+                    for name in CHOICES:
+                        yield RadioButton(name, value=name == self.device, name=name)
+                yield Static(id="device-note")
+                yield Static(Content.styled("Profile", "bold"))
+                with RadioSet(id="profile"):
+                    for name in PROFILES:
+                        yield RadioButton(name, value=name == self.profile, name=name)
+                yield Static(id="estimate")
+                with Horizontal(id="overrides-row"):
+                    yield Input(placeholder="seed", type="integer", id="seed")
+                    yield Input(id="overrides")
+        with Horizontal(id="tasks-bottom"):
+            yield DataTable(cursor_type="row", id="queue")
+            yield LiveRun(id="live")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "tasks"
+        table = self.query_one("#task-table", DataTable)
+        table.border_title = "Tasks of the test plan · enter: run"
+        table.add_columns("task", "prio", "claim", "last")
+        self._fill_tasks()
+        if self.initial_task is not None:
+            ids = [t.id for t in self.tasks]
+            if self.initial_task in ids:
+                table.move_cursor(row=ids.index(self.initial_task))
+        queue = self.query_one("#queue", DataTable)
+        queue.border_title = "Runs"
+        queue.add_columns("#", "task", "device", "state")
+        self.query_one("#run-form").border_title = "Run settings"
+        self.query_one("#live").border_title = "Watched run"
+        self._show_devices()
+        self._task_changed()
+        table.focus()
+        self.set_interval(REDRAW_SECONDS, self._redraw)
+        if self._preset_devices is not None:
+            self.post_message(DevicesProbed(self._preset_devices))
+        else:
+            self.probe()
+
+    def _fill_tasks(self) -> None:
+        table = self.query_one("#task-table", DataTable)
+        last = self.store.last_verdicts()
+        keep = table.cursor_row
+        table.clear()
+        for t in self.tasks:
+            v = last.get(t.id)
+            table.add_row(Content.styled(t.id, "bold"), t.priority or "-", one_line(t.claim, 56),
+                          Content.styled(v, _VERDICT_TONE.get(v, "")) if v else Content.styled("-", styled.MUTED),
+                          key=t.id)  # fmt: skip
+        table.move_cursor(row=keep)
+
+    @property
+    def selected_task(self):
+        row = self.query_one("#task-table", DataTable).cursor_row
+        return self.tasks[row] if 0 <= row < len(self.tasks) else None
+
+    def _task_changed(self) -> None:
+        task = self.selected_task
+        if task is None:
+            return
+        base = task.settings.profile(self.profile)
+        self.query_one("#seed", Input).value = str(base.seed)
+        others = {k: v for k, v in base.to_dict().items() if k not in ("seed", "dtype")}
+        shown = " ".join(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in others.items())
+        box = self.query_one("#overrides", Input)
+        box.value = ""
+        box.placeholder = one_line(f"overrides, e.g. {shown}", 200) if shown else "no settings to override"
+        self._show_estimate()
+
+    def _show_estimate(self) -> None:
+        task = self.selected_task
+        if task is None:
+            return
+        parts = []
+        for profile in PROFILES:
+            took = self.store.last_seconds(task.id, self.device, profile)
+            cost = f"≈ {clock_text(took)} (last run on {self.device})" if took else "not run on this device yet"
+            parts.append(Content.assemble((profile, "bold" if profile == self.profile else ""), f": {cost}"))
+        self.query_one("#estimate", Static).update(Content("\n").join(parts))
+
+    def _show_devices(self) -> None:
+        for button in self.query_one("#device", RadioSet).query(RadioButton):
+            button.disabled = self.devices.get(button.name) is not None
+        notes = [f"{d}: {why}" for d, why in self.devices.items() if why]
+        self.query_one("#device-note", Static).update(Content.styled("\n".join(notes), styled.MUTED))
+
+    # -- devices -----------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="probe", exit_on_error=False)
+    def probe(self) -> None:
+        self.post_message(DevicesProbed(probe_devices()))
+
+    @on(DevicesProbed)
+    def _probed(self, msg: DevicesProbed) -> None:
+        # cpu always runs task S; its note says when Inductor's compiler is missing
+        self.devices = {**msg.devices, "cpu": None}
+        cpu_note = msg.devices.get("cpu")
+        self._show_devices()
+        if cpu_note:
+            self.query_one("#device-note", Static).update(Content.styled(
+                f"cpu: only tasks without fused kernels ({cpu_note})", styled.MUTED))  # fmt: skip
+
+    # -- form ------------------------------------------------------------------------------
+    @on(DataTable.RowHighlighted, "#task-table")
+    def _highlighted(self) -> None:
+        self._task_changed()
+
+    @on(RadioSet.Changed, "#device")
+    def _device(self, event: RadioSet.Changed) -> None:
+        self.device = event.pressed.name
+        self._show_estimate()
+
+    @on(RadioSet.Changed, "#profile")
+    def _profile(self, event: RadioSet.Changed) -> None:
+        self.profile = event.pressed.name
+        self._task_changed()
+
+    def action_cycle(self, which: str) -> None:
+        buttons = [b for b in self.query_one(f"#{which}", RadioSet).query(RadioButton) if not b.disabled]
+        current = getattr(self, which)
+        names = [b.name for b in buttons]
+        nxt = buttons[(names.index(current) + 1) % len(buttons)] if current in names else buttons[0]
+        nxt.value = True
+
+    def requested_settings(self, task):
+        """The profile's settings with the form's seed and ``KEY=VALUE`` overrides (as
+        ``fpinspect run --seed/--set`` takes them); SettingError says why not."""
+        seed = self.query_one("#seed", Input).value.strip()
+        assignments = self.query_one("#overrides", Input).value.split()
+        return task.settings.profile(self.profile).with_overrides(int(seed) if seed else None, assignments)
+
+    # -- runs ------------------------------------------------------------------------------
+    @on(DataTable.RowSelected, "#task-table")
+    def _chosen(self) -> None:
+        self.start_selected()
+
+    def start_selected(self) -> TrackedRun | None:
+        task = self.selected_task
+        if task is None:
+            return None
+        if self.devices.get(self.device):
+            self.notify(self.devices[self.device], severity="error")
+            return None
+        try:
+            settings = self.requested_settings(task)
+        except SettingError as exc:
+            self.notify(f"{exc}.", severity="error", timeout=8)
+            return None
+        run = self.queue.add(task.id, self.device, self.profile, settings)
+        self.watched = run
+        self._schedule()
+        if run.state == QUEUED:
+            self.notify(f"{run.label} is queued: the device is busy.", timeout=3)
+        self._refresh_queue()
+        self._redraw(force=True)
+        return run
+
+    def _schedule(self) -> None:
+        for run in self.queue.startable():
+            try:
+                run.folder = self.store.new_run(run.task, run.device, run.profile, self.now())
+            except OSError as exc:
+                run.state, run.failure = FAILED, Failed("usage", f"cannot create a run folder in {self.store.root}: "
+                                                                 f"{exc.strerror or exc}")  # fmt: skip
+                continue
+            process = ExperimentProcess(run.task, run.settings, device=run.device, profile=run.profile,
+                                        workdir=run.folder / "work")  # fmt: skip
+            self.processes[run.id] = process
+            run.state, run.started = RUNNING, self.clock()
+            self.follow(run, process)
+
+    @work(thread=True, group="runs", exit_on_error=False)
+    def follow(self, run: TrackedRun, process: ExperimentProcess) -> None:
+        """Start the child and post its events; the child is read on a daemon thread, so a
+        cancelled worker (quitting) stops waiting at once, and always stops the child."""
+        worker = get_current_worker()
+        started = time.monotonic()
+        events: SimpleQueue = SimpleQueue()
+
+        def read() -> None:
+            try:
+                for event in process.events():
+                    events.put(event)
+            except Exception as exc:  # a child that cannot start: OSError, and the like
+                events.put(Failed("crash", f"the run could not start: {exc}"))
+            events.put(None)
+
+        threading.Thread(target=read, name=f"fpinspect-run-{run.id}", daemon=True).start()
+        final = None
+        try:
+            while True:
+                try:
+                    event = events.get(timeout=POLL_SECONDS)
+                except Empty:
+                    if worker.is_cancelled:
+                        return
+                    continue
+                if event is None:
+                    break
+                if isinstance(event, (Finished, Failed)):
+                    final = event
+                self.post_message(RunEvent(run.id, event))
+        finally:
+            process.close()
+        self.post_message(self._settle(run, process, final, time.monotonic() - started))
+
+    def _settle(self, run: TrackedRun, process: ExperimentProcess, final, seconds: float) -> RunEnded:
+        """Write the run's folder (on the worker thread: figures take a while) and say how it ended."""
+        folder = run.folder
+        RunStore.keep_log(folder, process.log_path)
+        shutil.rmtree(folder / "work", ignore_errors=True)
+        base = dict(task=run.task, device=run.device, profile=run.profile, settings=run.settings.to_dict(),
+                    started=folder.name[:15])  # fmt: skip
+        if isinstance(final, Finished):
+            try:
+                report = Report.from_dict(final.result)
+                written = write_outputs(report, folder)
+            except Exception as exc:
+                tail = f"{type(exc).__name__}: {exc}"
+                RunStore.write_record(folder, RunRecord(**base, status="error", message=tail, seconds=seconds))
+                return RunEnded(run.id, log_tail=tail)
+            RunStore.write_record(folder, RunRecord(**base, status="finished", seconds=seconds,
+                                                    verdict=verdict_summary(report)))  # fmt: skip
+            return RunEnded(run.id, report=report, written=written)
+        failure = final if isinstance(final, Failed) else Failed("crash", "the run ended without a result")
+        log = folder / "run.log"
+        tail = readable_tail(log.read_text(encoding="utf-8", errors="replace")) if log.is_file() else ""
+        RunStore.write_record(folder, RunRecord(**base, status=failure.kind, message=failure.message,
+                                                log_tail=tail, seconds=seconds))  # fmt: skip
+        return RunEnded(run.id, log_tail=tail)
+
+    @on(RunEvent)
+    def _event(self, msg: RunEvent) -> None:
+        run = self.queue.get(msg.run_id)
+        if run is not None:
+            run.apply(msg.event, self.clock())
+            self._dirty = True
+
+    @on(RunEnded)
+    def _ended(self, msg: RunEnded) -> None:
+        run = self.queue.get(msg.run_id)
+        if run is None:
+            return
+        self.processes.pop(run.id, None)
+        if run.state == RUNNING:  # the worker stopped before the child said how it ended
+            run.state, run.failure = FAILED, Failed("cancelled", f"{run.label} was stopped")
+        run.ended = run.ended if run.ended is not None else self.clock()
+        run.report, run.written, run.log_tail = msg.report, msg.written, msg.log_tail
+        self._schedule()
+        self._refresh_queue()
+        self._fill_tasks()
+        self._show_estimate()
+        self._redraw(force=True)
+        if run is self.watched and self.app.screen is self and not run.cancel_requested:
+            self.action_show_result()
+        elif run.state == FINISHED:
+            self.notify(f"{run.label} finished: {verdict_summary(run.report)}. r shows it.", timeout=4)
+
+    def _refresh_queue(self) -> None:
+        table = self.query_one("#queue", DataTable)
+        table.clear()
+        tone = {RUNNING: "bold $text-accent", FINISHED: "$text-success", FAILED: "$text-error"}
+        for run in self.queue.runs:
+            state = run.state if run.failure is None else f"{run.failure.kind}"
+            table.add_row(str(run.id), run.task, run.device, Content.styled(state, tone.get(run.state, "")),
+                          key=str(run.id))  # fmt: skip
+        if self.watched is not None:
+            table.move_cursor(row=self.queue.runs.index(self.watched))
+
+    @on(DataTable.RowHighlighted, "#queue")
+    def _watch(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None and table_focused(event):
+            self.watched = self.queue.get(int(event.row_key.value))
+            self._redraw(force=True)
+
+    def _redraw(self, force: bool = False) -> None:
+        running = self.watched is not None and self.watched.state == RUNNING
+        if force or self._dirty or running:
+            self._dirty = False
+            self.query_one(LiveRun).show(self.watched, self.clock())
+
+    # -- keys ------------------------------------------------------------------------------
+    def action_back(self) -> None:
+        # from `fpinspect launch` nothing is underneath: the app's own blank screen
+        if len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+        else:
+            self.notify("This is the first screen: q quits.", timeout=2)
+
+    def action_cancel_run(self) -> None:
+        run = self.watched if self.watched is not None and self.watched.active else None
+        run = run or next(iter(self.queue.active()), None)
+        if run is None:
+            self.notify("No run is queued or running.", timeout=2)
+            return
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self.cancel(run)
+
+        self.app.push_screen(ConfirmScreen(f"Cancel {run.label}?"), answer)
+
+    def cancel(self, run: TrackedRun) -> None:
+        run.cancel_requested = True
+        if run.state == QUEUED:
+            run.state, run.ended = FAILED, self.clock()
+            run.failure = Failed("cancelled", f"{run.label} was cancelled before it started")
+            self._refresh_queue()
+            self._redraw(force=True)
+            return
+        process = self.processes.get(run.id)
+        if process is not None:
+            # stopping waits for the child: not on the UI thread
+            threading.Thread(target=process.cancel, name=f"fpinspect-cancel-{run.id}", daemon=True).start()
+        self.notify(f"Stopping {run.label}…", timeout=2)
+
+    def action_show_result(self) -> None:
+        run = self.watched
+        if run is None or run.active:
+            self.notify("The watched run has no result yet.", timeout=2)
+            return
+        if run.report is not None:
+            view = ResultView(run.report, written=run.written)
+        else:
+            failure = run.failure or Failed("crash", "no result")
+            view = ResultView(failure=(failure.kind, failure.message, run.log_tail),
+                              source=run.folder, label=run.label)  # fmt: skip
+        self.app.push_screen(ResultScreen(view))
+
+    def action_history(self) -> None:
+        from .history import HistoryScreen
+
+        self.app.push_screen(HistoryScreen(self.store))
+
+    def action_open_result(self) -> None:
+        pick_result(self.app, self.store.root)
+
+    def stop_all(self) -> None:
+        """Stop every child now (the app is closing)."""
+        for process in list(self.processes.values()):
+            process.cancel()
+
+
+def table_focused(event: DataTable.RowHighlighted) -> bool:
+    return event.data_table.has_focus

@@ -1,0 +1,105 @@
+"""The watched run of the Tasks pane: stage and progress, elapsed time and ETA, the latest
+two histograms side by side (B's fused and eager as they accumulate), a line chart when
+the task streams curves (E's losses), and the run's messages."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.widgets import Log, ProgressBar, Static
+
+from ..launcher import FAILED, FINISHED, QUEUED, TrackedRun
+from . import styled
+from .charts import LineChart, TaskHistogram
+
+
+def clock_text(seconds: float | None) -> str:
+    """``75.4`` -> ``1:15``; ``None`` -> ``-``."""
+    if seconds is None:
+        return "-"
+    s = int(seconds + 0.5)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class LiveRun(Vertical):
+    DEFAULT_CSS = """
+    LiveRun {
+        #live-head { height: auto; padding: 0 1; }
+        #live-progress-row { height: 1; padding: 0 1; }
+        #live-bar { width: auto; }
+        #live-time { width: 1fr; padding: 0 2; }
+        #live-plots { height: 1fr; min-height: 8; }
+        #live-plots > * { width: 1fr; border: round $panel-lighten-2; border-title-color: $foreground-muted; }
+        #live-log { height: 7; border-top: solid $panel-lighten-2; }
+    }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._log_key: tuple[int, int, str] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="live-head")
+        with Horizontal(id="live-progress-row"):
+            yield ProgressBar(total=1, show_eta=False, id="live-bar")
+            yield Static(id="live-time")
+        with Horizontal(id="live-plots"):
+            yield TaskHistogram(id="live-h0")
+            yield TaskHistogram(id="live-h1")
+            yield LineChart(id="live-curve")
+        yield Log(id="live-log", max_lines=200, auto_scroll=True)
+
+    def on_mount(self) -> None:
+        self.show(None, 0.0)
+
+    def show(self, run: TrackedRun | None, now: float) -> None:
+        head = self.query_one("#live-head", Static)
+        bar = self.query_one("#live-bar", ProgressBar)
+        timing = self.query_one("#live-time", Static)
+        h0, h1 = self.query_one("#live-h0", TaskHistogram), self.query_one("#live-h1", TaskHistogram)
+        curve = self.query_one("#live-curve", LineChart)
+        if run is None:
+            head.update(Content.styled("No run yet: choose a task and press enter.", styled.MUTED))
+            bar.update(total=1, progress=0)
+            timing.update("")
+            for plot in (h0, h1, curve):
+                plot.display = False
+            self._show_log(None)
+            return
+        state = {QUEUED: "queued, waiting for the device", FINISHED: "finished", FAILED: "failed"}.get(run.state,
+                                                                                                     "running")  # fmt: skip
+        if run.state == FAILED and run.failure is not None:
+            state = f"failed ({run.failure.kind}): {run.failure.message}"
+        tone = {FINISHED: "bold $text-success", FAILED: "bold $text-error"}.get(run.state, "bold")
+        stage = f" · {run.stage}" if run.stage else ""
+        head.update(Content.assemble((run.label, "bold"), " · ", (state, tone), stage))
+        bar.update(total=max(run.total, 1), progress=run.done)
+        steps = f"{run.done}/{run.total}  " if run.total else ""
+        timing.update(f"{steps}elapsed {clock_text(run.elapsed(now))}  ETA {clock_text(run.eta(now))}"
+                      if run.started is not None else "")  # fmt: skip
+        # with a curve to draw, one histogram beside it; else the latest two side by side
+        shown = list(run.histograms.values())[-(1 if run.curves else 2) :]
+        for plot, h in zip((h0, h1), [*shown, None, None]):
+            plot.display = h is not None
+            if h is not None:
+                plot.histogram = h
+                plot.border_title = h.title
+        if run.curves:
+            name, lines = list(run.curves.items())[-1]
+            curve.display = True
+            curve.border_title = name
+            curve.lines = lines
+        else:
+            curve.display = False
+        self._show_log(run)
+
+    def _show_log(self, run: TrackedRun | None) -> None:
+        log = self.query_one("#live-log", Log)
+        key = None if run is None else (run.id, len(run.log), run.log[-1] if run.log else "")
+        if key == self._log_key:
+            return
+        self._log_key = key
+        log.clear()
+        if run is not None:
+            log.write_lines(list(run.log))

@@ -70,7 +70,12 @@ def _run(args: argparse.Namespace, emit: Emitter) -> int:
         emit(Failed("usage", "experiments need torch: install fpinspect[experiments]"))
         return 2
     try:
-        backend = open_backend(args.device, args.workdir)
+        if task.fusing:
+            backend = open_backend(args.device, args.workdir)
+        else:
+            from .backends.device_only import open_device
+
+            backend = open_device(args.device)
     except BackendUnavailable as exc:
         emit(Failed("usage", str(exc)))
         return 2

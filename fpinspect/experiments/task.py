@@ -36,3 +36,6 @@ class Task:
     entries: Mapping[str, Entry] = field(default_factory=dict)
     #: The plan's priority: ``P0`` blocks other work, ``P1`` and ``P2`` follow.
     priority: str = ""
+    #: Whether the task runs fused kernels; a task that only needs the device (S) gets a
+    #: :class:`~.backends.device_only.DeviceOnly` and starts without the compiler stack.
+    fusing: bool = True

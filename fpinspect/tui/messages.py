@@ -65,6 +65,8 @@ class Exported(Message):
 class RunEvent(Message):
     """One event of a task run's child process (:mod:`fpinspect.experiments.events`)."""
 
+    bubble = False  # for the Tasks pane only
+
     def __init__(self, run_id: int, event: object) -> None:
         super().__init__()
         self.run_id, self.event = run_id, event
@@ -74,6 +76,8 @@ class RunEnded(Message):
     """A run's child has exited and its folder is complete: ``report`` and the files
     ``written`` when it finished, ``log_tail`` (tracebacks left out) when it failed."""
 
+    bubble = False  # for the Tasks pane only
+
     def __init__(self, run_id: int, report=None, written: list | None = None, log_tail: str = "") -> None:
         super().__init__()
         self.run_id, self.report, self.written, self.log_tail = run_id, report, written or [], log_tail
@@ -81,6 +85,8 @@ class RunEnded(Message):
 
 class DevicesProbed(Message):
     """Device name -> None when it can run experiments here, else why not."""
+
+    bubble = False  # for the Tasks pane only
 
     def __init__(self, devices: dict[str, str | None]) -> None:
         super().__init__()

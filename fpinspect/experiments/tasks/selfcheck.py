@@ -56,6 +56,7 @@ from fpinspect.numerics import (
 from fpinspect.numerics.dtypes import FloatFormat
 
 from ..backends.base import Backend
+from ..backends.device_only import DeviceOnly
 from ..events import HistogramEvent, Message, Progress
 from ..results import Histogram, Table, Verdict, ulp_diff_histogram, ulp_error_histogram
 from ..settings import TaskSettings
@@ -241,8 +242,7 @@ def exhaustive(fmt_name: str, s: SelfCheckSettings, emit: Emit) -> tuple[Distanc
         rb = rank[int(bv[:1].view(fmt.uint)[0])]  # values[i] has bit pattern i
         hist.add(check.check(values, bv, expected_distance(rank, rb, nan, np.bool_(rb < 0), fmt)))
         emit(Progress(stage, i + 1, steps))
-        if i % 4 == 3:
-            emit(HistogramEvent(hist.histogram()))
+        emit(HistogramEvent(hist.histogram()))
     order = np.argsort(values.astype(np.float64)[~nan], kind="stable")
     ordered = values[~nan][order]
     a, b = ordered[:-1], ordered[1:]
@@ -413,7 +413,7 @@ class DeviceRounding:
     differing: int
 
 
-def device_rounding(s: SelfCheckSettings, backend: Backend) -> list[DeviceRounding]:
+def device_rounding(s: SelfCheckSettings, backend: Backend | DeviceOnly) -> list[DeviceRounding]:
     """float32 → float16 / bfloat16 on the device against numpy / ml_dtypes (module docstring).
     Inputs span each format's subnormals and overflow; NaN is left out (payloads may differ)."""
     from ..tensors import from_numpy, to_numpy, torch_dtype
@@ -558,13 +558,13 @@ class SelfCheckResult:
         return self.charts
 
 
-def run(s: SelfCheckSettings, backend: Backend, emit: Emit) -> SelfCheckResult:
+def run(s: SelfCheckSettings, backend: Backend | DeviceOnly, emit: Emit) -> SelfCheckResult:
     # NaN and overflow are inputs here on purpose: their casts must not warn
     with np.errstate(invalid="ignore", over="ignore"):
         return _run(s, backend, emit)
 
 
-def _run(s: SelfCheckSettings, backend: Backend, emit: Emit) -> SelfCheckResult:
+def _run(s: SelfCheckSettings, backend: Backend | DeviceOnly, emit: Emit) -> SelfCheckResult:
     charts: list[Histogram] = []
     checks = []
     for name in EXHAUSTIVE:
@@ -598,4 +598,5 @@ TASK = Task(
     settings=SelfCheckSettings,
     run=run,
     priority="P0",
+    fusing=False,
 )

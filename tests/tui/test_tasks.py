@@ -1,0 +1,180 @@
+"""The Tasks pane as users drive it: real key presses, real child processes running task S."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+
+from click.testing import CliRunner
+from launchkit import SIZE, SMALL_S, sample_report, tasks_app, until, write_result
+from textual.widgets import Input
+
+from fpinspect.cli import main as cli
+from fpinspect.experiments.events import HistogramEvent, Progress
+from fpinspect.tui.launcher import FAILED, FINISHED, QUEUED, RUNNING
+from fpinspect.tui.messages import RunEvent
+from fpinspect.tui.screens.confirm import ConfirmScreen
+from fpinspect.tui.screens.history import HistoryScreen
+from fpinspect.tui.screens.result import ResultScreen
+from fpinspect.tui.screens.tasks import TasksScreen
+from fpinspect.tui.widgets.charts import TaskHistogram
+from fpinspect.tui.widgets.result_view import ResultView
+
+
+def text(widget) -> str:
+    return " ".join(line.text for line in widget.render_lines(widget.region.reset_offset))
+
+
+def drive(app, scenario, size=SIZE, **kw):
+    async def main():
+        async with app.run_test(size=size, **kw) as pilot:
+            await pilot.pause()
+            await scenario(pilot)
+
+    asyncio.run(main())
+
+
+def child_alive(pid: int) -> bool:
+    try:
+        state = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return False
+    return bool(state) and not state.startswith("Z")
+
+
+def test_queue_two_runs_of_s_and_see_the_result(tmp_path):
+    seen: list = []
+    app = tasks_app(tmp_path / "runs", task="S")
+
+    async def scenario(pilot):
+        screen = pilot.app.screen
+        assert isinstance(screen, TasksScreen) and screen.selected_task.id == "S"
+        screen.query_one("#overrides", Input).value = SMALL_S
+        await pilot.press("enter", "enter")
+        first, second = screen.queue.runs
+        assert (first.state, second.state) == (RUNNING, QUEUED)  # one run at a time on the cpu
+        assert second.settings.anchors == 2
+        await until(pilot, lambda: first.state == FINISHED, what="the first run")
+        await until(pilot, lambda: second.state != QUEUED, what="the second run to start")
+        await until(pilot, lambda: isinstance(pilot.app.screen, ResultScreen), what="the result view")
+        assert second.state == FINISHED and second.started >= first.ended
+        view = pilot.app.screen.query_one(ResultView)
+        assert view.report.task == "S" and all(v.agrees for v in view.report.verdicts)
+        assert len(view.query(TaskHistogram)) == len(view.report.histograms) >= 5
+        await pilot.press("escape")
+        assert pilot.app.screen is screen
+        assert "agrees" in str(screen.query_one("#task-table").get_row("S"))
+
+    drive(app, scenario, message_hook=seen.append)
+    folders = sorted((tmp_path / "runs").iterdir())
+    assert [f.name for f in folders] == ["20261201-074500-S-cpu-quick", "20261201-074500-S-cpu-quick-1"]
+    for folder in folders:
+        assert {"result.json", "report.md", "figures", "run.json", "run.log"} <= {p.name for p in folder.iterdir()}
+        assert json.loads((folder / "run.json").read_text())["status"] == "finished"
+    # the hook sees a message once per node that handles it: count each one once
+    events = [m.event for m in {id(m): m for m in seen}.values() if isinstance(m, RunEvent) and m.run_id == 1]
+    partial = [e for e in events if isinstance(e, HistogramEvent) and e.histogram.name == "s_float16_ulp_diff"]
+    assert len(partial) == 3 and sum(partial[0].histogram.counts) < sum(partial[-1].histogram.counts)
+    assert any(isinstance(e, Progress) for e in events)
+
+
+def test_cancel_a_running_task_then_quit_while_another_runs(tmp_path):
+    app = tasks_app(tmp_path / "runs", task="S", profile="full")
+    pids = []
+
+    async def scenario(pilot):
+        screen = pilot.app.screen
+        await pilot.press("enter")
+        run = screen.queue.runs[0]
+        await until(pilot, lambda: run.stage, what="the first progress event")
+        pids.append(screen.processes[run.id]._proc.pid)
+        await pilot.press("x")
+        assert isinstance(pilot.app.screen, ConfirmScreen)
+        await pilot.press("n")
+        assert run.state == RUNNING and child_alive(pids[0])
+        await pilot.press("ctrl+c", "y")
+        await until(pilot, lambda: run.state == FAILED and run.id not in screen.processes, what="the cancel")
+        assert run.failure.kind == "cancelled" and not child_alive(pids[0])
+        assert isinstance(pilot.app.screen, TasksScreen)  # a cancelled run does not push its failure
+        assert "cancelled" in text(screen.query_one("#live-head"))
+        await pilot.press("enter")
+        await until(pilot, lambda: screen.queue.runs[1].stage, what="the second run's progress")
+        pids.append(screen.processes[2]._proc.pid)
+        await pilot.press("q")
+
+    drive(app, scenario)
+    assert len(pids) == 2 and not child_alive(pids[1])
+    records = [json.loads((f / "run.json").read_text()) for f in sorted((tmp_path / "runs").iterdir())]
+    assert [r["status"] for r in records] == ["cancelled", "cancelled"] and records[0]["profile"] == "full"
+
+
+def test_a_saved_result_opens_from_the_picker_and_from_the_command_line(tmp_path):
+    path = write_result(tmp_path / "elsewhere" / "copied", sample_report())
+    (tmp_path / "broken.json").write_text("{not json", "utf-8")
+    app = tasks_app(tmp_path / "runs")
+
+    async def scenario(pilot):
+        for typed in (tmp_path / "broken.json", path.parent):
+            await pilot.press("o")
+            await pilot.click("#picker-path")
+            pilot.app.screen.query_one("#picker-path", Input).value = str(typed)
+            await pilot.press("enter")
+            await pilot.pause()
+            if typed.name == "broken.json":
+                assert isinstance(pilot.app.screen, TasksScreen)  # one sentence, no crash
+                assert any("is not JSON" in n.message for n in pilot.app._notifications)
+        screen = pilot.app.screen
+        assert isinstance(screen, ResultScreen)
+        body = "\n".join(text(w) for w in screen.query("Static"))
+        assert "C3 — rsqrt" in body and "agrees" in body and "Plan table" in body and str(path.parent) in body
+        await pilot.press("escape")
+        assert isinstance(pilot.app.screen, TasksScreen)
+
+    drive(app, scenario)
+    runner = CliRunner()
+    bad = runner.invoke(cli, ["open-result", str(tmp_path / "broken.json")])
+    assert bad.exit_code == 2 and "is not JSON" in bad.stderr and "Traceback" not in bad.stderr
+    missing = runner.invoke(cli, ["open-result", str(tmp_path / "nope")])
+    assert missing.exit_code == 2 and "does not exist" in missing.stderr
+    assert runner.invoke(cli, ["launch", "Z9"]).exit_code == 2
+
+
+def test_history_lists_kept_runs_and_opens_them(tmp_path):
+    runs = tmp_path / "runs"
+    write_result(runs / "20261130-101010-C3-cpu-quick", sample_report(agrees=(True, False)))
+    failed = runs / "20261201-090000-S-cpu-quick"
+    failed.mkdir(parents=True)
+    (failed / "run.json").write_text(json.dumps({
+        "task": "S", "device": "cpu", "profile": "quick", "settings": {}, "started": "20261201-090000",
+        "status": "error", "message": "ValueError: boom", "log_tail": "loading\nValueError: boom"}))  # fmt: skip
+    app = tasks_app(runs)
+
+    async def scenario(pilot):
+        screen = pilot.app.screen
+        assert "disagrees" in str(screen.query_one("#task-table").get_row("C3"))
+        await pilot.press("h")
+        history = pilot.app.screen
+        assert isinstance(history, HistoryScreen) and [r.folder.name for r in history.runs] == [failed.name,
+               "20261130-101010-C3-cpu-quick"]  # fmt: skip
+        await pilot.press("enter")
+        body = "\n".join(text(w) for w in pilot.app.screen.query("Static"))
+        assert "failed (error): ValueError: boom" in body and "Traceback" not in body
+        await pilot.press("escape", "down", "enter")
+        assert pilot.app.screen.query_one(ResultView).report.task == "C3"
+
+    drive(app, scenario)
+
+
+def test_bad_overrides_are_one_sentence_and_start_nothing(tmp_path):
+    app = tasks_app(tmp_path / "runs", task="C3")
+
+    async def scenario(pilot):
+        screen = pilot.app.screen
+        screen.query_one("#overrides", Input).value = "shape=a,b"
+        screen.query_one("#task-table").focus()
+        await pilot.press("enter")
+        assert not screen.queue.runs
+        assert any("shape='a,b' is not a list of numbers" in n.message for n in pilot.app._notifications)
+
+    drive(app, scenario)

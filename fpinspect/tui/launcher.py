@@ -40,6 +40,8 @@ class TrackedRun:
     histograms: dict[str, Histogram] = field(default_factory=dict)
     #: Line charts: chart name -> line label -> (xs, ys).
     curves: dict[str, dict[str, tuple[tuple[float, ...], tuple[float, ...]]]] = field(default_factory=dict)
+    #: Each chart's x label and whether its x axis is logarithmic.
+    curve_axes: dict[str, tuple[str, bool]] = field(default_factory=dict)
     report: Report | None = None
     failure: Failed | None = None
     folder: Path | None = None
@@ -95,15 +97,16 @@ class TrackedRun:
         ``step``, ``values``) extends one line per metric."""
         curve = getattr(event, "curve", None)
         if curve is not None and hasattr(curve, "series"):
-            self.curves[getattr(curve, "title", None) or curve.name] = {
-                s.label: (tuple(s.x), tuple(s.y)) for s in curve.series
-            }
+            name = getattr(curve, "title", None) or curve.name
+            self.curves[name] = {s.label: (tuple(s.x), tuple(s.y)) for s in curve.series}
+            self.curve_axes[name] = (getattr(curve, "xlabel", ""), getattr(curve, "xscale", "linear") == "log")
             return True
         if all(hasattr(event, a) for a in ("series", "step", "values")):
             for metric, value in dict(event.values).items():
                 lines = self.curves.setdefault(metric, {})
                 xs, ys = lines.get(event.series, ((), ()))
                 lines[event.series] = (xs + (float(event.step),), ys + (float(value),))
+                self.curve_axes[metric] = ("step", False)
             return True
         return False
 

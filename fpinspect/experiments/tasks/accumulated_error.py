@@ -541,4 +541,5 @@ TASK = Task(
     "accumulated error is no worse than eager (which rounds after every operator)",
     settings=AccumulatedErrorSettings,
     run=run,
+    priority="P1",
 )

@@ -397,4 +397,5 @@ TASK = Task(
     claim="§2: pure data movement (transpose, reshape, slice, concat, split, broadcast) can be bit-identical",
     settings=DataMovementSettings,
     run=run,
+    priority="P1",
 )

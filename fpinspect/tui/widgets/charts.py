@@ -74,10 +74,15 @@ class LineChart(Widget):
 
     lines: reactive[dict[str, tuple[tuple[float, ...], tuple[float, ...]]]] = reactive(dict, always_update=True)
     xlabel: reactive[str] = reactive("")
+    #: Logarithmic x axis (positive x only; others are left out).
+    xlog: reactive[bool] = reactive(False)
+
+    def _x(self, x: float) -> float:
+        return (math.log10(x) if x > 0 else math.nan) if self.xlog else x
 
     def _grid(self, width: int, rows: int) -> tuple[dict[tuple[int, int], int], float, float, float, float]:
-        points = [(x, y) for xs, ys in self.lines.values() for x, y in zip(xs, ys)
-                  if math.isfinite(x) and math.isfinite(y)]  # fmt: skip
+        points = [(self._x(x), y) for xs, ys in self.lines.values() for x, y in zip(xs, ys)
+                  if math.isfinite(self._x(x)) and math.isfinite(y)]  # fmt: skip
         if not points:
             return {}, 0.0, 1.0, 0.0, 1.0
         x0, x1 = min(p[0] for p in points), max(p[0] for p in points)
@@ -88,7 +93,7 @@ class LineChart(Widget):
             y1 = y0 + 1
         cells: dict[tuple[int, int], int] = {}
         for s, (xs, ys) in enumerate(self.lines.values()):
-            for x, y in zip(xs, ys):
+            for x, y in zip(map(self._x, xs), ys):
                 if math.isfinite(x) and math.isfinite(y):
                     col = round((x - x0) / (x1 - x0) * (width - 1))
                     row = rows - 1 - round((y - y0) / (y1 - y0) * (rows - 1))
@@ -116,7 +121,7 @@ class LineChart(Widget):
         if y == rows:
             return Strip([Segment(" " * label_w + " └" + "─" * plot_w, axis)]).crop_extend(0, width, base)
         if y == rows + 1:
-            left, right = f"{x0:.4g}", f"{x1:.4g}"
+            left, right = (f"{10**x0:.4g}", f"{10**x1:.4g}") if self.xlog else (f"{x0:.4g}", f"{x1:.4g}")
             line = " " * (label_w + 2) + left + right.rjust(max(0, plot_w - len(left))) + f"  {self.xlabel}"
             return Strip([Segment(line, axis)]).crop_extend(0, width, base)
         if y == rows + 2:

@@ -89,6 +89,7 @@ class LiveRun(Vertical):
             name, lines = list(run.curves.items())[-1]
             curve.display = True
             curve.border_title = name
+            curve.xlabel, curve.xlog = run.curve_axes.get(name, ("", False))
             curve.lines = lines
         else:
             curve.display = False

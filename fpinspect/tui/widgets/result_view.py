@@ -93,6 +93,7 @@ class ResultView(VerticalScroll):
             chart = LineChart()
             chart.lines = {s.label: (tuple(s.x), tuple(s.y)) for s in c.series}
             chart.xlabel = c.xlabel
+            chart.xlog = getattr(c, "xscale", "linear") == "log"
             chart.border_title = c.title
             yield chart
         yield Static(Content.styled(self._files(), styled.MUTED), classes="result-files")

@@ -29,6 +29,7 @@ from ..numerics.chunks import NpyFile
 from .dump_data import FORMATS, message_classes
 from .errors import InputError
 from .graph import GE_DTYPES, TensorDesc, numpy_dtype_name
+from .npyio import open_regular
 
 RAW_LOAD_ERROR = "RAW_LOAD_ERROR"
 HEADER_LENGTH_BYTES = 8
@@ -139,8 +140,13 @@ def read_raw_header(path: str | os.PathLike) -> RawDump:
     """
     path = os.fspath(path)
     try:
-        total = os.path.getsize(path)
-        with open(path, "rb") as f:
+        f = open_regular(path, "raw dump file")  # never blocks on a FIFO named like a dump
+    except InputError as exc:
+        code = exc.code if exc.code == "FILE_NOT_FOUND" else RAW_LOAD_ERROR
+        raise InputError(path, exc.problem, code) from None
+    try:
+        total = os.fstat(f.fileno()).st_size
+        with f:
             head = f.read(HEADER_LENGTH_BYTES)
             if len(head) < HEADER_LENGTH_BYTES:
                 raise InputError(path, f"is too short to be a raw dump ({total} bytes, no header length)",
@@ -150,10 +156,6 @@ def read_raw_header(path: str | os.PathLike) -> RawDump:
                 raise InputError(path, f"is not a raw dump: its header length says {length} bytes, but only "
                                        f"{total - HEADER_LENGTH_BYTES} follow", RAW_LOAD_ERROR)  # fmt: skip
             header = f.read(length)
-    except FileNotFoundError:
-        raise InputError(path, "file does not exist", "FILE_NOT_FOUND") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a folder, not a raw dump file", RAW_LOAD_ERROR) from None
     except OSError as exc:
         raise InputError(path, f"cannot be read ({exc.strerror or exc})", RAW_LOAD_ERROR) from None
     try:

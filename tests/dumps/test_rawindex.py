@@ -87,3 +87,14 @@ def test_later_npy_dump_beats_an_earlier_raw_one_and_both_count(tmp_path):
     later = write_dump(folder, "Add", "a", "output", 0, H, timestamp=TS + 5)
     f = DumpIndex.scan(folder).lookup("a", "output", 0)
     assert f.path == str(later) and f.candidates == 2 and f.raw is None
+
+
+def test_a_fifo_named_like_a_raw_dump_is_a_status_not_a_hang(tmp_path):
+    import os
+
+    open_dir, close_dir = _pair(tmp_path, "A")
+    _raw(open_dir, "AscBackend", "F", [RawPayload(H, "DT_FLOAT16", "ND")])
+    close_dir.mkdir()
+    os.mkfifo(close_dir / f"Mul.A.3.44.{TS}")
+    rec = _compare(tmp_path).records[0]
+    assert rec.status == ["RAW_LOAD_ERROR"] and "FIFO" in rec.to_json()["message"]

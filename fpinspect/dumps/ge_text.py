@@ -12,6 +12,7 @@ schema (:mod:`.ge_ir`), streaming its lines, then walked into the very dict that
   float32 (``0.1``, not ``0.10000000149011612``).
 
 Fields the schema lacks (``attr_groups``, newer GE additions) are skipped, not refused.
+:func:`format_text_graph` goes the other way (the atc-JSON dict to text, as GE prints it).
 """
 
 from __future__ import annotations
@@ -114,3 +115,38 @@ def read_text_graph(path: str) -> dict[str, Any]:
         pass
     with open(path, encoding="utf-8") as f:
         return parse_text_graph(f, "the file")
+
+
+def _fill(msg, shape: dict[str, Any]) -> None:
+    """Set the fields of ``msg`` from its atc-JSON dict (the inverse of :func:`as_json_shape`)."""
+    from .graph import c_unescape_bytes
+
+    for key, value in shape.items():
+        fd = msg.DESCRIPTOR.fields_by_name[key]
+        values = value if fd.is_repeated else [value]
+        if fd.type == _MESSAGE:
+            for v in values:
+                sub = getattr(msg, key).add() if fd.is_repeated else getattr(msg, key)
+                sub.SetInParent()
+                _fill(sub, v or {})
+            continue
+        if fd.type == _ENUM:
+            values = [v if isinstance(v, int) else fd.enum_type.values_by_name[v].number for v in values]
+        elif fd.type == _BYTES:  # singular bytes are C-escaped in GE's JSON, repeated ones raw
+            values = [v.encode("utf-8") if fd.is_repeated else c_unescape_bytes(v) for v in values]
+        elif fd.type == _FLOAT:
+            values = [float(v) for v in values]
+        elif fd.type not in (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BOOL):
+            values = [int(v) for v in values]
+        if fd.is_repeated:
+            getattr(msg, key).extend(values)
+        else:
+            setattr(msg, key, values[0])
+
+
+def format_text_graph(model_json: dict[str, Any]) -> str:
+    """The ``ModelDef`` of an atc-JSON dict in protobuf text format, as GE's
+    ``WriteProtoToTextFile`` prints it (one field per line)."""
+    model = message_classes()["ModelDef"]()
+    _fill(model, model_json)
+    return text_format.MessageToString(model)

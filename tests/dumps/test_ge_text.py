@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 from gefixtures import chain_pair, tensor
+from protofixtures import real_ge as _real
 from protofixtures import text_graph
 
 from fpinspect.dumps.errors import InputError
@@ -12,15 +13,6 @@ from fpinspect.dumps.ge_text import c_escape, parse_text_graph
 from fpinspect.dumps.graph import c_unescape, fused_ops, load_graph
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_dumps" / "regression" / "dumpgraph_af_open" / "Build.json"
-
-
-def _real(name: str) -> Path:
-    """A file of the team's ``shared/data/real-ge/`` (beside the checkout, or above a worktree)."""
-    for folder in Path(__file__).resolve().parents[3:]:
-        path = folder / "shared" / "data" / "real-ge" / name
-        if path.exists():
-            return path
-    pytest.skip(f"{name} is not here (shared/data/real-ge/ beside the checkout holds the real GE graphs)")
 
 
 def _both(tmp_path, model_json: dict):

@@ -35,8 +35,13 @@ import networkx as nx
 from .errors import InputError
 from .layouts import split_layout
 
-#: Op types that autofuse creates; their outputs carry the fused -> original mapping.
+#: Op types that autofuse creates; their outputs carry the fused -> original mapping. They are
+#: fused ops whatever their attributes say; other ops are fused when they absorbed others
+#: (:func:`is_fused`).
 FUSED_TYPES = frozenset({"AscBackend", "FusedAscBackend"})
+
+#: The op attribute listing the original (pre-fusion) ops merged into an op.
+ORIGINAL_OP_NAMES = "_datadump_original_op_names"
 
 #: Op types whose outputs are inputs, constants or weights, not computed values: an input
 #: of a fused op fed by one of these is not compared (status ``SKIPPED_CONST_DATA``).
@@ -660,7 +665,7 @@ class FusedInput:
 
 @dataclass(frozen=True)
 class FusedOp:
-    """A fused op (:data:`FUSED_TYPES`) with its mapping to the original ops.
+    """A fused op (:func:`is_fused`) with its mapping to the original ops.
 
     ``original_op_names`` / ``original_op_types`` are the op attributes
     ``_datadump_original_op_names`` / ``_datadump_original_op_types`` (empty names dropped).
@@ -689,6 +694,27 @@ def output_origin(desc: TensorDesc) -> tuple[str | None, int | None]:
     )
 
 
+def original_op_names(op: OpInfo) -> list[str]:
+    """The op's ``_datadump_original_op_names`` (empty names dropped; ``[]`` when absent)."""
+    return _names(op.attrs.get(ORIGINAL_OP_NAMES))
+
+
+def is_fused(op: OpInfo) -> bool:
+    """True for a fused op: an autofuse op (:data:`FUSED_TYPES`), or any op whose
+    ``_datadump_original_op_names`` names an op other than itself — FE and UB fusion results
+    too, such as a ``Conv2D`` that absorbed its ``bn_*`` and ``scale_*`` ops."""
+    return op.type in FUSED_TYPES or any(name != op.name for name in original_op_names(op))
+
+
+def fused_type_counts(model: GeModel) -> dict[str, int]:
+    """How many fused ops (:func:`is_fused`) of each type ``model`` has, most common first."""
+    counts: dict[str, int] = {}
+    for op in model.ops.values():
+        if is_fused(op):
+            counts[op.type] = counts.get(op.type, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def _trace_origin(model: GeModel, ref: InputRef) -> tuple[str | None, int | None]:
     """The original output that output ``ref`` of the fusion-on graph stands for.
 
@@ -699,7 +725,7 @@ def _trace_origin(model: GeModel, ref: InputRef) -> tuple[str | None, int | None
     seen: set[str] = set()
     name: str | None = ref.op
     index: int | None = ref.index
-    while name in model.ops and model.ops[name].type in FUSED_TYPES:
+    while name in model.ops and is_fused(model.ops[name]):
         descs = model.ops[name].output_desc
         if name in seen or index is None or not 0 <= index < len(descs):
             return None, None
@@ -715,7 +741,7 @@ def _names(value: Any) -> list[str]:
 
 
 def fused_op(model: GeModel, name: str) -> FusedOp:
-    """The :class:`FusedOp` view of op ``name`` (which must be a fused op of ``model``)."""
+    """The :class:`FusedOp` view of op ``name`` (a fused op of ``model``, :func:`is_fused`)."""
     op = model.ops[name]
     outputs = [OutputMap(i, *output_origin(desc), desc) for i, desc in enumerate(op.output_desc)]
     inputs = []
@@ -740,17 +766,20 @@ def fused_op(model: GeModel, name: str) -> FusedOp:
         type=op.type,
         graph=op.graph,
         outputs=outputs,
-        original_op_names=_names(op.attrs.get("_datadump_original_op_names")),
+        original_op_names=original_op_names(op),
         original_op_types=_names(op.attrs.get("_datadump_original_op_types")),
         inputs=inputs,
     )
 
 
-def fused_ops(model: GeModel) -> list[FusedOp]:
-    """Every fused op of ``model`` (all graphs) in :meth:`GeModel.topological_order`."""
+def fused_ops(model: GeModel, types: Iterable[str] | None = None) -> list[FusedOp]:
+    """Every fused op of ``model`` (all graphs, :func:`is_fused`) in
+    :meth:`GeModel.topological_order`; with ``types``, only fused ops of those op types."""
+    wanted = None if types is None else frozenset(types)
     return [
-        fused_op(model, name) for name in model.topological_order() if model.ops[name].type in FUSED_TYPES
-    ]
+        fused_op(model, name) for name in model.topological_order()
+        if is_fused(model.ops[name]) and (wanted is None or model.ops[name].type in wanted)
+    ]  # fmt: skip
 
 
 def original_subgraph(off_model: GeModel, names: Iterable[str]) -> nx.DiGraph:

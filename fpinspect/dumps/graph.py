@@ -740,10 +740,18 @@ def _names(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str) and v] if isinstance(value, list) else []
 
 
-def fused_op(model: GeModel, name: str) -> FusedOp:
-    """The :class:`FusedOp` view of op ``name`` (a fused op of ``model``, :func:`is_fused`)."""
+def fused_op(model: GeModel, name: str, *, same_name: bool = False) -> FusedOp:
+    """The :class:`FusedOp` view of op ``name`` (a fused op of ``model``, :func:`is_fused`).
+
+    ``same_name`` views an op fusion did not touch the same way: output ``i`` stands for
+    output ``i`` of the op of the same name in the other run, and it lists itself as its
+    original op.
+    """
     op = model.ops[name]
-    outputs = [OutputMap(i, *output_origin(desc), desc) for i, desc in enumerate(op.output_desc)]
+    if same_name:
+        outputs = [OutputMap(i, op.name, i, desc) for i, desc in enumerate(op.output_desc)]
+    else:
+        outputs = [OutputMap(i, *output_origin(desc), desc) for i, desc in enumerate(op.output_desc)]
     inputs = []
     for k, ref in enumerate(op.inputs):
         if ref is None:
@@ -766,8 +774,8 @@ def fused_op(model: GeModel, name: str) -> FusedOp:
         type=op.type,
         graph=op.graph,
         outputs=outputs,
-        original_op_names=original_op_names(op),
-        original_op_types=_names(op.attrs.get("_datadump_original_op_types")),
+        original_op_names=[op.name] if same_name else original_op_names(op),
+        original_op_types=[op.type] if same_name else _names(op.attrs.get("_datadump_original_op_types")),
         inputs=inputs,
     )
 
@@ -775,11 +783,34 @@ def fused_op(model: GeModel, name: str) -> FusedOp:
 def fused_ops(model: GeModel, types: Iterable[str] | None = None) -> list[FusedOp]:
     """Every fused op of ``model`` (all graphs, :func:`is_fused`) in
     :meth:`GeModel.topological_order`; with ``types``, only fused ops of those op types."""
+    return compared_ops(model, types=types)
+
+
+#: Op types that compute nothing to compare: they collect graph outputs or pass control.
+_NOTHING_TO_COMPARE = frozenset({"NetOutput", "End", "StreamActive", "Send", "Recv", "NoOp"})
+
+
+def compared_ops(model: GeModel, other: GeModel | None = None, *, types: Iterable[str] | None = None,
+                 unfused: bool = False) -> list[FusedOp]:  # fmt: skip
+    """The ops of ``model`` a comparison walks, in :meth:`GeModel.topological_order`.
+
+    Always its fused ops (:func:`fused_ops`, narrowed to ``types`` if given). With ``unfused``,
+    also every op fusion left alone: not fused, defined under the same name in ``other`` (the
+    fusion-off graph), and computing something (not a data source nor ``NetOutput`` and the
+    like) — each viewed with ``same_name`` (see :func:`fused_op`), so that a divergence is seen
+    travelling through the ops between fused ones.
+    """
     wanted = None if types is None else frozenset(types)
-    return [
-        fused_op(model, name) for name in model.topological_order()
-        if is_fused(model.ops[name]) and (wanted is None or model.ops[name].type in wanted)
-    ]  # fmt: skip
+    out = []
+    for name in model.topological_order():
+        op = model.ops[name]
+        if is_fused(op):
+            if wanted is None or op.type in wanted:
+                out.append(fused_op(model, name))
+        elif (unfused and other is not None and other.has_op(name) and op.output_desc
+              and not is_data_source(op.type) and op.type not in _NOTHING_TO_COMPARE):  # fmt: skip
+            out.append(fused_op(model, name, same_name=True))
+    return out
 
 
 def original_subgraph(off_model: GeModel, names: Iterable[str]) -> nx.DiGraph:

@@ -55,3 +55,19 @@ def test_real_ub_fusion_graph_lists_its_fused_convolutions():
     for op in fused:
         assert len(op.original_op_names) >= 2
         assert all(o.origin_op in op.original_op_names for o in op.outputs)
+
+
+def test_unfused_ops_present_in_both_runs_are_compared_by_name(tmp_path):
+    from gefixtures import chain_pair
+
+    from fpinspect.dumps.graph import compared_ops
+
+    on, off = chain_pair()
+    on_model, off_model = load_graph(on.write(tmp_path / "on.json")), load_graph(off.write(tmp_path / "off.json"))
+    assert [op.name for op in compared_ops(on_model, off_model)] == ["autofuse_0_Mul_Add"]
+    walked = compared_ops(on_model, off_model, unfused=True)
+    assert [op.name for op in walked] == ["autofuse_0_Mul_Add", "Relu_3"]  # not x, w (data), out (NetOutput)
+    relu = walked[1]
+    assert [(o.origin_op, o.origin_index) for o in relu.outputs] == [("Relu_3", 0)]
+    assert [(i.src_op, i.origin_op) for i in relu.inputs] == [("autofuse_0_Mul_Add", "Add_2")]
+    assert [op.name for op in compared_ops(on_model, off_model, types=["Relu"], unfused=True)] == ["Relu_3"]

@@ -1,7 +1,8 @@
 """Which dumps ``fpinspect open`` shows: the bundled sample, or a side given and the other
 side found by the usual naming.
 
-A run folder holds ``dumpgraph_af_open/<graph>.json``, ``dumpgraph_af_close/<graph>.json``,
+A run folder holds ``dumpgraph_af_open/<graph>`` and ``dumpgraph_af_close/<graph>`` (atc's
+``.json`` or GE's ``ge_proto_*_Build.txt``),
 ``datadump_af_open/`` and ``datadump_af_close/``. Given the fusion-on side, the fusion-off
 side is the same path with its last ``..._af_open`` (or ``af_open``) part renamed
 ``..._af_close`` (``af_close``); a graph's data folder is its graph folder with
@@ -79,9 +80,24 @@ def swap_side(path: str | os.PathLike) -> Path | None:
 
 
 def _graph_in(folder: Path) -> Path | None:
-    """The one ``.json`` file in ``folder`` (``None`` if there is not exactly one)."""
-    found = sorted(folder.glob("*.json"))
-    return found[0] if len(found) == 1 else None
+    """The one graph file in ``folder``: its one ``.json`` file, else its one GE text graph of
+    the ``Build`` stage (``ge_proto_*_Build.txt``), else its one ``ge_proto_*.txt``; ``None``
+    if there is no such single file."""
+    for pattern in ("*.json", "ge_proto_*_Build.txt", "ge_proto_*.txt"):
+        found = sorted(folder.glob(pattern))
+        if found:
+            return found[0] if len(found) == 1 else None
+    return None
+
+
+def _close_graph_of(open_graph: Path) -> Path | None:
+    """The fusion-off graph: the same file name on the ``af_close`` side, else the one graph
+    file of that side's folder (GE numbers its text graphs per run)."""
+    same = swap_side(open_graph)
+    if same is None or same.is_file():
+        return same
+    folder = swap_side(open_graph.parent)
+    return _graph_in(folder) if folder is not None and folder.is_dir() else None
 
 
 def _data_of(graph: Path) -> Path | None:
@@ -112,8 +128,8 @@ def _open_graph(path: Path) -> Path:
         graph = _graph_in(folder) if folder.is_dir() else None
         if graph is not None:
             return graph
-    raise SourceError(f"{path} is a folder without a graph: give the graph JSON file, or a run folder "
-                      f"holding dumpgraph_{OPEN}/ with one .json file.")  # fmt: skip
+    raise SourceError(f"{path} is a folder without a graph: give the graph file, or a run folder "
+                      f"holding dumpgraph_{OPEN}/ with one .json or ge_proto_*_Build.txt file.")  # fmt: skip
 
 
 def _checked(path: str | None, kind: str, what: str) -> Path | None:
@@ -125,7 +141,7 @@ def _checked(path: str | None, kind: str, what: str) -> Path | None:
     if kind == "dir" and not p.is_dir():
         raise SourceError(f"{what} {path} is a file, not a dump folder.")
     if kind == "file" and not p.is_file():
-        raise SourceError(f"{what} {path} is a folder, not a graph JSON file.")
+        raise SourceError(f"{what} {path} is a folder, not a graph file.")
     return p
 
 
@@ -150,6 +166,6 @@ def resolve(graph: str | None = None, data: str | None = None, close_graph: str 
     return Sources(
         open_graph=str(open_graph),
         open_data=str(open_data) if open_data else None,
-        close_graph=str(close_graph_p) if close_graph_p else _existing(swap_side(open_graph), "file"),
+        close_graph=str(close_graph_p) if close_graph_p else _existing(_close_graph_of(open_graph), "file"),
         close_data=str(close_data_p) if close_data_p else _existing(open_data and swap_side(open_data), "dir"),
     )

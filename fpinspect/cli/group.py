@@ -139,6 +139,8 @@ def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
     report = cmp.run(compare_input=compare_input, jobs=_jobs(jobs), amplification=amplification)
+    for warning in report.sources.get("warnings", []):
+        click.echo(f"fpinspect: warning: {warning}", err=True)
     with report_file(output) as out:
         if fmt == "json":
             click.echo(json.dumps(report.to_json(), indent=2), file=out)
@@ -149,8 +151,8 @@ def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_
             con.print(compare_table(report))
     if fail_on:
         levels = ("warn", "fail") if fail_on == "warn" else ("fail",)
-        if any(r.verdict in levels for r in report.records):
-            sys.exit(1)
+        if any(r.verdict in levels for r in report.records) or not report.compared:
+            sys.exit(1)  # a run that compared nothing is never clean
 
 
 def _register() -> None:

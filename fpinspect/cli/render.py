@@ -183,7 +183,10 @@ def compare_table(report) -> Group:
     if s["introduced"]:
         line.append(f" · introduced: {', '.join(s['introduced'][:3])}{' …' if len(s['introduced']) > 3 else ''}",
                     style="bold")  # fmt: skip
-    return Group(t, line, Text(s["look_first"], style="bold" if s["introduced"] else ""))
+    it = s.get("iteration", {})
+    read = Text(f"iteration: fusion-on {it.get('fusion_on', '.')}, fusion-off {it.get('fusion_off', '.')}", style="dim")
+    nothing = not s.get("compared", 1)
+    return Group(t, line, read, Text(s["look_first"], style="bold" if s["introduced"] or nothing else ""))
 
 
 CSV_COLUMNS = (

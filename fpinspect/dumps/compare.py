@@ -48,7 +48,8 @@ class DumpComparison:
         self.open_index = DumpIndex.scan(open_data, iteration)
         self.close_index = DumpIndex.scan(close_data, close_iteration if close_iteration is not None else iteration)
         self.fused: list[FusedOp] = fused_ops(self.open_model)
-        self.pairs: PairPlans = plan_pairs(self.fused, self.open_index, self.close_model, self.close_index)
+        self.pairs: PairPlans = plan_pairs(self.fused, self.open_index, self.close_model, self.close_index,
+                                           open_model=self.open_model)
         self.outputs: dict[str, list[PairPlan]] = self.pairs.outputs
         self.inputs: dict[str, list[PairPlan]] = self.pairs.inputs
         self.plans: list[PairPlan] = self.pairs.all
@@ -78,7 +79,7 @@ class DumpComparison:
             return self.compute(plan), None
         try:
             sides = load_sides(plan)
-        except SIDE_ERRORS:
+        except Exception:  # SIDE_ERRORS and anything unforeseen: the record says what went wrong
             return self.compute(plan), None
         return self._cached(plan, lambda: self._record(plan, sides)), sides
 
@@ -95,7 +96,7 @@ class DumpComparison:
             running.wait()
             return self._cached(plan, make)
         try:
-            rec = make()
+            rec = _contained(plan, make)
             with self._lock:
                 self._cache[key] = rec
             return rec
@@ -146,7 +147,27 @@ class DumpComparison:
                 progress(sweep.done, sweep.total)
         loc = self.localise(amplification, evidence)
         shown = [self.compute(p) for p in self.plans if compare_input or p.kind == "output"]
-        return Report(shown, loc, len(self.fused), self.thresholds)
+        return Report(shown, loc, len(self.fused), self.thresholds, sources=self.sources())
+
+    def sources(self) -> dict:
+        """What was read, for the report: the iteration folder used on each side and every
+        warning about the inputs (graph oddities tolerated, folders and rows ignored)."""
+        warnings = [f"{m.path}: {w}" for m in (self.open_model, self.close_model) for w in m.warnings]
+        warnings += self.open_index.problems + self.close_index.problems
+        return {
+            "iteration": {"fusion_on": self.open_index.iteration, "fusion_off": self.close_index.iteration},
+            "warnings": list(dict.fromkeys(warnings)),
+        }
+
+
+def _contained(plan: PairPlan, make: Callable[[], Record]) -> Record:
+    """The one containment point of a pair: whatever goes wrong computing it becomes that
+    pair's ``COMPUTE_ERROR``, with the reason, and every other pair goes on."""
+    try:
+        return make()
+    except Exception as exc:
+        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return Record(plan, PairResult(status=["COMPUTE_ERROR"], message=f"the comparison failed ({reason})"))
 
 
 def _file_size(path: str) -> int:

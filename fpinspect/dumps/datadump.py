@@ -43,6 +43,15 @@ def normalise_name(name: str) -> str:
     return _NORMALISE.sub("_", name)
 
 
+def name_clashes(names) -> dict[str, list[str]]:
+    """``{file-name form: [op names]}`` for op names that the dumper writes alike (``a.b``,
+    ``a/b``, ``a b`` and ``a_b`` all become ``a_b``): their dumps cannot be told apart."""
+    by_form: dict[str, list[str]] = {}
+    for name in names:
+        by_form.setdefault(normalise_name(name), []).append(name)
+    return {form: group for form, group in by_form.items() if len(group) > 1}
+
+
 @dataclass(frozen=True)
 class DumpFile:
     """One dumped tensor: ``io`` (``"input"``/``"output"``) number ``index`` of ``op_name``.

@@ -113,6 +113,15 @@ class Localisation:
         warned = [o for o in self.ops if o.verdict == "warn"]
         if warned:
             return f"No fused output fails; {len(warned)} ops are close to the threshold, the first is {warned[0].name}."
+        if not self.ops:
+            return "Nothing was compared: the fusion-on graph has no fused op."
+        uncompared = sum(1 for o in self.ops if o.verdict is None)
+        if uncompared == len(self.ops):
+            return (f"Nothing was compared: none of the {len(self.ops)} fused ops has an output with two readable "
+                    "tensors (see the statuses).")  # fmt: skip
+        if uncompared:
+            return (f"All compared fused outputs are within thresholds; {uncompared} of {len(self.ops)} fused ops "
+                    "could not be compared (see the statuses).")  # fmt: skip
         return "All compared fused outputs are within thresholds."
 
 

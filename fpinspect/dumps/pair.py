@@ -41,6 +41,7 @@ STATUS_DOC = {
     "RAW_LOAD_ERROR": "the raw dump file is unreadable: truncated, a header that overruns the file or does not "
                       "decode, sizes that do not add up, or a dtype that cannot be read",
     "MULTIPLE_DUMPS": "several dumps exist for this tensor; the latest was used",
+    "AMBIGUOUS_DUMP": "several ops of one graph are written alike in dump file names (a.b, a/b, a_b); not compared",
     "EMPTY": "both tensors have no elements",
     "NAN_MISMATCH": "NaN on exactly one side in some elements (counted, left out of the statistics)",
     "INF_MISMATCH": "an infinity against a number or the opposite infinity (counted, left out)",
@@ -53,7 +54,7 @@ REFERENCE_STATUSES = tuple(list(STATUS_DOC)[:12])
 
 
 #: fpinspect's own codes that the reference script would have reported as one of its own.
-_AS_REFERENCE = {"ORIGIN_NOT_FOUND": "FILE_NOT_FOUND", "EMPTY": "COMPUTE_ERROR", "RAW_LOAD_ERROR": "NPY_LOAD_ERROR"}
+_AS_REFERENCE = {"ORIGIN_NOT_FOUND": "FILE_NOT_FOUND", "AMBIGUOUS_DUMP": "FILE_NOT_FOUND", "EMPTY": "COMPUTE_ERROR", "RAW_LOAD_ERROR": "NPY_LOAD_ERROR"}
 
 
 def reference_status(status: list[str]) -> str:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .datadump import DumpFile, DumpIndex
+from .datadump import DumpFile, DumpIndex, name_clashes
 from .graph import FusedOp, GeModel, TensorDesc, is_data_source
 
 #: Plan statuses that leave nothing to compare.
-_NOT_COMPARABLE = ("NO_MAPPING", "SKIPPED_CONST_DATA", "FILE_NOT_FOUND", "ORIGIN_NOT_FOUND")
+_NOT_COMPARABLE = ("NO_MAPPING", "SKIPPED_CONST_DATA", "FILE_NOT_FOUND", "ORIGIN_NOT_FOUND", "AMBIGUOUS_DUMP")
 
 
 @dataclass
@@ -70,14 +70,17 @@ class PairPlans:
 
 
 def plan_pairs(fused: list[FusedOp], open_index: DumpIndex | None, close_model: GeModel | None = None,
-               close_index: DumpIndex | None = None) -> PairPlans:  # fmt: skip
+               close_index: DumpIndex | None = None, *, open_model: GeModel | None = None) -> PairPlans:  # fmt: skip
     """Plan every pair of ``fused`` (the fusion-on graph's fused ops, :func:`~.graph.fused_ops`).
 
     ``open_index`` indexes the fusion-on dumps (``None``: no data folder). With the fusion-off
     graph and dump index the plans are complete; without them (browsing) they name the fusion-on
-    side only.
+    side only. Given ``open_model`` (the fusion-on graph), a dump whose file name several ops of
+    one graph share is ``AMBIGUOUS_DUMP``, never silently taken for one of them.
     """
     planner = _Planner(open_index, close_model, close_index)
+    planner.clashes = (name_clashes(open_model.ops) if open_model is not None else {},
+                       name_clashes(close_model.ops) if close_model is not None else {})  # fmt: skip
     outputs = {op.name: [planner.output(op, o) for o in op.outputs] for op in fused}
     inputs = {op.name: [planner.input(op, i) for i in op.inputs] for op in fused}
     return PairPlans(fused, outputs, inputs)
@@ -87,6 +90,7 @@ class _Planner:
     def __init__(self, open_index: DumpIndex | None, close_model: GeModel | None, close_index: DumpIndex | None):
         self.open_index, self.close_model, self.close_index = open_index, close_model, close_index
         self.comparing = close_model is not None and close_index is not None
+        self.clashes: tuple[dict, dict] = ({}, {})  # fusion-on, fusion-off: file-name form -> op names
 
     def _fused_dump(self, op_name: str, io: str, index: int) -> DumpFile | None:
         return self.open_index.lookup(op_name, io, index) if self.open_index is not None else None
@@ -118,9 +122,16 @@ class _Planner:
         return self._locate(plan, fused_file, f"input {inp.index}")
 
     def _locate(self, plan: PairPlan, fused_file: DumpFile | None, what: str) -> PairPlan:
-        """Attach both dump files to ``plan`` and note what is missing or duplicated."""
+        """Attach both dump files to ``plan`` and note what is missing, duplicated or ambiguous."""
         plan.fused_file = fused_file
         self._lookup_origin(plan)
+        for side, dump, clashes in (("fusion-on", plan.fused_file, self.clashes[0]),
+                                    ("fusion-off", plan.origin_file, self.clashes[1])):  # fmt: skip
+            group = clashes.get(dump.op_name) if dump is not None else None
+            if group:
+                names = ", ".join(repr(n) for n in group)
+                return _skip(plan, "AMBIGUOUS_DUMP", f"{side} ops {names} are all written as {dump.op_name!r} "
+                             "in dump file names: their dumps cannot be told apart")  # fmt: skip
         if fused_file is None:
             plan.status.append("FILE_NOT_FOUND")
             plan.message = f"no fusion-on dump of {plan.fused_op} {what}"

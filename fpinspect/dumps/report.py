@@ -25,6 +25,13 @@ class Report:
     fused_ops: int  #: fused ops in the fusion-on graph
     thresholds: ThresholdTable
     extra: dict = field(default_factory=dict)
+    #: what was read: ``{"iteration": {"fusion_on": .., "fusion_off": ..}, "warnings": [...]}``
+    sources: dict = field(default_factory=dict)
+
+    @property
+    def compared(self) -> int:
+        """Records with a verdict: 0 means nothing could be compared, which is never "clean"."""
+        return sum(1 for r in self.records if r.verdict is not None)
 
     def summary(self) -> dict:
         """Counts of records by verdict and status, the localisation's lists of fused op
@@ -47,6 +54,8 @@ class Report:
             "unverified": [o.name for o in loc.unverified],
             "first_introduced": loc.first(),
             "look_first": loc.advice(),
+            "compared": self.compared,
+            **self.sources,
             "thresholds": self.thresholds.to_json(),
             **self.extra,
         }
@@ -54,3 +63,4 @@ class Report:
     def to_json(self) -> dict:
         """The ``--format json`` object: ``{"records": [...], "summary": {...}}``."""
         return {"records": [r.to_json() for r in self.records], "summary": self.summary()}
+

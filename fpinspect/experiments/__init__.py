@@ -10,6 +10,7 @@ the figures. Nothing in this package imports torch at import time; the child doe
 from .engine import ExperimentFailed, ExperimentProcess, collect, run_experiment
 from .events import (
     CurveEvent,
+    CurvePoint,
     Event,
     Failed,
     Finished,
@@ -25,7 +26,7 @@ from .results import Curve, Histogram, Report, Series, Table, Verdict
 from .settings import PROFILES
 
 __all__ = [
-    "PROFILES", "TASK_IDS", "Curve", "CurveEvent", "Event", "ExperimentFailed", "ExperimentProcess",
+    "PROFILES", "TASK_IDS", "Curve", "CurveEvent", "CurvePoint", "Event", "ExperimentFailed", "ExperimentProcess",
     "Failed", "Finished", "Histogram", "HistogramEvent", "Message", "Progress", "Report", "Series",
     "Started", "Table", "UnknownTask", "Verdict", "all_tasks", "collect", "get_task", "read_events", "run_experiment", "write_outputs",
 ]  # fmt: skip

@@ -5,6 +5,10 @@ runs one task entry, and writes the events of :mod:`.events` on its original std
 Everything else that would reach stdout (library prints, compiler output) is redirected
 to stderr, so the event stream stays clean.
 
+Under ``torchrun`` (task E with several processes) every rank runs this module; rank 0
+writes the event stream on stdout and rank ``r > 0`` writes its own to
+``<workdir>/rank<r>.events``, where the parent finds why a rank failed.
+
 Exit status: 0 finished, 1 the task raised, 2 bad request (device unavailable, torch
 missing, unknown entry).
 """
@@ -102,9 +106,18 @@ def _run(args: argparse.Namespace, emit: Emitter) -> int:
     return 0
 
 
+def rank_events_path(workdir: Path, rank: int) -> Path:
+    """Where rank ``rank > 0`` of a ``torchrun`` launch writes its events."""
+    return workdir / f"rank{rank}.events"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    events = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    rank = int(os.environ.get("RANK", "0"))
+    if rank == 0:
+        events = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    else:
+        events = open(rank_events_path(args.workdir, rank), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)
     emit = Emitter(events)
     try:

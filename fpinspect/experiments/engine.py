@@ -19,7 +19,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +53,9 @@ class ExperimentProcess:
 
     ``settings`` default to ``profile``'s; ``env`` is added to this process's environment
     for the child; ``workdir`` is the child's working directory (a temporary one, removed
-    on success, when not given). Unknown task ids raise :class:`~.registry.UnknownTask`
-    here, before any process starts.
+    on success, when not given). ``launcher`` is the command that starts the child's
+    module (default: this Python; task E passes ``torchrun``'s). Unknown task ids raise
+    :class:`~.registry.UnknownTask` here, before any process starts.
     """
 
     def __init__(
@@ -67,6 +68,7 @@ class ExperimentProcess:
         entry: str = "run",
         env: Mapping[str, str] | None = None,
         workdir: Path | None = None,
+        launcher: Sequence[str] | None = None,
     ):
         task = get_task(task_id)
         self.task_id = task.id
@@ -75,6 +77,7 @@ class ExperimentProcess:
         self.profile = profile
         self.entry = entry
         self.env = dict(env or {})
+        self.launcher = list(launcher) if launcher else [sys.executable]
         self._own_workdir = workdir is None
         self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix=f"fpinspect-{task.id}-"))
         self.log_path = self.workdir / f"{entry}.log"
@@ -85,7 +88,7 @@ class ExperimentProcess:
 
     def command(self) -> list[str]:
         return [
-            sys.executable, "-m", "fpinspect.experiments.child",
+            *self.launcher, "-m", "fpinspect.experiments.child",
             "--task", self.task_id, "--device", self.device, "--profile", self.profile,
             "--entry", self.entry, "--workdir", str(self.workdir),
             "--settings", json.dumps(self.settings.to_dict()),

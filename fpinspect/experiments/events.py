@@ -10,6 +10,9 @@ naming its type:
 * ``histogram`` — a partial or final histogram (:class:`~.results.Histogram` fields).
 * ``curve`` — a partial or final line chart such as a CDF (:class:`~.results.Curve`
   fields); a later event with the same ``name`` replaces an earlier one.
+* ``curve_point`` — one sampled point of a training curve: the ``series`` (run) it
+  belongs to, its ``step``, and the metric ``values`` there (task E's losses and grad norm);
+  a live view extends one line per metric and series.
 * ``finished`` — the final result: the report dict (or, for internal entries such as A's
   cold-start round, that entry's payload).
 * ``failed`` — the run stopped: ``kind`` is ``"usage"`` (bad request: unavailable device,
@@ -59,6 +62,13 @@ class CurveEvent:
 
 
 @dataclass(frozen=True)
+class CurvePoint:
+    series: str
+    step: int
+    values: dict[str, float]
+
+
+@dataclass(frozen=True)
 class Finished:
     result: dict[str, Any]
 
@@ -70,7 +80,7 @@ class Failed:
     detail: str = ""
 
 
-Event = Started | Progress | Message | HistogramEvent | CurveEvent | Finished | Failed
+Event = Started | Progress | Message | HistogramEvent | CurveEvent | CurvePoint | Finished | Failed
 
 _NAMES: dict[type, str] = {
     Started: "started",
@@ -78,6 +88,7 @@ _NAMES: dict[type, str] = {
     Message: "message",
     HistogramEvent: "histogram",
     CurveEvent: "curve",
+    CurvePoint: "curve_point",
     Finished: "finished",
     Failed: "failed",
 }

@@ -76,8 +76,24 @@ def write_figure(h: Histogram, path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+def _draw_secondary(ax, c: Curve) -> list:
+    """``c``'s secondary lines, dashed, on a second y axis at the right of ``ax``; returns
+    them for the shared legend. On a log axis, values <= 0 are left out."""
+    right = ax.twinx()
+    colors = ("#c44e52", "#8c8c8c", "#55a868", "#8172b2")
+    lines = []
+    for s, color in zip(c.secondary, colors * len(c.secondary)):
+        y = [v if v > 0 or not c.secondary_log else float("nan") for v in s.y]
+        lines += right.plot(s.x, y, "--", color=color, linewidth=1.0, label=s.label)
+    if c.secondary_log and any(v > 0 for s in c.secondary for v in s.y):
+        right.set_yscale("log")
+    right.set_ylabel(c.secondary_ylabel)
+    return lines
+
+
 def write_curve(c: Curve, path: Path) -> None:
-    """A line chart of ``c``: one line per series (steps for a CDF), with a legend."""
+    """A line chart of ``c``: one line per series (steps for a CDF), the secondary lines on
+    a second axis, with one legend."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -98,8 +114,11 @@ def write_curve(c: Curve, path: Path) -> None:
     ax.set_xlabel(c.xlabel)
     ax.set_ylabel(c.ylabel)
     ax.grid(alpha=0.3)
-    if any(s.x for s in c.series):
-        ax.legend(fontsize=8)
+    handles = ax.get_lines()
+    if c.secondary:
+        handles = [*handles, *_draw_secondary(ax, c)]
+    if any(s.x for s in (*c.series, *c.secondary)):
+        ax.legend(handles=handles, fontsize=8)
     fig.savefig(path, dpi=120)
 
 

@@ -14,6 +14,7 @@ _MODULES = {
     "C3": "fpinspect.experiments.tasks.rsqrt_newton",
     "D": "fpinspect.experiments.tasks.data_movement",
     "B": "fpinspect.experiments.tasks.accumulated_error",
+    "E": "fpinspect.experiments.tasks.training",
 }
 TASK_IDS = tuple(_MODULES)
 

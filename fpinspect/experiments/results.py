@@ -67,7 +67,8 @@ class Series:
 class Curve:
     """Lines over a common x axis (an empirical CDF, a trend); rendered as a line chart,
     as steps when ``steps`` is set (a CDF is a step function). ``xscale`` is ``"linear"``
-    or ``"log"``."""
+    or ``"log"``. ``secondary`` lines (differences, bands) go on a second y axis on the
+    right, labelled ``secondary_ylabel`` and log-scaled when ``secondary_log``."""
 
     name: str
     title: str
@@ -76,11 +77,16 @@ class Curve:
     series: tuple[Series, ...]
     xscale: str = "linear"
     steps: bool = False
+    secondary: tuple[Series, ...] = ()
+    secondary_ylabel: str = ""
+    secondary_log: bool = False
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Curve:
-        series = tuple(Series(s["label"], tuple(s["x"]), tuple(s["y"])) for s in d["series"])
-        return cls(**{**d, "series": series})
+        def lines(items) -> tuple[Series, ...]:
+            return tuple(Series(s["label"], tuple(s["x"]), tuple(s["y"])) for s in items)
+
+        return cls(**{**d, "series": lines(d["series"]), "secondary": lines(d.get("secondary", ()))})
 
 
 def cdf_series(label: str, values, points: int = 200) -> Series:

@@ -3,13 +3,16 @@
 ``run`` starts the task in a child process (:class:`~fpinspect.experiments.engine.ExperimentProcess`), shows
 its progress with Rich on stderr, then prints the report (a table, or one JSON object
 with ``--format json``) on stdout and writes ``--out``. ``--seed`` and ``--set KEY=VALUE``
-change the profile's settings (checked before anything starts). Exit status: 0 done; 2 bad
-usage (unknown task, bad setting, unavailable device, unwritable ``--out``); 1 the
-experiment itself failed.
+change the profile's settings (checked before anything starts). Task E also takes
+``--nproc N`` (train under torchrun with N processes), keeps its checkpoints in ``--out``,
+and ``--resume DIR`` continues a stopped run set there. Exit status: 0 done; 2 bad
+usage (unknown task, bad setting, unavailable device, unwritable ``--out``, nothing to
+resume); 1 the experiment itself failed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -28,7 +31,8 @@ from ..experiments.events import Event, Message, Progress, Started
 from ..experiments.output import agreement, dtypes_of, format_cell, undrawn_figures, write_outputs
 from ..experiments.registry import TASK_IDS, UnknownTask, all_tasks, canonical_id, get_task
 from ..experiments.results import Report
-from ..experiments.settings import PROFILES, SettingError
+from ..experiments.settings import PROFILES, SettingError, TaskSettings
+from ..experiments.training.store import read_run, same_computation
 from .render import console
 
 
@@ -93,6 +97,48 @@ def render_report(console: Console, report: Report) -> None:
         console.print(f"[dim]Also in report.md (--out) and --format json: {'; '.join(hidden)}.[/dim]")
 
 
+def _training_options(
+    task_id: str,
+    settings: TaskSettings,
+    device: str,
+    profile: str,
+    out: Path | None,
+    nproc: int | None,
+    resume: Path | None,
+) -> tuple[TaskSettings, str, str, Path | None]:
+    """Apply ``--nproc`` and ``--resume`` (tasks with ``nproc`` and ``run_dir`` settings,
+    i.e. task E) and point the run's checkpoints at ``--out``; returns the settings, the
+    device, the profile and the output folder to use (a resumed set keeps its own)."""
+    names = {f.name for f in dataclasses.fields(settings)}
+    if "run_dir" not in names:
+        if nproc is not None or resume is not None:
+            _fail(f"task {task_id} runs in one process; --nproc and --resume are for task E.", 2)
+        return settings, device, profile, out
+    changes: dict = {}
+    if resume is not None:
+        saved = read_run(resume)
+        if saved is None or saved.get("task") != task_id:
+            _fail(f"{resume} holds no stopped run of task {task_id} to resume (no checkpoints/run.json there).", 2)
+        try:
+            settings = type(settings).from_dict(saved["settings"])
+        except (ValueError, TypeError) as exc:
+            _fail(f"{resume}/checkpoints/run.json holds settings this version cannot use: {exc}.", 2)
+        device = saved.get("device", device) if device == "auto" else device
+        profile = next(
+            (p for p in PROFILES if not same_computation(saved["settings"], settings.profile(p).to_dict())), profile
+        )
+        out = out if out is not None else resume
+        changes.update(resume=True, run_dir=str(resume.resolve()))
+    elif out is not None:
+        changes["run_dir"] = str(out.resolve())
+    if nproc is not None:
+        changes["nproc"] = nproc
+    try:
+        return dataclasses.replace(settings, **changes), device, profile, out
+    except ValueError as exc:
+        _fail(f"task {task_id}: {exc}.", 2)
+
+
 @click.command("run")
 @click.argument("task")
 @click.option("--device", type=click.Choice(DEVICES), default="auto", show_default=True,
@@ -105,8 +151,20 @@ def render_report(console: Console, report: Report) -> None:
 @click.option("--seed", type=int, help="Seed of the inputs (default: the profile's).")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE",
               help="Change one setting of the profile (repeatable; see `fpinspect tasks`).")  # fmt: skip
+@click.option("--nproc", type=click.IntRange(min=1),
+              help="Task E: train with N processes under torchrun (DistributedDataParallel).")  # fmt: skip
+@click.option("--resume", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Task E: continue the stopped run set in DIR (its --out folder).")  # fmt: skip
 def run_command(
-    task: str, device: str, profile: str, out: Path | None, fmt: str, seed: int | None, assignments: tuple[str, ...]
+    task: str,
+    device: str,
+    profile: str,
+    out: Path | None,
+    fmt: str,
+    seed: int | None,
+    assignments: tuple[str, ...],
+    nproc: int | None,
+    resume: Path | None,
 ) -> None:
     """Run TASK of the fusion precision test plan (see `fpinspect tasks`)."""
     try:
@@ -117,6 +175,9 @@ def run_command(
         settings = get_task(task_id).settings.profile(profile).with_overrides(seed, assignments)
     except SettingError as exc:
         _fail(f"task {task_id}: {exc}.", 2)
+    if resume is not None and (seed is not None or assignments):
+        _fail("--resume continues a run set with the settings it was started with; drop --seed and --set.", 2)
+    settings, device, profile, out = _training_options(task_id, settings, device, profile, out, nproc, resume)
     if out is not None:
         try:
             out.mkdir(parents=True, exist_ok=True)

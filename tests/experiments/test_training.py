@@ -133,6 +133,28 @@ Root Cause (first observed failure):
     assert root_cause("Traceback: something else entirely") is None
 
 
+def run_cli(*args):
+    from click.testing import CliRunner
+
+    from fpinspect.cli.experiments import run_command
+
+    return CliRunner().invoke(run_command, list(args))
+
+
+@pytest.mark.parametrize(
+    ("args", "sentence"),
+    [
+        (["C1", "--nproc", "2"], "task C1 runs in one process; --nproc and --resume are for task E."),
+        (["E", "--nproc", "3"], "task E: batch_size 16 must split evenly over nproc 3."),
+        (["E", "--resume", "{tmp}"], "{tmp} holds no stopped run of task E to resume"),
+    ],
+)
+def test_training_options_refuse_bad_usage_in_one_sentence(tmp_path, args, sentence):
+    result = run_cli(*(a.format(tmp=tmp_path) for a in args))
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.stderr.strip().startswith("fpinspect run: " + sentence.format(tmp=tmp_path))
+
+
 # -- slow: real runs -------------------------------------------------------------------
 
 
@@ -218,8 +240,12 @@ def test_a_dying_rank_fails_clearly_and_the_run_resumes_bit_exactly(two_processe
     assert json.loads((tmp_path / "checkpoints" / "run.json").read_text())["settings"]["nproc"] == 2
     assert (tmp_path / "checkpoints" / "eager" / "latest.pt").exists()
 
-    resumed, _ = run_set(dataclasses.replace(settings, resume=True))
-    d = resumed.data
+    # continued from the command line, which takes the settings and device from run.json
+    result = run_cli("E", "--resume", str(tmp_path), "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    d = json.loads(result.stdout)
+    assert d["settings"] == {**settings.to_dict(), "resume": True, "run_dir": str(tmp_path.resolve())}
+    assert (tmp_path / "figures" / "e_train_loss.png").exists() and (tmp_path / "report.md").exists()
     assert d["timing"]["eager"]["resumed_at"] == 4 and d["timing"]["fused"]["resumed_at"] == 0
     uninterrupted = two_processes[0].data
     for run in ("eager", "fused", "noise_run"):

@@ -36,6 +36,7 @@ from ..results import Curve, Series, Table, Verdict
 from ..settings import TaskSettings
 from ..task import Emit, Task
 from ..training.divergence import FACTOR, Divergence, first_divergence, noise_band
+from ..training.store import Checkpoints, read_run, same_computation
 
 #: Metrics compared for divergence, with the per-sample count of values averaged into them.
 COMPARED = ("train_loss", "eval_loss", "grad_norm")
@@ -44,8 +45,6 @@ NOISE_KINDS = {
     "(random direction)",
     "data_order": "a second eager run whose batches come from the next data-order seed",
 }
-#: Settings that may change when a stopped set is resumed.
-RESUMABLE_CHANGES = ("run_dir", "resume", "nproc", "collective_timeout_s")
 
 
 @dataclass(frozen=True)
@@ -273,37 +272,28 @@ def run_dir_of(s: TrainingSettings) -> Path:
     return Path(s.run_dir).resolve() if s.run_dir else Path.cwd()
 
 
-def read_run(run_dir: Path) -> dict[str, Any] | None:
-    """The ``run.json`` of a run set in ``run_dir`` (settings and device), or None."""
-    path = run_dir / "checkpoints" / "run.json"
-    try:
-        return json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def _prepare(s: TrainingSettings, backend: Backend, run_dir: Path) -> None:
-    root = run_dir / "checkpoints"
+    """Check a resumed set against its ``run.json``, or clear the folder of an old one;
+    then record this set's settings."""
+    store = Checkpoints(run_dir)
     if s.resume:
         saved = read_run(run_dir)
         if saved is None:
             raise ValueError(f"{run_dir} holds no checkpoints of task E to resume")
-        mine = {k: v for k, v in s.to_dict().items() if k not in RESUMABLE_CHANGES}
-        theirs = {k: v for k, v in saved["settings"].items() if k not in RESUMABLE_CHANGES}
-        if mine != theirs:
-            changed = sorted(k for k in mine if mine[k] != theirs.get(k))
+        changed = same_computation(s.to_dict(), saved["settings"])
+        if changed:
             raise ValueError(f"{run_dir} was started with other settings ({', '.join(changed)})")
-    elif root.exists():
-        shutil.rmtree(root)
-    root.mkdir(parents=True, exist_ok=True)
-    run = {"task": "E", "device": backend.name, "settings": s.to_dict()}
-    (root / "run.json").write_text(json.dumps(run, indent=2), "utf-8")
+    elif store.root.exists():
+        shutil.rmtree(store.root)
+    store.root.mkdir(parents=True, exist_ok=True)
+    run = {"task": TASK.id, "device": backend.name, "settings": s.to_dict()}
+    store.run_file.write_text(json.dumps(run, indent=2), "utf-8")
 
 
 def train_entry(s: TrainingSettings, backend: Backend, emit: Emit, workdir: Path) -> dict[str, Any]:
     """What each rank runs under torchrun: join the process group, train the run set."""
     from ..training.distributed import process_group
-    from ..training.loop import Checkpoints, train_all
+    from ..training.loop import train_all
 
     with process_group(backend.name, s.collective_timeout_s) as ranks:
         return train_all(s, backend, ranks, Checkpoints(run_dir_of(s)), emit)
@@ -338,7 +328,7 @@ def _launch(s: TrainingSettings, backend: Backend, emit: Emit, run_dir: Path) ->
             log = process.log_path.read_text("utf-8", errors="replace") if process.log_path.exists() else ""
     finally:
         signal.signal(signal.SIGTERM, previous)
-    where = f" after step {last_point.step} of the {last_point.series} run" if last_point else ""
+    where = f" (last sample: step {last_point.step} of the {last_point.series} run)" if last_point else ""
     cause = root_cause(log)
     if cause is not None:
         what = cause.describe()
@@ -365,7 +355,7 @@ def run(s: TrainingSettings, backend: Backend, emit: Emit) -> TrainingResult:
     s = dataclasses.replace(s, run_dir=str(run_dir))
     if s.nproc == 1:
         from ..training.distributed import Ranks
-        from ..training.loop import Checkpoints, train_all
+        from ..training.loop import train_all
 
         payload = train_all(s, backend, Ranks(), Checkpoints(run_dir), emit)
     else:

@@ -42,6 +42,7 @@ from ..tensors import torch_dtype
 from .corpus import VOCAB_SIZE, Corpus, eval_offsets, train_batch
 from .distributed import Ranks
 from .gpt import GPT, GPTConfig, parameter_count
+from .store import Checkpoints
 
 if TYPE_CHECKING:
     from ..tasks.training import TrainingSettings
@@ -61,29 +62,6 @@ class RunSpec:
 
 
 RUNS = (RunSpec("eager"), RunSpec("fused", fused=True), RunSpec("noise", noise=True))
-
-
-class Checkpoints:
-    """The files of a run set below ``<run_dir>/checkpoints``: ``run.json`` (settings and
-    device), ``initial.pt``, and per run ``<run>/latest.pt`` (every ``checkpoint_every``
-    steps) and ``<run>/done.json`` (its samples, once finished)."""
-
-    def __init__(self, run_dir: Path):
-        self.root = run_dir / "checkpoints"
-
-    @property
-    def run_file(self) -> Path:
-        return self.root / "run.json"
-
-    @property
-    def initial(self) -> Path:
-        return self.root / "initial.pt"
-
-    def latest(self, run: str) -> Path:
-        return self.root / run / "latest.pt"
-
-    def done(self, run: str) -> Path:
-        return self.root / run / "done.json"
 
 
 def save_atomically(obj: Any, path: Path) -> None:

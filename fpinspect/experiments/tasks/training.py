@@ -55,8 +55,10 @@ class TrainingSettings(TaskSettings):
     sequences per step, AdamW, warm-up + cosine ``lr`` → ``min_lr``, clipping at
     ``grad_clip``), the sampling (every ``sample_every`` steps, ``eval_batches`` fixed
     evaluation batches), ``dtype`` = the autocast dtype, ``noise`` (:data:`NOISE_KINDS`),
-    and how it runs: ``nproc`` processes, ``checkpoint_every`` steps, ``run_dir`` (empty:
-    the child's working directory), ``resume``."""
+    and how it runs: ``nproc`` processes of ``threads`` CPU threads each (0: torch's
+    default; the quick profile takes 1 — its kernels are too small to share, and the numbers
+    then do not depend on the machine's core count), ``checkpoint_every`` steps, ``run_dir``
+    (empty: the child's working directory), ``resume``."""
 
     dtype: str = "bfloat16"
     n_layer: int = 12
@@ -78,6 +80,7 @@ class TrainingSettings(TaskSettings):
     noise: str = "one_ulp"
     checkpoint_every: int = 200
     nproc: int = 1
+    threads: int = 0
     collective_timeout_s: float = 300.0
     run_dir: str = ""
     resume: bool = False
@@ -85,7 +88,7 @@ class TrainingSettings(TaskSettings):
     QUICK: ClassVar = {
         "n_layer": 4, "n_head": 4, "n_embd": 64, "block_size": 64, "batch_size": 16, "steps": 300,
         "sample_every": 10, "eval_batches": 4, "lr": 2e-3, "min_lr": 2e-4, "warmup_steps": 30,
-        "checkpoint_every": 100,
+        "checkpoint_every": 100, "threads": 1,
     }  # fmt: skip
 
     def __post_init__(self):
@@ -299,6 +302,10 @@ def train_entry(s: TrainingSettings, backend: Backend, emit: Emit, workdir: Path
         return train_all(s, backend, ranks, Checkpoints(run_dir_of(s)), emit)
 
 
+def _exit_on_sigterm(signum, frame):
+    raise SystemExit(128 + signum)
+
+
 def _launch(s: TrainingSettings, backend: Backend, emit: Emit, run_dir: Path) -> dict[str, Any]:
     """Run :func:`train_entry` on ``s.nproc`` ranks under torchrun, relaying rank 0's events."""
     from ..child import rank_events_path
@@ -311,7 +318,7 @@ def _launch(s: TrainingSettings, backend: Backend, emit: Emit, run_dir: Path) ->
     last_point: CurvePoint | None = None
     failure: Failed | None = None
     # A cancelled parent sends SIGTERM: leave through the with-block so torchrun is stopped too.
-    previous = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(SystemExit(143)))
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         with ExperimentProcess(
             TASK.id, s, device=backend.name, entry="train", workdir=workdir, launcher=torchrun_launcher(s.nproc)

@@ -284,6 +284,8 @@ class Trainer:
 
 def train_all(s: TrainingSettings, backend: Backend, ranks: Ranks, store: Checkpoints, emit: Emit) -> dict[str, Any]:
     """The run set (:data:`RUNS`) one after the other; the payload task E analyses."""
+    if s.threads:
+        torch.set_num_threads(s.threads)
     parameters = write_initial_weights(s, store, ranks)
     emit(Message(f"GPT with {parameters:,} parameters, {ranks.world} process(es), autocast {s.dtype}"))
     runs = {spec.name: Trainer(spec, s, backend, ranks, store, emit).run() for spec in RUNS}

@@ -39,7 +39,7 @@ from ..backends.base import Backend
 from ..events import CurvePoint, Message, Progress
 from ..task import Emit
 from ..tensors import torch_dtype
-from .corpus import VOCAB_SIZE, Corpus, eval_offsets, train_batch
+from .corpus import VOCAB_SIZE, Corpus, eval_offsets, train_batch, windows
 from .distributed import Ranks
 from .gpt import GPT, GPTConfig, parameter_count
 from .store import Checkpoints
@@ -158,8 +158,6 @@ class Trainer:
         return torch.autocast(device_type=self.backend.device, dtype=self.amp_dtype)
 
     def _evaluate(self, model: torch.nn.Module) -> float:
-        from .corpus import windows
-
         model.eval()
         total = torch.zeros((), dtype=torch.float64, device=self.device or "cpu")
         with torch.no_grad(), self._autocast():

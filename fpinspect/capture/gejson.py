@@ -1,7 +1,7 @@
 """Write a dump graph as ``atc --mode=5 --json`` writes GE's ``Build`` graph.
 
 The JSON is GE's ``ModelDef`` protobuf through Pb2Json (``ascend_formats.md`` §1.3-1.5), so
-it has the same quirks the reader (:mod:`fpinspect.dumps.graph`) absorbs: maps as lists of
+it has the same quirks the reader (:mod:`fpinspect.dumps.ge_decode`) absorbs: maps as lists of
 ``{"key", "value"}``; ``AttrDef`` as a oneof (``"i": 0`` is written); fields at their proto3
 default omitted (``id`` 0, the ``shape`` of a scalar, empty ``input`` or ``attr``); enums by
 name (``"DT_FLOAT16"``, ``"VT_LIST_INT"``); singular strings C-escaped, repeated ones raw.

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dumps.graph import GE_TO_NUMPY
+from ..dumps.ge_types import GE_TO_NUMPY
 from ..dumps.layouts import pack_layout
 
 #: Channel / column block of NC1HWC0 and FRACTAL_NZ for 16- and 32-bit floats.

@@ -10,7 +10,9 @@ error), :mod:`.report` (the summary), tied together by :class:`~.compare.DumpCom
 from .compare import DumpComparison
 from .datadump import DumpFile, DumpIndex, normalise_name
 from .errors import InputError
-from .graph import FUSED_TYPES, FusedOp, GeModel, fused_ops, load_graph, original_subgraph
+from .fusion import FusedOp, fused_ops, original_subgraph
+from .ge_types import FUSED_TYPES
+from .graph import GeModel, load_graph
 from .localise import Evidence, Localisation, OpFinding, OpRecords, localise
 from .pair import STATUS_DOC, PairResult, compare_arrays, compare_npy
 from .plan import PairPlan, PairPlans, plan_pairs

@@ -16,7 +16,8 @@ import threading
 from collections.abc import Callable, Mapping
 
 from .datadump import DumpIndex
-from .graph import FusedOp, GeModel, collector_paused, fused_ops, load_graph
+from .fusion import FusedOp, fused_ops
+from .graph import GeModel, collector_paused, load_graph
 from .localise import AMPLIFICATION, Evidence, Localisation, OpRecords, localise
 from .pair import PairResult, compare_arrays
 from .plan import PairPlan, PairPlans, plan_pairs

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from .graph import GE_DTYPES
+from .ge_types import GE_DTYPES
 from .protoschema import Field, build_schema
 
 PACKAGE = "ge.proto"

@@ -119,7 +119,7 @@ def read_text_graph(path: str) -> dict[str, Any]:
 
 def _fill(msg, shape: dict[str, Any]) -> None:
     """Set the fields of ``msg`` from its atc-JSON dict (the inverse of :func:`as_json_shape`)."""
-    from .graph import c_unescape_bytes
+    from .ge_decode import c_unescape_bytes
 
     for key, value in shape.items():
         fd = msg.DESCRIPTOR.fields_by_name[key]

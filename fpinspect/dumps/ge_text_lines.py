@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from .graph import c_unescape_bytes
+from .ge_decode import c_unescape_bytes
 
 _INT_TYPES = frozenset({
     FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT32,

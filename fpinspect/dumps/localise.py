@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .graph import FusedOp
+from .fusion import FusedOp
 from .records import Record
 from .verdict import format_score, worst_verdict
 

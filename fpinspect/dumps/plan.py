@@ -14,7 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .datadump import DumpFile, DumpIndex, name_clashes
-from .graph import FusedOp, GeModel, TensorDesc, is_data_source
+from .fusion import FusedOp
+from .ge_decode import TensorDesc
+from .ge_types import is_data_source
+from .graph import GeModel
 
 #: Plan statuses that leave nothing to compare.
 _NOT_COMPARABLE = ("NO_MAPPING", "SKIPPED_CONST_DATA", "FILE_NOT_FOUND", "ORIGIN_NOT_FOUND", "AMBIGUOUS_DUMP")

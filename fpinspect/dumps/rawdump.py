@@ -28,7 +28,8 @@ from google.protobuf.message import DecodeError
 from ..numerics.chunks import NpyFile
 from .dump_data import FORMATS, message_classes
 from .errors import InputError
-from .graph import GE_DTYPES, TensorDesc, numpy_dtype_name
+from .ge_decode import TensorDesc
+from .ge_types import GE_DTYPES, numpy_dtype_name
 from .npyio import open_regular
 
 RAW_LOAD_ERROR = "RAW_LOAD_ERROR"

@@ -18,7 +18,8 @@ import numpy as np
 from ..numerics import float_format, is_supported
 from ..numerics.chunks import CastView
 from .errors import InputError
-from .graph import TensorDesc, numpy_dtype_name
+from .ge_decode import TensorDesc
+from .ge_types import numpy_dtype_name
 from .layouts import PLAIN_LAYOUTS, LayoutError, convert_layout, needs_conversion
 from .plan import PairPlan
 from .tensors import dump_desc, load_dump, open_dump

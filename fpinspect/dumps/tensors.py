@@ -7,7 +7,7 @@ import numpy as np
 from ..numerics.chunks import NpyFile
 from .datadump import DumpFile
 from .errors import InputError
-from .graph import TensorDesc
+from .ge_decode import TensorDesc
 from .npyio import as_array, open_npy
 from .rawdump import RAW_LOAD_ERROR, tensor_array, tensor_file
 

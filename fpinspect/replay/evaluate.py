@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dumps.graph import numpy_dtype_name
+from ..dumps.ge_types import numpy_dtype_name
 from ..numerics import float_format, is_supported
 from .ops import ELEMENTWISE, OPS, OpCall, Unsupported
 from .subgraph import Subgraph, logical_shape

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..dumps.graph import FusedOp, GeModel, OpInfo, TensorDesc
+from ..dumps.fusion import FusedOp
+from ..dumps.ge_decode import OpInfo, TensorDesc
+from ..dumps.graph import GeModel
 
 Key = tuple[str, int]  #: (op name, output index)
 

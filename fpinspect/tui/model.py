@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..dumps import DumpComparison, DumpIndex, FusedOp, GeModel, PairPlan, Record, fused_ops, load_graph
-from ..dumps.graph import collector_paused, original_subgraph
+from ..dumps.fusion import original_subgraph
+from ..dumps.graph import collector_paused
 from ..dumps.localise import Localisation, OpFinding
 from ..dumps.plan import PairPlans, plan_pairs
 from ..dumps.verdict import worst_verdict

@@ -19,7 +19,8 @@ from fpinspect.capture.partition import Region, partition
 from fpinspect.capture.storage import describe, store
 from fpinspect.capture.trace import build_graph, export
 from fpinspect.dumps.datadump import DumpIndex
-from fpinspect.dumps.graph import fused_ops, load_graph
+from fpinspect.dumps.fusion import fused_ops
+from fpinspect.dumps.graph import load_graph
 from fpinspect.dumps.layouts import convert_layout
 
 

@@ -8,7 +8,8 @@ import torch
 from capturecases import INJECTED_REGION, compare
 
 from fpinspect.dumps.datadump import DumpIndex
-from fpinspect.dumps.graph import fused_ops, load_graph
+from fpinspect.dumps.fusion import fused_ops
+from fpinspect.dumps.graph import load_graph
 
 pytestmark = pytest.mark.slow  # the session's captures compile with Inductor
 

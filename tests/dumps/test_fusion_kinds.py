@@ -3,7 +3,8 @@
 from gefixtures import GraphBuilder, tensor
 from protofixtures import real_ge
 
-from fpinspect.dumps.graph import fused_ops, fused_type_counts, is_fused, load_graph
+from fpinspect.dumps.fusion import fused_ops, fused_type_counts, is_fused
+from fpinspect.dumps.graph import load_graph
 
 
 def _ub_graph(tmp_path):
@@ -60,7 +61,7 @@ def test_real_ub_fusion_graph_lists_its_fused_convolutions():
 def test_unfused_ops_present_in_both_runs_are_compared_by_name(tmp_path):
     from gefixtures import chain_pair
 
-    from fpinspect.dumps.graph import compared_ops
+    from fpinspect.dumps.fusion import compared_ops
 
     on, off = chain_pair()
     on_model, off_model = load_graph(on.write(tmp_path / "on.json")), load_graph(off.write(tmp_path / "off.json"))

@@ -9,8 +9,10 @@ from protofixtures import real_ge as _real
 from protofixtures import text_graph
 
 from fpinspect.dumps.errors import InputError
+from fpinspect.dumps.fusion import fused_ops
+from fpinspect.dumps.ge_decode import c_unescape
 from fpinspect.dumps.ge_text import c_escape, parse_text_graph
-from fpinspect.dumps.graph import c_unescape, fused_ops, load_graph
+from fpinspect.dumps.graph import load_graph
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_dumps" / "regression" / "dumpgraph_af_open" / "Build.json"
 

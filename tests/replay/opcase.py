@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fpinspect.dumps.graph import InputRef, OpInfo, TensorDesc
+from fpinspect.dumps.ge_decode import InputRef, OpInfo, TensorDesc
 
 GE = {np.dtype(np.float16): "DT_FLOAT16", np.dtype(np.float32): "DT_FLOAT", np.dtype(np.float64): "DT_DOUBLE",
       np.dtype(np.int32): "DT_INT32", np.dtype(np.int64): "DT_INT64", np.dtype(bool): "DT_BOOL"}  # fmt: skip

@@ -6,7 +6,8 @@ from __future__ import annotations
 from textual.content import Content
 
 from ...cli.render import BAD_STATUSES
-from ...dumps.graph import TensorDesc, numpy_dtype_name
+from ...dumps.ge_decode import TensorDesc
+from ...dumps.ge_types import numpy_dtype_name
 
 VERDICT_STYLE = {"pass": "$text-success", "warn": "$text-warning", "fail": "bold $text-error"}
 ROLE_STYLE = {"introduced": "bold $text-error", "inherited": "$foreground-muted", "unverified": "$text-warning"}

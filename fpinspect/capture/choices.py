@@ -5,7 +5,7 @@ from __future__ import annotations
 DTYPE_NAMES = ("float16", "bfloat16", "float32")
 DEVICES = ("cpu", "cuda")
 LAYOUT_MODES = ("plain", "ascend")
-DEMO_NAMES = ("transformer", "conv")
+DEMO_NAMES = ("transformer", "conv", "encoder", "rotary", "mlp", "cancellation")
 
 #: ``--inject`` kinds: SIMULATED regressions (see :mod:`.inject`).
 INJECT_KINDS = {

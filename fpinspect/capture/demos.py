@@ -59,6 +59,57 @@ class ConvBlock(nn.Module):
         return pooled, pooled.mean(dim=(2, 3))
 
 
+class RotaryBlock(nn.Module):
+    """RMSNorm, a query projection, then a rotary position embedding (the ``rotate_half``
+    form: the two halves of each head swapped, one negated, mixed by cos and sin)."""
+
+    def __init__(self, dim: int = 32, heads: int = 2, tokens: int = 8):
+        super().__init__()
+        self.heads = heads
+        self.norm = nn.RMSNorm(dim)
+        self.q = nn.Linear(dim, dim)
+        head = dim // heads
+        inverse = 1.0 / 10000 ** (torch.arange(0, head, 2).float() / head)
+        angles = torch.outer(torch.arange(tokens).float(), inverse)
+        angles = torch.cat([angles, angles], dim=-1)
+        self.register_buffer("cos", angles.cos())
+        self.register_buffer("sin", angles.sin())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, d = x.shape
+        q = self.q(self.norm(x)).view(b, s, self.heads, d // self.heads).transpose(1, 2)
+        half = q.shape[-1] // 2
+        rotated = torch.cat([-q[..., half:], q[..., :half]], dim=-1)
+        return q * self.cos + rotated * self.sin
+
+
+class NormMLP(nn.Module):
+    """LayerNorm, a GELU MLP, then softmax over the features."""
+
+    def __init__(self, dim: int = 32, hidden: int = 64):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fc1 = nn.Linear(dim, hidden)
+        self.fc2 = nn.Linear(hidden, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(F.gelu(self.fc1(self.norm(x)))).softmax(dim=-1)
+
+
+class Cancellation(nn.Module):
+    """A projection, then ``(exp(0.05 y) - 1) * 20``: ``exp`` of a small number is close to
+    1, so subtracting 1 cancels its leading bits. Eager rounds ``exp`` to the model's
+    dtype before the subtraction; a fused kernel keeps it in fp32 and is closer to the
+    exact result."""
+
+    def __init__(self, dim: int = 64):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (torch.exp(self.proj(x) * 0.05) - 1) * 20
+
+
 def _randomise_norms(module: nn.Module, gen: torch.Generator) -> None:
     """Give batch-norm layers non-trivial statistics, as a trained network has."""
     for m in module.modules():
@@ -87,8 +138,45 @@ def conv(seed: int = 0) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     return model, (torch.randn(2, 8, 16, 16, generator=gen),)
 
 
+def encoder(seed: int = 0) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """``nn.TransformerEncoderLayer`` (post-norm, ReLU, dropout 0.1 off in eval), batch 2 x
+    8 tokens x 32 features, 2 heads, feed-forward width 64."""
+    torch.manual_seed(seed)
+    model = nn.TransformerEncoderLayer(32, 2, dim_feedforward=64, dropout=0.1, batch_first=True)
+    gen = torch.Generator().manual_seed(seed + 1)
+    return model, (torch.randn(2, 8, 32, generator=gen),)
+
+
+def rotary(seed: int = 0) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """RMSNorm + linear + rotary embedding, batch 2 x 8 tokens x 32 features, 2 heads."""
+    torch.manual_seed(seed)
+    model = RotaryBlock()
+    gen = torch.Generator().manual_seed(seed + 1)
+    return model, (torch.randn(2, 8, 32, generator=gen),)
+
+
+def mlp(seed: int = 0) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """LayerNorm + GELU MLP + softmax, batch 2 x 8 tokens x 32 features, width 64."""
+    torch.manual_seed(seed)
+    model = NormMLP()
+    gen = torch.Generator().manual_seed(seed + 1)
+    return model, (torch.randn(2, 8, 32, generator=gen),)
+
+
+def cancellation(seed: int = 0) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """Projection + ``(exp(0.05 y) - 1) * 20``, 16 rows x 64 features."""
+    torch.manual_seed(seed)
+    model = Cancellation()
+    gen = torch.Generator().manual_seed(seed + 1)
+    return model, (torch.randn(16, 64, generator=gen),)
+
+
 #: Demo name -> factory.
 DEMOS: dict[str, Callable[[int], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
     "transformer": transformer,
     "conv": conv,
+    "encoder": encoder,
+    "rotary": rotary,
+    "mlp": mlp,
+    "cancellation": cancellation,
 }

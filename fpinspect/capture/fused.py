@@ -52,11 +52,17 @@ class CompiledRegion:
 
 
 def region_module(graph: TracedGraph, region: Region) -> fx.GraphModule:
-    """The region as a graph module: ``forward(*region.inputs) -> tuple(region.outputs)``."""
+    """The region as a graph module: ``forward(*region.inputs) -> tuple(region.outputs)``.
+
+    An input that is no tensor of the program (a number :mod:`.geops` made a ``Const``)
+    is a placeholder nothing reads: the members' own arguments hold that number.
+    """
     g = fx.Graph()
-    mapping: dict[fx.Node, fx.Node] = {
-        graph.value_nodes[ref]: g.placeholder(f"in_{k}") for k, ref in enumerate(region.inputs)
-    }
+    mapping: dict[fx.Node, fx.Node] = {}
+    for k, ref in enumerate(region.inputs):
+        placeholder = g.placeholder(f"in_{k}")
+        if ref in graph.value_nodes:
+            mapping[graph.value_nodes[ref]] = placeholder
     for op in region.members:
         copy = g.node_copy(op.node, lambda n: mapping[n])
         mapping[op.node] = copy

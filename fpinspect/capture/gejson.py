@@ -18,6 +18,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .storage import Desc
 
 #: GE ``Format`` enum numbers (``format_for_int``) of the layouts capture writes.
@@ -35,18 +37,32 @@ def c_escape(text: str) -> str:
     return "".join(out)
 
 
+def float32_text(value: float) -> str:
+    """A float attribute as GE holds it (a C++ ``float``): the shortest decimal that reads
+    back as the same float32 (``0.1`` for 0.100000001490116...). Pb2Json writes singular
+    floats as strings; ``%g`` would lose digits (``0.0883883`` for 1/sqrt(128))."""
+    return str(np.float32(value))
+
+
 def attr_value(value: Any) -> dict:
-    """One ``AttrDef``: str -> ``s``, bool -> ``b``, int -> ``i``, list of str / int -> ``list``."""
+    """One ``AttrDef``: str -> ``s``, bool -> ``b``, int -> ``i``, float -> ``f`` (float32
+    text), list of str / int / float -> ``list``."""
     if isinstance(value, str):
         return {"s": c_escape(value)}
     if isinstance(value, bool):
         return {"b": value}
     if isinstance(value, int):
         return {"i": value}
+    if isinstance(value, float):
+        return {"f": float32_text(value)}
     if isinstance(value, (list, tuple)):
-        strings = all(isinstance(v, str) for v in value)
-        member, val_type = ("s", "VT_LIST_STRING") if strings and value else ("i", "VT_LIST_INT")
-        listed: dict[str, Any] = {member: list(value)} if value else {}
+        if value and all(isinstance(v, str) for v in value):
+            member, val_type, items = "s", "VT_LIST_STRING", list(value)
+        elif any(isinstance(v, float) for v in value):  # repeated floats are JSON numbers
+            member, val_type, items = "f", "VT_LIST_FLOAT", [float(np.float32(v)) for v in value]
+        else:
+            member, val_type, items = "i", "VT_LIST_INT", [int(v) for v in value]
+        listed: dict[str, Any] = {member: items} if value else {}
         return {"list": {**listed, "val_type": val_type}}
     raise TypeError(f"no AttrDef encoding for {value!r}")
 

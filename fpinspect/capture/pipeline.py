@@ -128,7 +128,7 @@ class Capture:
             if op.is_source:
                 close.source(op)
             else:
-                close.op(op.name, op.type, op.inputs, op.refs(), cube=op.cube)
+                close.op(op.name, op.type, op.inputs, op.refs(), cube=op.cube, attrs=op.attrs)
         opened = _Side(self.graph, fused_env, storage_layouts, DumpWriter(pair.open_data, raw=raw))
         for op in self.graph.ops:
             if op.is_source:
@@ -139,7 +139,7 @@ class Capture:
                 r = compiled[unit]
                 opened.op(r.name, r.type, unit.inputs, unit.outputs, original=unit)
             else:
-                opened.op(unit.name, unit.type, unit.inputs, unit.refs(), cube=unit.cube)
+                opened.op(unit.name, unit.type, unit.inputs, unit.refs(), cube=unit.cube, attrs=unit.attrs)
             if progress:
                 progress("writing dumps", done, len(self.fused.units))
         attrs = {"capture_model": self.name, "capture_dtype": _dtype_name(self.dtype),
@@ -173,8 +173,9 @@ class _Side:
         self.writer.add(op.name, op.type, [], [], [self.descs[ref]], attrs)
 
     def op(self, name: str, type: str, inputs: list[ValueRef], outputs: list[ValueRef], *, cube: bool = False,
-           original: Region | None = None) -> None:  # fmt: skip
-        """A kernel (or, with ``original``, a fused region) reading ``inputs``, writing ``outputs``."""
+           attrs: dict | None = None, original: Region | None = None) -> None:  # fmt: skip
+        """A kernel with its GE ``attrs`` (or, with ``original``, a fused region) reading
+        ``inputs``, writing ``outputs``."""
         descs = []
         for k, ref in enumerate(outputs):
             data, desc = store(
@@ -184,7 +185,6 @@ class _Side:
                 desc = replace(desc, origin=(ref.op, ref.index))
             self.stored[ref], self.descs[ref], self.where[ref] = data, desc, f"{name}:{k}"
             descs.append(desc)
-        attrs = None
         if original is not None:
             attrs = {"_datadump_original_op_names": [m.name for m in original.members],
                      "_datadump_original_op_types": [m.type for m in original.members]}  # fmt: skip

@@ -24,11 +24,13 @@ import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from torch import fx
 
 from .errors import CaptureError, first_line
+from .geops import Scalar, ge_form
 from .optable import OPS, check_supported, packet_name, spec_for
 
 DATA, CONST = "data", "const"
@@ -52,9 +54,9 @@ class TensorMeta:
 class Op:
     """One operator: a model input (``data``), a weight or constant (``const``), or a kernel.
 
-    ``inputs`` are the tensors it reads in argument order; ``outputs`` what it produces.
-    ``node`` is the exported FX node (``None`` for data and const ops). Ops compare and hash
-    by identity.
+    ``inputs`` are the tensors it reads in GE's operand order; ``outputs`` what it produces;
+    ``attrs`` its GE attributes (:mod:`.geops`). ``node`` is the exported FX node (``None``
+    for data and const ops). Ops compare and hash by identity.
     """
 
     name: str
@@ -64,6 +66,7 @@ class Op:
     outputs: list[TensorMeta]
     node: fx.Node | None = None
     cube: bool = False
+    attrs: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_source(self) -> bool:
@@ -213,6 +216,14 @@ class _Builder:
         self.sources[name] = value
         self.values[node] = ValueRef(name, 0)
 
+    def scalar(self, op_name: str, scalar: Scalar) -> ValueRef:
+        """A constant operand of ``op_name`` that is no tensor of the program: a ``Const``."""
+        name = self.unique(f"{op_name}/{scalar.role}")
+        op = Op(name, "Const", CONST, [], [TensorMeta(tuple(scalar.value.shape), scalar.value.dtype)])
+        self.consts.append(op)
+        self.sources[name] = scalar.value
+        return ValueRef(name, 0)
+
     def add_call(self, node: fx.Node) -> None:
         """Turn one ``call_function`` node into an op (or, for getitem, name a tensor of one)."""
         if node.target is operator.getitem:
@@ -225,7 +236,7 @@ class _Builder:
                 raise CaptureError(f"operator {node.target} returns something other than tensors, "
                                    "which capture cannot dump")  # fmt: skip
             return  # a runtime assertion (aten._assert_tensor_metadata): nothing to run or dump
-        check_supported(node.target, node.args)
+        check_supported(node.target, node.args, node.kwargs)
         name = _scoped_name(node)
         readers: list[fx.Node] = []
         fx.node.map_arg((node.args, node.kwargs), readers.append)
@@ -240,9 +251,10 @@ class _Builder:
             return
         spec = spec_for(node.target)
         name = self.unique(name)
-        self.kernels.append(
-            Op(name, spec.type, spec.kind, [self.values[n] for n in readers], metas, node, spec.cube)
-        )
+        form = ge_form(node, metas)
+        inputs = [self.scalar(name, operand) if isinstance(operand, Scalar) else self.values[operand]
+                  for operand in form.operands]  # fmt: skip
+        self.kernels.append(Op(name, form.type, spec.kind, inputs, metas, node, spec.cube, form.attrs))
         if isinstance(node.meta.get("val"), (tuple, list)):
             self.multi[node] = name
         else:

@@ -162,7 +162,7 @@ def test_partition_rules():
     units = partition(graph)
     regions = [u for u in units if isinstance(u, Region)]
     members = [[op.type for op in r.members] for r in regions]
-    assert members == [["Relu", "Mul"], ["Add", "SoftmaxV2", "ReduceSum"], ["RealDiv"]]
+    assert members == [["Relu", "Muls"], ["Add", "SoftmaxV2", "ReduceSumD"], ["RealDiv"]]
     assert [r.index for r in regions] == [0, 1, 2]
     plain = [u.type for u in units if not isinstance(u, Region)]
     assert plain == ["MatMulV2"]

@@ -60,27 +60,34 @@ class ConvBlock(nn.Module):
 
 
 class RotaryBlock(nn.Module):
-    """RMSNorm, a query projection, then a rotary position embedding (the ``rotate_half``
-    form: the two halves of each head swapped, one negated, mixed by cos and sin)."""
+    """RMSNorm, query and key projections, then a rotary position embedding as LLaMA
+    writes it: cos / sin tables cut to the sequence length, ``rotate_half`` (the two halves
+    of each head swapped, one negated), ``q * cos + rotate_half(q) * sin``."""
 
-    def __init__(self, dim: int = 32, heads: int = 2, tokens: int = 8):
+    def __init__(self, dim: int = 32, heads: int = 2, max_tokens: int = 16):
         super().__init__()
         self.heads = heads
         self.norm = nn.RMSNorm(dim)
         self.q = nn.Linear(dim, dim)
+        self.k = nn.Linear(dim, dim)
         head = dim // heads
         inverse = 1.0 / 10000 ** (torch.arange(0, head, 2).float() / head)
-        angles = torch.outer(torch.arange(tokens).float(), inverse)
+        angles = torch.outer(torch.arange(max_tokens).float(), inverse)
         angles = torch.cat([angles, angles], dim=-1)
         self.register_buffer("cos", angles.cos())
         self.register_buffer("sin", angles.sin())
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    @staticmethod
+    def rotate_half(x: torch.Tensor) -> torch.Tensor:
+        half = x.shape[-1] // 2
+        return torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         b, s, d = x.shape
-        q = self.q(self.norm(x)).view(b, s, self.heads, d // self.heads).transpose(1, 2)
-        half = q.shape[-1] // 2
-        rotated = torch.cat([-q[..., half:], q[..., :half]], dim=-1)
-        return q * self.cos + rotated * self.sin
+        h = self.norm(x)
+        q, k = (proj(h).view(b, s, self.heads, d // self.heads).transpose(1, 2) for proj in (self.q, self.k))
+        cos, sin = self.cos[:s], self.sin[:s]
+        return q * cos + self.rotate_half(q) * sin, k * cos + self.rotate_half(k) * sin
 
 
 class NormMLP(nn.Module):
@@ -111,8 +118,12 @@ class Cancellation(nn.Module):
 
 
 def _randomise_norms(module: nn.Module, gen: torch.Generator) -> None:
-    """Give batch-norm layers non-trivial statistics, as a trained network has."""
+    """Give normalisation layers non-trivial scales (and batch norms statistics), as a
+    trained network has: a scale of exactly 1 would hide how a kernel rounds it."""
     for m in module.modules():
+        if isinstance(m, (nn.LayerNorm, nn.RMSNorm)) and m.weight is not None:
+            with torch.no_grad():
+                m.weight.copy_(1 + 0.2 * torch.randn(m.weight.shape, generator=gen))
         if isinstance(m, nn.BatchNorm2d):
             with torch.no_grad():
                 m.running_mean.copy_(0.2 * torch.randn(m.num_features, generator=gen))
@@ -148,10 +159,12 @@ def encoder(seed: int = 0) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
 
 
 def rotary(seed: int = 0) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
-    """RMSNorm + linear + rotary embedding, batch 2 x 8 tokens x 32 features, 2 heads."""
+    """RMSNorm + query / key projections + rotary embedding, batch 2 x 8 tokens x 32
+    features, 2 heads; returns the rotated queries and keys."""
     torch.manual_seed(seed)
     model = RotaryBlock()
     gen = torch.Generator().manual_seed(seed + 1)
+    _randomise_norms(model, gen)
     return model, (torch.randn(2, 8, 32, generator=gen),)
 
 
@@ -160,6 +173,7 @@ def mlp(seed: int = 0) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     torch.manual_seed(seed)
     model = NormMLP()
     gen = torch.Generator().manual_seed(seed + 1)
+    _randomise_norms(model, gen)
     return model, (torch.randn(2, 8, 32, generator=gen),)
 
 

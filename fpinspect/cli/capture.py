@@ -84,12 +84,12 @@ def capture_command(model: str, out: str, device: str, dtype: str, storage_layou
                     inject: str | None, seed: int) -> None:  # fmt: skip
     """Capture a fusion-on / fusion-off dump pair from a PyTorch model.
 
-    MODEL is a built-in demo (transformer, conv, encoder, rotary, mlp, cancellation) or package.module:factory, a function
-    returning (module, example_inputs). The fusion-off run executes every operator on its
-    own; the fusion-on run compiles each fusion region with torch.compile. The pair is
-    written in GE's formats (Build.json graphs, msaccucmp-style .npy dumps or, with --raw,
-    raw device dumps) for
-    fpinspect compare and fpinspect open.
+    MODEL is a built-in demo (transformer, conv, encoder, rotary, mlp, cancellation) or
+    package.module:factory, a function returning (module, example_inputs). The fusion-off
+    run executes every operator on its own; the fusion-on run compiles each fusion region
+    with torch.compile. The pair is written in GE's formats (Build.json graphs with the
+    attributes GE gives each op; msaccucmp-style .npy dumps or, with --raw, raw device
+    dumps) for fpinspect compare and fpinspect open.
     """
     if importlib.util.find_spec("torch") is None:
         raise UsageProblem(

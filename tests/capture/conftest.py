@@ -29,19 +29,30 @@ def inductor_cache(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def transformer_capture(inductor_cache):
+def demo_capture(inductor_cache):
+    """``demo_capture(name)``: the built-in demo ``name`` captured in float16 with seed 0,
+    traced and compiled once per session."""
     from fpinspect.capture import Capture, load_model
 
-    module, inputs = load_model("transformer", seed=0)
-    return Capture(module, inputs, dtype="float16", name="transformer")
+    done = {}
+
+    def get(name: str):
+        if name not in done:
+            module, inputs = load_model(name, seed=0)
+            done[name] = Capture(module, inputs, dtype="float16", name=name)
+        return done[name]
+
+    return get
 
 
 @pytest.fixture(scope="session")
-def conv_capture(inductor_cache):
-    from fpinspect.capture import Capture, load_model
+def transformer_capture(demo_capture):
+    return demo_capture("transformer")
 
-    module, inputs = load_model("conv", seed=0)
-    return Capture(module, inputs, dtype="float16", name="conv")
+
+@pytest.fixture(scope="session")
+def conv_capture(demo_capture):
+    return demo_capture("conv")
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,58 @@
+"""The acceptance matrix of #9: standard blocks built from ``torch.nn``, captured clean and
+with one planted regression, judged by ``fpinspect compare --format json``.
+
+A clean capture must introduce nothing; the same block with ``--inject`` must name exactly
+the injected region as introduced; and the cancellation chain, where the fused kernel is
+the more accurate side, must be ``more_accurate``, not introduced.
+"""
+
+import pytest
+from capturecases import compare
+
+pytestmark = pytest.mark.slow  # each block compiles its regions with Inductor once per session
+
+#: Block -> the regression planted in it: a region mid-graph, so errors flow downstream.
+BLOCKS = {
+    "encoder": "1=bf16",  # nn.TransformerEncoderLayer: the feed-forward ReLU
+    "conv": "1=bf16",  # conv + batch norm: the second batch norm, residual add and SiLU
+    "rotary": "0=bf16",  # RMSNorm + linear + rotary embedding: the RMSNorm
+    "mlp": "1=bf16",  # LayerNorm + MLP + softmax: the GELU
+}
+
+
+@pytest.fixture(scope="session")
+def judged(demo_capture, tmp_path_factory):
+    """``judged(block, injection)``: the compare JSON of one capture pair (cached)."""
+    from fpinspect.capture import Injection
+
+    done = {}
+
+    def get(block: str, injection: str | None):
+        if (block, injection) not in done:
+            out = tmp_path_factory.mktemp(f"{block}_{'clean' if injection is None else 'injected'}")
+            planted = None if injection is None else Injection.parse(injection)
+            pair = demo_capture(block).write(out, injection=planted)
+            done[block, injection] = compare(pair).to_json()
+        return done[block, injection]
+
+    return get
+
+
+def _why(report: dict) -> list:
+    return [(r["fused_op"], r["kind"], r["fused_index"], r["verdict"], r.get("reasons"))
+            for r in report["records"] if r["verdict"] not in (None, "pass")]  # fmt: skip
+
+
+@pytest.mark.parametrize("block", BLOCKS)
+def test_a_clean_block_introduces_nothing(block, judged):
+    report = judged(block, None)
+    assert report["summary"]["introduced"] == [], _why(report)
+
+
+@pytest.mark.parametrize("block", BLOCKS)
+def test_an_injected_block_names_exactly_the_injected_region(block, demo_capture, judged):
+    from fpinspect.capture import Injection
+
+    target = demo_capture(block).target(Injection.parse(BLOCKS[block]))
+    report = judged(block, BLOCKS[block])
+    assert report["summary"]["introduced"] == [target.name], _why(report)

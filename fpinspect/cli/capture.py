@@ -125,7 +125,7 @@ def _report(cap, pair, model: str, dtype: str, device: str, injection) -> None:
 
     con = Console(highlight=False)
     con.print(
-        f"Captured {escape(model)} ({dtype}, {device}): {len(cap.graph.ops)} ops, {len(cap.regions)} fusion regions."
+        f"Captured {escape(model)} ({dtype}, {device}): {len(cap.graph.ops)} ops, {len(cap.regions)} fusion region{'' if len(cap.regions) == 1 else 's'}."
     )
     table = Table(box=None)
     for title in ("region", "fused op", "type"):

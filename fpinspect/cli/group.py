@@ -19,6 +19,12 @@ def _jobs(requested: int | None) -> int:
     return max(1, requested) if requested is not None else max(1, min(4, os.cpu_count() or 1))
 
 
+def _type_list(values: tuple[str, ...]) -> list[str] | None:
+    """``--fused-types`` values (repeatable, comma-separated) as one list; ``None`` if not given."""
+    types = [t.strip() for v in values for t in v.split(",") if t.strip()]
+    return types or None
+
+
 def _existing_file(path: str, what: str) -> None:
     if not os.path.exists(path):
         raise UsageProblem(f"{what} {path} does not exist.")
@@ -112,8 +118,14 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
               help="exit with status 1 when any record is at or above this verdict")
 @click.option("--worst", default=5, show_default=True,
               help="how many of the worst elements each record lists (the inspector keeps 10)")
+@click.option("--fused-types", "fused_types", multiple=True, metavar="TYPE[,TYPE...]",
+              help="compare only fused ops of these op types, e.g. AscBackend,FusedAscBackend (repeatable; "
+                   "default: every fused op, UB/FE fusion results such as Conv2D included)")
+@click.option("--compare-unfused", is_flag=True,
+              help="also compare every op fusion left alone with the op of the same name in the fusion-off run")
 def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_input, fmt, output, jobs,
-            iteration, close_iteration, overrides, config, amplification, fail_on, worst) -> None:  # fmt: skip
+            iteration, close_iteration, overrides, config, amplification, fail_on, worst, fused_types,
+            compare_unfused) -> None:  # fmt: skip
     """Compare every fused op of a fusion-on run with the original ops it replaced.
 
     Maps each fused output to the original output it stands for, converts storage
@@ -135,10 +147,17 @@ def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_
     try:
         cmp = DumpComparison(af_open_graph, af_close_graph, af_open_data, af_close_data,
                              iteration=iteration, close_iteration=close_iteration, thresholds=table,
-                             worst=max(0, worst))  # fmt: skip
+                             worst=max(0, worst), fused_types=_type_list(fused_types),
+                             compare_unfused=compare_unfused)  # fmt: skip
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
     report = cmp.run(compare_input=compare_input, jobs=_jobs(jobs), amplification=amplification)
+    available = report.sources["fused_types"]
+    for wanted in sorted(cmp.fused_types or ()):
+        if wanted not in available:
+            listed = ", ".join(f"{t} {n}" for t, n in available.items()) or "none"
+            click.echo(f"fpinspect: warning: --fused-types {wanted}: no fused op of that type (fused types: {listed})",
+                       err=True)  # fmt: skip
     for warning in report.sources.get("warnings", []):
         click.echo(f"fpinspect: warning: {warning}", err=True)
     with report_file(output) as out:

@@ -173,7 +173,9 @@ def compare_table(report) -> Group:
     s = report.summary()
     v = s["verdicts"]
     line = Text()
-    line.append(f"{s['records']} records of {s['fused_ops']} fused ops: ")
+    types = ", ".join(f"{t} {n}" for t, n in s.get("compared_types", {}).items())
+    unfused = f" and {s['unfused_ops']} unfused ops" if s.get("unfused_ops") else ""
+    line.append(f"{s['records']} records of {s['fused_ops']} fused ops{f' ({types})' if types else ''}{unfused}: ")
     line.append(f"{v['pass']} pass", style="green")
     line.append(", ")
     line.append(f"{v['warn']} warn", style="yellow")

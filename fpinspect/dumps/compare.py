@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from .datadump import DumpIndex
-from .fusion import FusedOp, fused_ops
+from .fusion import FusedOp, compared_ops, fused_type_counts, is_fused
 from .graph import GeModel, collector_paused, load_graph
 from .localise import AMPLIFICATION, Evidence, Localisation, OpRecords, localise
 from .pair import PairResult, compare_arrays
@@ -34,7 +34,12 @@ class DumpComparison:
 
     def __init__(self, open_graph: str, close_graph: str, open_data: str, close_data: str, *,
                  iteration: str | None = None, close_iteration: str | None = None,
-                 thresholds: ThresholdTable | None = None, worst: int = 5):  # fmt: skip
+                 thresholds: ThresholdTable | None = None, worst: int = 5,
+                 fused_types: Iterable[str] | None = None, compare_unfused: bool = False):  # fmt: skip
+        """``fused_types`` narrows the fused ops compared to those op types; ``compare_unfused``
+        also compares every op fusion left alone with its namesake (:func:`~.graph.compared_ops`)."""
+        self.fused_types = None if fused_types is None else frozenset(fused_types)
+        self.compare_unfused = compare_unfused
         with collector_paused():
             self._load(open_graph, close_graph, open_data, close_data, iteration, close_iteration)
         self.thresholds = thresholds or ThresholdTable()
@@ -48,7 +53,9 @@ class DumpComparison:
         self.close_model: GeModel = load_graph(close_graph)
         self.open_index = DumpIndex.scan(open_data, iteration)
         self.close_index = DumpIndex.scan(close_data, close_iteration if close_iteration is not None else iteration)
-        self.fused: list[FusedOp] = fused_ops(self.open_model)
+        #: the ops compared, in topological order: fused ones, then (interleaved) unfused namesakes
+        self.fused: list[FusedOp] = compared_ops(self.open_model, self.close_model, types=self.fused_types,
+                                                 unfused=self.compare_unfused)  # fmt: skip
         self.pairs: PairPlans = plan_pairs(self.fused, self.open_index, self.close_model, self.close_index,
                                            open_model=self.open_model)
         self.outputs: dict[str, list[PairPlan]] = self.pairs.outputs
@@ -148,7 +155,23 @@ class DumpComparison:
                 progress(sweep.done, sweep.total)
         loc = self.localise(amplification, evidence)
         shown = [self.compute(p) for p in self.plans if compare_input or p.kind == "output"]
-        return Report(shown, loc, len(self.fused), self.thresholds, sources=self.sources())
+        fused = sum(1 for op in self.fused if self.is_fused(op.name))
+        return Report(shown, loc, fused, self.thresholds, sources={**self.sources(), **self.walked()})
+
+    def is_fused(self, name: str) -> bool:
+        """True if op ``name`` of the fusion-on graph is a fused op (not an unfused namesake)."""
+        return is_fused(self.open_model.ops[name])
+
+    def walked(self) -> dict:
+        """Which ops were compared, for the report: ``fused_types`` (the fusion-on graph's fused
+        op types and how many of each), ``compared_types`` (those compared, after
+        ``--fused-types``) and ``unfused_ops`` (unfused namesakes compared)."""
+        compared: dict[str, int] = {}
+        for op in self.fused:
+            if self.is_fused(op.name):
+                compared[op.type] = compared.get(op.type, 0) + 1
+        return {"fused_types": fused_type_counts(self.open_model), "compared_types": compared,
+                "unfused_ops": sum(1 for op in self.fused if not self.is_fused(op.name))}  # fmt: skip
 
     def sources(self) -> dict:
         """What was read, for the report: the iteration folder used on each side and every

@@ -30,11 +30,11 @@ bench: $(STAMP)
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
 
-# The bundled sample_dumps/ (committed; see sample_dumps/README.md): a Transformer block with
+# The bundled fpinspect/sample_dumps/ (package data; sample_dumps/ links to it; see its README.md): a Transformer block with
 # a SIMULATED bf16 regression in region 2, a clean conv block, and a cancellation chain where
 # the fused kernel is the more accurate side. Fixed seeds.
 .PHONY: sample-dumps
 sample-dumps: $(STAMP)
-	$(BIN)/fpinspect capture transformer --out sample_dumps/regression --dtype float16 --seed 0 --inject 2=bf16
-	$(BIN)/fpinspect capture conv --out sample_dumps/clean --dtype float16 --seed 0
-	$(BIN)/fpinspect capture cancellation --out sample_dumps/more_accurate --dtype float16 --seed 0
+	$(BIN)/fpinspect capture transformer --out fpinspect/sample_dumps/regression --dtype float16 --seed 0 --inject 2=bf16
+	$(BIN)/fpinspect capture conv --out fpinspect/sample_dumps/clean --dtype float16 --seed 0
+	$(BIN)/fpinspect capture cancellation --out fpinspect/sample_dumps/more_accurate --dtype float16 --seed 0

@@ -16,8 +16,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-#: The bundled sample run ``fpinspect open`` shows without arguments.
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_dumps" / "regression"
+#: The bundled sample run ``fpinspect open`` shows without arguments (package data: it is in the wheel).
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_dumps" / "regression"
 
 OPEN, CLOSE = "af_open", "af_close"
 

@@ -195,3 +195,11 @@ def readable_tail(text: str, lines: int = 12) -> str:
                 continue
         out.append(line)
     return "\n".join(out[-lines:])
+
+
+def shown_path(path: Path) -> str:
+    """``path`` as people read it: relative to the current directory when it is below it."""
+    try:
+        return str(Path(path).absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

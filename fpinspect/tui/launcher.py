@@ -36,6 +36,8 @@ class TrackedRun:
     #: When the current stage started, for its ETA.
     stage_started: float | None = None
     log: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
+    #: Lines ever appended to ``log`` (a view appends only the ones it has not shown).
+    logged: int = 0
     #: The latest histogram of each name, in the order names first appeared.
     histograms: dict[str, Histogram] = field(default_factory=dict)
     #: Line charts: chart name -> line label -> (xs, ys).
@@ -74,14 +76,14 @@ class TrackedRun:
         """Fold one event of the child's stream into the state. Kinds this pane does not know
         are logged, so a newer task's events never break the view."""
         if isinstance(event, Started):
-            self.log.append(f"started {event.task} on {event.device} (profile {event.profile})")
+            self.say(f"started {event.task} on {event.device} (profile {event.profile})")
             self.device = event.device
         elif isinstance(event, Progress):
             if event.stage != self.stage:
                 self.stage, self.stage_started = event.stage, now
             self.done, self.total = event.done, event.total
         elif isinstance(event, Message):
-            self.log.append(event.text)
+            self.say(event.text)
         elif isinstance(event, HistogramEvent):
             self.histograms[event.histogram.name] = event.histogram
         elif isinstance(event, Finished):
@@ -89,7 +91,11 @@ class TrackedRun:
         elif isinstance(event, Failed):
             self.state, self.ended, self.failure = FAILED, now, event
         elif not self._apply_curve(event):
-            self.log.append(f"({type(event).__name__} event: not shown here)")
+            self.say(f"({type(event).__name__} event: not shown here)")
+
+    def say(self, line: str) -> None:
+        self.log.append(line)
+        self.logged += 1
 
     def _apply_curve(self, event: Any) -> bool:
         """Line-chart events, recognised by shape: a whole chart (``event.curve`` with

@@ -28,7 +28,8 @@ class FakeClock:
 
 
 def tasks_app(runs_dir: Path, clock=None, **settings) -> InspectorApp:
-    return make_app(Settings(None, start="tasks", runs_dir=runs_dir, devices=DEVICES, clock=clock or FakeClock(),
+    settings.setdefault("start", "tasks")
+    return make_app(Settings(None, runs_dir=runs_dir, devices=DEVICES, clock=clock or FakeClock(),
                              now=lambda: datetime(2026, 12, 1, 7, 45, 0), **settings))  # fmt: skip
 
 

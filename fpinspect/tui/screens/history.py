@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from ...experiments.runs import KeptRun, RunStore
+from ...experiments.runs import KeptRun, RunStore, shown_path
 from ..widgets import styled
 from ..widgets.live_run import clock_text
 
@@ -44,7 +44,7 @@ class HistoryScreen(Screen):
         self.runs = self.store.history()
         title = self.query_one("#history-title", Static)
         title.update(Content.assemble(("Kept runs", "bold"), Content.styled(
-            f" in {self.store.root} · enter: open · o: open any result.json · escape: back", styled.MUTED)))  # fmt: skip
+            f" in {shown_path(self.store.root)} · enter: open · o: open any result.json · escape: back", styled.MUTED)))  # fmt: skip
         table = self.query_one(DataTable)
         table.add_columns("started", "task", "device", "profile", "status", "verdict", "took", "folder")
         for run in self.runs:
@@ -53,7 +53,7 @@ class HistoryScreen(Screen):
                           clock_text(r.seconds), run.folder.name)  # fmt: skip
         if not self.runs:
             title.update(Content.assemble(("No kept runs yet", "bold"),
-                                          Content.styled(f" in {self.store.root}.", styled.MUTED)))  # fmt: skip
+                                          Content.styled(f" in {shown_path(self.store.root)}.", styled.MUTED)))  # fmt: skip
         table.focus()
 
     @on(DataTable.RowSelected, "#history-table")

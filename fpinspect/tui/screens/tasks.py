@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from queue import Empty, SimpleQueue
 
+from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -55,7 +56,8 @@ from .result import ResultScreen
 REDRAW_SECONDS = 0.25
 #: Seconds between a follower's checks of its worker's cancellation.
 POLL_SECONDS = 0.05
-_VERDICT_TONE = {"agrees": "$text-success", "disagrees": "$text-error", "cannot tell": "$text-warning"}
+#: Rich styles (DataTable cells are Rich text) of the verdict summaries.
+_VERDICT_TONE = {"agrees": "green", "disagrees": "red", "cannot tell": "yellow"}
 
 
 def one_line(text: str, width: int = 70) -> str:
@@ -151,7 +153,7 @@ class TasksScreen(Screen):
         self.sub_title = "tasks"
         table = self.query_one("#task-table", DataTable)
         table.border_title = "Tasks of the test plan · enter: run"
-        table.add_columns("task", "prio", "claim", "last")
+        table.add_columns("task", "prio", "last", "claim")
         self._fill_tasks()
         if self.initial_task is not None:
             ids = [t.id for t in self.tasks]
@@ -159,7 +161,10 @@ class TasksScreen(Screen):
                 table.move_cursor(row=ids.index(self.initial_task))
         queue = self.query_one("#queue", DataTable)
         queue.border_title = "Runs"
-        queue.add_columns("#", "task", "device", "state")
+        queue.add_column("#")
+        queue.add_column("task")
+        queue.add_column("device")
+        queue.add_column("state", width=10)
         self.query_one("#run-form").border_title = "Run settings"
         self.query_one("#live").border_title = "Watched run"
         self._show_devices()
@@ -178,9 +183,8 @@ class TasksScreen(Screen):
         table.clear()
         for t in self.tasks:
             v = last.get(t.id)
-            table.add_row(Content.styled(t.id, "bold"), t.priority or "-", one_line(t.claim, 56),
-                          Content.styled(v, _VERDICT_TONE.get(v, "")) if v else Content.styled("-", styled.MUTED),
-                          key=t.id)  # fmt: skip
+            table.add_row(Text(t.id, "bold"), t.priority or "-", Text(v or "-", _VERDICT_TONE.get(v, "dim")),
+                          one_line(t.claim, 90), key=t.id)  # fmt: skip
         table.move_cursor(row=keep)
 
     @property
@@ -198,7 +202,7 @@ class TasksScreen(Screen):
         shown = " ".join(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in others.items())
         box = self.query_one("#overrides", Input)
         box.value = ""
-        box.placeholder = one_line(f"overrides, e.g. {shown}", 200) if shown else "no settings to override"
+        box.placeholder = one_line(f"KEY=VALUE: {shown}", 200) if shown else "no settings to override"
         self._show_estimate()
 
     def _show_estimate(self) -> None:
@@ -392,11 +396,10 @@ class TasksScreen(Screen):
     def _refresh_queue(self) -> None:
         table = self.query_one("#queue", DataTable)
         table.clear()
-        tone = {RUNNING: "bold $text-accent", FINISHED: "$text-success", FAILED: "$text-error"}
+        tone = {RUNNING: "bold", FINISHED: "green", FAILED: "red"}
         for run in self.queue.runs:
-            state = run.state if run.failure is None else f"{run.failure.kind}"
-            table.add_row(str(run.id), run.task, run.device, Content.styled(state, tone.get(run.state, "")),
-                          key=str(run.id))  # fmt: skip
+            state = run.state if run.failure is None else run.failure.kind
+            table.add_row(str(run.id), run.task, run.device, Text(state, tone.get(run.state, "")), key=str(run.id))
         if self.watched is not None:
             table.move_cursor(row=self.queue.runs.index(self.watched))
 

@@ -25,7 +25,7 @@ def clock_text(seconds: float | None) -> str:
 class LiveRun(Vertical):
     DEFAULT_CSS = """
     LiveRun {
-        #live-head { height: auto; padding: 0 1; }
+        #live-head { height: 1; padding: 0 1; }
         #live-progress-row { height: 1; padding: 0 1; }
         #live-bar { width: auto; }
         #live-time { width: 1fr; padding: 0 2; }
@@ -37,7 +37,8 @@ class LiveRun(Vertical):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self._log_key: tuple[int, int, str] | None = None
+        #: (run id, lines of it shown) in the log pane
+        self._logged: tuple[int, int] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="live-head")
@@ -73,16 +74,17 @@ class LiveRun(Vertical):
             state = f"failed ({run.failure.kind}): {run.failure.message}"
         tone = {FINISHED: "bold $text-success", FAILED: "bold $text-error"}.get(run.state, "bold")
         stage = f" · {run.stage}" if run.stage else ""
-        head.update(Content.assemble((run.label, "bold"), " · ", (state, tone), stage))
+        # fixed sizes: redrawing these four times a second must not lay the screen out again
+        head.update(Content.assemble((run.label, "bold"), " · ", (state, tone), stage), layout=False)
         bar.update(total=max(run.total, 1), progress=run.done)
         steps = f"{run.done}/{run.total}  " if run.total else ""
         timing.update(f"{steps}elapsed {clock_text(run.elapsed(now))}  ETA {clock_text(run.eta(now))}"
-                      if run.started is not None else "")  # fmt: skip
+                      if run.started is not None else "", layout=False)  # fmt: skip
         # with a curve to draw, one histogram beside it; else the latest two side by side
         shown = list(run.histograms.values())[-(1 if run.curves else 2) :]
         for plot, h in zip((h0, h1), [*shown, None, None]):
             plot.display = h is not None
-            if h is not None:
+            if h is not None and plot.histogram is not h:
                 plot.histogram = h
                 plot.border_title = h.title
         if run.curves:
@@ -96,11 +98,18 @@ class LiveRun(Vertical):
         self._show_log(run)
 
     def _show_log(self, run: TrackedRun | None) -> None:
+        """Append the lines not shown yet; start over for another run."""
         log = self.query_one("#live-log", Log)
-        key = None if run is None else (run.id, len(run.log), run.log[-1] if run.log else "")
-        if key == self._log_key:
+        if run is None:
+            if self._logged is not None:
+                log.clear()
+            self._logged = None
             return
-        self._log_key = key
-        log.clear()
-        if run is not None:
-            log.write_lines(list(run.log))
+        shown_id, shown = self._logged if self._logged is not None else (None, 0)
+        if shown_id != run.id:
+            log.clear()
+            shown = run.logged - len(run.log)
+        new = run.logged - shown
+        if new > 0:
+            log.write_lines(list(run.log)[-min(new, len(run.log)) :])
+        self._logged = (run.id, run.logged)

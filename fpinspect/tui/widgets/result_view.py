@@ -15,7 +15,7 @@ from textual.widgets import Static
 
 from ...experiments.output import agreement, format_cell
 from ...experiments.results import Report
-from ...experiments.runs import verdict_summary
+from ...experiments.runs import shown_path, verdict_summary
 from . import styled
 from .charts import LineChart, TaskHistogram
 
@@ -23,8 +23,7 @@ _TONE = {"agrees": "bold $text-success", "disagrees": "bold $text-error", "canno
 
 
 def verdict_table(report: Report) -> RichTable:
-    table = RichTable("topic", "expectation", "measured", "agrees", box=box.SIMPLE_HEAD, expand=True,
-                      title="Expectation and measurement", title_justify="left")  # fmt: skip
+    table = RichTable("topic", "expectation", "measured", "agrees", box=box.SIMPLE_HEAD, expand=True)
     for v in report.verdicts:
         style = {True: "green", False: "red", None: "yellow"}[v.agrees]
         table.add_row(v.topic, v.expectation, v.measured, f"[{style}]{agreement(v.agrees)}[/]")
@@ -32,7 +31,7 @@ def verdict_table(report: Report) -> RichTable:
 
 
 def report_table(t) -> RichTable:
-    table = RichTable(*t.columns, box=box.SIMPLE_HEAD, title=t.title, title_justify="left")
+    table = RichTable(*t.columns, box=box.SIMPLE_HEAD)
     for row in t.rows:
         table.add_row(*(format_cell(c) for c in row))
     return table
@@ -43,6 +42,7 @@ class ResultView(VerticalScroll):
     ResultView {
         padding: 0 1;
         .result-head { height: auto; margin-bottom: 1; }
+        .result-title { height: auto; margin-top: 1; }
         .result-table { height: auto; }
         TaskHistogram, LineChart { height: 12; border: round $panel-lighten-2; border-title-color: $foreground-muted; }
         .result-files { height: auto; margin-top: 1; }
@@ -66,7 +66,7 @@ class ResultView(VerticalScroll):
             yield Static(Content.styled("Last lines of the child's log:", styled.MUTED))
             yield Static(Content(tail or "(the log is empty)"), classes="failure-log")
             if self.source is not None:
-                yield Static(Content.styled(f"Run folder: {self.source}", styled.MUTED), classes="result-files")
+                yield Static(Content.styled(f"Run folder: {shown_path(self.source)}", styled.MUTED), classes="result-files")
             return
         r = self.report
         env = r.environment
@@ -81,8 +81,10 @@ class ResultView(VerticalScroll):
             ),
             classes="result-head",
         )  # fmt: skip
+        yield Static(Content.styled("Expectation and measurement", "bold"), classes="result-title")
         yield Static(verdict_table(r), classes="result-table")
         for t in sorted(r.tables, key=lambda t: not t.summary):
+            yield Static(Content.styled(t.title, "bold"), classes="result-title")
             yield Static(report_table(t), classes="result-table")
         for h in r.histograms:
             plot = TaskHistogram()
@@ -102,7 +104,7 @@ class ResultView(VerticalScroll):
         if self.written:
             folder = self.written[0].parent
             names = ", ".join(str(p.relative_to(folder)) for p in self.written)
-            return f"Written to {folder}: {names}"
+            return f"Written to {shown_path(folder)}: {names}"
         if self.source is not None:
-            return f"Read from {self.source}"
+            return f"Read from {shown_path(self.source)}"
         return ""

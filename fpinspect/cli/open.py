@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..tui.sources import SourceError, resolve
+from .launch import runs_dir_option
 
 
 @click.command("open")
@@ -12,16 +13,17 @@ from ..tui.sources import SourceError, resolve
 @click.argument("data", required=False, metavar="[DATA]")
 @click.option("--close-graph", metavar="G", help="dump-graph JSON of the run with auto-fusion off")
 @click.option("--close-data", metavar="D", help="datadump .npy folder of the run with auto-fusion off")
+@runs_dir_option
 @click.pass_context
 def open_command(ctx: click.Context, graph: str | None, data: str | None, close_graph: str | None,
-                 close_data: str | None) -> None:  # fmt: skip
+                 close_data: str | None, runs_dir) -> None:  # fmt: skip
     """Inspect a fusion-on / fusion-off dump pair in the terminal.
 
     GRAPH is the dump-graph JSON of the run with auto-fusion on (or a run folder holding
     dumpgraph_af_open/), DATA its datadump folder. The fusion-off side is found by name
     (..._af_open -> ..._af_close) unless --close-graph / --close-data give it. Without
     arguments the bundled sample dumps open; without a fusion-off side the graph opens for
-    browsing. Keys: ? for help, q to quit.
+    browsing. Keys: ? for help, t for the test plan's tasks, q to quit.
     """
     try:
         sources = resolve(graph, data, close_graph, close_data)
@@ -30,7 +32,7 @@ def open_command(ctx: click.Context, graph: str | None, data: str | None, close_
         ctx.exit(2)
     from ..tui.app import Settings, make_app
 
-    app = make_app(Settings(sources))
+    app = make_app(Settings(sources, runs_dir=runs_dir))
     problem = app.run()
     if app.return_code:
         if problem:

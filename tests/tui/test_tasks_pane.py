@@ -178,3 +178,23 @@ def test_bad_overrides_are_one_sentence_and_start_nothing(tmp_path):
         assert any("'shape'" in n.message and "'a'" in n.message for n in pilot.app._notifications)
 
     drive(app, scenario)
+
+
+def test_t_opens_the_pane_from_the_inspector_and_escape_returns(regression, tmp_path):
+    from harness import app_for, settle
+
+    from fpinspect.tui.screens.main import MainScreen
+
+    app = app_for(regression, runs_dir=tmp_path / "runs", devices={"cpu": None, "cuda": "no", "npu": "no"})
+
+    async def scenario(pilot):
+        await settle(pilot)
+        await pilot.press("t")
+        tasks = pilot.app.screen
+        assert isinstance(tasks, TasksScreen)
+        await pilot.press("escape")
+        assert isinstance(pilot.app.screen, MainScreen)
+        await pilot.press("t")
+        assert pilot.app.screen is tasks  # the same pane: its runs go on while the inspector shows
+
+    drive(app, scenario)

@@ -46,7 +46,7 @@ def test_a_run_streaming(snap_compare, tmp_path, monkeypatch):
                                          counts=(150, 262000, 0, 0, 0))),
                   Progress("C3 variants", 1, 4), Message("Newton–Raphson, 1 iteration(s): eager and fused"),
                   HistogramEvent(h), Progress("C3 variants", 2, 4)]  # fmt: skip
-        for i, event in enumerate(events):
+        for event in events:
             clock.t += 3
             run.apply(event, clock())
         screen.watched = run

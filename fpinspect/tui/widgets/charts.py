@@ -14,7 +14,7 @@ from textual.widget import Widget
 from ...experiments.results import Histogram
 from .histogram import LogBars, compact
 
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e-?\d+)?")  # bins are non-negative: "4-7" is 4 to 7
 
 
 def bin_kind(label: str) -> str:

@@ -9,7 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..experiments.events import Failed, Finished, HistogramEvent, Message, Progress, Started
+from ..experiments.events import (
+    CurveEvent,
+    CurvePoint,
+    Failed,
+    Finished,
+    HistogramEvent,
+    Message,
+    Progress,
+    Started,
+)
 from ..experiments.results import Histogram, Report
 
 #: Messages kept per run for the log pane.
@@ -90,31 +99,24 @@ class TrackedRun:
             self.state, self.ended = FINISHED, now
         elif isinstance(event, Failed):
             self.state, self.ended, self.failure = FAILED, now, event
-        elif not self._apply_curve(event):
+        elif isinstance(event, CurveEvent):
+            # a whole chart (B's CDFs): the newest replaces the one of the same title
+            c = event.curve
+            self.curves[c.title or c.name] = {line.label: (tuple(line.x), tuple(line.y)) for line in c.series}
+            self.curve_axes[c.title or c.name] = (c.xlabel, c.xscale == "log")
+        elif isinstance(event, CurvePoint):
+            # one sample of a training (E): extends the series' line of each metric
+            for metric, value in event.values.items():
+                lines = self.curves.setdefault(metric, {})
+                xs, ys = lines.get(event.series, ((), ()))
+                lines[event.series] = (xs + (float(event.step),), ys + (float(value),))
+                self.curve_axes[metric] = ("step", False)
+        else:
             self.say(f"({type(event).__name__} event: not shown here)")
 
     def say(self, line: str) -> None:
         self.log.append(line)
         self.logged += 1
-
-    def _apply_curve(self, event: Any) -> bool:
-        """Line-chart events, recognised by shape: a whole chart (``event.curve`` with
-        ``series`` of ``label``/``x``/``y``) replaces that chart; a point (``series``,
-        ``step``, ``values``) extends one line per metric."""
-        curve = getattr(event, "curve", None)
-        if curve is not None and hasattr(curve, "series"):
-            name = getattr(curve, "title", None) or curve.name
-            self.curves[name] = {s.label: (tuple(s.x), tuple(s.y)) for s in curve.series}
-            self.curve_axes[name] = (getattr(curve, "xlabel", ""), getattr(curve, "xscale", "linear") == "log")
-            return True
-        if all(hasattr(event, a) for a in ("series", "step", "values")):
-            for metric, value in dict(event.values).items():
-                lines = self.curves.setdefault(metric, {})
-                xs, ys = lines.get(event.series, ((), ()))
-                lines[event.series] = (xs + (float(event.step),), ys + (float(value),))
-                self.curve_axes[metric] = ("step", False)
-            return True
-        return False
 
 
 class RunQueue:

@@ -8,7 +8,15 @@ from datetime import datetime
 
 from launchkit import sample_report, write_result
 
-from fpinspect.experiments.events import Failed, Finished, HistogramEvent, Message, Progress
+from fpinspect.experiments.events import (
+    CurveEvent,
+    CurvePoint,
+    Failed,
+    Finished,
+    HistogramEvent,
+    Message,
+    Progress,
+)
 from fpinspect.experiments.results import Curve, Series
 from fpinspect.experiments.runs import RunStore, readable_tail, verdict_summary
 from fpinspect.tui.launcher import FAILED, FINISHED, QUEUED, RUNNING, RunQueue, TrackedRun
@@ -42,16 +50,6 @@ def test_events_fold_into_the_run_and_unknown_kinds_are_logged():
     assert run.histograms == {h.name: h} and list(run.log)[-2:] == ["layernorm", "(Novel event: not shown here)"]
     # whole charts replace, points extend one line per metric
     cdf = Curve("b_cdf", "CDF of ULP error", "ULP", "share", (Series("fused", (0.5, 1.0), (0.4, 1.0)),), xscale="log")
-
-    @dataclass(frozen=True)
-    class CurveEvent:
-        curve: Curve
-
-    @dataclass(frozen=True)
-    class CurvePoint:
-        series: str
-        step: int
-        values: dict
 
     run.apply(CurveEvent(cdf), 14.0)
     run.apply(CurvePoint("eager", 50, {"train_loss": 2.5}), 14.0)

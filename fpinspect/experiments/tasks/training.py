@@ -377,4 +377,5 @@ TASK = Task(
     settings=TrainingSettings,
     run=run,
     entries={"train": train_entry},
+    priority="P2",
 )

@@ -65,26 +65,30 @@ def reference_status(status: list[str]) -> str:
 
 @dataclass
 class PairResult:
-    """One comparison: statuses, the reference trio, and every other number in ``metrics``."""
+    """One comparison of ``a`` (under test) with ``b`` (the reference): statuses, the reference
+    script's trio, and every other number in ``metrics``. Nothing but ``status`` (and ``message``)
+    is set when the pair could not be compared."""
 
-    status: list[str]
-    cosine: float | None = None
-    max_abs: float | None = None
-    max_rel: float | None = None
-    metrics: dict = field(default_factory=dict)
-    worst: list[dict] = field(default_factory=list)
-    message: str | None = None
+    status: list[str]  #: codes of :data:`STATUS_DOC`, in the order they were found (no ``OK``)
+    cosine: float | None = None  #: the reference script's cosine similarity
+    max_abs: float | None = None  #: its largest absolute error
+    max_rel: float | None = None  #: its largest relative error
+    metrics: dict = field(default_factory=dict)  #: ULP, msaccucmp and msprobe metrics, special-value counts
+    worst: list[dict] = field(default_factory=list)  #: the worst elements: index, values, errors, bits
+    message: str | None = None  #: one sentence on what went wrong, if anything did
     shape_a: tuple | None = None
     shape_b: tuple | None = None
     dtype_a: str | None = None
     dtype_b: str | None = None
-    stats: PairStats | None = field(default=None, repr=False, compare=False)
+    stats: PairStats | None = field(default=None, repr=False, compare=False)  #: the streamed statistics
 
     @property
     def compared(self) -> bool:
+        """True when the pair was measured (there are numbers)."""
         return self.stats is not None
 
     def to_json(self) -> dict:
+        """``status``, the trio, ``metrics`` (with ``worst``) and ``message``, JSON-safe (:func:`json_clean`)."""
         out = {
             "status": list(self.status),
             "cosine": json_number(self.cosine),
@@ -110,6 +114,8 @@ def json_number(v):
 
 
 def json_clean(obj):
+    """``obj`` (dicts, lists, numbers, numpy scalars) with every number through :func:`json_number`
+    and every key a string: what ``json.dumps`` writes without NaN or Infinity."""
     if isinstance(obj, dict):
         return {str(k): json_clean(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -252,6 +258,8 @@ def as_shape(x, shape):
 
 
 def finish_status(status: list[str]) -> list[str]:
+    """The status a user sees: the codes found, or ``["OK"]`` when there are none (``OK`` is
+    never stored beside another code)."""
     return status or ["OK"]
 
 

@@ -50,11 +50,14 @@ def format_score(score: float | None) -> str:
 
 @dataclass(frozen=True)
 class Thresholds:
-    red_warn: float
-    red_fail: float
-    ulp2_share_warn: float | None = None
-    ulp2_share_fail: float | None = None
-    cosine_fail: float = 0.99
+    """The limits of one measured format (see the module docstring for each criterion). A pair
+    warns or fails when its value is strictly beyond the limit; ``None`` turns a criterion off."""
+
+    red_warn: float  #: relative L2 error, in eps of the format, above which a pair warns
+    red_fail: float  #: ... and above which it fails
+    ulp2_share_warn: float | None = None  #: share of elements >= 2 ULP apart (0..1) that warns
+    ulp2_share_fail: float | None = None  #: ... and that fails
+    cosine_fail: float = 0.99  #: a cosine similarity below this fails
 
 
 LOW_PRECISION = Thresholds(red_warn=0.75, red_fail=1.0, ulp2_share_warn=0.15, ulp2_share_fail=0.30)
@@ -182,6 +185,8 @@ def _eps(fmt_name: str) -> float:
 
 @dataclass(frozen=True)
 class Judgement:
+    """The verdict of one comparison (:func:`judge`), with its reasons and severity."""
+
     verdict: str | None  #: "pass" / "warn" / "fail", None when nothing was compared
     reasons: tuple[str, ...]  #: why it is not "pass" (empty for pass)
     score: float | None  #: severity for sorting: ``red`` in eps of the measured format

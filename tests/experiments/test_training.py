@@ -133,6 +133,25 @@ Root Cause (first observed failure):
     assert root_cause("Traceback: something else entirely") is None
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_float16_with_a_grad_scaler_and_float32_train_too(tmp_path, dtype):
+    from fpinspect.experiments.backends import open_backend
+    from fpinspect.experiments.training.distributed import Ranks
+    from fpinspect.experiments.training.loop import RunSpec, Trainer, autocast_dtype, write_initial_weights
+    from fpinspect.experiments.training.store import Checkpoints
+
+    s = tiny(dtype=dtype, steps=4, checkpoint_every=2, run_dir=str(tmp_path))
+    backend = open_backend("cpu")
+    store = Checkpoints(tmp_path)
+    write_initial_weights(s, store, Ranks())
+    trainer = Trainer(RunSpec("eager"), s, backend, Ranks(), store, lambda event: None)
+    assert str(trainer.amp_dtype) == f"torch.{dtype}" == str(autocast_dtype(dtype, backend))
+    samples = trainer.run()["samples"]
+    assert [x["step"] for x in samples] == [2, 4]
+    assert all(math.isfinite(x[m]) for x in samples for m in ("train_loss", "eval_loss", "grad_norm"))
+    assert samples[-1]["eval_loss"] < math.log(256)
+
+
 def run_cli(*args):
     from click.testing import CliRunner
 

@@ -183,6 +183,7 @@ class TrainingResult:
             "final": final,
             "world_size": self.payload["world_size"],
             "parameters": self.payload["parameters"],
+            "autocast_dtype": self.payload.get("autocast_dtype", self.settings.dtype),
             "grad_scaler": self.payload["grad_scaler"],
             "threads_per_process": self.payload["threads_per_process"],
             "timing": {

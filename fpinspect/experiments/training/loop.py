@@ -122,6 +122,17 @@ def _kill_point() -> tuple[int, int] | None:
     return int(rank), int(step)
 
 
+def autocast_dtype(name: str, backend: Backend) -> torch.dtype:
+    """The autocast dtype for setting ``name`` on ``backend``: bfloat16 where the device
+    computes it, else float16 (then with a GradScaler) — older GPUs and Ascend parts
+    without bfloat16 train that way."""
+    dtype = torch_dtype(name)
+    if dtype == torch.bfloat16 and backend.device in ("cuda", "npu"):
+        if not getattr(torch, backend.device).is_bf16_supported():
+            return torch.float16
+    return dtype
+
+
 def write_initial_weights(s: TrainingSettings, store: Checkpoints, ranks: Ranks) -> int:
     """Rank 0 draws the initial weights from ``s.seed`` and saves them (unless a resumed
     set already has them); returns the parameter count."""
@@ -142,7 +153,7 @@ class Trainer:
         self.spec, self.s, self.backend, self.ranks, self.store, self.emit = spec, s, backend, ranks, store, emit
         self.corpus = Corpus.load(s.eval_fraction)
         self.device = torch.device(backend.device, ranks.local_rank) if backend.device != "cpu" else None
-        self.amp_dtype = torch_dtype(s.dtype)
+        self.amp_dtype = autocast_dtype(s.dtype, backend)
         self.local_batch = s.batch_size // ranks.world
         self.data_seed = s.seed + (1 if spec.noise and s.noise == "data_order" else 0)
         self.eval_windows = eval_offsets(self.corpus, s.eval_batches, s.batch_size, s.block_size)[
@@ -155,7 +166,9 @@ class Trainer:
         return torch.from_numpy(a).to(self.device or "cpu")
 
     def _autocast(self):
-        return torch.autocast(device_type=self.backend.device, dtype=self.amp_dtype)
+        return torch.autocast(
+            device_type=self.backend.device, dtype=self.amp_dtype, enabled=self.amp_dtype != torch.float32
+        )
 
     def _evaluate(self, model: torch.nn.Module) -> float:
         model.eval()
@@ -285,13 +298,17 @@ def train_all(s: TrainingSettings, backend: Backend, ranks: Ranks, store: Checkp
     if s.threads:
         torch.set_num_threads(s.threads)
     parameters = write_initial_weights(s, store, ranks)
-    emit(Message(f"GPT with {parameters:,} parameters, {ranks.world} process(es), autocast {s.dtype}"))
+    emit(Message(f"GPT with {parameters:,} parameters, {ranks.world} process(es)"))
+    amp = autocast_dtype(s.dtype, backend)
+    if amp != torch_dtype(s.dtype):
+        emit(Message(f"{backend.name} does not compute {s.dtype}; training under float16 autocast with a GradScaler"))
     runs = {spec.name: Trainer(spec, s, backend, ranks, store, emit).run() for spec in RUNS}
     return {
         "runs": runs,
         "parameters": parameters,
         "world_size": ranks.world,
-        "grad_scaler": torch_dtype(s.dtype) == torch.float16,
+        "autocast_dtype": str(amp).removeprefix("torch."),
+        "grad_scaler": amp == torch.float16,
         "threads_per_process": torch.get_num_threads(),
         "specs": [asdict(spec) for spec in RUNS],
     }

@@ -5,8 +5,8 @@ weights on the same byte-level batches with the same AdamW settings and schedule
 (:mod:`..training.loop`): **eager**, **fused** (``torch.compile`` on cpu/cuda, torchair GE
 mode on npu — the backend's ``fused``), and a **noise** run: eager again with one
 perturbation that should not matter (``noise``: every initial weight moved one ULP of
-the autocast dtype — as arbitrary as the random initialisation itself — or the next
-data-order seed). The noise run's gap to eager is the measured noise band;
+the autocast dtype — as arbitrary as the random initialisation itself —, one float32
+ULP, or the next data-order seed). The noise run's gap to eager is the measured noise band;
 the fused run *diverges* where its gap to eager leaves that band
 (:mod:`..training.divergence`).
 
@@ -43,6 +43,8 @@ COMPARED = ("train_loss", "eval_loss", "grad_norm")
 NOISE_KINDS = {
     "one_ulp": "a second eager run whose initial weights are each moved one ULP of the autocast dtype "
     "(random direction)",
+    "one_ulp_float32": "a second eager run whose initial weights are each moved one float32 ULP "
+    "(random direction): the smallest perturbation there is",
     "data_order": "a second eager run whose batches come from the next data-order seed",
 }
 
@@ -250,7 +252,7 @@ class TrainingResult:
         x = tuple(float(s) for s in self.steps)
         out = []
         for m, label in (("train_loss", "train loss"), ("eval_loss", "eval loss"), ("grad_norm", "grad norm")):
-            eager, fused = self.by_run["eager"][m], self.by_run["fused"][m]
+            eager, fused, noise = (self.by_run[run][m] for run in ("eager", "fused", "noise"))
             out.append(
                 Curve(
                     name=f"e_{m}",
@@ -260,6 +262,7 @@ class TrainingResult:
                     series=(Series("eager", x, tuple(eager)), Series("fused", x, tuple(fused))),
                     secondary=(
                         Series("|fused − eager|", x, tuple(abs(f - e) for f, e in zip(fused, eager))),
+                        Series("|noise − eager|", x, tuple(abs(n - e) for n, e in zip(noise, eager))),
                         Series("noise band", x, tuple(self.band[m])),
                     ),
                     secondary_ylabel="difference",

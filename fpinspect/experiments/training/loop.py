@@ -4,8 +4,8 @@ Every run of a set starts from the same initial weights (``initial.pt``, written
 rank 0) and sees the same batches (:mod:`.corpus`) under the same AdamW settings and
 learning-rate schedule; runs differ only in what :class:`RunSpec` says: ``fused`` runs the
 model through the device's fusing compiler, ``noise`` is the noise-band reference — an
-eager run whose initial weights are each moved one ULP of the autocast dtype, or whose
-data order comes from the next seed (``settings.noise``).
+eager run whose initial weights are each moved one ULP of the autocast dtype (or of
+float32), or whose data order comes from the next seed (``settings.noise``).
 
 Mixed precision as users train: float32 master weights and optimizer state, the forward
 and backward passes under ``torch.autocast`` in ``settings.dtype``; float16 adds a
@@ -210,8 +210,8 @@ class Trainer:
 
         model = GPT(model_config(s)).to(self.device or "cpu")
         model.load_state_dict(torch.load(self.store.initial, map_location=self.device or "cpu"))
-        if self.spec.noise and s.noise == "one_ulp":
-            move_one_ulp(model, s.seed + 1, self.amp_dtype)
+        if self.spec.noise and s.noise in ("one_ulp", "one_ulp_float32"):
+            move_one_ulp(model, s.seed + 1, self.amp_dtype if s.noise == "one_ulp" else torch.float32)
         optimizer = _optimizer(model, s)
         scaler = torch.amp.GradScaler(self.backend.device, enabled=self.amp_dtype == torch.float16)
         start, samples = 0, []

@@ -42,12 +42,13 @@ class TrackedRun:
     stage: str = ""
     done: int = 0
     total: int = 0
-    #: When the current stage started, for its ETA.
+    #: When the current stage was first seen, and its steps done then, for its ETA.
     stage_started: float | None = None
+    stage_done: int = 0
     log: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
     #: Lines ever appended to ``log`` (a view appends only the ones it has not shown).
     logged: int = 0
-    #: The latest histogram of each name, in the order names first appeared.
+    #: The latest histogram of each name, the most recently updated last.
     histograms: dict[str, Histogram] = field(default_factory=dict)
     #: Line charts: chart name -> line label -> (xs, ys).
     curves: dict[str, dict[str, tuple[tuple[float, ...], tuple[float, ...]]]] = field(default_factory=dict)
@@ -76,10 +77,10 @@ class TrackedRun:
 
     def eta(self, now: float) -> float | None:
         """Seconds left in the current stage, from its pace so far; None before any step."""
-        if self.state != RUNNING or not self.done or not self.total or self.stage_started is None:
+        steps = self.done - self.stage_done
+        if self.state != RUNNING or steps <= 0 or not self.total or self.stage_started is None:
             return None
-        spent = now - self.stage_started
-        return spent / self.done * (self.total - self.done)
+        return (now - self.stage_started) / steps * (self.total - self.done)
 
     def apply(self, event: Any, now: float) -> None:
         """Fold one event of the child's stream into the state. Kinds this pane does not know
@@ -89,11 +90,13 @@ class TrackedRun:
             self.device = event.device
         elif isinstance(event, Progress):
             if event.stage != self.stage:
-                self.stage, self.stage_started = event.stage, now
+                self.stage, self.stage_started, self.stage_done = event.stage, now, event.done
             self.done, self.total = event.done, event.total
         elif isinstance(event, Message):
             self.say(event.text)
         elif isinstance(event, HistogramEvent):
+            # the latest updated last: B's eager and fused of the chain running now
+            self.histograms.pop(event.histogram.name, None)
             self.histograms[event.histogram.name] = event.histogram
         elif isinstance(event, Finished):
             self.state, self.ended = FINISHED, now

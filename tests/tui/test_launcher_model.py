@@ -36,9 +36,10 @@ def test_one_run_at_a_time_per_device():
 def test_events_fold_into_the_run_and_unknown_kinds_are_logged():
     run = TrackedRun(1, "B", "cpu", "quick", None, state=RUNNING, started=10.0)
     h = sample_report().histograms[0]
-    run.apply(Progress("chains", 0, 4), 10.0)
-    run.apply(Progress("chains", 1, 4), 12.0)
-    assert run.eta(14.0) == 12.0  # 4 s per step so far, 3 steps left
+    run.apply(Progress("chains", 1, 5), 10.0)
+    assert run.eta(11.0) is None  # a stage first seen halfway: no pace yet
+    run.apply(Progress("chains", 2, 5), 12.0)
+    assert run.eta(14.0) == 12.0  # 4 s per step since the stage was seen, 3 steps left
     run.apply(HistogramEvent(h), 12.0)
     run.apply(Message("layernorm"), 12.0)
 

@@ -9,8 +9,9 @@ from dataclasses import replace
 
 from launchkit import SIZE, FakeClock, sample_report, tasks_app, write_result
 
-from fpinspect.experiments.events import HistogramEvent, Message, Progress, Started
+from fpinspect.experiments.events import CurveEvent, CurvePoint, HistogramEvent, Message, Progress, Started
 from fpinspect.experiments.registry import get_task
+from fpinspect.experiments.results import Curve, Series
 from fpinspect.tui.launcher import RUNNING
 from fpinspect.tui.screens.result import ResultScreen
 from fpinspect.tui.widgets.result_view import ResultView
@@ -55,6 +56,47 @@ def test_a_run_streaming(snap_compare, tmp_path, monkeypatch):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
+
+
+def _streaming(app, clock, task, events):
+    async def before(pilot):
+        screen = pilot.app.screen
+        run = screen.queue.add(task, "cpu", "quick", get_task(task).settings.profile("quick"))
+        run.state, run.started = RUNNING, clock()
+        for event in [Started(task, "cpu", "quick"), *events]:
+            clock.t += 2
+            run.apply(event, clock())
+        screen.watched = run
+        screen._refresh_queue()
+        screen._redraw(force=True)
+        await pilot.pause()
+
+    return before
+
+
+def test_b_eager_and_fused_side_by_side_with_their_cdf(snap_compare, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    clock = FakeClock()
+    h = sample_report().histograms[0]
+    events = [HistogramEvent(replace(h, name=f"b_layernorm_float16_{p}", title=f"layernorm, float16, {p}",
+                                     counts=c)) for p, c in (("eager", (10, 500, 900, 300, 40)),
+                                                             ("fused", (30, 900, 600, 100, 2)))]  # fmt: skip
+    cdf = Curve("b_layernorm_cdf", "layernorm: CDF of each input's max ULP error", "max ULP error", "share",
+                (Series("float16 eager", (0.5, 1.0, 2.0, 4.0), (0.1, 0.5, 0.9, 1.0)),
+                 Series("float16 fused", (0.5, 1.0, 2.0), (0.3, 0.8, 1.0))), xscale="log")  # fmt: skip
+    events += [CurveEvent(cdf), Progress("B layernorm float16", 50, 400)]
+    app = tasks_app(tmp_path / "runs", clock=clock, task="B")
+    assert snap_compare(app, terminal_size=SIZE, run_before=_streaming(app, clock, "B", events))
+
+
+def test_e_loss_curves_as_they_grow(snap_compare, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    clock = FakeClock()
+    events = [CurvePoint(series, step, {"train_loss": 5.5 - step / 100 + d, "eval_loss": 5.6 - step / 110 + d,
+                                        "perplexity": 200.0, "grad_norm": 1.0})
+              for step in range(0, 301, 50) for series, d in (("eager", 0.0), ("fused", 0.01))]  # fmt: skip
+    app = tasks_app(tmp_path / "runs", clock=clock, task="E")
+    assert snap_compare(app, terminal_size=SIZE, run_before=_streaming(app, clock, "E", events))
 
 
 def test_result_view(snap_compare, tmp_path, monkeypatch):

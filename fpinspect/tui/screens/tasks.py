@@ -304,6 +304,7 @@ class TasksScreen(Screen):
                                         workdir=run.folder / "work")  # fmt: skip
             self.processes[run.id] = process
             run.state, run.started = RUNNING, self.clock()
+            run.say(f"starting the child process in {run.folder.name} (torch loads first)")
             self.follow(run, process)
 
     @work(thread=True, group="runs", exit_on_error=False)

@@ -49,6 +49,7 @@ class LiveRun(Vertical):
             yield TaskHistogram(id="live-h0")
             yield TaskHistogram(id="live-h1")
             yield LineChart(id="live-curve")
+            yield LineChart(id="live-curve2")
         yield Log(id="live-log", max_lines=200, auto_scroll=True)
 
     def on_mount(self) -> None:
@@ -59,12 +60,12 @@ class LiveRun(Vertical):
         bar = self.query_one("#live-bar", ProgressBar)
         timing = self.query_one("#live-time", Static)
         h0, h1 = self.query_one("#live-h0", TaskHistogram), self.query_one("#live-h1", TaskHistogram)
-        curve = self.query_one("#live-curve", LineChart)
+        curves = [self.query_one("#live-curve", LineChart), self.query_one("#live-curve2", LineChart)]
         if run is None:
             head.update(Content.styled("No run yet: choose a task and press enter.", styled.MUTED))
             bar.update(total=1, progress=0)
             timing.update("")
-            for plot in (h0, h1, curve):
+            for plot in (h0, h1, *curves):
                 plot.display = False
             self._show_log(None)
             return
@@ -80,21 +81,22 @@ class LiveRun(Vertical):
         steps = f"{run.done}/{run.total}  " if run.total else ""
         timing.update(f"{steps}elapsed {clock_text(run.elapsed(now))}  ETA {clock_text(run.eta(now))}"
                       if run.started is not None else "", layout=False)  # fmt: skip
-        # with a curve to draw, one histogram beside it; else the latest two side by side
-        shown = list(run.histograms.values())[-(1 if run.curves else 2) :]
+        # the latest two histograms side by side (B's eager and fused), then line charts: the
+        # newest one beside histograms (B's CDF), else the first two (E's train and eval loss)
+        shown = list(run.histograms.values())[-2:]
         for plot, h in zip((h0, h1), [*shown, None, None]):
             plot.display = h is not None
             if h is not None and plot.histogram is not h:
                 plot.histogram = h
                 plot.border_title = h.title
-        if run.curves:
-            name, lines = list(run.curves.items())[-1]
-            curve.display = True
-            curve.border_title = name
-            curve.xlabel, curve.xlog = run.curve_axes.get(name, ("", False))
-            curve.lines = lines
-        else:
-            curve.display = False
+        names = list(run.curves)
+        names = names[-1:] if shown else names[:2]
+        for chart, name in zip(curves, [*names, None, None]):
+            chart.display = name is not None
+            if name is not None:
+                chart.border_title = name
+                chart.xlabel, chart.xlog = run.curve_axes.get(name, ("", False))
+                chart.lines = run.curves[name]
         self._show_log(run)
 
     def _show_log(self, run: TrackedRun | None) -> None:

@@ -169,3 +169,30 @@ def test_partition_rules():
     # the softmax output is read by the division outside its region, so it is an output
     assert [ref.op for ref in regions[1].outputs] == ["softmax", "sum_1"]
     assert {ref.op for ref in regions[2].inputs} == {"softmax", "sum_1"}
+
+
+def test_every_fusable_type_the_table_and_converters_emit_has_a_replay_semantic():
+    from fpinspect.capture import geops, optable
+    from fpinspect.replay.ops import OPS as REPLAYED
+
+    fusable = {spec.type for spec in optable.OPS.values() if spec.kind in optable.FUSABLE}
+    x = torch.randn(2, 3)
+    refined = set()  # the types converters choose from a call's arguments (Muls, GeluV2, ...)
+    for fn in (lambda t: t * 2.0, lambda t: t + 1.0, lambda t: 1 - t, lambda t: torch.nn.functional.gelu(t),
+               lambda t: torch.nn.functional.gelu(t, approximate="tanh"), lambda t: t.clamp(min=0.0),
+               lambda t: t.clamp(max=0.0), lambda t: t.to(torch.float16), lambda t: t.clone(),
+               lambda t: t + 2 * t.exp(), lambda t: t // 2.0):  # fmt: skip
+        refined |= {op.type for op in build_graph(export(_Fn(fn), (x,)), (x,)).ops if not op.is_source}
+    missing = sorted((fusable | refined) - set(REPLAYED) - {"Data", "Const"})
+    assert not missing, f"capture emits {missing} into fusion regions, which the replay cannot evaluate"
+    assert {"Muls", "Adds", "GeluV2", "Gelu", "Maximum", "Minimum", "Cast", "Identity"} <= refined
+    assert geops.CONVERTERS.keys() <= optable.OPS.keys()  # every converted operator has its kind
+
+
+class _Fn(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)

@@ -27,11 +27,12 @@ class LoadFailed(Message):
 
 
 class RecordsComputed(Message):
-    """A batch of computed records; ``done`` of the sweep's ``total`` pairs are finished."""
+    """A batch of computed records; ``done`` of the sweep's ``total`` pairs are finished.
+    ``on_demand``: the pairs of one op asked for after the sweep (not part of its count)."""
 
-    def __init__(self, records: list[Record], done: int, total: int) -> None:
+    def __init__(self, records: list[Record], done: int, total: int, *, on_demand: bool = False) -> None:
         super().__init__()
-        self.records, self.done, self.total = records, done, total
+        self.records, self.done, self.total, self.on_demand = records, done, total, on_demand
 
 
 class Localised(Message):

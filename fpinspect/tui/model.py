@@ -1,5 +1,6 @@
-"""What the inspector shows, kept apart from the widgets: one row per fused op, the records
-computed so far, filtering and ordering, and moves along the fusion-on graph.
+"""What the inspector shows, kept apart from the widgets: one row per fused op (or, on demand,
+per op of the graph), the records computed so far, filtering and ordering, and moves along the
+fusion-on graph.
 
 No Textual here. The screen owns one :class:`Inspection`; workers compute records and the
 screen's handlers feed them in with :meth:`Inspection.add`.
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..dumps import DumpComparison, DumpIndex, FusedOp, GeModel, PairPlan, Record, fused_ops, load_graph
-from ..dumps.fusion import original_subgraph
+from ..dumps.fusion import compared_ops, fused_op, is_fused, original_subgraph
 from ..dumps.graph import collector_paused
 from ..dumps.localise import Localisation, OpFinding
 from ..dumps.plan import PairPlans, plan_pairs
@@ -58,24 +59,96 @@ def _data_neighbours(model: GeModel, name: str, upstream: bool) -> list[str]:
     return list(dict.fromkeys(u if upstream else v for u, v, kind in edges if kind == "data"))
 
 
+def _rows(ops: list[FusedOp]) -> list[OpRow]:
+    rows = [OpRow(i, op) for i, op in enumerate(ops)]
+    for row in rows:
+        row.haystack = " ".join([row.name, row.op.type, *row.op.original_op_names]).lower()
+    return rows
+
+
 class Inspection:
     """A loaded run: the fusion-on graph's fused ops and their planned pairs, and the comparison
-    when both sides exist."""
+    when both sides exist.
+
+    :attr:`rows` are the fused ops; after :meth:`show_all_ops` every op of the graph, in
+    topological order. There an op fusion left alone that the fusion-off graph defines under
+    the same name is planned against its namesake (compared when asked for: :meth:`pending`);
+    the other ops (data, constants, ``NetOutput``) have no pairs.
+    """
 
     def __init__(self, sources: Sources, open_model: GeModel, pairs: PairPlans, *,
-                 comparison: DumpComparison | None = None, close_model: GeModel | None = None):  # fmt: skip
+                 comparison: DumpComparison | None = None, close_model: GeModel | None = None,
+                 open_index: DumpIndex | None = None):  # fmt: skip
         self.sources = sources
         self.open_model = open_model
         self.close_model = close_model
         self.comparison = comparison
+        self.open_index = comparison.open_index if comparison is not None else open_index
         self.pairs = pairs
-        self.rows = [OpRow(i, op) for i, op in enumerate(pairs.fused)]
-        for row in self.rows:
-            row.haystack = " ".join([row.name, row.op.type, *row.op.original_op_names]).lower()
+        self.fused_rows = _rows(pairs.fused)
+        self._all_rows: list[OpRow] | None = None
+        self._more_pairs: PairPlans | None = None  # the plans of the ops only the full list shows
+        self.showing_all = False
+        self._index: dict[str, list[OpRow]] | None = None
+        self._index_of: list[list[OpRow]] = []
+        self.rows = self.fused_rows
         self.by_name = {row.name: row for row in self.rows}
         self.records: dict[tuple, Record] = {}
         self.localisation: Localisation | None = None
         self.findings: dict[str, OpFinding] = {}
+
+    # -- fused ops or every op -------------------------------------------------------------
+    def show_all_ops(self, show: bool) -> None:
+        """List every op of the graph (``True``) or the fused ops only."""
+        self.showing_all = show
+        self.rows = self._every_row() if show else self.fused_rows
+        self.by_name = {row.name: row for row in self.rows}
+
+    def _every_row(self) -> list[OpRow]:
+        if self._all_rows is None:
+            planned = {op.name: op for op in self.pairs.fused}
+            cmp = self.comparison
+            more = [op for op in compared_ops(self.open_model, self.close_model, unfused=True)
+                    if op.name not in planned]  # fmt: skip
+            self._more_pairs = plan_pairs(more, self.open_index, self.close_model,
+                                          cmp.close_index if cmp is not None else None, open_model=self.open_model)  # fmt: skip
+            views = {**planned, **{op.name: op for op in more}}
+            ops = [views.get(n) or fused_op(self.open_model, n, same_name=not is_fused(self.open_model.ops[n]))
+                   for n in self.open_model.topological_order()]  # fmt: skip
+            self._all_rows = _rows(ops)
+            known = {r.name: r for r in self.fused_rows}
+            for row in self._all_rows:  # what was computed while the fused ops were listed
+                if row.name in known:
+                    old = known[row.name]
+                    row.verdict, row.score, row.role = old.verdict, old.score, old.role
+        return self._all_rows
+
+    def _row_index(self) -> dict[str, list[OpRow]]:
+        """Op name -> its rows in both lists (the fused-op list and, once built, the full one)."""
+        if self._index is None or len(self._index_of) != (1 if self._all_rows is None else 2):
+            self._index_of = [self.fused_rows] + ([self._all_rows] if self._all_rows is not None else [])
+            self._index = {}
+            for rows in self._index_of:
+                for row in rows:
+                    self._index.setdefault(row.name, []).append(row)
+        return self._index
+
+    def type_counts(self) -> list[tuple[str, int, int]]:
+        """``(op type, ops listed, of which fused)`` over :attr:`rows`, most common first."""
+        counts: dict[str, list[int]] = {}
+        for row in self.rows:
+            c = counts.setdefault(row.op.type, [0, 0])
+            c[0] += 1
+            c[1] += is_fused(self.open_model.ops[row.name])
+        return sorted(((t, n, f) for t, (n, f) in counts.items()), key=lambda x: (-x[1], x[0]))
+
+    def op_info(self, name: str):
+        """The graph's own record of op ``name`` (attributes, tensor descriptions, inputs)."""
+        return self.open_model.ops[name]
+
+    def dump_of(self, name: str, io: str, index: int):
+        """The fusion-on dump file of one tensor of op ``name`` (``None``: no data folder or no dump)."""
+        return self.open_index.lookup(name, io, index) if self.open_index is not None else None
 
     @classmethod
     def load(cls, sources: Sources) -> Inspection:
@@ -93,7 +166,7 @@ class Inspection:
         model = load_graph(sources.open_graph)
         close = load_graph(sources.close_graph) if sources.close_graph else None
         index = DumpIndex.scan(sources.open_data) if sources.open_data else None
-        return cls(sources, model, plan_pairs(fused_ops(model), index), close_model=close)
+        return cls(sources, model, plan_pairs(fused_ops(model), index), close_model=close, open_index=index)
 
     # -- pairs and records ---------------------------------------------------------------
     @property
@@ -101,9 +174,12 @@ class Inspection:
         return self.comparison is not None
 
     def plans(self, name: str) -> list[PairPlan]:
-        """The output pairs, then the input pairs of fused op ``name``. Browsing one graph,
-        the plans name the fusion-on side only."""
-        return self.pairs.of(name)
+        """The output pairs, then the input pairs of op ``name`` (none for an op with nothing to
+        compare). Browsing one graph, the plans name the fusion-on side only."""
+        for pairs in (self.pairs, self._more_pairs):
+            if pairs is not None and name in pairs.outputs:
+                return pairs.of(name)
+        return []
 
     def sweep_order(self) -> list[PairPlan]:
         """Every plan, outputs of all ops first (they decide the list's verdicts), in list order."""
@@ -125,22 +201,25 @@ class Inspection:
     def add(self, records: list[Record]) -> set[int]:
         """Take in computed records; returns the positions of the rows that changed."""
         changed = set()
+        index = self._row_index()
         for rec in records:
             self.records[rec.plan.key] = rec
             if rec.plan.kind == "output":
-                row = self.by_name[rec.plan.fused_op]
-                row.verdict = worst_verdict([row.verdict, rec.verdict])
-                if rec.score is not None and (row.score is None or rec.score > row.score):
-                    row.score = rec.score
-                changed.add(row.position)
+                for row in index.get(rec.plan.fused_op, []):
+                    row.verdict = worst_verdict([row.verdict, rec.verdict])
+                    if rec.score is not None and (row.score is None or rec.score > row.score):
+                        row.score = rec.score
+                    if self.by_name.get(row.name) is row:
+                        changed.add(row.position)
         return changed
 
     def localise(self, localisation: Localisation) -> None:
         self.localisation = localisation
         self.findings = localisation.by_name
+        index = self._row_index()
         for finding in localisation.ops:
-            row = self.by_name[finding.name]
-            row.verdict, row.score, row.role = finding.verdict, finding.score, finding.role
+            for row in index.get(finding.name, []):
+                row.verdict, row.score, row.role = finding.verdict, finding.score, finding.role
 
     @property
     def first_introduced(self) -> OpFinding | None:

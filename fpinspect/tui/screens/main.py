@@ -27,6 +27,7 @@ from ..messages import Exported, Loaded, LoadFailed, Localised, RecordsComputed
 from ..model import WORST, Inspection
 from ..pairs import FilePair, RecordPair
 from ..sources import Sources
+from ..widgets import styled
 from ..widgets.banner import Banner
 from ..widgets.op_detail import OpDetail, PairCard
 from ..widgets.op_list import OpList
@@ -51,6 +52,8 @@ class MainScreen(Screen):
         Binding("c", "neighbour('consumers')", "Consumer", show=False, tooltip="Go to a fused op fed by this one",
                 id="consumers"),
         Binding("s", "sort", "Sort", show=False, tooltip="Sort by worst error / back to graph order", id="sort-worst"),
+        Binding("a", "toggle_all", "All ops", show=False,
+                tooltip="List every op of the graph (with counts by type) / the fused ops only", id="all-ops"),
         Binding("d", "diff_files", "Diff", tooltip="Diff two .npy files (mode 2)", id="diff-files"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter"),
     ]  # fmt: skip
@@ -62,6 +65,8 @@ class MainScreen(Screen):
         self.by_worst = False
         #: pairs the sweep computes next: those of the op just highlighted
         self.demand: LifoQueue[PairPlan] = LifoQueue()
+        #: the sweep has ended: pairs asked for later (unfused ops) are computed on their own
+        self.swept = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -110,6 +115,20 @@ class MainScreen(Screen):
         if not worker.is_cancelled:
             self.post_message(Localised(comparison.localise()))
 
+    @work(thread=True, exclusive=True, group="on-demand", exit_on_error=False)
+    def compute_on_demand(self, comparison: DumpComparison, plans: list[PairPlan]) -> None:
+        """The pairs of one op highlighted after the sweep ended (an op fusion left alone)."""
+        worker = get_current_worker()
+        records = []
+        for plan in plans:
+            if worker.is_cancelled:
+                return
+            try:
+                records.append(background.call(partial(comparison.compute, plan)))
+            except background.Cancelled:
+                return
+        self.post_message(RecordsComputed(records, len(records), len(records), on_demand=True))
+
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def export(self, comparison: DumpComparison, path: str, fmt: str) -> None:
         try:
@@ -144,8 +163,11 @@ class MainScreen(Screen):
         ops.focus()
         banner = self.query_one(Banner)
         if not insp.rows:
-            banner.say(f"{insp.sources.open_graph} has no fused op (AscBackend): is it the fusion-off graph? "
-                       "Give the graph of the run with auto-fusion on.", tone="failed")  # fmt: skip
+            self._show_all(True)
+            banner.say(f"{insp.sources.open_graph} has no fused op (of any fusion kind): is it the fusion-off "
+                       "graph? Listing all its ops; give the graph of the run with fusion on to compare.",
+                       tone="failed")  # fmt: skip
+            self.swept = True
         elif insp.comparing:
             plans = insp.sweep_order()
             banner.say(f"Comparing {len(plans)} pairs of {len(insp.rows)} fused ops…", busy=True)
@@ -162,12 +184,15 @@ class MainScreen(Screen):
         current = ops.current
         if current is not None and any(r.plan.fused_op == current.name for r in msg.records):
             self.query_one(OpDetail).show(insp, current.name)
+        if msg.on_demand:
+            return
         failing = sum(1 for r in insp.rows if r.verdict == "fail")
         self.query_one(Banner).say(f"Comparing pairs: {msg.done} of {msg.total} done, {failing} failing ops so far…",
                                    busy=True)  # fmt: skip
 
     @on(Localised)
     def _localised(self, msg: Localised) -> None:
+        self.swept = True
         insp = self.inspection
         insp.localise(msg.localisation)
         ops = self.query_one(OpList)
@@ -197,7 +222,11 @@ class MainScreen(Screen):
         if insp is None:
             return
         self.query_one(OpDetail).show(insp, msg.name)
-        for plan in reversed(insp.pending(msg.name) if msg.name else []):
+        pending = insp.pending(msg.name) if msg.name else []
+        if pending and self.swept:
+            self.compute_on_demand(insp.comparison, pending)
+            return
+        for plan in reversed(pending):
             self.demand.put(plan)
 
     @on(OpList.Chosen)
@@ -294,6 +323,27 @@ class MainScreen(Screen):
             self.app.search_commands([SimpleCommand(n, partial(self.go_to, n)) for n in found],
                                      placeholder=f"{kind} of {name}: choose one…")  # fmt: skip
 
+    def _show_all(self, show: bool) -> None:
+        insp = self.inspection
+        insp.show_all_ops(show)
+        self._apply_view()
+        banner = self.query_one(Banner)
+        if not show:
+            banner.note(None)
+            return
+        fused = sum(f for _, _, f in insp.type_counts())
+        kinds = ", ".join(f"{t} {n}" + (f" ({f} fused)" if f else "") for t, n, f in insp.type_counts()[:8])
+        more = " …" if len(insp.type_counts()) > 8 else ""
+        banner.note(Content.assemble((f"All {len(insp.rows)} ops, {fused} fused: ", "bold"), kinds + more,
+                                     ("   a: fused ops only", styled.MUTED)))  # fmt: skip
+
+    def action_toggle_all(self) -> None:
+        if self.inspection is None:
+            return
+        self._show_all(not self.inspection.showing_all)
+        if not self.inspection.showing_all:
+            self.notify(f"Listing the {len(self.inspection.rows)} fused ops.", timeout=2)
+
     def action_sort(self) -> None:
         self.by_worst = not self.by_worst
         self._apply_view()
@@ -337,4 +387,6 @@ class MainScreen(Screen):
         yield SystemCommand("Jump to the first introduced error", "The fused op where the error starts",
                             self.action_jump_introduced)  # fmt: skip
         yield SystemCommand("Sort by worst error / graph order", "Toggle the list order", self.action_sort)
+        yield SystemCommand("All ops / fused ops only", "List every op of the graph, with counts by type, or "
+                            "the fused ops only", self.action_toggle_all)  # fmt: skip
 

@@ -29,6 +29,7 @@ class Banner(Static):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._message = Content("")
+        self._note: Content | None = None
         self._frame = 0
         self._timer: Timer | None = None
 
@@ -39,6 +40,11 @@ class Banner(Static):
         for name in ("introduced", "clean", "browse", "failed"):
             self.set_class(tone == name, f"-{name}")
         self.busy = busy
+        self._draw()
+
+    def note(self, note: Content | str | None) -> None:
+        """A second line kept under every message (what the list shows); ``None`` removes it."""
+        self._note = Content(note) if isinstance(note, str) else note
         self._draw()
 
     def watch_busy(self, busy: bool) -> None:
@@ -54,4 +60,5 @@ class Banner(Static):
 
     def _draw(self) -> None:
         spinner = Content.styled(_FRAMES[self._frame] + " ", "$text-accent") if self.busy else Content("")
-        self.update(spinner + self._message)
+        note = Content("\n") + self._note if self._note is not None else Content("")
+        self.update(spinner + self._message + note)

@@ -1,5 +1,6 @@
 """The detail of the highlighted fused op: its original ops and how they were connected in
-the fusion-off graph, its neighbours in the fusion-on graph, and one card per compared pair."""
+the fusion-off graph, its neighbours in the fusion-on graph, and one card per compared pair;
+when every op is listed, also its tensors, dump files and attributes."""
 
 from __future__ import annotations
 
@@ -80,6 +81,39 @@ def pair_content(plan: PairPlan, record: Record | None, pending: bool) -> Conten
     return Content("\n").join(lines)
 
 
+#: Characters of an attribute value shown before "…".
+_VALUE = 96
+
+
+def _value(value) -> str:
+    text = repr(value) if not isinstance(value, str) else value
+    return text if len(text) <= _VALUE else text[: _VALUE - 1] + "…"
+
+
+def op_info_content(insp: Inspection, name: str) -> Content:
+    """Op ``name`` as the graph records it: each input (its producer) and output with its
+    tensor description and fusion-on dump file, then every attribute."""
+    op = insp.op_info(name)
+
+    def tensor_line(label: str, io: str, index: int, desc) -> Content:
+        f = insp.dump_of(name, io, index)
+        dump = os.path.basename(f.path) if f else ("no dump file" if insp.open_index is not None else "")
+        origin = f"  origin {desc.origin_format} {list(desc.origin_shape)}" if desc and desc.origin_shape else ""
+        return Content.assemble(f"  {label}  ", (styled.tensor(desc) + origin, styled.MUTED), "  ", dump)
+
+    lines = [Content.styled(f"Inputs ({len(op.inputs)})", "bold")]
+    for k, ref in enumerate(op.inputs):
+        source = f"← {ref.op}:{ref.index}" if ref is not None else "(not connected)"
+        lines.append(tensor_line(f"{k} {source}", "input", k, op.input_desc[k] if k < len(op.input_desc) else None))
+    if op.control_inputs:
+        lines.append(Content.styled(f"  control: {_names(op.control_inputs)}", styled.MUTED))
+    lines.append(Content.styled(f"Outputs ({len(op.output_desc)})", "bold"))
+    lines += [tensor_line(str(i), "output", i, d) for i, d in enumerate(op.output_desc)]
+    lines.append(Content.styled(f"Attributes ({len(op.attrs)})  graph {op.graph}", "bold"))
+    lines += [Content.assemble(f"  {key} ", (_value(value), styled.MUTED)) for key, value in sorted(op.attrs.items())]
+    return Content("\n").join(lines)
+
+
 class PairCard(Static, can_focus=True):
     """One output or input pair of the detailed op; ``enter`` drills down into it."""
 
@@ -115,7 +149,8 @@ class OpDetail(VerticalScroll):
     DEFAULT_CSS = """
     OpDetail {
         padding: 0 1;
-        & > #detail-originals, & > #detail-links { margin-top: 1; }
+        & > #detail-originals, & > #detail-links, & > #detail-info { margin-top: 1; }
+        & > #detail-info { display: none; }
     }
     """
 
@@ -128,6 +163,7 @@ class OpDetail(VerticalScroll):
         yield Static(id="detail-originals")
         yield Static(id="detail-links")
         yield Vertical(id="detail-pairs")
+        yield Static(id="detail-info")  # every op listed: its tensors, dumps and attributes
 
     @property
     def cards(self) -> list[PairCard]:
@@ -137,8 +173,9 @@ class OpDetail(VerticalScroll):
         """Detail op ``name`` (None: nothing is listed)."""
         if name is None:
             self.op_name = None
-            self.query_one("#detail-head", Static).update("No fused op is listed.")
-            for part in ("#detail-originals", "#detail-links"):
+            self.query_one("#detail-head", Static).update("No op is listed." if insp.showing_all
+                                                          else "No fused op is listed.")  # fmt: skip
+            for part in ("#detail-originals", "#detail-links", "#detail-info"):
                 self.query_one(part, Static).update("")
             self.query_one("#detail-pairs").remove_children()
             return
@@ -158,6 +195,10 @@ class OpDetail(VerticalScroll):
                                  ("\nconsumers ", styled.MUTED), _names(insp.consumers(name)), ("  (c)", styled.MUTED))  # fmt: skip
         self.query_one("#detail-links", Static).update(links)
         self._show_pairs(insp, name)
+        info = self.query_one("#detail-info", Static)
+        info.display = insp.showing_all
+        if insp.showing_all:
+            info.update(op_info_content(insp, name))
 
     def _originals(self, insp: Inspection, name: str) -> Content:
         originals = insp.originals(name)

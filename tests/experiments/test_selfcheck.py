@@ -3,12 +3,15 @@ fails on a toolkit with a planted bug."""
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from fpinspect.experiments.engine import ExperimentProcess
 from fpinspect.experiments.events import HistogramEvent, Progress
+from fpinspect.experiments.registry import get_task
 from fpinspect.experiments.tasks import selfcheck
 from fpinspect.numerics import FORMATS, error_stats, ulp_diff
 
@@ -82,3 +85,11 @@ def test_error_stats_with_a_wrong_percentile_fails(monkeypatch):
     result, verdicts, _ = run(replace(SMALL, float32_pairs=1 << 16, anchors=1))
     assert verdicts["error_stats against numpy float64"] is False
     assert all("ulp p99" in " ".join(v["disagreements"]) for v in result.data()["error_stats"].values())
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch_npu") is not None, reason="an NPU stack is installed")
+def test_s_opens_only_the_device_and_refuses_one_that_is_missing():
+    assert get_task("S").fusing is False  # no compiler stack: the child starts in the time torch takes
+    with ExperimentProcess("S", device="npu") as p:
+        events = list(p.events())
+    assert len(events) == 1 and events[0].kind == "usage" and "torch_npu is not installed" in events[0].message

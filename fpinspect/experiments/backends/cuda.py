@@ -14,18 +14,21 @@ from .base import BackendUnavailable
 from .inductor import InductorBackend
 
 
+def check_gpu() -> None:
+    """Raise :class:`BackendUnavailable` (one sentence) unless torch sees a usable GPU."""
+    import torch
+
+    if not torch.cuda.is_available():
+        why = "it was built without CUDA" if torch.version.cuda is None else "it finds no usable GPU"
+        raise BackendUnavailable(f"device 'cuda' is not available: torch {torch.__version__} reports {why}")
+
+
 class CudaBackend(InductorBackend):
     name = "cuda"
     device = "cuda"
 
     def __init__(self):
-        import torch
-
-        if not torch.cuda.is_available():
-            why = "it was built without CUDA" if torch.version.cuda is None else "it finds no usable GPU"
-            raise BackendUnavailable(
-                f"device 'cuda' is not available: torch {torch.__version__} reports {why}"
-            )
+        check_gpu()
         if importlib.util.find_spec("triton") is None:
             raise BackendUnavailable(
                 "device 'cuda' needs Triton for Inductor's fused kernels, and it is not installed"

@@ -12,6 +12,7 @@ from typing import Any
 
 from .base import BackendUnavailable
 from .cpu import _cpu_model
+from .cuda import check_gpu
 
 
 class DeviceOnly:
@@ -19,13 +20,10 @@ class DeviceOnly:
     ``describe``; no ``eager``/``fused``/``compile``."""
 
     def __init__(self, name: str):
-        import torch
-
         self.name = name
         self.device = name
-        if name == "cuda" and not torch.cuda.is_available():
-            why = "it was built without CUDA" if torch.version.cuda is None else "it finds no usable GPU"
-            raise BackendUnavailable(f"device 'cuda' is not available: torch {torch.__version__} reports {why}")
+        if name == "cuda":
+            check_gpu()
         if name == "npu":
             if importlib.util.find_spec("torch_npu") is None:
                 raise BackendUnavailable("device 'npu' is not available: torch_npu is not installed")

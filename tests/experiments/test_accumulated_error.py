@@ -67,14 +67,18 @@ def test_rows_follow_the_contract_and_the_rule(tiny):
 @pytest.mark.slow
 def test_streamed_eager_error_matches_a_direct_recomputation(tiny):
     report, _ = tiny
-    row = next(r for r in report.data["chains"] if r["chain"] == "softmax" and r["distribution"] == "heavy_tails")
+    row = next(
+        r for r in report.data["chains"] if r["chain"] == "softmax" and r["distribution"] == "heavy_tails"
+    )
     from fpinspect.experiments.tensors import to_numpy
 
     chain = CHAINS["softmax"]
     errs = []
     for i in range(TINY.inputs):
         host = draw(chain, "heavy_tails", TINY, "bfloat16", i)
-        errs.append(ulp_error(to_numpy(chain.fn(*host)), np.asarray(fp64_reference(chain.fn, host))).reshape(-1))
+        errs.append(
+            ulp_error(to_numpy(chain.fn(*host)), np.asarray(fp64_reference(chain.fn, host))).reshape(-1)
+        )
     errs = np.concatenate(errs)
     assert row["eager"]["max_ulp"] == pytest.approx(errs.max())
     assert row["eager"]["p99_ulp"] == pytest.approx(np.percentile(errs, 99, method="inverted_cdf"))
@@ -113,12 +117,17 @@ def test_the_rule_fails_on_a_worse_p99_max_or_extra_nan():
 def test_a_worse_chain_fails_its_verdict_and_is_a_counter_example():
     s = AccumulatedErrorSettings(chains=("softmax", "layernorm"))
     result = AccumulatedErrorResult(
-        s, [_row("softmax", _summary(1, 4), _summary(1, 3)), _row("layernorm", _summary(1, 4), _summary(2, 3))]
+        s,
+        [_row("softmax", _summary(1, 4), _summary(1, 3)), _row("layernorm", _summary(1, 4), _summary(2, 3))],
     )
     v = {x.topic: x for x in result.verdicts()}
     assert v["softmax: fused no worse than eager"].agrees is True
     assert v["layernorm: fused no worse than eager"].agrees is False
     assert result.verdict()["fused_no_worse"] is False and result.verdict()["by_chain"]["softmax"] is True
     (example,) = result.counter_examples()
-    assert (example["chain"], example["distribution"], example["worse_in"]) == ("layernorm", "normal", ["P99"])
+    assert (example["chain"], example["distribution"], example["worse_in"]) == (
+        "layernorm",
+        "normal",
+        ["P99"],
+    )
     assert example["inputs_fused_worse"] == 1

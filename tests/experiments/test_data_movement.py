@@ -24,7 +24,9 @@ def test_tiny_run_fills_the_table_and_explains_counter_examples(inductor_cache):
     d = report.data
     rows = {r["chain"]: r for r in d["table"]}
     assert set(rows) == set(TINY.chains)
-    assert all(set(r) == {"chain", "dtype", "shape", "bit_equal", "kernel_generated", "max_ulp"} for r in d["table"])
+    assert all(
+        set(r) == {"chain", "dtype", "shape", "bit_equal", "kernel_generated", "max_ulp"} for r in d["table"]
+    )
     assert all(r["shape"] == [5, 7] and r["dtype"] == "float16" for r in d["table"])
     # a concat needs a kernel; reshape/squeeze/expand is a view of the input
     assert rows["transpose_concat"]["kernel_generated"] is True
@@ -47,7 +49,9 @@ def test_tiny_run_fills_the_table_and_explains_counter_examples(inductor_cache):
 
 
 def _cell(chain, bit_equal, **kw):
-    return Cell(chain, "float16", (5, 7), bit_equal, True, 0 if bit_equal else 3, 0 if bit_equal else 2, 35, **kw)
+    return Cell(
+        chain, "float16", (5, 7), bit_equal, True, 0 if bit_equal else 3, 0 if bit_equal else 2, 35, **kw
+    )
 
 
 def test_a_pure_chain_that_changes_bits_fails_the_verdict():

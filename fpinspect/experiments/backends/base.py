@@ -12,8 +12,9 @@ import hashlib
 import os
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,22 @@ class Compiled:
     output: Any
     kernels: tuple[KernelSource, ...]
     seconds: float
+    #: Library kernels the compiled code calls instead of generating them (Inductor's
+    #: ``extern_kernels.mm`` and the like), in first-call order; their code is not in
+    #: ``kernels``.
+    externs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CodegenVariant:
+    """One setting of the fusing compiler that changes how it orders arithmetic, for
+    tasks that observe the framework's own choices: compiler ``options`` (Inductor config
+    keys such as ``cpp.simdlen``) and the CPU ``threads`` kernels are compiled and run with
+    (None: unchanged)."""
+
+    label: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    threads: int | None = None
 
 
 def normalise_source(text: str, paths: Mapping[str, str]) -> str:
@@ -142,6 +159,24 @@ class Backend(ABC):
     def cold_start_env(self, root: Path) -> dict[str, str]:
         """Environment variables that give a new process empty compile caches below
         ``root`` (a fresh directory); creates the directories they name."""
+
+    def codegen_variants(self) -> list[CodegenVariant]:
+        """Compiler settings worth trying when observing the framework's own reduction
+        order (task C2's fallback); the first is the default. None by default."""
+        return []
+
+    @contextmanager
+    def variant(self, v: CodegenVariant) -> Iterator[None]:
+        """Compile and run inside this block with ``v`` applied; backends without
+        :meth:`codegen_variants` accept only the empty variant."""
+        if v.options or v.threads is not None:
+            raise ValueError(f"device {self.name} has no compiler variant {v.label!r}")
+        yield
+
+    def deterministic_mode(self) -> dict[str, Any]:
+        """Switch on the device's deterministic-algorithm settings (task A) and return
+        what was set; empty when the device has none to set."""
+        return {}
 
     def paths_to_normalise(self) -> dict[str, str]:
         """Paths that appear in generated code and change between processes."""

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from typing import Any
 
-from .base import BackendUnavailable
+from .base import BackendUnavailable, CodegenVariant
 from .inductor import InductorBackend
 
 
@@ -48,6 +48,18 @@ class CpuBackend(InductorBackend):
 
     def synchronize(self) -> None:
         """CPU kernels finish before they return."""
+
+    def codegen_variants(self) -> list[CodegenVariant]:
+        """Vector code (the default ISA) or scalar code (``cpp.simdlen = 1``), each with
+        this process's thread count and with one thread (torch_fusion.md §3.3: simdlen and
+        threads are the CPU's practical reduction-order levers)."""
+        import torch
+
+        n = torch.get_num_threads()
+        out = [CodegenVariant(f"vector, {n} threads"), CodegenVariant(f"scalar, {n} threads", {"cpp.simdlen": 1})]
+        if n > 1:
+            out += [CodegenVariant("vector, 1 thread", threads=1), CodegenVariant("scalar, 1 thread", {"cpp.simdlen": 1}, 1)]
+        return out
 
     def describe(self) -> dict[str, Any]:
         import torch

@@ -7,10 +7,11 @@ follows the Inductor cache only when unset (torch_fusion.md §1.3).
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 from typing import Any
 
-from .base import BackendUnavailable
+from .base import BackendUnavailable, CodegenVariant
 from .inductor import InductorBackend
 
 
@@ -33,6 +34,33 @@ class CudaBackend(InductorBackend):
             raise BackendUnavailable(
                 "device 'cuda' needs Triton for Inductor's fused kernels, and it is not installed"
             )
+
+    def codegen_variants(self) -> list[CodegenVariant]:
+        """The default, no split reductions, no persistent reductions (torch_fusion.md §6:
+        the Triton reduction-order levers)."""
+        return [
+            CodegenVariant("default"),
+            CodegenVariant("split_reductions off", {"split_reductions": False}),
+            CodegenVariant("persistent_reductions off", {"triton.persistent_reductions": False}),
+        ]
+
+    def deterministic_mode(self) -> dict[str, Any]:
+        """``torch.use_deterministic_algorithms(True)``, Inductor's ``deterministic`` (no
+        numerics-changing autotuning) and the cuBLAS workspace setting deterministic
+        cuBLAS needs (read when cuBLAS starts, so call this before the first matmul)."""
+        import torch
+        import torch._inductor.config as config
+
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True)
+        out: dict[str, Any] = {
+            "use_deterministic_algorithms": True,
+            "CUBLAS_WORKSPACE_CONFIG": os.environ["CUBLAS_WORKSPACE_CONFIG"],
+        }
+        if hasattr(config, "deterministic"):
+            config.deterministic = True
+            out["inductor.deterministic"] = True
+        return out
 
     def synchronize(self) -> None:
         import torch

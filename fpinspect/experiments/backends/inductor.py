@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .base import Backend, Compiled, KernelSource, normalise_source
+from .base import Backend, CodegenVariant, Compiled, KernelSource, normalise_source
 
 _KERNEL_DEF = re.compile(
     r"^(?P<name>\w+) = async_compile\.\w+\((?P<head>.*?)'''(?P<body>.*?)'''", re.MULTILINE | re.DOTALL
@@ -28,6 +29,15 @@ CONFIG_KEYS = (
     "triton.persistent_reductions", "triton.cooperative_reductions", "triton.multi_kernel",
     "triton.codegen_upcast_to_fp32",
 )  # fmt: skip
+
+
+_EXTERN_CALL = re.compile(r"\bextern_kernels\.(\w+)\(")
+
+
+def parse_externs(wrapper_code: str) -> list[str]:
+    """Names of the library kernels (``extern_kernels.mm``, ``.addmm``, ``.bmm``, …) one
+    Inductor wrapper module calls, in first-call order."""
+    return list(dict.fromkeys(_EXTERN_CALL.findall(wrapper_code)))
 
 
 def parse_kernels(wrapper_code: str, paths: Mapping[str, str]) -> list[KernelSource]:
@@ -74,7 +84,25 @@ class InductorBackend(Backend):
         seconds = time.perf_counter() - start
         paths = self.paths_to_normalise()
         kernels = tuple(k for code in codes for k in parse_kernels(code, paths))
-        return Compiled(compiled, output, kernels, seconds)
+        externs = tuple(dict.fromkeys(e for code in codes for e in parse_externs(code)))
+        return Compiled(compiled, output, kernels, seconds, externs)
+
+    @contextmanager
+    def variant(self, v: CodegenVariant) -> Iterator[None]:
+        """``v``'s Inductor options (with the FX graph cache off, whose key may not cover
+        the thread count) and thread count, restored afterwards."""
+        import torch
+        import torch._inductor.config as config
+
+        saved = torch.get_num_threads()
+        options = {**v.options, "fx_graph_cache": False} if (v.options or v.threads) else {}
+        try:
+            if v.threads is not None:
+                torch.set_num_threads(v.threads)
+            with config.patch(options):
+                yield
+        finally:
+            torch.set_num_threads(saved)
 
     def cache_dir(self) -> Path:
         from torch._inductor.runtime.cache_dir_utils import cache_dir

@@ -135,7 +135,10 @@ class AccumulatedErrorSettings(TaskSettings):
     QUICK: ClassVar = {"inputs": 100, "rows": 16, "hidden": 256}
 
     def __post_init__(self):
-        for kind, names, known in (("chain", self.chains, CHAINS), ("distribution", self.distributions, DISTRIBUTIONS)):
+        for kind, names, known in (
+            ("chain", self.chains, CHAINS),
+            ("distribution", self.distributions, DISTRIBUTIONS),
+        ):
             unknown = [n for n in names if n not in known]
             if unknown:
                 raise ValueError(f"unknown {kind}(s) {', '.join(unknown)}; known: {', '.join(known)}")
@@ -350,7 +353,9 @@ class AccumulatedErrorResult:
                 measured += f". Mean ULP error fused / eager, averaged over rows: {ratio:.2f}"
             kernels = self.kernels.get(chain, {})
             if kernels and not all(kernels.values()):
-                measured += ". No fused kernel was generated for " + ", ".join(d for d, n in kernels.items() if not n)
+                measured += ". No fused kernel was generated for " + ", ".join(
+                    d for d, n in kernels.items() if not n
+                )
             out.append(
                 Verdict(
                     f"{chain}: fused no worse than eager",
@@ -414,7 +419,11 @@ def error_histogram(chain: str, dtype: str, path: str, rows: list[Row]) -> Histo
     """ULP errors of every element of every input of ``rows`` (one chain and dtype,
     all distributions), binned by :data:`EDGES`."""
     counts = np.sum([r.counts[path] for r in rows], axis=0) if rows else np.zeros(len(EDGES) + 1)
-    labels = [f"{EDGES[0]:g}", *(f"({a:g}, {b:g}]" for a, b in zip(EDGES[:-1], EDGES[1:])), f"> {EDGES[-1]:g}"]
+    labels = [
+        f"{EDGES[0]:g}",
+        *(f"({a:g}, {b:g}]" for a, b in zip(EDGES[:-1], EDGES[1:])),
+        f"> {EDGES[-1]:g}",
+    ]
     n = sum(r.inputs for r in rows)
     return Histogram(
         f"b_{chain}_{dtype}_{path}",
@@ -447,7 +456,13 @@ def cdf_curve(chain: str, rows: list[Row]) -> Curve:
 
 
 def _locate(
-    backend: Backend, s: AccumulatedErrorSettings, chain: Chain, dtype: str, distribution: str, fused_fn, worst
+    backend: Backend,
+    s: AccumulatedErrorSettings,
+    chain: Chain,
+    dtype: str,
+    distribution: str,
+    fused_fn,
+    worst,
 ) -> dict[str, Any]:
     """Where fused's largest error is: input index, its seed, the element, and both paths'
     ULP errors there (the input is drawn again from its seed)."""
@@ -501,7 +516,9 @@ def _run_chain_dtype(
                 partial = [*rows, _row(chain, dtype, distribution, i + 1, paths)]
                 for p in PATHS:
                     emit(HistogramEvent(error_histogram(chain.name, dtype, p, partial)))
-                emit(CurveEvent(cdf_curve(chain.name, [*(r for r in done if r.chain == chain.name), *partial])))
+                emit(
+                    CurveEvent(cdf_curve(chain.name, [*(r for r in done if r.chain == chain.name), *partial]))
+                )
         assert paths is not None
         row = _row(chain, dtype, distribution, s.inputs, paths)
         if not row.fused_no_worse and row.fused["worst"] is not None:

@@ -232,7 +232,9 @@ class DataMovementResult:
             "table": [c.row() for c in self.cells],
             "counter_examples": self.counter_examples(),
             "all_pure_movement_bit_equal": self.all_pure_movement_bit_equal(),
-            "chains": {n: {"expression": CHAINS[n].expression, "pure": CHAINS[n].pure} for n in self.settings.chains},
+            "chains": {
+                n: {"expression": CHAINS[n].expression, "pure": CHAINS[n].pure} for n in self.settings.chains
+            },
         }
 
     def verdicts(self) -> list[Verdict]:
@@ -293,7 +295,10 @@ class DataMovementResult:
             Table(
                 "Counter-examples",
                 ("chain", "dtype", "shape", "max ULP", "cause"),
-                tuple((e["chain"], e["dtype"], e["shape"], e["max_ulp"], e["cause"]) for e in self.counter_examples()),
+                tuple(
+                    (e["chain"], e["dtype"], e["shape"], e["max_ulp"], e["cause"])
+                    for e in self.counter_examples()
+                ),
             ),
             Table(
                 "Chains",
@@ -349,7 +354,9 @@ def _aliases_input(out, args) -> bool:
     return any(hasattr(a, "untyped_storage") and a.untyped_storage().data_ptr() == ptr for a in args)
 
 
-def run_cell(backend: Backend, chain: Chain, dtype: str, shape: tuple[int, int], seed: int) -> tuple[Cell, str]:
+def run_cell(
+    backend: Backend, chain: Chain, dtype: str, shape: tuple[int, int], seed: int
+) -> tuple[Cell, str]:
     """Run one cell eager and fused; returns it and its output dtype's name."""
     import torch
 

@@ -4,7 +4,11 @@ The subgraph is the first half of a Transformer FFN block as the plan words it:
 ``gelu(layer_norm(x @ w + b))`` with ``x`` [batch, sequence, hidden] and ``w`` [hidden,
 hidden], compiled by the device's fusing compiler.
 
-Round 1 compiles it (kernel hash ``H_k0``) and runs it ``runs`` times in this process.
+Round 1 compiles it and runs it ``runs`` times in this process. ``H_k0`` is the SHA-256 of
+the **generated kernel source** (normalised, :func:`~..backends.base.kernel_hash`): library
+kernels the compiled code calls instead — on Inductor the matmul, ``extern_kernels.mm`` /
+``addmm`` — are not generated and so not part of it; the report names them. On CUDA the
+device's deterministic mode is on (:meth:`~..backends.base.Backend.deterministic_mode`).
 Round 2 is a cold start: a new child process whose compile caches point at an empty
 directory loads the same inputs from disk, compiles again and runs ``runs`` times. Every
 output is identified by the MD5 of its bytes: an output bit-identical (``bit_equal``) to
@@ -17,7 +21,7 @@ maximum is taken against round 1's first output.
 from __future__ import annotations
 
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -60,6 +64,8 @@ class Round:
     runs: int
     kernel_hash: str | None
     kernels: list[str]
+    #: Library kernels called, not generated: outside ``kernel_hash``.
+    externs: list[str]
     output_hashes: dict[str, int]
     compile_seconds: float
     cache_dir: str | None
@@ -141,6 +147,7 @@ def _run_round(
         runs=s.runs,
         kernel_hash=kernel_hash(compiled.kernels),
         kernels=[k.name for k in compiled.kernels],
+        externs=list(compiled.externs),
         output_hashes=counts,
         compile_seconds=round(compiled.seconds, 3),
         cache_dir=str(cache) if cache is not None else None,
@@ -156,6 +163,7 @@ def cold_round(s: DeterminismSettings, backend: Backend, emit: Emit, workdir: Pa
     written to ``workdir/cold_outputs/<md5>.npy``."""
     from ..tensors import from_numpy, load_bits, save_bits
 
+    backend.deterministic_mode()
     inputs = [
         from_numpy(load_bits(workdir / "inputs" / f"{n}.npy", s.dtype)).to(backend.device)
         for n in INPUT_NAMES
@@ -189,6 +197,8 @@ class DeterminismResult:
     rounds: list[Round]
     max_ulp: int
     ulp_nan: int
+    #: What :meth:`~..backends.base.Backend.deterministic_mode` switched on (both rounds).
+    deterministic_mode: dict[str, Any] = field(default_factory=dict)
 
     @property
     def first(self) -> Round:
@@ -206,7 +216,10 @@ class DeterminismResult:
             "runs": self.settings.runs,
             "unique_output_hashes": len(self.unique_hashes()),
             "kernel_hash": self.first.kernel_hash,
+            "kernel_hash_covers": "the generated kernel source only; library calls are not included",
+            "extern_kernels": self.first.externs,
             "cold_start_kernel_hash": self.cold.kernel_hash,
+            "deterministic_mode": self.deterministic_mode,
             "max_ulp": self.max_ulp,
             "rounds": [asdict(r) for r in self.rounds],
             "input_md5": self.input_md5,
@@ -246,12 +259,20 @@ class DeterminismResult:
             )
         )
         h0, h1 = first.kernel_hash, cold.kernel_hash
+        what = "H_k0, the hash of the generated kernel source"
+        externs = (
+            f" Not covered: the library kernel(s) {', '.join(first.externs)} the compiled code calls (their "
+            "binary is the library's, the same in both rounds only if the library is)."
+            if first.externs
+            else ""
+        )
         if h0 is None or h1 is None:
             out.append(
                 Verdict(
                     "same kernel after a cold start",
-                    "the recompiled kernel hash equals H_k0",
-                    "no kernel source was captured on this device, so the kernel hashes cannot be compared.",
+                    f"the recompiled kernel source hash equals {what}",
+                    "no kernel source was captured on this device, so the kernel hashes cannot be compared."
+                    + externs,
                     None,
                 )
             )
@@ -259,8 +280,9 @@ class DeterminismResult:
             out.append(
                 Verdict(
                     "same kernel after a cold start",
-                    "the recompiled kernel hash equals H_k0",
-                    f"H_k0 = {h0[:16]}…, cold start = {h1[:16]}…: {'equal' if h0 == h1 else 'different'}.",
+                    f"the recompiled kernel source hash equals {what}",
+                    f"H_k0 = {h0[:16]}…, cold start = {h1[:16]}…: {'equal' if h0 == h1 else 'different'}."
+                    + externs,
                     h0 == h1,
                 )
             )
@@ -280,12 +302,16 @@ class DeterminismResult:
     def _ulp_text(self) -> str:
         return "NaN mismatch" if self.max_ulp == self.ulp_nan else str(self.max_ulp)
 
+    def _ulp_number(self) -> int | None:
+        """The max ULP difference as a number; None (a dash) for a NaN mismatch, which has no distance."""
+        return None if self.max_ulp == self.ulp_nan else self.max_ulp
+
     def tables(self) -> list[Table]:
         n = self.settings.runs
         plan = Table(
             "Plan table (runs per round / unique output hashes over both rounds / max ULP difference)",
             ("", "runs", "unique hashes", "max ULP diff"),
-            (("expected", n, 1, 0), ("measured", n, len(self.unique_hashes()), self._ulp_text())),
+            (("expected", n, 1, 0), ("measured", n, len(self.unique_hashes()), self._ulp_number())),
         )
         rounds = Table(
             "Rounds",
@@ -293,9 +319,11 @@ class DeterminismResult:
                 "round",
                 "runs",
                 "unique hashes",
-                "kernel hash",
+                "kernel source hash",
+                "library kernels (not hashed)",
                 "compile s",
-                "cache files before → after",
+                "cache files before",
+                "cache files after",
                 "compile cache",
             ),
             tuple(
@@ -304,8 +332,10 @@ class DeterminismResult:
                     r.runs,
                     len(r.output_hashes),
                     (r.kernel_hash or "not captured")[:16],
+                    ", ".join(r.externs) or "-",
                     r.compile_seconds,
-                    f"{r.cache_files_before} → {r.cache_files_after}",
+                    r.cache_files_before,
+                    r.cache_files_after,
                     ", ".join(
                         f"{k.replace('fx_graph_cache_', '')} {v}" for k, v in r.compile_counters.items()
                     )
@@ -326,6 +356,7 @@ class DeterminismResult:
 def run(s: DeterminismSettings, backend: Backend, emit: Emit) -> DeterminismResult:
     from ..tensors import load_bits, md5, save_bits, to_numpy
 
+    deterministic = backend.deterministic_mode()
     host = make_inputs(s)
     input_md5 = {n: md5(to_numpy(t)) for n, t in zip(INPUT_NAMES, host)}
     with tempfile.TemporaryDirectory(prefix="fpinspect-A-") as tmp:
@@ -340,7 +371,7 @@ def run(s: DeterminismSettings, backend: Backend, emit: Emit) -> DeterminismResu
     reference = next(iter(kept.values()))
     nan = ulp_nan(reference.dtype)
     max_ulp = max(int(ulp_diff(a, reference).max()) for a in [*kept.values(), *cold_outputs])
-    return DeterminismResult(s, input_md5, [first, cold], max_ulp, nan)
+    return DeterminismResult(s, input_md5, [first, cold], max_ulp, nan, deterministic)
 
 
 TASK = Task(

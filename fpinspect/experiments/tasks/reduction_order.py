@@ -37,12 +37,21 @@ order (:func:`error_bound`). This order's bound factor ``log2(c) + n/c - 1`` *fa
 ``c`` grows (40, 25, 18 for 512, 1024, 2048 at n = 16384); the 1.3–1.6× growth per
 doubling of ulp_spec.md §5(a) is for recursive summation inside each block (factor
 ``c + n/c - 2``), a different order.
+
+The chunked orders above are **this tool's own code** (explicit reshapes and additions,
+compiled by the backend), not a chunk size chosen by the framework, which exposes none.
+So the task also runs the plan's fallback — how the **framework's own** ``sum`` order
+changes: the same ``n`` elements summed whole (``x.sum(dtype=float32)`` and ``x.sum()``)
+when viewed as each shape of :func:`framework_shapes`, and at [1, n] under each compiler
+setting of :meth:`~..backends.base.Backend.codegen_variants` (on the CPU: vector or scalar
+code, ``cpp.simdlen``, and the thread count). Float32 accumulators are compared in float32
+ULP, since the final rounding to ``dtype`` may hide the order.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -147,10 +156,40 @@ class Version:
     eager_accumulator: np.ndarray
     distinct_outputs: int
     kernel_hash: str | None
+    #: Generated kernels of the fused version (0: nothing was fused).
+    kernels: int = 0
 
     @property
     def self_deterministic(self) -> bool:
         return self.distinct_outputs == 1
+
+
+def framework_shapes(n: int) -> list[tuple[int, ...]]:
+    """Views of the ``n`` elements the framework's own sum is observed at: [1, n], [n],
+    and, when ``n`` allows, [n/128, 128]."""
+    shapes: list[tuple[int, ...]] = [(1, n), (n,)]
+    if n % 128 == 0 and n > 128:
+        shapes.append((n // 128, 128))
+    return shapes
+
+
+def whole_sum(x):
+    """The framework's own sum of every element: float32 accumulator and ``x.dtype`` result."""
+    import torch
+
+    return x.sum(dtype=torch.float32), x.sum()
+
+
+@dataclass
+class Observation:
+    """The framework's own sum under one shape or compiler setting (fused)."""
+
+    label: str
+    kind: str  # "shape" or "compiler"
+    accumulator: np.ndarray
+    result: np.ndarray
+    eager_accumulator: np.ndarray
+    kernels: int
 
 
 @dataclass
@@ -206,6 +245,7 @@ def _run_version(backend: Backend, s: ReductionOrderSettings, x, label: str, fn,
         eager_result=eager[1],
         distinct_outputs=len(distinct),
         kernel_hash=kernel_hash(compiled.kernels),
+        kernels=len(compiled.kernels),
     )
 
 
@@ -263,6 +303,33 @@ def _ulp(a: np.ndarray, b: np.ndarray) -> int:
     return int(ulp_diff(a, b).max())
 
 
+def _observe(backend: Backend, s: ReductionOrderSettings, host, emit: Emit) -> list[Observation]:
+    """The framework's own whole sum at each shape, then at [1, n] under each compiler
+    variant (the default variant is the [1, n] shape, not compiled twice)."""
+    from ..tensors import to_numpy
+
+    out: list[Observation] = []
+
+    def observe(label: str, kind: str, x) -> Observation:
+        compiled = backend.compile(whole_sum, x)
+        acc, res = (to_numpy(t) for t in compiled.output)
+        eager = to_numpy(backend.eager(whole_sum)(x)[0])
+        return Observation(label, kind, acc.reshape(1), res.reshape(1), eager.reshape(1), len(compiled.kernels))
+
+    emit(Message("the framework's own sum: the same elements at other shapes and compiler settings"))
+    x = host.to(backend.device)
+    for shape in framework_shapes(s.n):
+        out.append(observe(f"shape {list(shape)}", "shape", x.reshape(shape)))
+    for v in backend.codegen_variants():
+        if not v.options and v.threads is None:
+            out.append(Observation(v.label, "compiler", *(getattr(out[0], f) for f in (
+                "accumulator", "result", "eager_accumulator", "kernels"))))  # fmt: skip
+            continue
+        with backend.variant(v):
+            out.append(observe(v.label, "compiler", x))
+    return out
+
+
 @dataclass
 class ReductionOrderResult:
     settings: ReductionOrderSettings
@@ -271,6 +338,7 @@ class ReductionOrderResult:
     abs_sum: float
     storage: list[StorageVersion]
     trials: Trials
+    observations: list[Observation] = field(default_factory=list)
 
     @property
     def chunked(self) -> list[Version]:
@@ -382,8 +450,35 @@ class ReductionOrderResult:
                 for v in self.versions
             },
             "kernel_hashes": {v.label: v.kernel_hash for v in self.versions},
+            "kernels": {v.label: v.kernels for v in self.versions},
+            "chunked_orders_are": (
+                "fpinspect's own code (explicit reshapes and additions in the order of the task's docstring, "
+                "compiled by the backend), not a chunk size the framework chose"
+            ),
             "storage_dtype_accumulation": self.storage_data(),
+            "framework_order": self.framework_order(),
         }
+
+    def framework_order(self) -> dict[str, Any]:
+        """Each observation of the framework's own sum against the first of its kind: the
+        float32 accumulators in float32 ULP, the results in ULP of ``dtype``."""
+        out: dict[str, Any] = {}
+        for kind in ("shape", "compiler"):
+            obs = [o for o in self.observations if o.kind == kind]
+            out[kind] = [
+                {
+                    "label": o.label,
+                    "accumulator": float(o.accumulator[0]),
+                    "result": float(o.result[0]),
+                    "accumulator_ulp_vs_first": _ulp(o.accumulator, obs[0].accumulator),
+                    "result_ulp_vs_first": _ulp(o.result, obs[0].result),
+                    "accumulator_ulp_error": float(error_stats(o.accumulator, self.reference)["ulp"]["max"]),
+                    "eager_equal": bit_equal(o.accumulator, o.eager_accumulator),
+                    "kernels": o.kernels,
+                }
+                for o in obs
+            ]
+        return out
 
     def verdicts(self) -> list[Verdict]:
         s = self.settings
@@ -422,7 +517,8 @@ class ReductionOrderResult:
         out.append(
             Verdict(
                 "chunk sizes differ in the last bit",
-                f"versions with different chunk sizes differ by >= 1 ULP of {s.dtype}",
+                f"versions with different chunk sizes differ by >= 1 ULP of {s.dtype} (the chunked orders are this "
+                "tool's own code, compiled by the backend: the framework exposes no chunk size)",
                 measured,
                 bool(off) and min(off) >= 1,
             )
@@ -441,7 +537,34 @@ class ReductionOrderResult:
                 all(d["within_bound"] for d in fp64.values()),
             )
         )
-        return out + self.storage_verdicts()
+        return out + self.storage_verdicts() + self.framework_verdicts()
+
+    def framework_verdicts(self) -> list[Verdict]:
+        order = self.framework_order()
+        if not any(order.values()):
+            return []
+        parts, changed = [], False
+        for kind, what in (("shape", "shapes"), ("compiler", "compiler settings")):
+            rows = order[kind]
+            if not rows:
+                continue
+            accs = {r["accumulator"] for r in rows}
+            results = {r["result"] for r in rows}
+            changed |= len(accs) > 1
+            parts.append(
+                f"over {len(rows)} {what} ({', '.join(r['label'] for r in rows)}): {len(accs)} distinct float32 "
+                f"accumulator(s), up to {max(r['accumulator_ulp_vs_first'] for r in rows)} float32 ULP from the "
+                f"first, and {len(results)} distinct {self.settings.dtype} result(s)"
+            )
+        return [
+            Verdict(
+                "the framework's own order changes",
+                "the plan's fallback when the framework exposes no chunk size: its own sum order changes with the "
+                "shape (and, on the CPU, with cpp.simdlen and the thread count)",
+                "; ".join(parts) + "." + ("" if changed else " The framework's own order gave the same sum every time here."),
+                True if changed else None,
+            )
+        ]
 
     def storage_verdicts(self) -> list[Verdict]:
         s = self.settings
@@ -555,7 +678,25 @@ class ReductionOrderResult:
                 for k, d in data["vs_fp64"].items()
             ),
         )  # fmt: skip
-        return [result, acc, fp64, *self.storage_tables()]
+        return [result, acc, fp64, *self.storage_tables(), *self.framework_tables()]
+
+    def framework_tables(self) -> list[Table]:
+        order = self.framework_order()
+        s = self.settings
+        return [
+            Table(
+                f"The framework's own sum of the same {s.n} elements, by {kind} (fused)",
+                (kind, "float32 accumulator", "float32 ULP vs first", f"{s.dtype} sum", "ULP vs first",
+                 "accumulator float32-ULP error", "eager = fused", "kernels"),
+                tuple(
+                    (r["label"], r["accumulator"], r["accumulator_ulp_vs_first"], r["result"], r["result_ulp_vs_first"],
+                     r["accumulator_ulp_error"], r["eager_equal"], r["kernels"])
+                    for r in rows
+                ),
+            )  # fmt: skip
+            for kind, rows in (("shape", order["shape"]), ("compiler setting", order["compiler"]))
+            if rows
+        ]
 
     def storage_tables(self) -> list[Table]:
         s = self.settings
@@ -645,7 +786,8 @@ def run(s: ReductionOrderSettings, backend: Backend, emit: Emit) -> ReductionOrd
     storage = [_run_storage_version(s, host, c, emit) for c in s.chunk_sizes]
     trials = _run_trials(s, emit)
     emit(HistogramEvent(_trend_chart(s, trials)))
-    return ReductionOrderResult(s, versions, reference, abs_sum, storage, trials)
+    observations = _observe(backend, s, host, emit)
+    return ReductionOrderResult(s, versions, reference, abs_sum, storage, trials, observations)
 
 
 TASK = Task(

@@ -21,9 +21,11 @@ from typing import NoReturn
 import click
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as RichProgress
 from rich.table import Table as RichTable
+from rich.text import Text
 
 from ..experiments.backends import DEVICES
 from ..experiments.engine import ExperimentFailed, ExperimentProcess, collect
@@ -67,7 +69,7 @@ class ProgressView:
         if isinstance(event, Started):
             self.progress.console.print(f"running {event.task} on {event.device} (profile {event.profile})")
         elif isinstance(event, Message):
-            self.progress.console.print(f"[dim]{event.text}[/dim]", highlight=False)
+            self.progress.console.print(f"[dim]{escape(event.text)}[/dim]", highlight=False)
         elif isinstance(event, Progress):
             bar = self.bars.get(event.stage)
             if bar is None:
@@ -85,12 +87,12 @@ def render_report(console: Console, report: Report) -> None:
     )
     verdicts = RichTable("topic", "expectation", "measured", "agrees", title="Expectation and measurement")
     for v in report.verdicts:
-        verdicts.add_row(v.topic, v.expectation, v.measured, agreement(v.agrees))
+        verdicts.add_row(*(Text(t) for t in (v.topic, v.expectation, v.measured, agreement(v.agrees))))
     console.print(verdicts)
     for t in (t for t in report.tables if t.summary):
-        table = RichTable(*t.columns, title=t.title)
+        table = RichTable(*t.columns, title=escape(t.title))
         for row in t.rows:
-            table.add_row(*(format_cell(c) for c in row))
+            table.add_row(*(Text(format_cell(c)) for c in row))
         console.print(table)
     hidden = [t.title for t in report.tables if not t.summary]
     if hidden:
@@ -220,5 +222,5 @@ def tasks_command() -> None:
         con.print(f"[bold]{task.id}[/bold]  {task.title}\n[dim]{task.claim}[/dim]", highlight=False)
         table = RichTable("setting", "quick", "full", box=box.SIMPLE, padding=(0, 2))
         for name in full:
-            table.add_row(name, format_cell(quick[name]), format_cell(full[name]))
+            table.add_row(name, Text(format_cell(quick[name])), Text(format_cell(full[name])))
         con.print(table)

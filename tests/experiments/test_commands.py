@@ -158,3 +158,13 @@ def test_tables_keep_numbers_as_numbers(tmp_path):
     write_outputs(report, tmp_path)
     rows = json.loads((tmp_path / "result.json").read_text())["tables"][0]["rows"]
     assert rows == [[1, 0.123456789]]
+
+
+def test_cells_with_brackets_are_printed_as_they_are():
+    report = _report()
+    report.tables.append(Table("Chains [x]", ("expression",), (("cat([x.T, y.T], 0)",),)))
+    report.verdicts.append(Verdict("t", "e", "shape [a, b] kept", None))
+    console = Console(record=True, width=200)
+    render_report(console, report)
+    text = console.export_text()
+    assert "cat([x.T, y.T], 0)" in text and "shape [a, b] kept" in text and "Chains [x]" in text

@@ -118,12 +118,8 @@ class TaskSettings:
         raise ValueError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready field values (tuples become lists)."""
-        return {
-            f.name: list(v) if isinstance(v, tuple) else v
-            for f in dataclasses.fields(self)
-            for v in [getattr(self, f.name)]
-        }
+        """JSON-ready field values (tuples, nested ones included, become lists)."""
+        return {f.name: _lists(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TaskSettings:

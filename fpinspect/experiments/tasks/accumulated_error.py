@@ -443,11 +443,10 @@ def cdf_curve(chain: str, rows: list[Row]) -> Curve:
         for d in dtypes
         for p in PATHS
     )
-    n = len({(r.dtype, r.distribution) for r in rows})
     return Curve(
         f"b_{chain}_cdf",
-        f"{chain}: CDF of each input's largest error ({n} dtype × distribution rows)",
-        "largest ULP error of an input",
+        f"{chain}: CDF of each input's largest error",
+        f"largest ULP error of an input ({len({r.distribution for r in rows})} distributions pooled)",
         "share of inputs",
         series,
         xscale="log",

@@ -198,3 +198,23 @@ def test_t_opens_the_pane_from_the_inspector_and_escape_returns(regression, tmp_
         assert pilot.app.screen is tasks  # the same pane: its runs go on while the inspector shows
 
     drive(app, scenario)
+
+
+def test_a_run_that_raises_shows_its_failure_and_log_without_the_traceback(tmp_path):
+    app = tasks_app(tmp_path / "runs", task="S")
+
+    async def scenario(pilot):
+        screen = pilot.app.screen
+        # no elements to take statistics of: the task raises inside the child
+        screen.query_one("#overrides", Input).value = SMALL_S.replace("stats_size=8192", "stats_size=0")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(pilot.app.screen, ResultScreen), what="the failure view")
+        body = "\n".join(text(w) for w in pilot.app.screen.query("Static"))
+        assert "failed (error)" in body and "ValueError" in body
+        assert "Traceback" not in body and 'File "' not in body
+
+    drive(app, scenario)
+    folder = next((tmp_path / "runs").iterdir())
+    record = json.loads((folder / "run.json").read_text())
+    assert record["status"] == "error" and "Traceback" in (folder / "run.log").read_text()
+    assert "Traceback" not in record["log_tail"] and "ValueError" in record["log_tail"]

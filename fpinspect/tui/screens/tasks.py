@@ -12,14 +12,14 @@ from __future__ import annotations
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from queue import Empty, SimpleQueue
 
 from rich.text import Text
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
@@ -40,6 +40,7 @@ from ...experiments.runs import (
     RunStore,
     load_result,
     readable_tail,
+    shown_path,
     verdict_summary,
 )
 from ...experiments.settings import PROFILES, SettingError
@@ -471,6 +472,13 @@ class TasksScreen(Screen):
 
     def action_open_result(self) -> None:
         pick_result(self.app, self.store.root)
+
+    def palette_commands(self) -> Iterable[SystemCommand]:
+        """This screen's entries in the command palette."""
+        yield SystemCommand("Run the highlighted task", "Queue it on the chosen device", self.start_selected)
+        yield SystemCommand("Cancel the watched run…", "Stop its child process (asks first)", self.action_cancel_run)
+        yield SystemCommand("History of kept runs", f"Runs under {shown_path(self.store.root)}", self.action_history)
+        yield SystemCommand("Open a result.json…", "Any result, also one from another machine", self.action_open_result)
 
     def stop_all(self) -> None:
         """Stop every child now (the app is closing)."""

@@ -11,18 +11,13 @@ import click
 from rich.console import Console
 
 from .. import __version__
+from .fusion_options import compare_unfused_option, fused_types_option, type_list
 from .output import check_destination, report_file
 from .usage import UsageProblem
 
 
 def _jobs(requested: int | None) -> int:
     return max(1, requested) if requested is not None else max(1, min(4, os.cpu_count() or 1))
-
-
-def _type_list(values: tuple[str, ...]) -> list[str] | None:
-    """``--fused-types`` values (repeatable, comma-separated) as one list; ``None`` if not given."""
-    types = [t.strip() for v in values for t in v.split(",") if t.strip()]
-    return types or None
 
 
 def _existing_file(path: str, what: str) -> None:
@@ -118,11 +113,8 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
               help="exit with status 1 when any record is at or above this verdict")
 @click.option("--worst", default=5, show_default=True,
               help="how many of the worst elements each record lists (the inspector keeps 10)")
-@click.option("--fused-types", "fused_types", multiple=True, metavar="TYPE[,TYPE...]",
-              help="compare only fused ops of these op types, e.g. AscBackend,FusedAscBackend (repeatable; "
-                   "default: every fused op, UB/FE fusion results such as Conv2D included)")
-@click.option("--compare-unfused", is_flag=True,
-              help="also compare every op fusion left alone with the op of the same name in the fusion-off run")
+@fused_types_option
+@compare_unfused_option
 def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_input, fmt, output, jobs,
             iteration, close_iteration, overrides, config, amplification, fail_on, worst, fused_types,
             compare_unfused) -> None:  # fmt: skip
@@ -147,7 +139,7 @@ def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_
     try:
         cmp = DumpComparison(af_open_graph, af_close_graph, af_open_data, af_close_data,
                              iteration=iteration, close_iteration=close_iteration, thresholds=table,
-                             worst=max(0, worst), fused_types=_type_list(fused_types),
+                             worst=max(0, worst), fused_types=type_list(fused_types),
                              compare_unfused=compare_unfused)  # fmt: skip
     except InputError as exc:
         raise UsageProblem(str(exc)) from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..tui.sources import SourceError, resolve
+from .fusion_options import compare_unfused_option, fused_types_option, type_list
 from .launch import runs_dir_option
 
 
@@ -13,10 +14,12 @@ from .launch import runs_dir_option
 @click.argument("data", required=False, metavar="[DATA]")
 @click.option("--close-graph", metavar="G", help="dump-graph JSON of the run with auto-fusion off")
 @click.option("--close-data", metavar="D", help="datadump .npy folder of the run with auto-fusion off")
+@fused_types_option
+@compare_unfused_option
 @runs_dir_option
 @click.pass_context
 def open_command(ctx: click.Context, graph: str | None, data: str | None, close_graph: str | None,
-                 close_data: str | None, runs_dir) -> None:  # fmt: skip
+                 close_data: str | None, fused_types: tuple[str, ...], compare_unfused: bool, runs_dir) -> None:  # fmt: skip
     """Inspect a fusion-on / fusion-off dump pair in the terminal.
 
     GRAPH is the dump-graph JSON of the run with auto-fusion on (or a run folder holding
@@ -32,7 +35,8 @@ def open_command(ctx: click.Context, graph: str | None, data: str | None, close_
         ctx.exit(2)
     from ..tui.app import Settings, make_app
 
-    app = make_app(Settings(sources, runs_dir=runs_dir))
+    app = make_app(Settings(sources, runs_dir=runs_dir, fused_types=type_list(fused_types),
+                            compare_unfused=compare_unfused))  # fmt: skip
     problem = app.run()
     if app.return_code:
         if problem:

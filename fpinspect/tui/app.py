@@ -36,6 +36,9 @@ class Settings:
     profile: str = "quick"
     result: Path | None = None
     devices: dict[str, str | None] | None = None
+    #: which ops the comparison walks (``--fused-types``, ``--compare-unfused``)
+    fused_types: list[str] | None = None
+    compare_unfused: bool = False
     clock: Callable[[], float] = time.monotonic
     now: Callable[[], datetime] = datetime.now
 
@@ -62,7 +65,8 @@ class InspectorApp(App[str | None]):
         self.set_keymap(self.settings.keymap)
         if self.settings.sources is not None and self.settings.start == "inspect":
             self.sub_title = self.settings.sources.name
-            self.push_screen(MainScreen(self.settings.sources))
+            self.push_screen(MainScreen(self.settings.sources, fused_types=self.settings.fused_types,
+                                        compare_unfused=self.settings.compare_unfused))  # fmt: skip
             return
         self.action_tasks()
         if self.settings.result is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ..dumps import DumpComparison, DumpIndex, FusedOp, GeModel, PairPlan, Record, fused_ops, load_graph
+from ..dumps import DumpComparison, DumpIndex, FusedOp, GeModel, PairPlan, Record, load_graph
 from ..dumps.fusion import compared_ops, fused_op, is_fused, original_subgraph
 from ..dumps.graph import collector_paused
 from ..dumps.localise import Localisation, OpFinding
@@ -151,22 +151,25 @@ class Inspection:
         return self.open_index.lookup(name, io, index) if self.open_index is not None else None
 
     @classmethod
-    def load(cls, sources: Sources) -> Inspection:
+    def load(cls, sources: Sources, *, fused_types: list[str] | None = None,
+             compare_unfused: bool = False) -> Inspection:  # fmt: skip
         """Read the graphs and index the dump folders (slow: run it in a worker). Raises
-        :class:`~fpinspect.dumps.InputError` for unreadable input."""
+        :class:`~fpinspect.dumps.InputError` for unreadable input. ``fused_types`` and
+        ``compare_unfused`` choose the ops listed and compared, as for ``fpinspect compare``."""
         with collector_paused():
-            return cls._read(sources)
+            return cls._read(sources, fused_types, compare_unfused)
 
     @classmethod
-    def _read(cls, sources: Sources) -> Inspection:
+    def _read(cls, sources: Sources, fused_types: list[str] | None, compare_unfused: bool) -> Inspection:
         if sources.complete:
             cmp = DumpComparison(sources.open_graph, sources.close_graph, sources.open_data, sources.close_data,
-                                 worst=WORST)  # fmt: skip
+                                 worst=WORST, fused_types=fused_types, compare_unfused=compare_unfused)  # fmt: skip
             return cls(sources, cmp.open_model, cmp.pairs, comparison=cmp, close_model=cmp.close_model)
         model = load_graph(sources.open_graph)
         close = load_graph(sources.close_graph) if sources.close_graph else None
         index = DumpIndex.scan(sources.open_data) if sources.open_data else None
-        return cls(sources, model, plan_pairs(fused_ops(model), index), close_model=close, open_index=index)
+        ops = compared_ops(model, close, types=fused_types, unfused=compare_unfused)
+        return cls(sources, model, plan_pairs(ops, index), close_model=close, open_index=index)
 
     # -- pairs and records ---------------------------------------------------------------
     @property

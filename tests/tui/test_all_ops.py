@@ -97,3 +97,15 @@ def test_real_graphs_list_their_ops(name, fused, every):
 
     drive(app, scenario)
     assert app.return_code in (None, 0), app.return_value
+
+
+def test_open_narrows_fused_types_and_compares_unfused_ops(tmp_path):
+    app = app_for(_matmul_run(tmp_path), fused_types=["AscBackend"], compare_unfused=True)
+
+    async def scenario(pilot):
+        insp = app.screen.inspection
+        assert app.screen.query_one(OpList).shown == ["mm", "autofuse_0"]
+        assert [f.name for f in insp.localisation.introduced] == ["mm"]  # the divergence starts at the MatMul
+        assert "mm" in _text(app.screen.query_one(Banner))
+
+    drive(app, scenario)

@@ -58,9 +58,11 @@ class MainScreen(Screen):
         Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter"),
     ]  # fmt: skip
 
-    def __init__(self, sources: Sources) -> None:
+    def __init__(self, sources: Sources, *, fused_types: list[str] | None = None,
+                 compare_unfused: bool = False) -> None:  # fmt: skip
         super().__init__()
         self.sources = sources
+        self.walk = {"fused_types": fused_types, "compare_unfused": compare_unfused}
         self.inspection: Inspection | None = None
         self.by_worst = False
         #: pairs the sweep computes next: those of the op just highlighted
@@ -86,7 +88,7 @@ class MainScreen(Screen):
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def load(self, sources: Sources) -> None:
         try:
-            insp = background.call(Inspection.load, sources)
+            insp = background.call(partial(Inspection.load, sources, **self.walk))
         except background.Cancelled:
             return
         except InputError as exc:

@@ -9,8 +9,8 @@ and the screen has been redrawn after it, in three conditions measured in the sa
 1. idle — no run (the baseline: what a key costs the headless driver anyway);
 2. task S running — a real child process (full profile) streaming progress, messages and
    partial ULP histograms;
-3. a flood — events posted from a thread at ``--rate`` per second (partial histograms,
-   progress and log lines, as a fast task B would), without a child.
+3. a flood — a stand-in child streaming ``--rate`` events per second (partial histograms,
+   progress and log lines, faster than task B) through the pane's real follower thread.
 
 Target: every median and the 95th percentile under 100 ms.
 """
@@ -31,12 +31,11 @@ sys.path[:0] = [str(HERE.parent)]
 
 from textual.events import Key  # noqa: E402
 
-from fpinspect.experiments.events import HistogramEvent, Message, Progress, Started  # noqa: E402
+from fpinspect.experiments.events import Failed, HistogramEvent, Message, Progress  # noqa: E402
 from fpinspect.experiments.registry import get_task  # noqa: E402
 from fpinspect.experiments.results import Histogram  # noqa: E402
 from fpinspect.tui.app import Settings, make_app  # noqa: E402
 from fpinspect.tui.launcher import RUNNING  # noqa: E402
-from fpinspect.tui.messages import RunEvent  # noqa: E402
 
 SIZE = (120, 40)
 DEVICES = {"cpu": None, "cuda": "not here", "npu": "not here"}
@@ -61,19 +60,32 @@ async def presses(pilot, n: int) -> list[float]:
     return out
 
 
-def flood(screen, run_id: int, rate: float, stop: threading.Event) -> int:
-    """Post events to the screen from a thread, as a run's follower does; returns how many."""
-    bins = tuple(str(b) for b in range(16))
-    sent, i = 0, 0
-    while not stop.is_set():
-        i += 1
-        counts = tuple(float((i * (k + 1)) % 997) for k in range(16))
-        for event in (HistogramEvent(Histogram(f"h{i % 2}", f"partial {i % 2}", "ULP distance", bins, counts)),
-                      Progress("flood", i % 100, 100), Message(f"input {i}")):  # fmt: skip
-            screen.post_message(RunEvent(run_id, event))
-            sent += 1
-        time.sleep(3 / rate)
-    return sent
+class FloodProcess:
+    """Stands in for a run's child: yields partial histograms, progress and log lines at
+    ``rate`` events per second until stopped, through the pane's real follower."""
+
+    def __init__(self, rate: float, folder: Path):
+        self.rate, self.sent = rate, 0
+        self.log_path = folder / "none.log"
+        self.stopped = threading.Event()
+
+    def events(self):
+        bins = tuple(str(b) for b in range(16))
+        i = 0
+        while not self.stopped.is_set():
+            i += 1
+            counts = tuple(float((i * (k + 1)) % 997) for k in range(16))
+            yield HistogramEvent(Histogram(f"h{i % 2}", f"partial {i % 2}", "ULP distance", bins, counts))
+            yield Progress("flood", i % 100, 100)
+            yield Message(f"input {i}")
+            self.sent += 3
+            time.sleep(3 / self.rate)
+        yield Failed("cancelled", "the flood was stopped")
+
+    def cancel(self) -> None:
+        self.stopped.set()
+
+    close = cancel
 
 
 async def measure(args, runs_dir: Path) -> dict[str, list[float]]:
@@ -96,21 +108,22 @@ async def measure(args, runs_dir: Path) -> dict[str, list[float]]:
         screen.cancel(run)
         while run.id in screen.processes:
             await asyncio.sleep(0.05)
-        # a synthetic flood
-        fake = screen.queue.add("B", "gpu-less", "quick", get_task("S").settings.profile("quick"))
+        # a synthetic flood through the real follower (batching included)
+        fake = screen.queue.add("B", "flood", "quick", get_task("S").settings.profile("quick"))
+        fake.folder = runs_dir / "flood"
+        fake.folder.mkdir()
         fake.state, fake.started = RUNNING, screen.clock()
-        fake.apply(Started("B", "cpu", "quick"), screen.clock())
         screen.watched = fake
-        stop = threading.Event()
-        count: list[int] = []
-        sender = threading.Thread(target=lambda: count.append(flood(screen, fake.id, args.rate, stop)), daemon=True)
+        process = FloodProcess(args.rate, fake.folder)
+        screen.processes[fake.id] = process
         t0 = time.perf_counter()
-        sender.start()
+        screen.follow(fake, process)
         await asyncio.sleep(0.3)
         out["event flood"] = await presses(pilot, args.presses)
-        stop.set()
-        sender.join()
-        out["_flood_rate"] = [count[0] / (time.perf_counter() - t0)]
+        out["_flood_rate"] = [process.sent / (time.perf_counter() - t0)]
+        process.cancel()
+        while fake.id in screen.processes:
+            await asyncio.sleep(0.05)
     return out
 
 

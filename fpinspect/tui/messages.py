@@ -64,13 +64,14 @@ class Exported(Message):
 
 
 class RunEvent(Message):
-    """One event of a task run's child process (:mod:`fpinspect.experiments.events`)."""
+    """Events of a task run's child process (:mod:`fpinspect.experiments.events`), in order:
+    those that arrived together."""
 
     bubble = False  # for the Tasks pane only
 
-    def __init__(self, run_id: int, event: object) -> None:
+    def __init__(self, run_id: int, events: list) -> None:
         super().__init__()
-        self.run_id, self.event = run_id, event
+        self.run_id, self.events = run_id, events
 
 
 class RunEnded(Message):

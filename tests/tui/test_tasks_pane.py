@@ -73,7 +73,8 @@ def test_queue_two_runs_of_s_and_see_the_result(tmp_path):
         assert {"result.json", "report.md", "figures", "run.json", "run.log"} <= {p.name for p in folder.iterdir()}
         assert json.loads((folder / "run.json").read_text())["status"] == "finished"
     # the hook sees a message once per node that handles it: count each one once
-    events = [m.event for m in {id(m): m for m in seen}.values() if isinstance(m, RunEvent) and m.run_id == 1]
+    events = [e for m in {id(m): m for m in seen}.values() if isinstance(m, RunEvent) and m.run_id == 1
+              for e in m.events]  # fmt: skip
     partial = [e for e in events if isinstance(e, HistogramEvent) and e.histogram.name == "s_float16_ulp_diff"]
     assert len(partial) == 3 and sum(partial[0].histogram.counts) < sum(partial[-1].histogram.counts)
     assert any(isinstance(e, Progress) for e in events)

@@ -325,20 +325,30 @@ class TasksScreen(Screen):
             events.put(None)
 
         threading.Thread(target=read, name=f"fpinspect-run-{run.id}", daemon=True).start()
-        final = None
+        final, done = None, False
         try:
-            while True:
+            while not done:
                 try:
-                    event = events.get(timeout=POLL_SECONDS)
+                    batch = [events.get(timeout=POLL_SECONDS)]
                 except Empty:
                     if worker.is_cancelled:
                         return
                     continue
-                if event is None:
-                    break
-                if isinstance(event, (Finished, Failed)):
-                    final = event
-                self.post_message(RunEvent(run.id, event))
+                # what else has arrived goes in the same message: a fast stream costs the
+                # UI one message per wake-up, not one per event
+                while True:
+                    try:
+                        batch.append(events.get_nowait())
+                    except Empty:
+                        break
+                if batch[-1] is None:
+                    batch.pop()
+                    done = True
+                final = next((e for e in reversed(batch) if isinstance(e, (Finished, Failed))), final)
+                if batch:
+                    self.post_message(RunEvent(run.id, batch))
+                if worker.is_cancelled:
+                    return
         finally:
             process.close()
         self.post_message(self._settle(run, process, final, time.monotonic() - started))
@@ -372,7 +382,9 @@ class TasksScreen(Screen):
     def _event(self, msg: RunEvent) -> None:
         run = self.queue.get(msg.run_id)
         if run is not None:
-            run.apply(msg.event, self.clock())
+            now = self.clock()
+            for event in msg.events:
+                run.apply(event, now)
             self._dirty = True
 
     @on(RunEnded)

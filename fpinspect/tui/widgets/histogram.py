@@ -86,13 +86,13 @@ class LogBars(Widget):
             label = compact(top) if y == 0 else ("0" if level == 1 else "")
             segments = [Segment(label.rjust(label_w) + " ┤", axis)]
             scale = math.log10(top + 1) if top else 1.0
+            styles = {k: self.get_component_rich_style(f"ulp-histogram--{k}") for k in ("exact", "near", "off")}
             for i, c in enumerate(counts):
                 eighths = round(math.log10(int(c) + 1) / scale * plot_rows * 8) if c else 0
                 # any non-empty bin shows at least a sliver
                 eighths = max(eighths, 1) if c else 0
                 fill = min(8, max(0, eighths - (level - 1) * 8))
-                segments.append(Segment(_EIGHTHS[fill] * bar, self.get_component_rich_style(
-                    f"ulp-histogram--{self.bar_kind(i)}")))  # fmt: skip
+                segments.append(Segment(_EIGHTHS[fill] * bar, styles[self.bar_kind(i)]))
                 segments.append(Segment(" " * gap, base))
             return Strip(segments).crop_extend(0, width, base)
         if y == plot_rows:

@@ -120,15 +120,14 @@ def _training_options(
     if resume is not None:
         saved = read_run(resume)
         if saved is None or saved.get("task") != task_id:
-            _fail(f"{resume} holds no stopped run of task {task_id} to resume (no checkpoints/run.json there).", 2)
+            _fail(f"{resume} holds no stopped run of task {task_id} to resume (no checkpoints/run.json).", 2)
         try:
             settings = type(settings).from_dict(saved["settings"])
         except (ValueError, TypeError) as exc:
             _fail(f"{resume}/checkpoints/run.json holds settings this version cannot use: {exc}.", 2)
         device = saved.get("device", device) if device == "auto" else device
-        profile = next(
-            (p for p in PROFILES if not same_computation(saved["settings"], settings.profile(p).to_dict())), profile
-        )
+        matching = [p for p in PROFILES if not same_computation(saved["settings"], settings.profile(p).to_dict())]
+        profile = matching[0] if matching else profile
         out = out if out is not None else resume
         changes.update(resume=True, run_dir=str(resume.resolve()))
     elif out is not None:

@@ -61,7 +61,11 @@ def payload(fused_offset: np.ndarray, noise_offset: float) -> dict:
     """A synthetic run set: eager curves, a noise run off by ``noise_offset``, a fused run
     off by ``fused_offset`` per sample."""
     steps = [10, 20, 30, 40]
-    base = {"train_loss": [5.0, 4.0, 3.0, 2.5], "eval_loss": [5.1, 4.1, 3.2, 2.8], "grad_norm": [2.0, 1.5, 1.0, 0.8]}
+    base = {
+        "train_loss": [5.0, 4.0, 3.0, 2.5],
+        "eval_loss": [5.1, 4.1, 3.2, 2.8],
+        "grad_norm": [2.0, 1.5, 1.0, 0.8],
+    }
 
     def run(offset):
         samples = []
@@ -94,7 +98,9 @@ def test_batches_are_a_function_of_seed_and_step_and_split_over_ranks():
     assert len(corpus.train) > 400_000 and len(corpus.eval) > 40_000
     x, y = train_batch(corpus, 7, 3, 8, 16)
     assert x.shape == y.shape == (8, 16) and (x[:, 1:] == y[:, :-1]).all()
-    assert (train_batch(corpus, 7, 3, 8, 16)[0] == x).all() and not (train_batch(corpus, 7, 4, 8, 16)[0] == x).all()
+    assert (train_batch(corpus, 7, 3, 8, 16)[0] == x).all() and not (
+        train_batch(corpus, 7, 4, 8, 16)[0] == x
+    ).all()
     halves = [train_batch(corpus, 7, 3, 8, 16, rank=r, world=2)[0] for r in (0, 1)]
     assert (np.stack(halves, 1).reshape(8, 16) == x).all()
     offsets = eval_offsets(corpus, 2, 4, 16)
@@ -131,6 +137,28 @@ Root Cause (first observed failure):
     assert (cause.rank, cause.exitcode) == (1, -9) and "SIGKILL" in cause.reason
     assert cause.describe() == "rank 1 was killed by signal 9"
     assert root_cause("Traceback: something else entirely") is None
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_move_one_ulp_moves_every_weight_exactly_one_ulp(dtype):
+    import torch
+
+    from fpinspect.experiments.training.loop import move_one_ulp
+
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(64, 32)
+    before = [p.detach().clone() for p in layer.parameters()]
+    fmt = getattr(torch, dtype)
+    move_one_ulp(layer, 5, fmt)
+    for old, new in zip(before, layer.parameters()):
+        new = new.detach()
+        if fmt == torch.float32:
+            inf = torch.full_like(old, math.inf)
+            up, down = torch.nextafter(old, inf), torch.nextafter(old, -inf)
+            assert ((new == up) | (new == down)).all() and (new > old).any() and (new < old).any()
+        else:  # one step of the bfloat16 grid: the rounded weights are neighbours there
+            _, e = torch.frexp(old)
+            assert torch.equal((new - old).abs(), torch.ldexp(torch.ones_like(old), e - 8))
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32"])

@@ -4,11 +4,11 @@ A small GPT (:mod:`..training.gpt`) is trained three times from the same saved i
 weights on the same byte-level batches with the same AdamW settings and schedule
 (:mod:`..training.loop`): **eager**, **fused** (``torch.compile`` on cpu/cuda, torchair GE
 mode on npu — the backend's ``fused``), and a **noise** run: eager again with one
-perturbation that should not matter (``noise``: every initial weight moved one ULP of
-the autocast dtype — as arbitrary as the random initialisation itself —, one float32
-ULP, or the next data-order seed). The noise run's gap to eager is the measured noise band;
-the fused run *diverges* where its gap to eager leaves that band
-(:mod:`..training.divergence`).
+perturbation that should not matter (``noise``, :data:`NOISE_KINDS`: by default every
+float32 master weight moved one ULP — the smallest change there is, so the tightest band;
+or one ULP of the autocast dtype; or the next data-order seed). The noise run's gap to
+eager is the measured noise band; the fused run *diverges* where its gap to eager leaves
+that band (:mod:`..training.divergence`).
 
 With ``nproc`` > 1 the three runs execute under ``torchrun`` as DistributedDataParallel
 ranks (gloo / nccl / hccl); rank 0 reports. A rank that dies ends the launch (torchrun
@@ -41,10 +41,9 @@ from ..training.store import Checkpoints, read_run, same_computation
 #: Metrics compared for divergence, with the per-sample count of values averaged into them.
 COMPARED = ("train_loss", "eval_loss", "grad_norm")
 NOISE_KINDS = {
-    "one_ulp": "a second eager run whose initial weights are each moved one ULP of the autocast dtype "
-    "(random direction)",
-    "one_ulp_float32": "a second eager run whose initial weights are each moved one float32 ULP "
-    "(random direction): the smallest perturbation there is",
+    "one_ulp": "a second eager run whose float32 initial weights are each moved one ULP (random direction)",
+    "one_ulp_autocast": "a second eager run whose initial weights are each moved one ULP of the autocast "
+    "dtype (random direction)",
     "data_order": "a second eager run whose batches come from the next data-order seed",
 }
 
@@ -251,7 +250,11 @@ class TrainingResult:
     def curves(self) -> list[Curve]:
         x = tuple(float(s) for s in self.steps)
         out = []
-        for m, label in (("train_loss", "train loss"), ("eval_loss", "eval loss"), ("grad_norm", "grad norm")):
+        for m, label in (
+            ("train_loss", "train loss"),
+            ("eval_loss", "eval loss"),
+            ("grad_norm", "grad norm"),
+        ):
             eager, fused, noise = (self.by_run[run][m] for run in ("eager", "fused", "noise"))
             out.append(
                 Curve(
@@ -325,7 +328,12 @@ def _launch(s: TrainingSettings, backend: Backend, emit: Emit, run_dir: Path) ->
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         with ExperimentProcess(
-            TASK.id, s, device=backend.name, entry="train", workdir=workdir, launcher=torchrun_launcher(s.nproc)
+            TASK.id,
+            s,
+            device=backend.name,
+            entry="train",
+            workdir=workdir,
+            launcher=torchrun_launcher(s.nproc),
         ) as process:
             for event in process.events():
                 if isinstance(event, (Progress, Message, CurvePoint)):

@@ -12,10 +12,10 @@ The candidate (fused) curve *diverges* at the first sample ``i`` where
     |candidate[i] − ref[i]| > FACTOR · band[i] + resolution[i],
 
 ``FACTOR`` = 2 (one noise run is a single draw of the noise, so a gap must clearly exceed
-it), and ``resolution[i]`` the finest difference the metric can show at all: float32's
-spacing at the reference value times ``sqrt(n)`` — 2 ULP·sqrt(n) of the value — where ``n`` is the number of per-token
-losses or steps averaged into it. The size of a divergence is that gap, also as a multiple
-of the band.
+it), and ``resolution[i]`` the finest difference the metric can show at all, computed by
+the caller (task E: ``2 · spacing_float32(value) · sqrt(n)``, ``n`` the number of per-token
+losses or steps averaged into the value). The size of a divergence is that gap, also as a
+multiple of the limit.
 """
 
 from __future__ import annotations

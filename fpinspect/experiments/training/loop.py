@@ -4,8 +4,8 @@ Every run of a set starts from the same initial weights (``initial.pt``, written
 rank 0) and sees the same batches (:mod:`.corpus`) under the same AdamW settings and
 learning-rate schedule; runs differ only in what :class:`RunSpec` says: ``fused`` runs the
 model through the device's fusing compiler, ``noise`` is the noise-band reference — an
-eager run whose initial weights are each moved one ULP of the autocast dtype (or of
-float32), or whose data order comes from the next seed (``settings.noise``).
+eager run whose initial weights are each moved one float32 ULP (or one ULP of the
+autocast dtype), or whose data order comes from the next seed (``settings.noise``).
 
 Mixed precision as users train: float32 master weights and optimizer state, the forward
 and backward passes under ``torch.autocast`` in ``settings.dtype``; float16 adds a
@@ -87,8 +87,8 @@ def learning_rate(step: int, s: TrainingSettings) -> float:
 
 
 def move_one_ulp(model: torch.nn.Module, seed: int, dtype: torch.dtype) -> None:
-    """Move every parameter element one ULP *of* ``dtype`` (the autocast dtype: the
-    precision the forward pass sees) up or down, the direction drawn per element from a
+    """Move every parameter element one ULP *of* ``dtype`` (float32, or the autocast dtype:
+    the precision the forward pass sees) up or down, the direction drawn per element from a
     generator seeded with ``seed``. One ULP of ``x`` in a format with ``m`` stored mantissa
     bits is ``2**(e - m)`` for ``2**e <= |x| < 2**(e + 1)``; zeros move by the format's
     smallest normal spacing, ``2**(emin - m)``."""
@@ -148,9 +148,22 @@ class Trainer:
     """One run (``spec``) of the set described by ``s``, on ``backend``, as ``ranks``."""
 
     def __init__(
-        self, spec: RunSpec, s: TrainingSettings, backend: Backend, ranks: Ranks, store: Checkpoints, emit: Emit
+        self,
+        spec: RunSpec,
+        s: TrainingSettings,
+        backend: Backend,
+        ranks: Ranks,
+        store: Checkpoints,
+        emit: Emit,
     ):
-        self.spec, self.s, self.backend, self.ranks, self.store, self.emit = spec, s, backend, ranks, store, emit
+        self.spec, self.s, self.backend, self.ranks, self.store, self.emit = (
+            spec,
+            s,
+            backend,
+            ranks,
+            store,
+            emit,
+        )
         self.corpus = Corpus.load(s.eval_fraction)
         self.device = torch.device(backend.device, ranks.local_rank) if backend.device != "cpu" else None
         self.amp_dtype = autocast_dtype(s.dtype, backend)
@@ -175,13 +188,17 @@ class Trainer:
         total = torch.zeros((), dtype=torch.float64, device=self.device or "cpu")
         with torch.no_grad(), self._autocast():
             for i in range(0, len(self.eval_windows), self.local_batch):
-                x, y = windows(self.corpus.eval, self.eval_windows[i : i + self.local_batch], self.s.block_size)
+                x, y = windows(
+                    self.corpus.eval, self.eval_windows[i : i + self.local_batch], self.s.block_size
+                )
                 total += model(self._tensor(x), self._tensor(y)).double().mean()
         model.train()
         batches = math.ceil(len(self.eval_windows) / self.local_batch)
         return float(self.ranks.mean(total / batches))
 
-    def _sample(self, step: int, loss_sum: torch.Tensor, norm_sum: torch.Tensor, n: int, model) -> dict[str, float]:
+    def _sample(
+        self, step: int, loss_sum: torch.Tensor, norm_sum: torch.Tensor, n: int, model
+    ) -> dict[str, float]:
         eval_loss = self._evaluate(model)
         return {
             "step": step,
@@ -210,8 +227,8 @@ class Trainer:
 
         model = GPT(model_config(s)).to(self.device or "cpu")
         model.load_state_dict(torch.load(self.store.initial, map_location=self.device or "cpu"))
-        if self.spec.noise and s.noise in ("one_ulp", "one_ulp_float32"):
-            move_one_ulp(model, s.seed + 1, self.amp_dtype if s.noise == "one_ulp" else torch.float32)
+        if self.spec.noise and s.noise in ("one_ulp", "one_ulp_autocast"):
+            move_one_ulp(model, s.seed + 1, torch.float32 if s.noise == "one_ulp" else self.amp_dtype)
         optimizer = _optimizer(model, s)
         scaler = torch.amp.GradScaler(self.backend.device, enabled=self.amp_dtype == torch.float16)
         start, samples = 0, []
@@ -244,7 +261,9 @@ class Trainer:
         for step in range(start, s.steps):
             for group in optimizer.param_groups:
                 group["lr"] = learning_rate(step, s)
-            x, y = train_batch(self.corpus, self.data_seed, step, s.batch_size, s.block_size, ranks.rank, ranks.world)
+            x, y = train_batch(
+                self.corpus, self.data_seed, step, s.batch_size, s.block_size, ranks.rank, ranks.world
+            )
             t0 = time.perf_counter()
             with self._autocast():
                 loss = net(self._tensor(x), self._tensor(y)).mean()
@@ -293,7 +312,9 @@ class Trainer:
         return finished
 
 
-def train_all(s: TrainingSettings, backend: Backend, ranks: Ranks, store: Checkpoints, emit: Emit) -> dict[str, Any]:
+def train_all(
+    s: TrainingSettings, backend: Backend, ranks: Ranks, store: Checkpoints, emit: Emit
+) -> dict[str, Any]:
     """The run set (:data:`RUNS`) one after the other; the payload task E analyses."""
     if s.threads:
         torch.set_num_threads(s.threads)
@@ -301,7 +322,11 @@ def train_all(s: TrainingSettings, backend: Backend, ranks: Ranks, store: Checkp
     emit(Message(f"GPT with {parameters:,} parameters, {ranks.world} process(es)"))
     amp = autocast_dtype(s.dtype, backend)
     if amp != torch_dtype(s.dtype):
-        emit(Message(f"{backend.name} does not compute {s.dtype}; training under float16 autocast with a GradScaler"))
+        emit(
+            Message(
+                f"{backend.name} does not compute {s.dtype}; training under float16 autocast with a GradScaler"
+            )
+        )
     runs = {spec.name: Trainer(spec, s, backend, ranks, store, emit).run() for spec in RUNS}
     return {
         "runs": runs,

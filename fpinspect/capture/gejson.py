@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..dumps.ge_text import c_escape as c_escape_bytes
 from .storage import Desc
 
 #: GE ``Format`` enum numbers (``format_for_int``) of the layouts capture writes.
@@ -30,11 +31,7 @@ NET_OUTPUT = "Node_Output"
 
 def c_escape(text: str) -> str:
     """``google::protobuf::CEscape`` of the UTF-8 bytes of ``text``: what GE writes for ``s``."""
-    named = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r", 0x22: '\\"', 0x27: "\\'", 0x5C: "\\\\"}
-    out = []
-    for byte in text.encode("utf-8"):
-        out.append(named.get(byte) or (chr(byte) if 0x20 <= byte < 0x7F else f"\\{byte:03o}"))
-    return "".join(out)
+    return c_escape_bytes(text.encode("utf-8"))
 
 
 def float32_text(value: float) -> str:

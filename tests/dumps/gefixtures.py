@@ -356,3 +356,44 @@ def chain_pair() -> tuple[GraphBuilder, GraphBuilder]:
         .op("out", "NetOutput", inputs=["Relu_3:0"])
     )
     return on, off
+
+
+# ---------------------------------------------------------------------- every fusion kind
+
+
+def fusion_kinds_run(root: str | Path, *, shift_matmul: bool = False) -> dict[str, Path]:
+    """A run folder of ``x -> conv1 -> mm -> autofuse_0`` (float16, shape (4, 8)).
+
+    Fusion on: ``conv1`` is a UB-fused ``Conv2D`` that absorbed ``bn1`` (its output stands for
+    ``bn1:0``), ``mm`` a ``MatMul`` fusion left alone, ``autofuse_0`` an AscBackend for ``relu``.
+    Fusion off: every op on its own. ``shift_matmul`` makes the fusion-on MatMul diverge (×1.5),
+    and the fused Relu after it inherits that. Returns the paths as ``compare``'s flags name them.
+    """
+    root = Path(root)
+    t = [4, 8]
+    on = (GraphBuilder()
+          .op("x", "Data", outputs=[tensor(t)])
+          .op("conv1", "Conv2D", inputs=["x:0"], outputs=[tensor(t, origin_name="bn1", origin_index=0)],
+              attrs={"_datadump_original_op_names": ["conv1", "bn1"], "strides": [1, 1]})
+          .op("mm", "MatMul", inputs=["conv1:0"], outputs=[tensor(t)], attrs={"transpose_x1": False})
+          .fused("autofuse_0", inputs=["mm:0"], outputs=[tensor(t, origin_name="relu", origin_index=0)],
+                 original=[("relu", "Relu")]))  # fmt: skip
+    off = (GraphBuilder()
+           .op("x", "Data", outputs=[tensor(t)])
+           .op("conv1", "Conv2D", inputs=["x:0"], outputs=[tensor(t)])
+           .op("bn1", "BatchNorm", inputs=["conv1:0"], outputs=[tensor(t)])
+           .op("mm", "MatMul", inputs=["bn1:0"], outputs=[tensor(t)])
+           .op("relu", "Relu", inputs=["mm:0"], outputs=[tensor(t)]))  # fmt: skip
+    paths = {"af_open_graph": on.write(root / "dumpgraph_af_open" / "Build.json"),
+             "af_close_graph": off.write(root / "dumpgraph_af_close" / "Build.json"),
+             "af_open_data": root / "datadump_af_open", "af_close_data": root / "datadump_af_close"}  # fmt: skip
+    rng = np.random.default_rng(0)
+    bn, mm = (rng.standard_normal(t).astype(np.float16) for _ in range(2))
+    on_mm = mm * np.float16(1.5) if shift_matmul else mm
+    write_dump(paths["af_open_data"], "Conv2D", "conv1", "output", 0, bn)
+    write_dump(paths["af_open_data"], "MatMul", "mm", "output", 0, on_mm)
+    write_dump(paths["af_open_data"], "AscBackend", "autofuse_0", "output", 0, np.maximum(on_mm, 0))
+    write_dump(paths["af_close_data"], "BatchNorm", "bn1", "output", 0, bn)
+    write_dump(paths["af_close_data"], "MatMul", "mm", "output", 0, mm)
+    write_dump(paths["af_close_data"], "Relu", "relu", "output", 0, np.maximum(mm, 0))
+    return paths

@@ -6,44 +6,16 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from gefixtures import GraphBuilder, tensor, write_dump
+from gefixtures import fusion_kinds_run, write_dump
 from protofixtures import real_ge
 
 from fpinspect.cli import main
 from fpinspect.dumps.compare import DumpComparison
 
-T = [4, 8]
-
 
 def _run(tmp_path, *, shift_matmul=False):
-    """x -> conv1 (UB-fused with bn1) -> mm (MatMul, unfused) -> autofuse_0 (Relu) on; the same
-    ops unfused off. ``shift_matmul`` makes the fusion-on MatMul's output diverge."""
-    on = (GraphBuilder()
-          .op("x", "Data", outputs=[tensor(T)])
-          .op("conv1", "Conv2D", inputs=["x:0"], outputs=[tensor(T, origin_name="bn1", origin_index=0)],
-              attrs={"_datadump_original_op_names": ["conv1", "bn1"]})
-          .op("mm", "MatMul", inputs=["conv1:0"], outputs=[tensor(T)])
-          .fused("autofuse_0", inputs=["mm:0"], outputs=[tensor(T, origin_name="relu", origin_index=0)],
-                 original=[("relu", "Relu")]))  # fmt: skip
-    off = (GraphBuilder()
-           .op("x", "Data", outputs=[tensor(T)])
-           .op("conv1", "Conv2D", inputs=["x:0"], outputs=[tensor(T)])
-           .op("bn1", "BatchNorm", inputs=["conv1:0"], outputs=[tensor(T)])
-           .op("mm", "MatMul", inputs=["bn1:0"], outputs=[tensor(T)])
-           .op("relu", "Relu", inputs=["mm:0"], outputs=[tensor(T)]))  # fmt: skip
-    rng = np.random.default_rng(0)
-    values = {n: rng.standard_normal(T).astype(np.float16) for n in ("bn1", "mm", "relu")}
-    on_mm = values["mm"] * np.float16(1.5) if shift_matmul else values["mm"]
-    on_relu = np.maximum(on_mm, 0)
-    write_dump(tmp_path / "on", "Conv2D", "conv1", "output", 0, values["bn1"])
-    write_dump(tmp_path / "on", "MatMul", "mm", "output", 0, on_mm)
-    write_dump(tmp_path / "on", "AscBackend", "autofuse_0", "output", 0, on_relu)
-    for name, kind in (("bn1", "BatchNorm"), ("mm", "MatMul")):
-        write_dump(tmp_path / "off", kind, name, "output", 0, values[name])
-    write_dump(tmp_path / "off", "Relu", "relu", "output", 0, np.maximum(values["mm"], 0))
-    args = [str(on.write(tmp_path / "on.json")), str(off.write(tmp_path / "off.json")),
-            str(tmp_path / "on"), str(tmp_path / "off")]  # fmt: skip
-    return args
+    paths = fusion_kinds_run(tmp_path, shift_matmul=shift_matmul)
+    return [str(paths[k]) for k in ("af_open_graph", "af_close_graph", "af_open_data", "af_close_data")]
 
 
 def test_fused_types_narrow_and_are_reported(tmp_path):

@@ -38,3 +38,4 @@ sample-dumps: $(STAMP)
 	$(BIN)/fpinspect capture transformer --out fpinspect/sample_dumps/regression --dtype float16 --seed 0 --inject 2=bf16
 	$(BIN)/fpinspect capture conv --out fpinspect/sample_dumps/clean --dtype float16 --seed 0
 	$(BIN)/fpinspect capture cancellation --out fpinspect/sample_dumps/more_accurate --dtype float16 --seed 0
+	$(BIN)/fpinspect capture conv --out fpinspect/sample_dumps/device --dtype float16 --seed 0 --storage-layouts ascend --raw

@@ -106,6 +106,11 @@ def _operands_note(a: PathRecord, b: PathRecord) -> str:
     return note
 
 
+def _multiply(lines: list[str]) -> str:
+    """The multiplication statement(s) among a kernel's arithmetic lines."""
+    return " ".join(line for line in lines if " * " in line)
+
+
 #: Row labels of the comparisons table, by key of :attr:`ScalarMulResult.pairs`.
 PAIR_LABELS = {
     "isolated": "fused B vs fused A with the value equalised (headline: instruction only)",
@@ -208,7 +213,8 @@ class ScalarMulResult:
         else:
             how = (
                 "it lowers both paths the same way — one float32 multiply per element: "
-                f"`{'; '.join(self.control_lines)}` against `{'; '.join(self.paths['B'].kernel_lines)}`"
+                f"`{_multiply(self.control_lines)}` against `{_multiply(self.paths['B'].kernel_lines)}` "
+                "(the whole fused arithmetic is in the lowering table)"
                 if self.lowered_the_same()
                 else "the fused kernels' arithmetic is in the lowering table"
             )

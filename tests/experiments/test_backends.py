@@ -166,3 +166,24 @@ def test_auto_takes_the_first_available_device():
     if torch.cuda.is_available() or importlib.util.find_spec("torch_npu") is not None:
         pytest.skip("an accelerator stack is installed")
     assert open_backend("auto").name == "cpu"
+
+
+def test_codegen_variants_apply_inside_the_block_and_are_restored():
+    import torch
+    import torch._inductor.config as config
+
+    from fpinspect.experiments.backends.base import Backend
+    from fpinspect.experiments.backends.cpu import CpuBackend
+
+    backend = CpuBackend()
+    variants = backend.codegen_variants()
+    assert not variants[0].options and variants[0].threads is None  # the default comes first
+    scalar_one = next(v for v in variants if v.options and v.threads == 1) if torch.get_num_threads() > 1 else None
+    threads, simdlen = torch.get_num_threads(), config.cpp.simdlen
+    if scalar_one is not None:
+        with backend.variant(scalar_one):
+            assert torch.get_num_threads() == 1 and config.cpp.simdlen == 1 and config.fx_graph_cache is False
+    assert (torch.get_num_threads(), config.cpp.simdlen) == (threads, simdlen)
+    # the base implementation (backends without variants) refuses one
+    with pytest.raises(ValueError, match="no compiler variant"), Backend.variant(backend, variants[1]):
+        pass

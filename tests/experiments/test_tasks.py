@@ -255,7 +255,7 @@ def test_c3_rsqrt_iterations(quick_report):
     assert all(n >= 1 for n in d["kernels"].values())
     fb = d["fallback"]
     assert 0 <= fb["numpy_float32"]["share_differing_from_framework"] <= 1
-    assert list(fb["compiler_variants"]) == [f"scalar, {report.environment['threads']} threads"]
+    assert list(fb["compiler_variants"]) == [f"scalar code on {report.environment['threads']} threads"]
     assert "own code" in verdict(report, "iteration variants differ from the framework").expectation
     n = int(np.prod(settings.shape))
     assert all(sum(h.counts) == n for h in report.histograms)

@@ -56,9 +56,13 @@ class CpuBackend(InductorBackend):
         import torch
 
         n = torch.get_num_threads()
-        out = [CodegenVariant(f"vector, {n} threads"), CodegenVariant(f"scalar, {n} threads", {"cpp.simdlen": 1})]
+        scalar = {"cpp.simdlen": 1}
+        out = [CodegenVariant(f"vector code on {n} threads"), CodegenVariant(f"scalar code on {n} threads", scalar)]
         if n > 1:
-            out += [CodegenVariant("vector, 1 thread", threads=1), CodegenVariant("scalar, 1 thread", {"cpp.simdlen": 1}, 1)]
+            out += [
+                CodegenVariant("vector code on 1 thread", threads=1),
+                CodegenVariant("scalar code on 1 thread", scalar, 1),
+            ]
         return out
 
     def describe(self) -> dict[str, Any]:

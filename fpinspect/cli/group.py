@@ -115,18 +115,23 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
               help="how many of the worst elements each record lists (the inspector keeps 10)")
 @fused_types_option
 @compare_unfused_option
+@click.option("--replay", type=click.Choice(["failing", "all", "none"]), default="failing", show_default=True,
+              help="replay the original ops of these fused ops on their own inputs (failing: failing and warned "
+                   "ops) and localise by that evidence")  # fmt: skip
 def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_input, fmt, output, jobs,
             iteration, close_iteration, overrides, config, amplification, fail_on, worst, fused_types,
-            compare_unfused) -> None:  # fmt: skip
+            compare_unfused, replay) -> None:  # fmt: skip
     """Compare every fused op of a fusion-on run with the original ops it replaced.
 
     Maps each fused output to the original output it stands for, converts storage
     layouts, computes the reference trio plus ULP / msaccucmp / msprobe metrics, judges
-    each pair (pass / warn / fail) and names the fused op that introduced an error.
+    each pair (pass / warn / fail) and names the fused op that introduced an error: the
+    one that differs from its own eager replay and is not closer to float64 than eager.
     """
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
     from ..dumps.verdict import load_table
+    from ..replay.run import run_with_replay
     from .render import compare_csv, compare_table, console
 
     check_destination(output)
@@ -143,7 +148,8 @@ def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_
                              compare_unfused=compare_unfused)  # fmt: skip
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
-    report = cmp.run(compare_input=compare_input, jobs=_jobs(jobs), amplification=amplification)
+    report = run_with_replay(cmp, replay=replay, compare_input=compare_input, jobs=_jobs(jobs),
+                             amplification=amplification)  # fmt: skip
     available = report.sources["fused_types"]
     for wanted in sorted(cmp.fused_types or ()):
         if wanted not in available:

@@ -150,7 +150,7 @@ def compare_table(report) -> Group:
     for col, width, justify in (
         ("fused op:output", 26, "left"), ("original:output", 18, "left"), ("cosine", 10, "right"),
         ("max abs", 8, "right"), ("max rel", 8, "right"), ("ULP max", 7, "right"), ("verdict", 7, "left"),
-        ("cause", 10, "left"), ("status", 18, "left"),
+        ("cause", 13, "left"), ("status", 15, "left"),
     ):  # fmt: skip
         t.add_column(col, no_wrap=True, overflow="ellipsis", width=width, justify=justify)
     loc = report.localisation.by_name
@@ -159,6 +159,7 @@ def compare_table(report) -> Group:
         u = r.metrics["ulp"]["max"] if r and r.compared else None
         finding = loc.get(p.fused_op)
         cause = finding.role if rec.verdict == "fail" and p.kind == "output" and finding and finding.role else ""
+        cause = cause.replace("_", " ")
         origin = "-" if p.origin_op is None else f"{short_name(p.origin_op, 16)}:{p.origin_index}"
         # inputs are listed under their op's outputs, by input number
         name = f"{short_name(p.fused_op, 24)}:{p.fused_index}" if p.kind == "output" else f"  └ input {p.fused_index}"
@@ -167,7 +168,8 @@ def compare_table(report) -> Group:
             fmt_num(r.cosine if r else None, "cos"), fmt_num(r.max_abs if r else None, "e2"),
             fmt_num(r.max_rel if r else None, "e2"), fmt_num(u),
             Text(rec.verdict or "-", style=VERDICT_STYLE[rec.verdict]),
-            Text(cause, style="bold red" if cause == "introduced" else ""), status_text(rec.status),
+            Text(cause, style="bold red" if cause == "introduced" else "green" if cause == "more accurate" else ""),
+            status_text(rec.status),
             style="on #3a0000" if rec.verdict == "fail" else None,
         )  # fmt: skip
     s = report.summary()
@@ -182,9 +184,10 @@ def compare_table(report) -> Group:
     line.append(", ")
     line.append(f"{v['fail']} fail", style="bold red")
     line.append(f", {v['none']} not compared")
-    if s["introduced"]:
-        line.append(f" · introduced: {', '.join(s['introduced'][:3])}{' …' if len(s['introduced']) > 3 else ''}",
-                    style="bold")  # fmt: skip
+    for key, style in (("introduced", "bold"), ("more_accurate", "green")):
+        if s.get(key):
+            names = f"{', '.join(s[key][:3])}{' …' if len(s[key]) > 3 else ''}"
+            line.append(f" · {key.replace('_', ' ')}: {names}", style=style)
     it = s.get("iteration", {})
     read = Text(f"iteration: fusion-on {it.get('fusion_on', '.')}, fusion-off {it.get('fusion_off', '.')}", style="dim")
     nothing = not s.get("compared", 1)
@@ -194,7 +197,8 @@ def compare_table(report) -> Group:
 CSV_COLUMNS = (
     "kind", "fused_op", "fused_type", "fused_index", "origin_op", "origin_index", "status", "verdict", "role",
     "cosine", "max_abs", "max_rel", "red_eps", "rmse", "ulp_p50", "ulp_p99", "ulp_max", "nan_mismatch",
-    "inf_mismatch", "reasons", "conversion", "fused_file", "origin_file",
+    "inf_mismatch", "reasons", "conversion", "fused_file", "origin_file", "replay_status", "replay_red_eps",
+    "closer_to_truth",
 )  # fmt: skip
 
 
@@ -204,9 +208,10 @@ def compare_csv(report, out) -> None:
     w = csv.writer(out)
     w.writerow(CSV_COLUMNS)
     loc = report.localisation.by_name
-    for rec in report.records:
-        j = rec.to_json()
+    for j, rec in zip(report.to_json()["records"], report.records):
         m = j["metrics"]
+        replay = j.get("replay") or {}
+        versus = replay.get("fused_vs_replay") or {}
         u = m.get("ulp", {})
         finding = loc.get(j["fused_op"])
         role = finding.role if finding and j["kind"] == "output" and rec.verdict == "fail" else None
@@ -214,5 +219,6 @@ def compare_csv(report, out) -> None:
             j["kind"], j["fused_op"], j["fused_type"], j["fused_index"], j["origin_op"], j["origin_index"],
             "|".join(j["status"]), j["verdict"], role, j["cosine"], j["max_abs"], j["max_rel"], m.get("red_eps"),
             m.get("rmse"), u.get("p50"), u.get("p99"), u.get("max"), m.get("nan_mismatch"), m.get("inf_mismatch"),
-            "; ".join(j["reasons"]), j["conversion"], j["fused_file"], j["origin_file"],
+            "; ".join(j["reasons"]), j["conversion"], j["fused_file"], j["origin_file"], replay.get("status"),
+            versus.get("red"), replay.get("closer_to_truth"),
         ])  # fmt: skip

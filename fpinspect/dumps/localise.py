@@ -39,7 +39,8 @@ class OpFinding:
     name: str
     type: str
     verdict: str | None  #: worst verdict over the op's outputs (None: no output compared)
-    role: str | None  #: "introduced" / "inherited" / "unverified" for failing ops (or evidence's), else None
+    #: for failing ops: "introduced" / "inherited" / "unverified", or what evidence says ("more_accurate")
+    role: str | None
     reason: str  #: one clause saying why, naming the deciding pair and its error
     score: float | None  #: worst output severity (red in eps)
     input_score: float | None  #: worst input severity
@@ -96,20 +97,36 @@ class Localisation:
         o = self.introduced[0]
         return {"op": o.name, "type": o.type, "reason": o.reason, "originals": o.originals}
 
+    @property
+    def more_accurate(self) -> list[OpFinding]:
+        """Failing ops that evidence shows closer to the float64 truth than eager (role ``more_accurate``)."""
+        return self.with_role("more_accurate")
+
     def advice(self) -> str:
         """One sentence: which op to look at first, and why."""
-        intro = self.introduced
+        intro, ahead = self.introduced, self.more_accurate
         failing = [o for o in self.ops if o.verdict == "fail"]
+        down = len(self.inherited)
+        inherit = f"{down} other failing op{'s' if down != 1 else ''} only inherit errors" if down else ""
+        better = (f"{len(ahead)} failing op{'s are' if len(ahead) != 1 else ' is'} more accurate than eager "
+                  f"(first {ahead[0].name})") if ahead else ""  # fmt: skip
         if intro:
             o = intro[0]
             more = f" ({len(intro) - 1} more introduced later)" if len(intro) > 1 else ""
-            down = len(self.inherited)
-            tail = f"; {down} failing op{'s' if down != 1 else ''} downstream only inherit errors" if down else ""
+            tail = "".join(f"; {t}" for t in (inherit, better) if t)
             return f"Look first at {o.name} ({o.type}): {o.reason}{more}{tail}."
-        if failing:
-            o = failing[0]
+        if ahead:
+            o = ahead[0]
+            tail = f"; {inherit}" if inherit else ""
+            return (f"No fused op introduces an error: {o.name} ({o.type}) fails against eager but is more accurate, "
+                    f"{o.reason}{tail}.")  # fmt: skip
+        if self.unverified:
+            o = self.unverified[0]
             return (f"No fused op is confirmed as the source: {len(failing)} ops fail but their inputs "
                     f"could not all be compared; start with the first failing op, {o.name}: {o.reason}.")  # fmt: skip
+        if failing:
+            o = failing[0]
+            return f"No fused op introduces an error: {inherit}; the first is {o.name}: {o.reason}."
         warned = [o for o in self.ops if o.verdict == "warn"]
         if warned:
             return f"No fused output fails; {len(warned)} ops are close to the threshold, the first is {warned[0].name}."

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .localise import Localisation
@@ -27,11 +28,19 @@ class Report:
     extra: dict = field(default_factory=dict)
     #: what was read: ``{"iteration": {"fusion_on": .., "fusion_off": ..}, "warnings": [...]}``
     sources: dict = field(default_factory=dict)
+    #: more fields of records from evidence beyond the dumps: ``{field: {record key: value}}``;
+    #: every output record carries each field (``None`` where it has no value), and ``replay``
+    #: always (the records contract)
+    annotations: dict[str, dict] = field(default_factory=dict)
 
     @property
     def compared(self) -> int:
         """Records with a verdict: 0 means nothing could be compared, which is never "clean"."""
         return sum(1 for r in self.records if r.verdict is not None)
+
+    def annotate(self, name: str, values: Mapping[tuple, object]) -> None:
+        """Add field ``name`` to the output records, ``values`` by record key (``plan.key``)."""
+        self.annotations[name] = dict(values)
 
     def summary(self) -> dict:
         """Counts of records by verdict and status, the localisation's lists of fused op
@@ -52,6 +61,7 @@ class Report:
             "introduced": [o.name for o in loc.introduced],
             "inherited": [o.name for o in loc.inherited],
             "unverified": [o.name for o in loc.unverified],
+            "more_accurate": [o.name for o in loc.more_accurate],
             "first_introduced": loc.first(),
             "look_first": loc.advice(),
             "compared": self.compared,
@@ -62,5 +72,11 @@ class Report:
 
     def to_json(self) -> dict:
         """The ``--format json`` object: ``{"records": [...], "summary": {...}}``."""
-        return {"records": [r.to_json() for r in self.records], "summary": self.summary()}
+        return {"records": [self._record_json(r) for r in self.records], "summary": self.summary()}
 
+    def _record_json(self, record: Record) -> dict:
+        out = record.to_json()
+        if record.plan.kind == "output":
+            for name in dict.fromkeys(("replay", *self.annotations)):
+                out[name] = self.annotations.get(name, {}).get(record.plan.key)
+        return out

@@ -7,6 +7,7 @@ from textual.message import Message
 from ..dumps import PairResult, Record
 from ..dumps.drilldown import ErrorProfile
 from ..dumps.localise import Localisation
+from ..replay.evidence import OpReplay
 from .model import Inspection
 
 
@@ -41,6 +42,15 @@ class Localised(Message):
     def __init__(self, localisation: Localisation) -> None:
         super().__init__()
         self.localisation = localisation
+
+
+class Replayed(Message):
+    """Fused op ``name`` was replayed; ``localisation`` is the localisation with every replay
+    so far as evidence (None while pairs are still being compared)."""
+
+    def __init__(self, name: str, replay: OpReplay, localisation: Localisation | None) -> None:
+        super().__init__()
+        self.name, self.replay, self.localisation = name, replay, localisation
 
 
 class PairComputed(Message):

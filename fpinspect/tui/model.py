@@ -17,6 +17,7 @@ from ..dumps.graph import collector_paused
 from ..dumps.localise import Localisation, OpFinding
 from ..dumps.plan import PairPlans, plan_pairs
 from ..dumps.verdict import worst_verdict
+from ..replay.evidence import OpReplay, ReplayEvidence
 from .sources import Sources
 
 #: Worst elements kept per pair: as many as ``fpinspect diff`` lists by default.
@@ -96,6 +97,9 @@ class Inspection:
         self.records: dict[tuple, Record] = {}
         self.localisation: Localisation | None = None
         self.findings: dict[str, OpFinding] = {}
+        #: replays of fused ops (by name), and the ops being replayed now
+        self.replays: dict[str, OpReplay] = {}
+        self.replaying: set[str] = set()
 
     # -- fused ops or every op -------------------------------------------------------------
     def show_all_ops(self, show: bool) -> None:
@@ -197,6 +201,11 @@ class Inspection:
         if not self.comparing:
             return []
         return [p for p in self.plans(name) if p.comparable and p.key not in self.records]
+
+    def replay(self, plan: PairPlan) -> ReplayEvidence | None:
+        """The replay evidence of an output pair, once its op is replayed."""
+        op = self.replays.get(plan.fused_op)
+        return op.outputs.get(plan.fused_index) if op is not None and plan.kind == "output" else None
 
     def record(self, plan: PairPlan) -> Record | None:
         return self.records.get(plan.key)

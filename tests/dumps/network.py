@@ -35,16 +35,18 @@ def _gelu(v):
     return 0.5 * v * (1 + np.tanh(np.float32(math.sqrt(2 / math.pi)) * (v + np.float32(0.044715) * v**3)))
 
 
-ORIGINAL = {  # name -> (type, function of fp32 inputs, input names)
-    "Mul_1": ("Mul", lambda a: a * np.float32(0.7), ["x"]),
-    "Add_2": ("Add", lambda a: a + np.float32(0.3), ["Mul_1"]),
+ORIGINAL = {  # name -> (type, function of fp32 inputs, input names); scalars are Muls / Adds values
+    "Mul_1": ("Muls", lambda a: a * np.float32(0.7), ["x"]),
+    "Add_2": ("Adds", lambda a: a + np.float32(0.3), ["Mul_1"]),
     "Gelu_3": ("Gelu", _gelu, ["Add_2"]),
-    "Mul_4": ("Mul", lambda a: a * np.float32(1.3), ["Gelu_3"]),
+    "Mul_4": ("Muls", lambda a: a * np.float32(1.3), ["Gelu_3"]),
     "Tanh_5": ("Tanh", np.tanh, ["Mul_4"]),
-    "Mul_6": ("Mul", lambda a: a * np.float32(2.0), ["Tanh_5"]),
+    "Mul_6": ("Muls", lambda a: a * np.float32(2.0), ["Tanh_5"]),
     "Add_7": ("Add", lambda a, b: a + b, ["Mul_6", "Add_2"]),
     "Relu_8": ("Relu", lambda a: np.maximum(a, 0), ["Add_7"]),
 }
+#: The attributes of the ops with a scalar operand (GE's Muls / Adds keep it as ``value``).
+ATTRS = {"Mul_1": {"value": 0.7}, "Add_2": {"value": 0.3}, "Mul_4": {"value": 1.3}, "Mul_6": {"value": 2.0}}
 REGIONS = {  # region -> (fused name, member ops, output op)
     "R1": ("autofuse_1_Mul_Add", ["Mul_1", "Add_2"]),
     "R2": ("autofuse_2_Gelu_Mul", ["Gelu_3", "Mul_4"]),
@@ -80,7 +82,7 @@ def build_network(root: Path, inject: str | None = None, seed: int = 0) -> dict[
     write_dump(paths["af_close_data"], "Data", "x", "output", 0, x)
     for name, (typ, fn, ins) in ORIGINAL.items():
         eager[name] = fn(*(eager[i].astype(np.float32) for i in ins)).astype(F16)
-        off.op(name, typ, inputs=[f"{i}:0" for i in ins], outputs=[tensor(t)])
+        off.op(name, typ, inputs=[f"{i}:0" for i in ins], outputs=[tensor(t)], attrs=ATTRS.get(name))
         for k, i in enumerate(ins):
             write_dump(paths["af_close_data"], typ, name, "input", k, eager[i])
         write_dump(paths["af_close_data"], typ, name, "output", 0, eager[name])

@@ -145,12 +145,12 @@ def test_d_diffs_two_files_chosen_in_the_picker(regression):
         await pilot.press("down", "down", "enter")
         await settle(pilot)
         await pilot.press("down", "down", "enter")
-        await pilot.press("tab", *"datadump_af_close/Add.Add_2.3.44.1783906987170021.output.0.npy", "enter")
+        await pilot.press("tab", *"datadump_af_close/Adds.Add_2.3.44.1783906987170021.output.0.npy", "enter")
         await settle(pilot)
         screen = pilot.app.screen
         assert isinstance(screen, PairScreen)
         assert screen.subject.names == ("AscBackend.autofuse_1_Mul_Add.3.44.1783906987170021.output.0.npy",
-                                        "Add.Add_2.3.44.1783906987170021.output.0.npy")  # fmt: skip
+                                        "Adds.Add_2.3.44.1783906987170021.output.0.npy")  # fmt: skip
         assert screen.query_one(UlpHistogram).bins.total == 64 * 256
         assert screen.query_one(WorstTable).row_count == 10
         assert "cosine similarity" in text_of(screen.query_one("#pair-report", Static))

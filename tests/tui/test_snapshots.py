@@ -41,7 +41,7 @@ def test_drill_down_wide(snap_compare, regression):
 
 def test_quick_diff(snap_compare, regression):
     a = regression / "datadump_af_open" / "AscBackend.autofuse_3_Tanh_Mul.3.44.1783906987170021.output.0.npy"
-    b = regression / "datadump_af_close" / "Mul.Mul_6.3.44.1783906987170021.output.0.npy"
+    b = regression / "datadump_af_close" / "Muls.Mul_6.3.44.1783906987170021.output.0.npy"
 
     async def before(pilot):
         await settle(pilot)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
-from queue import LifoQueue
+from queue import Empty, LifoQueue
 from time import monotonic
 
 from textual import on, work
@@ -22,8 +22,10 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...cli.render import compare_csv
 from ...dumps import DumpComparison, InputError, PairPlan
+from ...replay.evidence import OpReplay, replay_op
+from ...replay.run import run_with_replay
 from .. import background
-from ..messages import Exported, Loaded, LoadFailed, Localised, RecordsComputed
+from ..messages import Exported, Loaded, LoadFailed, Localised, RecordsComputed, Replayed
 from ..model import WORST, Inspection
 from ..pairs import FilePair, RecordPair
 from ..sources import Sources
@@ -55,6 +57,8 @@ class MainScreen(Screen):
         Binding("a", "toggle_all", "All ops", show=False,
                 tooltip="List every op of the graph (with counts by type) / the fused ops only", id="all-ops"),
         Binding("d", "diff_files", "Diff", tooltip="Diff two .npy files (mode 2)", id="diff-files"),
+        Binding("r", "replay", "Replay", tooltip="Replay the op's original ops on its own inputs (eager and fp64)",
+                id="replay"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter"),
     ]  # fmt: skip
 
@@ -69,6 +73,9 @@ class MainScreen(Screen):
         self.demand: LifoQueue[PairPlan] = LifoQueue()
         #: the sweep has ended: pairs asked for later (unfused ops) are computed on their own
         self.swept = False
+        #: fused ops to replay, the one asked for last first, and the worker replaying them
+        self.to_replay: LifoQueue[str] = LifoQueue()
+        self._replaying: Worker | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -131,10 +138,32 @@ class MainScreen(Screen):
                 return
         self.post_message(RecordsComputed(records, len(records), len(records), on_demand=True))
 
+    @work(thread=True, group="replay", exit_on_error=False)
+    def replay(self, comparison: DumpComparison, queue: LifoQueue[str], known: dict[str, OpReplay],
+               localise: Callable[[], bool]) -> None:  # fmt: skip
+        """Replay the fused ops on ``queue`` one by one, the one asked for last first (those in
+        ``known`` are done); post each with the localisation all replays so far give, once
+        ``localise()`` says every pair is compared. One runs at a time (:meth:`_start_replay`)."""
+        worker = get_current_worker()
+        evidence = dict(known)
+        while not worker.is_cancelled:
+            try:
+                name = queue.get_nowait()
+            except Empty:
+                return
+            if name in evidence:
+                continue
+            try:
+                evidence[name] = background.call(replay_op, comparison, name, None, lambda: worker.is_cancelled)
+                loc = background.call(comparison.localise, None, dict(evidence)) if localise() else None
+            except background.Cancelled:
+                return
+            self.post_message(Replayed(name, evidence[name], loc))
+
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
-    def export(self, comparison: DumpComparison, path: str, fmt: str) -> None:
+    def export(self, comparison: DumpComparison, path: str, fmt: str, known: dict[str, OpReplay]) -> None:
         try:
-            report = background.call(partial(comparison.run, compare_input=True))
+            report = background.call(partial(run_with_replay, comparison, compare_input=True, known=known))
         except background.Cancelled:
             return
         try:
@@ -149,6 +178,8 @@ class MainScreen(Screen):
         self.post_message(Exported(path, len(report.records)))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "replay" and event.state == WorkerState.SUCCESS and not self.to_replay.empty():
+            self._start_replay()  # an op was queued as the worker found the queue empty
         if event.state == WorkerState.ERROR:
             self.notify(f"{event.worker.group} failed: {event.worker.error}", severity="error", timeout=10)
 
@@ -195,8 +226,39 @@ class MainScreen(Screen):
     @on(Localised)
     def _localised(self, msg: Localised) -> None:
         self.swept = True
+        self._show_localisation(msg.localisation)
+        # then the evidence: replay the failing and warned ops, in list order
         insp = self.inspection
-        insp.localise(msg.localisation)
+        names = [r.name for r in insp.rows if r.verdict in ("fail", "warn") and r.name not in insp.replays]
+        if names:
+            for name in reversed(names):
+                self.to_replay.put(name)
+            insp.replaying.update(names)
+            self._start_replay()
+
+    @on(Replayed)
+    def _replayed(self, msg: Replayed) -> None:
+        insp = self.inspection
+        insp.replays[msg.name] = msg.replay
+        insp.replaying.discard(msg.name)
+        if msg.localisation is not None:
+            self._show_localisation(msg.localisation)
+        else:
+            current = self.query_one(OpList).current
+            if current is not None and current.name == msg.name:
+                self.query_one(OpDetail).show(insp, msg.name)
+
+    def _start_replay(self) -> None:
+        """Start the replay worker unless one runs: it takes what is queued as it goes."""
+        if self._replaying is not None and not self._replaying.is_finished:
+            return
+        insp = self.inspection
+        self._replaying = self.replay(insp.comparison, self.to_replay, dict(insp.replays),
+                                      lambda: insp.localisation is not None)  # fmt: skip
+
+    def _show_localisation(self, localisation) -> None:
+        insp = self.inspection
+        insp.localise(localisation)
         ops = self.query_one(OpList)
         self._apply_view()  # sorted by worst: now with every score
         if ops.current is not None:
@@ -209,7 +271,7 @@ class MainScreen(Screen):
                        tone="introduced")  # fmt: skip
         else:
             failing = any(r.verdict == "fail" for r in insp.rows)
-            banner.say(msg.localisation.advice(), tone="failed" if failing else "clean")
+            banner.say(localisation.advice(), tone="failed" if failing else "clean")
 
     @on(Exported)
     def _exported(self, msg: Exported) -> None:
@@ -271,7 +333,7 @@ class MainScreen(Screen):
         if self.inspection.comparison is None:
             self.notify("Browsing one graph: there is no fusion-off side to compare with.", severity="warning")
             return
-        self.app.push_screen(PairScreen(RecordPair(self.inspection.comparison, plan)))
+        self.app.push_screen(PairScreen(RecordPair(self.inspection.comparison, plan), self.inspection.replay(plan)))
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
@@ -303,6 +365,22 @@ class MainScreen(Screen):
                 return
         done = "" if self.inspection.localisation or not self.inspection.comparing else " yet"
         self.notify(f"No failing op is listed{done}.", timeout=3)
+
+    def action_replay(self) -> None:
+        insp = self.inspection
+        current = self.query_one(OpList).current
+        if insp is None or current is None:
+            return
+        if insp.comparison is None:
+            self.notify("Browsing one graph: replay needs the fusion-off graph and dumps.", severity="warning")
+            return
+        if current.name in insp.replays:
+            self.notify(f"{current.name} is replayed: its output cards show the replay.", timeout=3)
+            return
+        self.to_replay.put(current.name)
+        insp.replaying.add(current.name)
+        self.query_one(OpDetail).show(insp, current.name)
+        self._start_replay()
 
     def action_jump_introduced(self) -> None:
         first = self.inspection.first_introduced if self.inspection else None
@@ -367,7 +445,7 @@ class MainScreen(Screen):
         def chosen(path: str | None) -> None:
             if path:
                 self.notify(f"Exporting to {path}…", timeout=2)
-                self.export(self.inspection.comparison, path, fmt)
+                self.export(self.inspection.comparison, path, fmt, dict(self.inspection.replays))
 
         self.app.push_screen(PathPrompt(f"Export every record as {fmt.upper()} to:", default), chosen)
 

@@ -18,12 +18,14 @@ from ...cli.render import pair_report
 from ...dumps import InputError
 from ...dumps.drilldown import error_profile, ulp_bins
 from ...dumps.layouts import LayoutError
+from ...replay.evidence import ReplayEvidence
 from .. import background
 from ..messages import PairComputed, ProfileComputed
 from ..pairs import FilePair, RecordPair
 from ..widgets import styled
 from ..widgets.histogram import UlpHistogram
 from ..widgets.profile import ProfileView
+from ..widgets.replay_view import conclusion, three_way
 from ..widgets.worst import WorstTable
 
 #: The parts that show a loading indicator until their numbers arrive.
@@ -31,29 +33,52 @@ _PANES = ("#pair-numbers", "#histogram", "#profile", "#worst")
 
 
 class PairScreen(Screen):
-    """``subject`` is a pair of the comparison (drill-down) or two files (quick diff)."""
+    """``subject`` is a pair of the comparison (drill-down) or two files (quick diff);
+    ``replay`` the replay of a drilled-down fused output: it adds the three-way view (fused,
+    eager, fp64) and the ULP histogram of the fused output against its own eager replay."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="back")]
     AUTO_FOCUS = "#worst"
 
-    def __init__(self, subject: RecordPair | FilePair) -> None:
+    def __init__(self, subject: RecordPair | FilePair, replay: ReplayEvidence | None = None) -> None:
         super().__init__()
         self.subject = subject
+        self.replay = replay if replay is not None and "fused_vs_replay" in replay.results else None
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(Content.styled(self.subject.title, "bold"), id="pair-title")
         with Horizontal(id="pair-top"):
             with VerticalScroll(id="pair-numbers"):
+                if self.replay is not None:
+                    yield Static(self._three_way(), id="pair-replay")
                 yield Static(id="pair-report")
             with Vertical(id="pair-plots"):
-                yield UlpHistogram(id="histogram")
+                with Horizontal(id="histograms"):
+                    yield UlpHistogram(id="histogram")
+                    if self.replay is not None:
+                        yield UlpHistogram(id="histogram-replay")
                 yield ProfileView(id="profile")
         yield WorstTable(id="worst")
         yield Footer()
 
+    def _three_way(self) -> Content:
+        ev = self.replay
+        return Content("\n").join([Content.styled("Replay on this op's own inputs", "bold"), three_way(ev),
+                                   conclusion(ev)])  # fmt: skip
+
     def on_mount(self) -> None:
-        self.query_one("#histogram").border_title = "ULP error histogram (log count)"
+        if self.replay is None:
+            self.query_one("#histogram").border_title = "ULP error histogram (log count)"
+        else:
+            self.query_one("#histogram").border_title = "ULP vs eager dump"
+            replayed = self.query_one("#histogram-replay", UlpHistogram)
+            replayed.border_title = "ULP vs eager replay"
+            res = self.replay.results["fused_vs_replay"]
+            if res.compared:
+                replayed.bins = ulp_bins(res.stats)
+            else:
+                replayed.note = "No numbers to plot."
         self.query_one("#worst").border_title = "Worst elements"
         for part in _PANES:
             self.query_one(part).loading = True

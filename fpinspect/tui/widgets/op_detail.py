@@ -15,8 +15,10 @@ from textual.widgets import Static
 from ...cli.render import fmt_num
 from ...dumps import PairPlan, Record
 from ...dumps.verdict import format_score
+from ...replay.evidence import ReplayEvidence
 from ..model import Inspection, OriginalOp
 from . import styled
+from .replay_view import replay_lines
 
 #: Neighbours named before "+N more".
 _NAMES = 4
@@ -43,8 +45,10 @@ def _original(o: OriginalOp, width: int, type_width: int) -> Content:
     return line
 
 
-def pair_content(plan: PairPlan, record: Record | None, pending: bool) -> Content:
-    """One pair: what is compared with what, its verdict and metrics, files and layouts."""
+def pair_content(plan: PairPlan, record: Record | None, pending: bool, replay: ReplayEvidence | None = None,
+                 replaying: bool = False) -> Content:  # fmt: skip
+    """One pair: what is compared with what, its verdict and metrics, its replay (outputs of a
+    comparison), files and layouts."""
     p = plan
     origin = f"{p.origin_op}:{p.origin_index}" if p.origin_op else "no original mapped"
     if p.kind == "output":
@@ -63,6 +67,8 @@ def pair_content(plan: PairPlan, record: Record | None, pending: bool) -> Conten
                                 f"  cos {fmt_num(result.cosine, 'cos')}")  # fmt: skip
         if record.reasons:
             lines.append(Content.styled("  " + "; ".join(record.reasons), styled.MUTED))
+        if p.kind == "output" and result is not None and result.compared:
+            lines += replay_lines(replay, replaying)
     if "SKIPPED_CONST_DATA" not in p.status:  # data and constants have nothing to show
         sides = [("on ", p.fused_file, p.fused_desc), ("off", p.origin_file, p.origin_desc)]
         for side, f, desc in sides if p.origin_desc or p.origin_file else sides[:1]:
@@ -132,14 +138,16 @@ class PairCard(Static, can_focus=True):
             super().__init__()
             self.plan = plan
 
-    def __init__(self, plan: PairPlan, record: Record | None, pending: bool) -> None:
-        super().__init__(pair_content(plan, record, pending))
+    def __init__(self, plan: PairPlan, record: Record | None, pending: bool, replay: ReplayEvidence | None = None,
+                 replaying: bool = False) -> None:  # fmt: skip
+        super().__init__(pair_content(plan, record, pending, replay, replaying))
         self.plan = plan
 
-    def show(self, record: Record | None, pending: bool, plan: PairPlan | None = None) -> None:
-        """Show ``plan`` (default: the card's own) with its record."""
+    def show(self, record: Record | None, pending: bool, plan: PairPlan | None = None,
+             replay: ReplayEvidence | None = None, replaying: bool = False) -> None:  # fmt: skip
+        """Show ``plan`` (default: the card's own) with its record and replay."""
         self.plan = plan or self.plan
-        self.update(pair_content(self.plan, record, pending))
+        self.update(pair_content(self.plan, record, pending, replay, replaying))
 
     def action_choose(self) -> None:
         self.post_message(self.Chosen(self.plan))
@@ -214,13 +222,14 @@ class OpDetail(VerticalScroll):
         plans = insp.plans(name)
         pending = {p.key for p in insp.pending(name)}
         cards = self.cards
+        replaying = name in insp.replaying
         for card, plan in zip(cards, plans):
-            card.show(insp.record(plan), plan.key in pending, plan)
+            card.show(insp.record(plan), plan.key in pending, plan, insp.replay(plan), replaying)
         for card in cards[len(plans):]:
             card.remove()
         if len(plans) > len(cards):
             self.query_one("#detail-pairs").mount_all(
-                PairCard(p, insp.record(p), p.key in pending) for p in plans[len(cards):])
+                PairCard(p, insp.record(p), p.key in pending, insp.replay(p), replaying) for p in plans[len(cards):])
         if name != self.op_name:
             self.op_name = name
             self.scroll_home(animate=False)

@@ -24,7 +24,7 @@ _COLUMNS = (
     ("originals", "orig", 4, True),
     ("verdict", "verdict", 7, False),
     ("worst", "worst", 10, True),
-    ("role", "cause", 10, False),
+    ("role", "cause", 13, False),
 )
 #: Columns dropped, in this order, while the name column would be narrower than this.
 _MIN_NAME = 18
@@ -194,8 +194,9 @@ class OpList(ScrollView, can_focus=True):
             return row.verdict or "-", f"op-list--{row.verdict}" if row.verdict else "op-list--muted"
         if key == "worst":
             return format_score(row.score), None if row.score is not None else "op-list--muted"
-        style = {"introduced": "op-list--introduced", "unverified": "op-list--warn"}.get(row.role or "")
-        return row.role or "", style or "op-list--muted"
+        style = {"introduced": "op-list--introduced", "unverified": "op-list--warn",
+                 "more_accurate": "op-list--pass"}.get(row.role or "")  # fmt: skip
+        return (row.role or "").replace("_", " "), style or "op-list--muted"
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width

@@ -10,7 +10,8 @@ from ...dumps.ge_decode import TensorDesc
 from ...dumps.ge_types import numpy_dtype_name
 
 VERDICT_STYLE = {"pass": "$text-success", "warn": "$text-warning", "fail": "bold $text-error"}
-ROLE_STYLE = {"introduced": "bold $text-error", "inherited": "$foreground-muted", "unverified": "$text-warning"}
+ROLE_STYLE = {"introduced": "bold $text-error", "inherited": "$foreground-muted", "unverified": "$text-warning",
+              "more_accurate": "bold $text-success"}  # fmt: skip
 MUTED = "$foreground-muted"
 
 
@@ -19,7 +20,7 @@ def verdict(v: str | None) -> Content:
 
 
 def role(r: str | None) -> Content:
-    return Content.styled(r, ROLE_STYLE[r]) if r else Content("")
+    return Content.styled(r.replace("_", " "), ROLE_STYLE[r]) if r else Content("")
 
 
 def status(codes: list[str]) -> Content:

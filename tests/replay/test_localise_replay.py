@@ -1,0 +1,102 @@
+"""Localisation by evidence: the op blamed is the one that differs from its own eager replay
+and is not closer to float64 than eager; an op that is the closer side is more accurate."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from chains import F32, adds, build_chain, exp, muls, square
+
+from fpinspect.dumps import DumpComparison
+from fpinspect.replay.run import run_with_replay
+
+
+def _compare(paths, replay="failing"):
+    c = DumpComparison(str(paths["af_open_graph"]), str(paths["af_close_graph"]), str(paths["af_open_data"]),
+                       str(paths["af_close_data"]))  # fmt: skip
+    return run_with_replay(c, replay=replay)
+
+
+@pytest.fixture(scope="module")
+def amplification(tmp_path_factory):
+    """R0 (+0.1, *0.9, +0.1, *0.9) passes at ~0.58 eps; R1 squares it (condition number 2) to
+    ~1.14 eps, a fail it did not make; R2 (*1.3) is computed 0.3% too large: the regression."""
+    ops = [adds("Adds_1", 0.1), muls("Muls_2", 0.9), adds("Adds_3", 0.1), muls("Muls_4", 0.9),
+           square("Square_5"), muls("Muls_6", 1.3)]  # fmt: skip
+    regions = [("autofuse_0_Adds_Muls", ["Adds_1", "Muls_2", "Adds_3", "Muls_4"]),
+               ("autofuse_1_Square", ["Square_5"]), ("autofuse_2_Muls", ["Muls_6"])]  # fmt: skip
+    return build_chain(
+        tmp_path_factory.mktemp("amp"), ops, regions, inject={"autofuse_2_Muls": lambda v: v * F32(1.003)}
+    )
+
+
+def test_amplification_blames_only_the_planted_regression(amplification):
+    report = _compare(amplification)
+    loc = report.localisation.by_name
+    assert loc["autofuse_0_Adds_Muls"].verdict == "pass"
+    assert loc["autofuse_1_Square"].verdict == "fail"
+    assert loc["autofuse_1_Square"].role == "inherited"
+    assert "reproduces eager on its own inputs" in loc["autofuse_1_Square"].reason
+    summary = report.summary()
+    assert summary["introduced"] == ["autofuse_2_Muls"]
+    assert summary["more_accurate"] == []
+    assert summary["look_first"].startswith("Look first at autofuse_2_Muls")
+    square_rec = next(r for r in report.to_json()["records"] if r["fused_op"] == "autofuse_1_Square")
+    rep = square_rec["replay"]
+    assert rep["status"] == "ok" and rep["fidelity"]["max_ulp"] <= 1
+    assert rep["fused_vs_replay"]["verdict"] == "pass" and rep["fused_vs_replay"]["max_ulp"] == 0
+
+
+def test_without_replay_the_threshold_rule_blames_the_amplifier(amplification):
+    summary = _compare(amplification, replay="none").summary()
+    assert summary["introduced"][0] == "autofuse_1_Square"  # the wrong op: what replay fixes
+    assert "autofuse_2_Muls" not in summary["introduced"]
+
+
+@pytest.fixture(scope="module")
+def cancellation(tmp_path_factory):
+    """Muls 0.05 -> Exp -> Adds -1 -> Muls 20, fused in float32: eager rounds exp(x) to
+    float16 before subtracting 1 and loses ~8 eps to cancellation."""
+    ops = [muls("Muls_1", 0.05), exp("Exp_2"), adds("Adds_3", -1.0), muls("Muls_4", 20.0)]
+    regions = [("autofuse_0_Muls_Exp_Adds_Muls", ["Muls_1", "Exp_2", "Adds_3", "Muls_4"])]
+    return build_chain(tmp_path_factory.mktemp("cancel"), ops, regions)
+
+
+def test_cancellation_chain_is_more_accurate_not_introduced(cancellation):
+    report = _compare(cancellation)
+    summary = report.summary()
+    assert summary["introduced"] == []
+    assert summary["more_accurate"] == ["autofuse_0_Muls_Exp_Adds_Muls"]
+    rec = report.to_json()["records"][0]
+    assert rec["verdict"] == "fail"
+    rep = rec["replay"]
+    assert rep["closer_to_truth"] == "fused"
+    assert (
+        rep["fused_vs_fp64"]["red"] < 0.3 and rep["eager_vs_fp64"]["red"] > 10 * rep["fused_vs_fp64"]["red"]
+    )
+    assert rep["fused_vs_replay"]["verdict"] == "fail"
+    assert "closer to fp64 than eager" in report.localisation.by_name["autofuse_0_Muls_Exp_Adds_Muls"].reason
+    assert "more accurate" in summary["look_first"]
+
+
+def test_an_unreplayable_op_keeps_the_threshold_rule_and_says_so(cancellation, tmp_path):
+    import json
+
+    graph = json.loads(cancellation["af_close_graph"].read_text())
+    for op in graph["graph"][0]["op"]:
+        if op["name"] == "Exp_2":
+            op["type"] = "FancyExp"
+    moved = dict(cancellation, af_close_graph=tmp_path / "Build.json")
+    moved["af_close_graph"].write_text(json.dumps(graph))
+    report = _compare(moved)
+    finding = report.localisation.by_name["autofuse_0_Muls_Exp_Adds_Muls"]
+    assert finding.role == "introduced"
+    assert "threshold rule: no usable replay" in finding.reason and "FancyExp" in finding.reason
+    rep = report.to_json()["records"][0]["replay"]
+    assert rep["status"] == "unsupported" and rep["unsupported"] == ["FancyExp"]
+
+
+def test_replay_none_leaves_replay_null(cancellation):
+    rec = _compare(cancellation, replay="none").to_json()["records"][0]
+    assert rec["replay"] is None
+    assert np.isfinite(rec["cosine"])

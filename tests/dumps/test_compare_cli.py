@@ -106,7 +106,7 @@ def test_legacy_mode1_prints_the_reference_table(injected, capsys):
     assert rows[4][-1] == "SKIPPED_CONST_DATA" and rows[4][5] == "-"
     first = rows[0]
     a = np.load(next(injected["af_open_data"].glob(f"*{fused_name('R1')}*output.0.npy"))).astype(np.float64)
-    b = np.load(next(injected["af_close_data"].glob("Add.Add_2.*output.0.npy"))).astype(np.float64)
+    b = np.load(next(injected["af_close_data"].glob("Adds.Add_2.*output.0.npy"))).astype(np.float64)
     cos = np.dot(a.ravel(), b.ravel()) / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-8)
     assert first[5] == f"{cos:.8f}" and first[6] == f"{np.abs(a - b).max():.4e}"
 

@@ -19,7 +19,6 @@ from fpinspect.tui.widgets.op_detail import OpDetail
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "replay"))
 from chains import adds, build_chain, exp, muls  # noqa: E402
 
-
 WIDE = (240, 50)
 
 

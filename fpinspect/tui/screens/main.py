@@ -57,8 +57,8 @@ class MainScreen(Screen):
         Binding("a", "toggle_all", "All ops", show=False,
                 tooltip="List every op of the graph (with counts by type) / the fused ops only", id="all-ops"),
         Binding("d", "diff_files", "Diff", tooltip="Diff two .npy files (mode 2)", id="diff-files"),
-        Binding("r", "replay", "Replay", tooltip="Replay the op's original ops on its own inputs (eager and fp64)",
-                id="replay"),
+        Binding("r", "replay", "Replay", show=False,
+                tooltip="Replay the op's original ops on its own inputs (eager and fp64)", id="replay"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter"),
     ]  # fmt: skip
 

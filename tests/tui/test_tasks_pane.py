@@ -219,3 +219,14 @@ def test_a_run_that_raises_shows_its_failure_and_log_without_the_traceback(tmp_p
     record = json.loads((folder / "run.json").read_text())
     assert record["status"] == "error" and "Traceback" in (folder / "run.log").read_text()
     assert "Traceback" not in record["log_tail"] and "ValueError" in record["log_tail"]
+
+
+def test_an_unavailable_device_asked_for_falls_back_to_cpu(tmp_path):
+    app = tasks_app(tmp_path / "runs", task="S", device="cuda")
+
+    async def scenario(pilot):
+        screen = pilot.app.screen
+        assert screen.device == "cpu" and not screen.queue.runs
+        assert any("no GPU here: runs go to cpu" in n.message for n in pilot.app._notifications)
+
+    drive(app, scenario)

@@ -53,6 +53,7 @@ from .confirm import ConfirmScreen
 from .pick_result import PickResultScreen
 from .result import ResultScreen
 
+CHECKING = "still checking whether it is available…"
 #: Seconds between redraws of the watched run while events stream.
 REDRAW_SECONDS = 0.25
 #: Seconds between a follower's checks of its worker's cancellation.
@@ -118,7 +119,7 @@ class TasksScreen(Screen):
         self.initial_task = task
         self.device = device or "cpu"
         self.profile = profile
-        self.devices: dict[str, str | None] = {"cpu": None, **{d: "checking…" for d in CHOICES if d != "cpu"}}
+        self.devices: dict[str, str | None] = {"cpu": None, **{d: CHECKING for d in CHOICES if d != "cpu"}}
         self._preset_devices = devices
         self.clock, self.now = clock, now
         self.queue = RunQueue()
@@ -234,6 +235,9 @@ class TasksScreen(Screen):
         self.devices = {**msg.devices, "cpu": None}
         cpu_note = msg.devices.get("cpu")
         self._show_devices()
+        if self.devices.get(self.device):
+            self.notify(f"{self.devices[self.device]}: runs go to cpu.", severity="warning", timeout=6)
+            next(b for b in self.query_one("#device", RadioSet).query(RadioButton) if b.name == "cpu").value = True
         if cpu_note:
             self.query_one("#device-note", Static).update(Content.styled(
                 f"cpu: only tasks without fused kernels ({cpu_note})", styled.MUTED))  # fmt: skip
@@ -276,8 +280,9 @@ class TasksScreen(Screen):
         task = self.selected_task
         if task is None:
             return None
-        if self.devices.get(self.device):
-            self.notify(self.devices[self.device], severity="error")
+        why = self.devices.get(self.device)
+        if why:
+            self.notify(f"{self.device}: {why}" if why == CHECKING else why, severity="error")
             return None
         try:
             settings = self.requested_settings(task)

@@ -68,7 +68,7 @@ def ulp_bins(stats: PairStats) -> UlpBins:
         counts = _trim(counts, 2)
         lower = (0.0,) + tuple(float(1 << j) for j in range(counts.size - 1))
         return UlpBins(counts, lower, integer=True, exact=True)
-    q = stats.ulp_q
+    q = stats.ulp_quantiles
     if q.values is not None:
         v = np.concatenate(q.values) if q.values else np.empty(0)
         big = v[v >= 1]

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..numerics import float_format, is_supported, metrics_from_stats, ulp_diff, ulp_error, ulp_nan
 from ..numerics.chunks import CastView, ChunkReader, NpyFile, iter_chunks
-from ..numerics.metrics import _kl_from_ranges
+from ..numerics.metrics import kl_from_stats
 from ..numerics.stats import PairStats, accumulate
 from .errors import InputError
 from .npyio import open_npy
@@ -199,7 +199,7 @@ def compare_arrays(a, b, *, status: list[str] | None = None, jobs: int = 1, wors
         st = accumulate(as_shape(a, shape), as_shape(b, shape), jobs=jobs, worst=worst)
         m = metrics_from_stats(st)
         if kl:
-            m["kl"] = _kl_from_ranges(as_shape(a, shape), as_shape(b, shape), st)
+            m["kl"] = kl_from_stats(as_shape(a, shape), as_shape(b, shape), st, jobs=jobs)
         es = st.error_stats()
         ra, rb = ChunkReader(as_shape(a, shape)), ChunkReader(as_shape(b, shape))
         res.worst = _worst_elements(st, ra, rb, shape)

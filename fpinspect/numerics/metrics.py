@@ -2,7 +2,7 @@
 
 A registry maps each metric's name to its definition, computed from the statistics of one
 streaming pass (:class:`~fpinspect.numerics.stats.PairStats`); KL divergence needs the value
-ranges first and takes a second pass. ``x`` is the array under test, ``y`` the reference
+ranges first and takes a second compiled pass (:func:`kl_from_stats`), only when asked for. ``x`` is the array under test, ``y`` the reference
 (golden / fusion-off side).
 
 * The reference trio, exactly as ``fusion_precision_analyzer.py`` computes it, over all
@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
-from .chunks import iter_chunks
-from .stats import EPS32, EPS64, REF_GUARD, PairStats, accumulate, dot
+from . import kernels as K
+from .chunks import ChunkReader, chunk_ranges
+from .stats import EPS32, EPS64, REF_GUARD, PairStats, accumulate
 
 
 @dataclass(frozen=True)
@@ -50,38 +52,44 @@ def _safe(fn):
 
 
 def _cosine(s: PairStats):
-    return s.t_dot / (math.sqrt(s.t_xx) * math.sqrt(s.t_yy) + REF_GUARD) if s.n else None
+    if not s.count:
+        return None
+    return s.script_dot / (math.sqrt(s.script_sum_sq_x) * math.sqrt(s.script_sum_sq_y) + REF_GUARD)
 
 
 def _red(s: PairStats):
-    if not s.nf:
+    if not s.finite:
         return None
-    norm_y = math.sqrt(s.s_yy)
-    return 0.0 if norm_y <= EPS64 else math.sqrt(s.s_d2 / s.s_yy)
+    norm_y = math.sqrt(s.sum_sq_ref)
+    return 0.0 if norm_y <= EPS64 else math.sqrt(s.sum_sq_diff / s.sum_sq_ref)
+
+
+def _per_finite(total: float, s: PairStats):
+    return total / s.finite if s.finite else None
 
 
 _DEFS = [
     Metric("cosine", "dot(x, y) / (||x|| * ||y|| + 1e-8), all elements (reference script)", _cosine, +1),
-    Metric("max_abs", "max |x - y|, all elements (reference script)", lambda s: s.t_maxabs),
+    Metric("max_abs", "max |x - y|, all elements (reference script)", lambda s: s.script_max_abs),
     Metric("max_rel", "max(|x - y| / (max(|x|, |y|) + 1e-8)), all elements (reference script)",
-           lambda s: s.t_maxrel),
-    Metric("rmse", "sqrt(mean((x - y)^2))", lambda s: math.sqrt(s.s_d2 / s.nf) if s.nf else None),
-    Metric("mean_abs", "mean |x - y|", lambda s: s.s_ad / s.nf if s.nf else None),
+           lambda s: s.script_max_rel),
+    Metric("rmse", "sqrt(mean((x - y)^2))", lambda s: math.sqrt(s.sum_sq_diff / s.finite) if s.finite else None),
+    Metric("mean_abs", "mean |x - y|", lambda s: _per_finite(s.sum_abs_diff, s)),
     Metric("mean_rel", "mean over all elements of |x/y - 1| (0 where |y| <= eps) (msaccucmp)",
-           lambda s: s.s_r / s.nf if s.nf else None),
+           lambda s: _per_finite(s.msaccucmp_sum_rel, s)),
     Metric("accumulated_rel", "sum of |x/y - 1| where |y| > eps (msaccucmp)",
-           lambda s: s.s_r if s.nf else None),
+           lambda s: s.msaccucmp_sum_rel if s.finite else None),
     Metric("max_rel_msaccucmp", "max |x/y - 1| where |y| > eps (msaccucmp)",
-           lambda s: s.max_r if s.nf else None),
+           lambda s: s.msaccucmp_max_rel if s.finite else None),
     Metric("red", "relative Euclidean distance sqrt(sum (x-y)^2 / sum y^2) (msaccucmp)", _red),
-    Metric("mean_x", "mean of x", lambda s: s.mx.mean if s.mx.n else None, 0),
-    Metric("std_x", "population standard deviation of x", lambda s: s.mx.std(), 0),
-    Metric("mean_y", "mean of y", lambda s: s.my.mean if s.my.n else None, 0),
-    Metric("std_y", "population standard deviation of y", lambda s: s.my.std(), 0),
+    Metric("mean_x", "mean of x", lambda s: s.x_moments.mean if s.x_moments.n else None, 0),
+    Metric("std_x", "population standard deviation of x", lambda s: s.x_moments.std(), 0),
+    Metric("mean_y", "mean of y", lambda s: s.y_moments.mean if s.y_moments.n else None, 0),
+    Metric("std_y", "population standard deviation of y", lambda s: s.y_moments.std(), 0),
     Metric("one_thousandth", "share of elements with |x - y| / |y| < 0.001 (msprobe)",
-           lambda s: s.n_re1 / s.nf if s.nf else None, +1),
+           lambda s: _per_finite(s.below_one_thousandth, s), +1),
     Metric("five_thousandth", "share of elements with |x - y| / |y| < 0.005 (msprobe)",
-           lambda s: s.n_re5 / s.nf if s.nf else None, +1),
+           lambda s: _per_finite(s.below_five_thousandths, s), +1),
 ]  # fmt: skip
 
 #: All one-pass metrics by name, in report order. ``kl`` is added by :func:`pair_metrics`.
@@ -96,27 +104,40 @@ def metrics_from_stats(s: PairStats) -> dict[str, float | None]:
     return {name: m.compute(s) for name, m in METRICS.items()}
 
 
-def _kl_from_ranges(x_src, y_src, s: PairStats) -> float | None:
-    """Second pass for msaccucmp's KL divergence (needs each side's min and max)."""
-    if s.nf == 0:
+def kl_from_stats(x_src, y_src, s: PairStats, *, jobs: int = 1) -> float | None:
+    """msaccucmp's KL divergence of ``x_src`` against ``y_src``, whose statistics ``s`` hold
+    each side's range: a second compiled pass over the elements finite on both sides.
+
+    ``p = max((x - min x) / (max x - min x), eps32)`` (a constant side is uniform), ``q``
+    likewise for ``y``, each normalised to sum 1; ``KL = sum p log(p / q)``, computed as
+    ``cross / sum_p - log(sum_p) + log(sum_q)`` from unnormalised sums; ``|KL| < eps64`` is 0.
+    """
+    if s.finite == 0:
         return None
     rx, ry = s.max_x - s.min_x, s.max_y - s.min_y
-    sum_cx = sum_cy = cross = 0.0
-    with np.errstate(all="ignore"):
-        for _, (cx, cy) in iter_chunks(x_src, y_src):
-            x = cx.astype(np.float64)
-            y = cy.astype(np.float64)
-            fin = np.isfinite(x) & np.isfinite(y)
-            if not fin.all():
-                x, y = x[fin], y[fin]
-            # A constant side is a uniform distribution.
-            px = np.maximum((x - s.min_x) / rx, EPS32) if rx > 0 else np.ones_like(x)
-            qy = np.maximum((y - s.min_y) / ry, EPS32) if ry > 0 else np.ones_like(y)
-            sum_cx += float(px.sum())
-            sum_cy += float(qy.sum())
-            cross += dot(px, np.log(px / qy))
-    kl = cross / sum_cx - math.log(sum_cx) + math.log(sum_cy)
-    return 0.0 if abs(kl) < EPS64 else kl
+    ra, rr = ChunkReader(x_src), ChunkReader(y_src)
+    plan = s.plan
+    use_table = plan.a_decode == "table"
+    ranges = chunk_ranges(ra.size)
+
+    def work(part) -> np.ndarray:
+        sums = np.zeros(3, dtype=np.float64)
+        for lo, hi in part:
+            ua, fa, ta = plan.views(ra.read(lo, hi), plan.a_decode)
+            ub, fb, tb = plan.views(rr.read(lo, hi), plan.b_decode)
+            K.kl_pass(ua, ub, fa, fb, ta, tb, use_table, s.min_x, rx, s.min_y, ry, sums)
+            ra.release(lo, hi)
+            rr.release(lo, hi)
+        return sums
+
+    jobs = max(1, min(jobs, len(ranges)))
+    if jobs == 1:
+        sum_p, sum_q, cross = work(ranges)
+    else:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            sum_p, sum_q, cross = sum(pool.map(work, [ranges[i::jobs] for i in range(jobs)]))
+    kl = cross / sum_p - math.log(sum_p) + math.log(sum_q)
+    return 0.0 if abs(kl) < EPS64 else float(kl)
 
 
 def pair_metrics(x, y, *, kl: bool = True, jobs: int = 1) -> dict[str, float | None]:
@@ -124,7 +145,7 @@ def pair_metrics(x, y, *, kl: bool = True, jobs: int = 1) -> dict[str, float | N
     s = accumulate(x, y, jobs=jobs)
     out = metrics_from_stats(s)
     if kl:
-        out["kl"] = _kl_from_ranges(x, y, s)
+        out["kl"] = kl_from_stats(x, y, s, jobs=jobs)
     return out
 
 
@@ -150,7 +171,7 @@ relative_euclidean_distance = _one("red")
 def kl_divergence(x, y) -> float | None:
     """msaccucmp's KL divergence of ``x`` (as p) against ``y`` (as q)."""
     x, y = np.asarray(x), np.asarray(y)
-    return _kl_from_ranges(x, y, accumulate(x, y))
+    return kl_from_stats(x, y, accumulate(x, y))
 
 
 def standard_deviations(x, y) -> dict[str, float | None]:

@@ -1,11 +1,15 @@
 """Mergeable quantile accumulators with bounded memory.
 
-* :class:`IntHistogram` — exact histogram of integer ULP distances (``bincount``). Exact
-  bins below ``2**16``; log2 bins above, where a percentile is reported as its bin's lower
-  edge and flagged inexact.
+* :class:`IntHistogram` — exact histogram of integer ULP distances. Exact bins below
+  ``2**16``; log2 bins above, where a percentile is reported as its bin's lower edge and
+  flagged inexact.
 * :class:`RealQuantiles` — real-valued errors: exact (all values kept) up to ``cap``
   values, then a log-bucket sketch indexed by the float64 exponent and the top 7 mantissa
   bits (relative bucket width 2**-7, reported at the bucket's midpoint: within 0.4%).
+
+Both are filled by the compiled pass of :mod:`fpinspect.numerics.kernels`, which holds the
+bucket rules (:func:`~fpinspect.numerics.kernels.sketch_key`,
+:func:`~fpinspect.numerics.kernels.int_log_bin`); ``add`` feeds values one array at a time.
 
 Percentiles use the ``inverted_cdf`` definition: the smallest observed value ``v`` with at
 least ``q%`` of the values ``<= v``.
@@ -15,8 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-_EXACT_BINS = 1 << 16
-_LOG_BINS = 64
+from . import kernels as K
+
+_EXACT_BINS = K.EXACT_BINS
+_LOG_BINS = K.LOG_BINS
 
 
 def _rank(n: int, q: float) -> int:
@@ -35,21 +41,12 @@ class IntHistogram:
     def add(self, d: np.ndarray) -> None:
         if d.size == 0:
             return
-        d = np.asarray(d).reshape(-1)
-        big = d >= _EXACT_BINS
-        if big.any():
-            hi = d[big]
-            k = np.minimum(np.frexp(hi.astype(np.float64))[1] - 1, _LOG_BINS - 1)
-            self.log += np.bincount(k, minlength=_LOG_BINS)
-            small = d[~big]
-        else:
-            small = d
-        self.exact += np.bincount(small.astype(np.intp), minlength=_EXACT_BINS)[:_EXACT_BINS]
+        d = np.ascontiguousarray(d, dtype=np.uint64).reshape(-1)
+        small, huge, m = K.int_histogram_add(d, self.exact, self.log)
         self.n += int(d.size)
-        m = int(d.max())
-        # Exact integer sum unless the chunk holds huge (float64-range) distances.
-        self.total += int(d.sum(dtype=np.uint64)) if m < (1 << 32) else float(d.sum(dtype=np.float64))
-        self.max = m if self.max is None else max(self.max, m)
+        # exact integer sum of the distances below 2**32; float64 beyond (float64-range distances)
+        self.total += int(small) + huge if huge else int(small)
+        self.max = int(m) if self.max is None else max(self.max, int(m))
 
     def merge(self, other: IntHistogram) -> None:
         self.exact += other.exact
@@ -103,23 +100,33 @@ class RealQuantiles:
     ``bincount`` (2 MiB, mergeable by addition).
     """
 
-    MANT_BITS = 7
+    MANT_BITS = K.SKETCH_MANT_BITS
     _SHIFT = np.uint64(52 - MANT_BITS)
-    _NBUCKETS = 1 << (11 + MANT_BITS)
+    _NBUCKETS = K.SKETCH_BUCKETS
+    #: Values kept exactly before switching to the sketch.
+    CAP = 1 << 21
 
-    def __init__(self, cap: int = 1 << 21):
+    def __init__(self, cap: int = CAP):
         self.cap = cap
         self.values: list[np.ndarray] | None = []
         self.kept = 0
         self.buckets: np.ndarray | None = None
         self.n = 0
 
+    @classmethod
+    def collected(cls, kept: np.ndarray | None, buckets: np.ndarray, n: int) -> RealQuantiles:
+        """The store the compiled pass filled: ``kept`` holds one value per element (NaN where
+        the element did not count) or is ``None`` when the pass filled the sketch ``buckets``."""
+        q = cls()
+        if kept is not None:
+            v = kept[~np.isnan(kept)] if kept.size != n else kept
+            q.values, q.kept, q.n = ([v] if v.size else []), int(v.size), int(v.size)
+        else:
+            q.values, q.buckets, q.n = None, buckets, int(n)
+        return q
+
     def _add_sketch(self, v: np.ndarray) -> None:
-        keys = (np.ascontiguousarray(v, dtype=np.float64).view(np.uint64) >> self._SHIFT).astype(np.intp)
-        # count over the keys' own span (a few binades) rather than all 2**18 buckets
-        lo = int(keys.min())
-        counts = np.bincount(keys - lo)
-        self.buckets[lo : lo + counts.size] += counts
+        K.sketch_add(np.ascontiguousarray(v, dtype=np.float64), self.buckets)
 
     def _to_sketch(self) -> None:
         self.buckets = np.zeros(self._NBUCKETS, dtype=np.int64)

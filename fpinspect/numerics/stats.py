@@ -1,43 +1,72 @@
 """Streaming error statistics of an array against a reference.
 
-One pass over both arrays in chunks (a few MiB each, optionally on several threads)
-collects every sufficient statistic that :func:`error_stats` and the named metrics of
+One pass over both arrays in chunks (1 Mi elements, optionally on several threads), compiled
+to machine code (:func:`fpinspect.numerics.kernels.fused_pass`), collects every sufficient
+statistic that :func:`error_stats` and the named metrics of
 :mod:`fpinspect.numerics.metrics` need. Everything merges, so the arrays may be memory maps
 or :class:`~fpinspect.numerics.chunks.NpyFile` readers far larger than RAM.
 
 Special values never enter a number: elements where either side is NaN or infinite are
 counted (``nan_mismatch``, ``both_nan``, ``inf_mismatch``, ``both_inf``) and left out of
-max / mean / percentiles. The exception is the reference trio (``cosine``, ``max_abs``,
-``max_rel``), computed over all elements exactly as ``fusion_precision_analyzer.py`` does,
-so a NaN there propagates just as it does in that script.
+max / mean / percentiles. The exception is the reference script's trio (``script_*``:
+cosine, max abs, max rel), computed over all elements exactly as
+``fusion_precision_analyzer.py`` does, so a NaN there propagates just as it does in that script.
 """
 
 from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
+from . import kernels as K
 from .chunks import CHUNK, ChunkReader, chunk_ranges
 from .dtypes import FloatFormat, common_format, float_format, is_supported, native
 from .quantiles import IntHistogram, RealQuantiles
-from .ulp import _ulp_diff_chunk, ulp_of
 
 EPS64 = float(np.finfo(np.float64).eps)
 EPS32 = float(np.finfo(np.float32).eps)
 #: Denominator guard of the reference script's cosine and relative error.
 REF_GUARD = 1e-8
+#: Real-valued errors are kept one per element (exact percentiles) up to this many elements.
+EXACT_CAP = RealQuantiles.CAP
+
+_NO_FLOATS = np.empty(0, dtype=np.float64)
+_NO_FLOATS.flags.writeable = False
 
 
-def dot(a: np.ndarray, b: np.ndarray) -> float:
-    """Sum of products of two 1-D float64 chunks, without BLAS.
+def _readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only view: numba compiles read-only and writable arrays separately, and memory
+    maps are read-only, so every input is passed read-only (one compiled variant per width)."""
+    if not a.flags.writeable:
+        return a
+    v = a.view()
+    v.flags.writeable = False
+    return v
 
-    ``np.dot`` hands vectors to OpenBLAS, which starts its own threads: from several
-    worker threads at once that oversubscribes the cores and ran 2x slower here. einsum's
-    own loop costs ~40 us more per 128 Ki chunk and scales with ``jobs``.
-    """
-    return float(np.einsum("i,i->", a, b))
+
+@lru_cache(maxsize=None)
+def _decode_table(dtype: np.dtype) -> np.ndarray:
+    """float64 value of every bit pattern of an 8- or 16-bit format (NaN patterns decode to NaN)."""
+    fmt = float_format(dtype)
+    with np.errstate(invalid="ignore"):  # NaN patterns of fp8 warn on the cast
+        table = np.arange(1 << fmt.bits, dtype=np.uint64).astype(fmt.uint).view(fmt.dtype).astype(np.float64)
+    table.flags.writeable = False
+    return table
+
+
+@lru_cache(maxsize=None)
+def _ulp_tables(fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
+    """``(ulp, inverse)`` per binary exponent ``emin..emax`` of ``fmt``: Goldberg's ulp
+    ``2**(e - p + 1)``, and its exact inverse where that is a normal float64 (else 0)."""
+    e = np.arange(fmt.emin, fmt.emax + 1)
+    ulp = np.ldexp(1.0, (e - fmt.p + 1).astype(np.int32))
+    k = fmt.p - 1 - e
+    inv = np.where((k >= -1022) & (k <= 1023), np.ldexp(1.0, np.clip(k, -1022, 1023).astype(np.int32)), 0.0)
+    return ulp, inv
 
 
 def _measured_format(a_dtype, ref_dtype) -> FloatFormat:
@@ -48,23 +77,16 @@ def _measured_format(a_dtype, ref_dtype) -> FloatFormat:
     return min(cands, key=lambda f: (f.p, f.bits))
 
 
-class _Moments:
-    """Count, mean and sum of squared deviations, merged with Chan's formula."""
+@dataclass
+class Moments:
+    """Count, mean and sum of squared deviations (``m2``) of one side's finite elements."""
 
-    __slots__ = ("n", "mean", "m2")
+    n: int = 0
+    mean: float = 0.0
+    m2: float = 0.0
 
-    def __init__(self):
-        self.n, self.mean, self.m2 = 0, 0.0, 0.0
-
-    def add(self, v: np.ndarray) -> None:
-        if v.size == 0:
-            return
-        m = float(v.mean())
-        other = _Moments()
-        other.n, other.mean, other.m2 = int(v.size), m, dot(v - m, v - m)
-        self.merge(other)
-
-    def merge(self, o: _Moments) -> None:
+    def merge(self, o: Moments) -> None:
+        """Chan, Golub and LeVeque's pairwise update."""
         if o.n == 0:
             return
         n = self.n + o.n
@@ -74,236 +96,219 @@ class _Moments:
         self.n = n
 
     def std(self) -> float | None:
+        """Population standard deviation, ``sqrt(m2 / n)``."""
         return math.sqrt(self.m2 / self.n) if self.n else None
 
 
-def _top_k(score: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` largest scores; ties at the cut go to the lowest indices."""
-    n = score.size
-    if n <= k:
-        return np.arange(n)
-    cut = np.partition(score, n - k)[n - k]
-    above = np.flatnonzero(score > cut)
-    tied = np.flatnonzero(score == cut)[: k - above.size]
-    return np.concatenate([above, tied])
+class _Pass:
+    """The running state of one thread's share of a pass: the arrays the kernel updates."""
+
+    def __init__(self, plan: _Plan, keep: tuple[np.ndarray, np.ndarray, np.ndarray]):
+        self.plan = plan
+        self.acc = np.zeros(K.N_ACC, dtype=np.float64)
+        self.acc[[K.MIN_X, K.MIN_Y]] = math.inf
+        self.acc[[K.MAX_X, K.MAX_Y]] = -math.inf
+        self.acc[[K.MAX_ABS, K.MAX_REL, K.MAX_ULP_ERROR]] = -1.0
+        self.cnt = np.zeros(K.N_CNT, dtype=np.int64)
+        self.cnt[[K.MAX_ABS_INDEX, K.MAX_REL_INDEX, K.MAX_ULP_INDEX]] = -1
+        self.ucnt = np.zeros(K.N_UCNT, dtype=np.uint64)
+        self.ulp_sum = 0  # exact (Python int) sum of the integer ULP distances below 2**32
+        same = plan.same
+        self.hist_exact = np.zeros(K.EXACT_BINS if same else 1, dtype=np.int64)
+        self.hist_log = np.zeros(K.LOG_BINS, dtype=np.int64)
+        self.keep = keep
+        sketch = plan.sketch
+        self.sketches = [np.zeros(K.SKETCH_BUCKETS if sketch and use else 1, dtype=np.int64)
+                         for use in (True, True, not same)]  # fmt: skip
+        self.worst_score = np.zeros(plan.worst, dtype=np.float64)
+        self.worst_index = np.full(plan.worst, -1, dtype=np.int64)
+
+    def feed(self, offset: int, a: np.ndarray, b: np.ndarray) -> None:
+        p = self.plan
+        ua, fa, ta = p.views(a, p.a_decode)
+        ub, fb, tb = p.views(b, p.b_decode)
+        ka, kr, ku = self.keep
+        sa, sr, su = self.sketches
+        K.fused_pass(ua, ub, fa, fb, ta, tb, p.mode, offset, p.tiny, p.share_tol, p.sign_mask, p.mag_mask,
+                     p.emin, p.inv_ulp, p.ulp_size, self.acc, self.cnt, self.ucnt, self.hist_exact, self.hist_log,
+                     ka, kr, ku, sa, sr, su, self.worst_score, self.worst_index)  # fmt: skip
+        # flush the exact integer sum before it could overflow 64 bits
+        self.ulp_sum += int(self.ucnt[K.SUM_ULP_DIFF])
+        self.ucnt[K.SUM_ULP_DIFF] = 0
+
+    def merge(self, o: _Pass) -> None:
+        acc, cnt, oa, oc = self.acc, self.cnt, o.acc, o.cnt
+        for i in (K.SCRIPT_DOT, K.SCRIPT_SUM_XX, K.SCRIPT_SUM_YY, K.SUM_SQ_DIFF, K.SUM_ABS_DIFF, K.SUM_SQ_REF,
+                  K.MSACCUCMP_SUM_REL, K.SUM_REL, K.SUM_ULP_ERROR, K.SUM_ULP_DIFF_HUGE):  # fmt: skip
+            acc[i] += oa[i]
+        for i in (K.SCRIPT_MAX_ABS, K.SCRIPT_MAX_REL, K.MAX_ABS_REF, K.MSACCUCMP_MAX_REL, K.MAX_X, K.MAX_Y):
+            acc[i] = max(acc[i], oa[i])
+        for i in (K.MIN_X, K.MIN_Y):
+            acc[i] = min(acc[i], oa[i])
+        for i in (K.COUNT, K.BOTH_NAN, K.NAN_MISMATCH, K.BOTH_INF, K.INF_MISMATCH, K.BIT_EQUAL, K.SIGNED_ZERO,
+                  K.BELOW_ONE_THOUSANDTH, K.BELOW_FIVE_THOUSANDTHS, K.REL_COUNT, K.REL_EXCLUDED,
+                  K.ULP_WITHIN_TOL, K.ULP_WITHIN_ONE, K.ULP_ABOVE_ONE):  # fmt: skip
+            cnt[i] += oc[i]
+        cnt[K.SCRIPT_MAX_ABS_NAN] |= oc[K.SCRIPT_MAX_ABS_NAN]
+        cnt[K.SCRIPT_MAX_REL_NAN] |= oc[K.SCRIPT_MAX_REL_NAN]
+        # maxima with their index: larger wins, equal values go to the lower index
+        for v, i in ((K.MAX_ABS, K.MAX_ABS_INDEX), (K.MAX_REL, K.MAX_REL_INDEX)):
+            if _beats(oa[v], oc[i], acc[v], cnt[i]):
+                acc[v], cnt[i] = oa[v], oc[i]
+        if self.plan.same:
+            if _beats(int(o.ucnt[K.MAX_ULP_DIFF]), oc[K.MAX_ULP_INDEX], int(self.ucnt[K.MAX_ULP_DIFF]),
+                      cnt[K.MAX_ULP_INDEX]):  # fmt: skip
+                self.ucnt[K.MAX_ULP_DIFF], cnt[K.MAX_ULP_INDEX] = o.ucnt[K.MAX_ULP_DIFF], oc[K.MAX_ULP_INDEX]
+        elif _beats(oa[K.MAX_ULP_ERROR], oc[K.MAX_ULP_INDEX], acc[K.MAX_ULP_ERROR], cnt[K.MAX_ULP_INDEX]):
+            acc[K.MAX_ULP_ERROR], cnt[K.MAX_ULP_INDEX] = oa[K.MAX_ULP_ERROR], oc[K.MAX_ULP_INDEX]
+        for side, (mean, m2) in ((K.FINITE, (K.MEAN_X, K.M2_X)), (K.FINITE, (K.MEAN_Y, K.M2_Y))):
+            m = Moments(int(cnt[side]), acc[mean], acc[m2])
+            m.merge(Moments(int(oc[side]), oa[mean], oa[m2]))
+            acc[mean], acc[m2] = m.mean, m.m2
+        cnt[K.FINITE] += oc[K.FINITE]
+        self.ulp_sum += o.ulp_sum
+        self.hist_exact += o.hist_exact
+        self.hist_log += o.hist_log
+        for mine, theirs in zip(self.sketches, o.sketches):
+            mine += theirs
+        if self.plan.worst:
+            score = np.concatenate([self.worst_score[: cnt[K.WORST_FILLED]], o.worst_score[: oc[K.WORST_FILLED]]])
+            index = np.concatenate([self.worst_index[: cnt[K.WORST_FILLED]], o.worst_index[: oc[K.WORST_FILLED]]])
+            order = np.lexsort((index, -score))[: self.plan.worst]
+            cnt[K.WORST_FILLED] = order.size
+            self.worst_score[: order.size], self.worst_index[: order.size] = score[order], index[order]
 
 
-def _beats(new: tuple, cur: tuple) -> bool:
-    """Whether ``(value, index)`` ``new`` beats ``cur``: larger, or equal at a lower index."""
-    return new[0] > cur[0] or (new[0] == cur[0] and 0 <= new[1] < cur[1])
+def _beats(value, index, cur_value, cur_index) -> bool:
+    """Whether ``(value, index)`` beats the current maximum: larger, or equal at a lower index."""
+    return value > cur_value or (value == cur_value and 0 <= index < cur_index)
 
 
-def _nanmax(cur, new):
-    """Running maximum that propagates NaN, like ``np.max`` over the whole array."""
-    if cur is None:
-        return new
-    return float(np.maximum(cur, new))
+class _Plan:
+    """How the kernel sees one pair: value decoding per side, the measured format's facts."""
+
+    def __init__(self, a_dtype: np.dtype, ref_dtype: np.dtype, size: int, worst: int):
+        self.same = a_dtype == ref_dtype and is_supported(a_dtype)
+        self.fmt = _measured_format(a_dtype, ref_dtype)
+        fmt = self.fmt
+        self.worst = worst
+        # 8/16-bit formats decode through a table; 32/64-bit ones are read as floats; anything
+        # else (integers, or two different dtypes) is converted to float64 chunk by chunk.
+        if self.same:
+            self.a_decode = self.b_decode = "table" if fmt.bits <= 16 else "float"
+        else:
+            self.a_decode = self.b_decode = "float64"
+        self.keep_values = size <= EXACT_CAP
+        self.sketch = not self.keep_values
+        mode = K.USE_TABLE if self.a_decode == "table" else 0
+        mode |= K.SAME_FORMAT if self.same else 0
+        mode |= K.KEEP_VALUES if self.keep_values else K.SKETCH
+        self.mode = mode
+        self.tiny = fmt.tiny
+        # Tolerance at the share cuts, in ULPs: float64 rounding of the reference is ~2**(p-53) ULP.
+        self.share_tol = min(2.0 ** (fmt.p - 50), 1e-6)
+        bits = fmt.bits if self.same else 64
+        self.sign_mask = np.uint64(1 << (bits - 1))
+        self.mag_mask = np.uint64((1 << (bits - 1)) - 1)
+        self.emin = fmt.emin
+        self.ulp_size, self.inv_ulp = _ulp_tables(fmt)
+
+    def views(self, chunk: np.ndarray, decode: str):
+        """``(raw bits, float values, decode table)`` of one chunk, as the kernel reads them."""
+        if decode == "float64":
+            f = _readonly(np.ascontiguousarray(chunk, dtype=np.float64))
+            return f.view(np.uint64), f, _NO_FLOATS
+        c = _readonly(np.ascontiguousarray(chunk))
+        u = c.view(self.fmt.uint)
+        if decode == "table":
+            return u, _NO_FLOATS, _decode_table(self.fmt.dtype)
+        return u, c, _NO_FLOATS
 
 
 class PairStats:
-    """Sufficient statistics of one ``(a, ref)`` pair; feed chunks, then read results."""
+    """Sufficient statistics of one ``(a, ref)`` pair, from :func:`accumulate`.
 
-    def __init__(self, a_dtype, ref_dtype, shape, *, worst: int = 0):
+    ``x`` is ``a`` (under test), ``y`` the reference. Counts: ``count`` elements, ``finite``
+    of them finite on both sides, ``bit_equal``, ``signed_zero`` (+0 against -0),
+    ``both_nan``, ``nan_mismatch``, ``both_inf``, ``inf_mismatch``.
+
+    The reference script's quantities, over all elements: ``script_dot`` = sum x*y,
+    ``script_sum_sq_x``, ``script_sum_sq_y``, ``script_max_abs`` = max |x - y|,
+    ``script_max_rel`` = max |x - y| / (max(|x|, |y|) + 1e-8) (``None`` without elements).
+
+    Over the finite elements: ``sum_sq_diff`` = sum (x - y)^2, ``sum_abs_diff``,
+    ``sum_sq_ref`` = sum y^2, ``max_abs_ref`` = max |y|; ``max_abs`` / ``max_abs_index``;
+    the toolkit's relative error |x - y| / |y| where |y| is at least the smallest normal of
+    the measured format: ``rel_count``, ``rel_excluded``, ``sum_rel``, ``max_rel`` /
+    ``max_rel_index``; msaccucmp's |x - y| / |y| where |y| > float64 eps (0 elsewhere):
+    ``msaccucmp_sum_rel``, ``msaccucmp_max_rel``; msprobe's counts of |x - y| / |y| (eps32
+    standing in for y == 0) below 0.001 and 0.005: ``below_one_thousandth``,
+    ``below_five_thousandths``; ``x_moments`` / ``y_moments`` (:class:`Moments`), ``min_x``,
+    ``max_x``, ``min_y``, ``max_y``; ULPs: ``ulp_hist`` (kind "diff") or ``ulp_quantiles``,
+    ``sum_ulp_error``, ``ulp_share_counts`` (kind "error"), ``max_ulp`` / ``max_ulp_index``;
+    quantile stores ``abs_quantiles``, ``rel_quantiles``; the ``worst`` elements' ``worst_score``
+    (ULPs; inf for a special-value mismatch) and flat ``worst_index``.
+    """
+
+    def __init__(self, plan: _Plan, state: _Pass, shape, a_dtype, ref_dtype):
+        acc, cnt = state.acc, state.cnt
         self.shape = tuple(shape)
-        self.worst_k = worst
-        # the k worst elements so far: score (ULPs; inf for a special-value mismatch) and flat index
-        self.worst_score = np.empty(0, dtype=np.float64)
-        self.worst_index = np.empty(0, dtype=np.int64)
-        self.a_dtype = np.dtype(a_dtype)
-        self.ref_dtype = np.dtype(ref_dtype)
-        self.same = self.a_dtype == self.ref_dtype and is_supported(self.a_dtype)
-        self.fmt = _measured_format(self.a_dtype, self.ref_dtype)
+        self.a_dtype, self.ref_dtype = np.dtype(a_dtype), np.dtype(ref_dtype)
+        self.plan = plan  # how the kernel reads this pair (the KL pass reads it the same way)
+        self.same, self.fmt = plan.same, plan.fmt
         self.ulp_kind = "diff" if self.same else "error"
-        self.n = 0
         self._final: dict | None = None  # error_stats() cached by compact()
-        # reference-script trio, all elements
-        self.t_dot = self.t_xx = self.t_yy = 0.0
-        self.t_maxabs = self.t_maxrel = None
-        # special values
-        self.both_nan = self.nan_mismatch = self.both_inf = self.inf_mismatch = 0
-        self.bit_equal = 0
-        self.signed_zero = 0
-        # finite-only statistics
-        self.nf = 0
-        self.s_d2 = self.s_ad = self.s_yy = 0.0
-        self.max_abs = (-1.0, -1)
-        self.max_ay = 0.0
-        self.s_r = 0.0
-        self.max_r = 0.0
-        self.mx, self.my = _Moments(), _Moments()
-        self.min_x = self.min_y = math.inf
-        self.max_x = self.max_y = -math.inf
-        self.n_re1 = self.n_re5 = 0
-        self.rel_n = self.rel_excluded = 0
-        self.s_rel = 0.0
-        self.max_rel = (-1.0, -1)
-        self.abs_q = RealQuantiles()
-        self.rel_q = RealQuantiles()
-        self.ulp_hist = IntHistogram() if self.same else None
-        self.ulp_q = None if self.same else RealQuantiles()
-        self.ulp_share = np.zeros(3, dtype=np.int64)  # for kind "error": =0, (0,1], >1
-        # Tolerance at those cuts, in ULPs: float64 rounding of the reference is ~2**(p-53) ULP.
-        self.share_tol = min(2.0 ** (self.fmt.p - 50), 1e-6)
-        self.s_ulp = 0.0
-        self.max_ulp = (-1.0, -1)
-
-    # -- accumulation -------------------------------------------------------------------
-    def update(self, offset: int, a: np.ndarray, r: np.ndarray) -> None:
-        n = a.size
-        self.n += n
-        x = a.astype(np.float64)
-        y = r.astype(np.float64)
-        with np.errstate(all="ignore"):
-            self.t_dot += dot(x, y)
-            self.t_xx += dot(x, x)
-            yy = dot(y, y)
-            self.t_yy += yy
-            d = x - y
-            ad = np.abs(d)
-            ax, ay = np.abs(x), np.abs(y)
-            self.t_maxabs = _nanmax(self.t_maxabs, ad.max())
-            den = np.maximum(ax, ay)
-            den += REF_GUARD
-            self.t_maxrel = _nanmax(self.t_maxrel, (ad / den).max())
-
+        self.count = int(cnt[K.COUNT])
+        self.finite = nf = int(cnt[K.FINITE])
+        for name in ("both_nan", "nan_mismatch", "both_inf", "inf_mismatch", "bit_equal", "signed_zero",
+                     "below_one_thousandth", "below_five_thousandths", "rel_count", "rel_excluded"):  # fmt: skip
+            setattr(self, name, int(cnt[getattr(K, name.upper())]))
+        has = self.count > 0
+        self.script_dot = float(acc[K.SCRIPT_DOT])
+        self.script_sum_sq_x = float(acc[K.SCRIPT_SUM_XX])
+        self.script_sum_sq_y = float(acc[K.SCRIPT_SUM_YY])
+        self.script_max_abs = math.nan if cnt[K.SCRIPT_MAX_ABS_NAN] else float(acc[K.SCRIPT_MAX_ABS])
+        self.script_max_rel = math.nan if cnt[K.SCRIPT_MAX_REL_NAN] else float(acc[K.SCRIPT_MAX_REL])
+        if not has:
+            self.script_max_abs = self.script_max_rel = None
+        self.sum_sq_diff = float(acc[K.SUM_SQ_DIFF])
+        self.sum_abs_diff = float(acc[K.SUM_ABS_DIFF])
+        self.sum_sq_ref = float(acc[K.SUM_SQ_REF])
+        self.max_abs_ref = float(acc[K.MAX_ABS_REF])
+        self.max_abs, self.max_abs_index = float(acc[K.MAX_ABS]), int(cnt[K.MAX_ABS_INDEX])
+        self.max_rel, self.max_rel_index = float(acc[K.MAX_REL]), int(cnt[K.MAX_REL_INDEX])
+        self.sum_rel = float(acc[K.SUM_REL])
+        self.msaccucmp_sum_rel = float(acc[K.MSACCUCMP_SUM_REL])
+        self.msaccucmp_max_rel = float(acc[K.MSACCUCMP_MAX_REL])
+        self.x_moments = Moments(nf, float(acc[K.MEAN_X]), float(acc[K.M2_X]))
+        self.y_moments = Moments(nf, float(acc[K.MEAN_Y]), float(acc[K.M2_Y]))
+        self.min_x, self.max_x = float(acc[K.MIN_X]), float(acc[K.MAX_X])
+        self.min_y, self.max_y = float(acc[K.MIN_Y]), float(acc[K.MAX_Y])
+        keep_abs, keep_rel, keep_ulp = state.keep
+        sketch_abs, sketch_rel, sketch_ulp = state.sketches
+        self.abs_quantiles = RealQuantiles.collected(keep_abs if plan.keep_values else None, sketch_abs, nf)
+        self.rel_quantiles = RealQuantiles.collected(keep_rel if plan.keep_values else None, sketch_rel,
+                                                     self.rel_count)  # fmt: skip
+        self.max_ulp_index = int(cnt[K.MAX_ULP_INDEX])
         if self.same:
-            u = a.dtype.itemsize
-            self.bit_equal += int(np.count_nonzero(a.view(f"u{u}") == r.view(f"u{u}")))
-
-        fx, fy = np.isfinite(x), np.isfinite(y)
-        fin = fx & fy
-        all_finite = bool(fin.all())
-        idx = None
-        if not all_finite:
-            nx, ny = np.isnan(x), np.isnan(y)
-            self.both_nan += int(np.count_nonzero(nx & ny))
-            self.nan_mismatch += int(np.count_nonzero(nx ^ ny))
-            ix, iy = np.isinf(x), np.isinf(y)
-            same_inf = ix & iy & (x == y)
-            self.both_inf += int(np.count_nonzero(same_inf))
-            self.inf_mismatch += int(np.count_nonzero((ix | iy) & ~(nx | ny) & ~same_inf))
-            if self.worst_k:
-                bad = np.flatnonzero((nx ^ ny) | ((ix | iy) & ~(nx | ny) & ~same_inf))
-                self._add_worst(np.full(bad.size, np.inf), offset + bad)
-            idx = np.flatnonzero(fin)
-            x, y, d, ad, ay = x[idx], y[idx], d[idx], ad[idx], ay[idx]
-            a, r = a[idx], r[idx]
-        nf = x.size
-        if nf == 0:
-            return
-
-        def gidx(i: int) -> int:
-            return offset + (int(idx[i]) if idx is not None else int(i))
-
-        self.nf += nf
-        if self.same:
-            zero = (x == 0) & (y == 0)
-            if zero.any():
-                self.signed_zero += int(np.count_nonzero(zero & (np.signbit(x) != np.signbit(y))))
-        with np.errstate(all="ignore"):
-            self.s_d2 += dot(d, d)
-            self.s_ad += float(ad.sum())
-            i = int(ad.argmax())
-            if ad[i] > self.max_abs[0]:
-                self.max_abs = (float(ad[i]), gidx(i))
-            self.max_ay = max(self.max_ay, float(ay.max()))
-            self.s_yy += yy if idx is None else dot(y, y)
-            # One quotient serves the three relative errors; they differ only where |y| is tiny.
-            q = ad / ay
-            low = ay < self.fmt.tiny  # includes y == 0 and every |y| <= float64 eps
-            any_low = bool(low.any())
-            # msaccucmp relative error: |x/y - 1| where |y| > eps, else 0
-            r_ms = np.where(ay > EPS64, q, 0.0) if any_low else q
-            self.s_r += float(r_ms.sum())
-            self.max_r = max(self.max_r, float(r_ms.max()))
-            self.mx.add(x)
-            self.my.add(y)
-            self.min_x = min(self.min_x, float(x.min()))
-            self.max_x = max(self.max_x, float(x.max()))
-            self.min_y = min(self.min_y, float(y.min()))
-            self.max_y = max(self.max_y, float(y.max()))
-            # msprobe thousandth ratios: RE = |N-B| / |B|, with eps standing in for B == 0
-            re = np.where(ay == 0, ad / EPS32, q) if any_low else q
-            self.n_re1 += int(np.count_nonzero(re < 0.001))
-            self.n_re5 += int(np.count_nonzero(re < 0.005))
-            # relative error where the reference is a normal number of the measured format
-            ok = ~low if any_low else None
-            rel = q[ok] if any_low else q
-            self.rel_n += int(rel.size)
-            self.rel_excluded += nf - int(rel.size)
-            if rel.size:
-                self.s_rel += float(rel.sum())
-                j = int(rel.argmax())
-                if rel[j] > self.max_rel[0]:
-                    self.max_rel = (float(rel[j]), gidx(int(np.flatnonzero(ok)[j]) if any_low else j))
-                self.rel_q.add(rel)
-            self.abs_q.add(ad)
-            # ULP
-            if self.same:
-                dist = _ulp_diff_chunk(a, r, self.fmt, False)[0]
-                self.ulp_hist.add(dist)
-                k = int(dist.argmax())
-                if dist[k] > self.max_ulp[0]:
-                    self.max_ulp = (int(dist[k]), gidx(k))
-                score = dist
-            else:
-                err = ad / ulp_of(y, self.fmt)
-                self.ulp_q.add(err)
-                self.s_ulp += float(err.sum())
-                k = int(err.argmax())
-                if err[k] > self.max_ulp[0]:
-                    self.max_ulp = (float(err[k]), gidx(k))
-                # the float64 reference's own rounding puts exact ties a hair off the cut
-                tol = self.share_tol
-                zero = int(np.count_nonzero(err <= tol))
-                le1 = int(np.count_nonzero(err <= 1.0 + tol))
-                self.ulp_share += np.array([zero, le1 - zero, nf - le1])
-                score = err
-            if self.worst_k:
-                # Only elements beating the current k-th worst can enter (usually none after
-                # the first chunks): one comparison pass instead of a partition per chunk. A tie
-                # never enters: chunks arrive in increasing index order, and lower indices win.
-                floor = self.worst_score[-1] if self.worst_score.size == self.worst_k else 0
-                cand = np.flatnonzero(score > floor)
-                top = cand[_top_k(score[cand], self.worst_k)]
-                flat = offset + (idx[top] if idx is not None else top)
-                self._add_worst(score[top].astype(np.float64), flat)
-
-    def _add_worst(self, score: np.ndarray, flat: np.ndarray) -> None:
-        sc = np.concatenate([self.worst_score, score])
-        ix = np.concatenate([self.worst_index, np.asarray(flat, dtype=np.int64)])
-        # largest score first; among equal scores, the lowest index (deterministic)
-        order = np.lexsort((ix, -sc))[: self.worst_k]
-        self.worst_score, self.worst_index = sc[order], ix[order]
-
-    def merge(self, o: PairStats) -> None:
-        for name in (
-            "n", "t_dot", "t_xx", "t_yy", "both_nan", "nan_mismatch", "both_inf", "inf_mismatch",
-            "bit_equal", "signed_zero", "nf", "s_d2", "s_ad", "s_yy", "s_r", "n_re1", "n_re5",
-            "rel_n", "rel_excluded", "s_rel", "s_ulp",
-        ):  # fmt: skip
-            setattr(self, name, getattr(self, name) + getattr(o, name))
-        for name in ("t_maxabs", "t_maxrel"):
-            if getattr(o, name) is not None:
-                setattr(self, name, _nanmax(getattr(self, name), getattr(o, name)))
-        for name in ("max_abs", "max_rel", "max_ulp"):
-            if _beats(getattr(o, name), getattr(self, name)):
-                setattr(self, name, getattr(o, name))
-        self.max_ay = max(self.max_ay, o.max_ay)
-        self.max_r = max(self.max_r, o.max_r)
-        self.min_x, self.max_x = min(self.min_x, o.min_x), max(self.max_x, o.max_x)
-        self.min_y, self.max_y = min(self.min_y, o.min_y), max(self.max_y, o.max_y)
-        self.mx.merge(o.mx)
-        self.my.merge(o.my)
-        self.abs_q.merge(o.abs_q)
-        self.rel_q.merge(o.rel_q)
-        if self.same:
-            self.ulp_hist.merge(o.ulp_hist)
+            hist = IntHistogram()
+            hist.exact, hist.log, hist.n = state.hist_exact, state.hist_log, nf
+            huge = float(acc[K.SUM_ULP_DIFF_HUGE])
+            hist.total = state.ulp_sum + huge if huge else state.ulp_sum
+            hist.max = int(state.ucnt[K.MAX_ULP_DIFF]) if nf else None
+            self.ulp_hist, self.ulp_quantiles = hist, None
+            self.max_ulp = hist.max if nf else -1
+            self.sum_ulp_error = 0.0
+            self.ulp_share_counts = np.zeros(3, dtype=np.int64)
         else:
-            self.ulp_q.merge(o.ulp_q)
-        self.ulp_share += o.ulp_share
-        if self.worst_k:
-            self._add_worst(o.worst_score, o.worst_index)
+            self.ulp_hist = None
+            self.ulp_quantiles = RealQuantiles.collected(keep_ulp if plan.keep_values else None, sketch_ulp, nf)
+            self.max_ulp = float(acc[K.MAX_ULP_ERROR])
+            self.sum_ulp_error = float(acc[K.SUM_ULP_ERROR])
+            self.ulp_share_counts = cnt[[K.ULP_WITHIN_TOL, K.ULP_WITHIN_ONE, K.ULP_ABOVE_ONE]].copy()
+        filled = int(cnt[K.WORST_FILLED])
+        self.worst_score = state.worst_score[:filled].copy()
+        self.worst_index = state.worst_index[:filled].copy()
 
     # -- results --------------------------------------------------------------------------
     def _index(self, flat: int):
@@ -311,11 +316,11 @@ class PairStats:
             return None
         return [int(i) for i in np.unravel_index(flat, self.shape)] if self.shape else []
 
-    def _block(self, q: RealQuantiles, s: float, n: int, best, percentiles) -> dict:
+    def _block(self, q: RealQuantiles, total: float, n: int, best: float, best_index: int, percentiles) -> dict:
         out = {
-            "max": best[0] if n else None,
-            "argmax": self._index(best[1]) if n else None,
-            "mean": s / n if n else None,
+            "max": best if n else None,
+            "argmax": self._index(best_index) if n else None,
+            "mean": total / n if n else None,
         }
         for p, v in zip(percentiles, q.percentiles(percentiles)):
             out[f"p{p:g}"] = v
@@ -326,7 +331,7 @@ class PairStats:
         out = {"kind": self.ulp_kind, "dtype": self.fmt.name}
         if self.same:
             h = self.ulp_hist
-            out.update(max=h.max, argmax=self._index(self.max_ulp[1]) if h.n else None, mean=h.mean())
+            out.update(max=h.max, argmax=self._index(self.max_ulp_index) if h.n else None, mean=h.mean())
             exact = True
             for p in percentiles:
                 v, ex = h.percentile(p)
@@ -335,9 +340,10 @@ class PairStats:
             out["exact"] = exact
             out["share"] = h.share()
         else:
-            out.update(self._block(self.ulp_q, self.s_ulp, self.nf, self.max_ulp, percentiles))
-            nf = max(self.nf, 1)
-            out["share"] = {k: int(c) / nf for k, c in zip(("0", "1", ">=2"), self.ulp_share)}
+            out.update(self._block(self.ulp_quantiles, self.sum_ulp_error, self.finite, self.max_ulp,
+                                   self.max_ulp_index, percentiles))  # fmt: skip
+            nf = max(self.finite, 1)
+            out["share"] = {k: int(c) / nf for k, c in zip(("0", "1", ">=2"), self.ulp_share_counts)}
         return out
 
     def compact(self) -> None:
@@ -346,7 +352,7 @@ class PairStats:
         and the ULP histogram is trimmed. A comparison holding thousands of finished pairs
         then costs kilobytes per pair instead of up to tens of MiB."""
         self._final = self.error_stats()
-        self.abs_q = self.rel_q = None
+        self.abs_quantiles = self.rel_quantiles = None
         if self.ulp_hist is not None:
             self.ulp_hist.trim()
 
@@ -354,15 +360,17 @@ class PairStats:
         if self._final is not None and tuple(percentiles) == (50, 99):
             return self._final
         return {
-            "count": self.n,
+            "count": self.count,
             "dtype": str(self.a_dtype),
             "ref_dtype": str(self.ref_dtype),
-            "finite": self.nf,
+            "finite": self.finite,
             "bit_equal": self.bit_equal if self.same else None,
-            "abs": self._block(self.abs_q, self.s_ad, self.nf, self.max_abs, percentiles),
+            "abs": self._block(self.abs_quantiles, self.sum_abs_diff, self.finite, self.max_abs,
+                               self.max_abs_index, percentiles),  # fmt: skip
             "rel": {
-                **self._block(self.rel_q, self.s_rel, self.rel_n, self.max_rel, percentiles),
-                "count": self.rel_n,
+                **self._block(self.rel_quantiles, self.sum_rel, self.rel_count, self.max_rel, self.max_rel_index,
+                              percentiles),  # fmt: skip
+                "count": self.rel_count,
                 "excluded": self.rel_excluded,
             },
             "ulp": self.ulp_block(percentiles),
@@ -371,19 +379,15 @@ class PairStats:
             "both_nan": self.both_nan,
             "both_inf": self.both_inf,
             "signed_zero": self.signed_zero,
-            "normwise": (self.max_abs[0] / self.max_ay) if self.nf and self.max_ay > 0 else None,
+            "normwise": (self.max_abs / self.max_abs_ref) if self.finite and self.max_abs_ref > 0 else None,
         }
 
 
-def _source_dtype(x) -> np.dtype:
-    return native(x.dtype)  # chunks arrive byte-swapped to machine order (ChunkReader)
-
-
 def accumulate(a, ref, *, jobs: int = 1, chunk: int = CHUNK, worst: int = 0, progress=None) -> PairStats:
-    """One pass over ``a`` and ``ref`` (equal element counts), returning merged statistics.
+    """One compiled pass over ``a`` and ``ref`` (equal element counts), returning merged statistics.
 
     ``a`` and ``ref`` are compared element by element in C order. ``jobs > 1`` processes
-    chunks on that many threads (numpy releases the GIL for the heavy loops).
+    chunks on that many threads (the kernel runs without the GIL).
     ``worst=k`` also keeps the flat indices of the ``k`` worst elements (by ULP; special-value
     mismatches first). ``progress(done_elements, total)`` is called after each chunk.
     """
@@ -391,32 +395,43 @@ def accumulate(a, ref, *, jobs: int = 1, chunk: int = CHUNK, worst: int = 0, pro
     if ra.size != rr.size:
         raise ValueError(f"element counts differ: {ra.size} vs {rr.size}")
     shape = tuple(getattr(a, "shape", (ra.size,)))
+    # chunks arrive byte-swapped to machine order (ChunkReader)
+    a_dtype, ref_dtype = native(a.dtype), native(ref.dtype)
+    plan = _Plan(a_dtype, ref_dtype, ra.size, worst)
     ranges = chunk_ranges(ra.size, chunk)
+    if plan.keep_values:
+        keep = tuple(np.empty(ra.size if use else 0, dtype=np.float64) for use in (True, True, not plan.same))
+    else:
+        keep = (_EMPTY_KEEP, _EMPTY_KEEP, _EMPTY_KEEP)
 
-    def work(part: list[tuple[int, int]]) -> PairStats:
-        st = PairStats(_source_dtype(a), _source_dtype(ref), shape, worst=worst)
+    def work(part: list[tuple[int, int]]) -> _Pass:
+        state = _Pass(plan, keep)
         for lo, hi in part:
-            st.update(lo, ra.read(lo, hi), rr.read(lo, hi))
+            state.feed(lo, ra.read(lo, hi), rr.read(lo, hi))
             ra.release(lo, hi)
             rr.release(lo, hi)
             if progress is not None:
                 progress(hi - lo, ra.size)
-        return st
+        return state
 
     jobs = max(1, min(jobs, len(ranges)))
     if jobs == 1:
-        return work(ranges)
-    parts = [ranges[i::jobs] for i in range(jobs)]
-    pool = ThreadPoolExecutor(max_workers=jobs)
-    try:
-        results = list(pool.map(work, parts))
-    finally:
-        # Not waiting matters on ctrl+c: the interrupt must not sit behind the other threads' work.
-        pool.shutdown(wait=False, cancel_futures=True)
-    total = results[0]
-    for other in results[1:]:
-        total.merge(other)
-    return total
+        total = work(ranges)
+    else:
+        parts = [ranges[i::jobs] for i in range(jobs)]
+        pool = ThreadPoolExecutor(max_workers=jobs)
+        try:
+            results = list(pool.map(work, parts))
+        finally:
+            # Not waiting matters on ctrl+c: the interrupt must not sit behind the other threads' work.
+            pool.shutdown(wait=False, cancel_futures=True)
+        total = results[0]
+        for other in results[1:]:
+            total.merge(other)
+    return PairStats(plan, total, shape, a_dtype, ref_dtype)
+
+
+_EMPTY_KEEP = np.empty(0, dtype=np.float64)
 
 
 def error_stats(a, ref, *, percentiles=(50, 99), jobs: int = 1) -> dict:
@@ -436,8 +451,8 @@ def error_stats(a, ref, *, percentiles=(50, 99), jobs: int = 1) -> dict:
       :func:`ulp_error` ``|a - ref| / ulp(ref)``. ``ulp.share`` gives the fractions at 0,
       1 and >= 2 ULP (for ``"error"``: 0, within (0, 1], above 1 — each cut with a
       tolerance of ``min(2**(p-50), 1e-6)`` ULP for the reference's own float64 rounding).
-    * ``exact`` flags: real-valued percentiles are exact while at most 2**21 values were
-      seen, then come from a sketch accurate to 0.4%.
+    * ``exact`` flags: real-valued percentiles are exact for arrays of at most 2**21
+      elements, beyond that they come from a sketch accurate to 0.4%.
     * Counts ``nan_mismatch`` (NaN on exactly one side), ``both_nan``, ``inf_mismatch``
       (an infinity against a number, or opposite infinities), ``both_inf``,
       ``signed_zero`` (+0 against -0, same dtype only), ``bit_equal`` (same dtype only).
@@ -452,4 +467,4 @@ def error_stats(a, ref, *, percentiles=(50, 99), jobs: int = 1) -> dict:
     return accumulate(a_arr, ref_arr, jobs=jobs).error_stats(percentiles)
 
 
-__all__ = ["PairStats", "accumulate", "error_stats", "common_format"]
+__all__ = ["Moments", "PairStats", "accumulate", "error_stats", "common_format"]

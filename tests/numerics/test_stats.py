@@ -195,5 +195,5 @@ def test_compact_keeps_results_and_drops_the_bulk():
     before = st.error_stats()
     st.compact()
     assert st.error_stats() == before
-    assert st.abs_q is None and st.rel_q is None
+    assert st.abs_quantiles is None and st.rel_quantiles is None
     assert st.ulp_hist.exact.nbytes <= 64 * 8 and st.ulp_hist.percentile(99) == (before["ulp"]["p99"], True)

@@ -89,7 +89,7 @@ SAME_FORMAT = 2  #: both sides have one format: integer ULP distances from the b
 KEEP_VALUES = 4  #: store each element's abs / rel / ULP error at its index (exact quantiles)
 SKETCH = 8  #: count abs / rel / ULP errors into the log-bucket sketches
 
-#: Elements sampled at the start of a chunk to centre the moment sums (keeps them exact-ish).
+#: Elements sampled at the start of a chunk to centre the moment sums (keeps them accurate).
 _CENTRE_SAMPLE = 64
 #: Integer ULP distances below this go to the exact histogram bins.
 EXACT_BINS = 1 << 16
@@ -98,13 +98,13 @@ LOG_BINS = 64
 SKETCH_MANT_BITS = 7
 SKETCH_BUCKETS = 1 << (11 + SKETCH_MANT_BITS)
 _SKETCH_SHIFT = np.uint64(52 - SKETCH_MANT_BITS)
+#: Length of a sketch the compiled pass fills: one more bucket, for the elements that do not
+#: count (dropped by :meth:`~fpinspect.numerics.quantiles.RealQuantiles.collected`).
+SKETCH_STORE = SKETCH_BUCKETS + 1
 _EPS64 = float(np.finfo(np.float64).eps)
 _EPS32 = float(np.finfo(np.float32).eps)
 _INV_EPS32 = 1.0 / _EPS32  # a power of two: multiplying is dividing exactly
 _REF_GUARD = 1e-8
-#: A product ``m * d`` is within this relative distance of its exact value: a quotient is
-#: computed only when it may beat the running maximum ``m``.
-_ROUND_MARGIN = 1.0 - 1e-15
 
 
 @njit(inline="always", error_model="numpy")
@@ -117,18 +117,6 @@ def sketch_key(v):
 def int_log_bin(d):
     """Log2 bin of an integer distance ``d >= EXACT_BINS``: ``floor(log2(float64(d)))``."""
     return min(math.frexp(np.float64(d))[1] - 1, LOG_BINS - 1)
-
-
-@njit(inline="always", error_model="numpy")
-def _ulp_distance(ua, ub, sign_mask, mag_mask):
-    """Steps between two bit patterns of one format, zeros counted once (uint64)."""
-    a = np.uint64(ua)
-    b = np.uint64(ub)
-    ma = a & mag_mask
-    mb = b & mag_mask
-    if (a & sign_mask) == (b & sign_mask):
-        return ma - mb if ma >= mb else mb - ma
-    return ma + mb
 
 
 @njit(inline="always", error_model="numpy")
@@ -162,7 +150,316 @@ def _merge_moments(acc, mean_i, m2_i, n_old, n_new, mean_new, m2_new):
     acc[mean_i] += delta * n_new / n
 
 
-@njit(nogil=True, cache=True, error_model="numpy")
+#: Elements per block inside a chunk: the block's scratch arrays stay in the L1 cache.
+BLOCK = 1024
+_I64_MAX = np.iinfo(np.int64).max
+_I64_MIN = np.iinfo(np.int64).min
+_MAG_BITS = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+@njit(inline="always", error_model="numpy")
+def _bits(v):
+    """Bit pattern of a float64 as int64: monotone in the value for non-negative numbers."""
+    return np.float64(v).view(np.int64)
+
+
+@njit(inline="always", error_model="numpy")
+def _from_bits(b):
+    return np.int64(b).view(np.float64)
+
+
+@njit(inline="always", error_model="numpy")
+def _order_key(v):
+    """int64 key monotone in a float64's value over all signs (integer min / max vectorise)."""
+    b = np.float64(v).view(np.int64)
+    return b ^ ((b >> 63) & _MAG_BITS)
+
+
+@njit(inline="always", error_model="numpy")
+def _from_order_key(k):
+    return np.int64(k ^ ((k >> 63) & _MAG_BITS)).view(np.float64)
+
+
+@njit(inline="always", error_model="numpy")
+def _ulp_distance(a_raw, b_raw, sign_mask, mag_mask):
+    """Steps between two bit patterns of one format, zeros counted once (uint64)."""
+    a = np.uint64(a_raw)
+    b = np.uint64(b_raw)
+    ma = a & mag_mask
+    mb = b & mag_mask
+    apart = ma - mb if ma >= mb else mb - ma
+    return apart if ((a ^ b) & sign_mask) == np.uint64(0) else ma + mb
+
+
+@njit(inline="always", error_model="numpy")
+def _ulp_error(ad, ay, emin, emax, inv_ulp, ulp_size):
+    """``|x - y| / ulp(y)``: Goldberg's ulp at ``y``'s binary exponent, clipped to the format."""
+    e = ((_bits(ay) >> 52) & 0x7FF) - 1023
+    e = min(max(e, emin), emax) - emin
+    inv = inv_ulp[e]
+    return ad * inv if inv > 0.0 else ad / ulp_size[e]
+
+
+_KERNEL = dict(nogil=True, cache=True, error_model="numpy")
+#: Sums may be reordered (reassociated) so that loops of sums compile to vector instructions.
+_VECTOR = dict(_KERNEL, fastmath={"reassoc"})
+
+
+@njit(**_VECTOR)
+def _ulp_diff_block(ua, ub, xs, ys, start, m, sign_mask, mag_mask):
+    """Over one block, kind "diff": counts of bit-equal pairs, of distances 0, 1, 2, 3, of 4 and
+    more, of +0 against -0, the exact sum of the distances below 2**32, and the largest distance."""
+    zero_u = np.uint64(0)
+    one_u = np.uint64(1)
+    two_u = np.uint64(2)
+    three_u = np.uint64(3)
+    small_limit = np.uint64(1 << 32)
+    n_bits = n_zero = n_one = n_two = n_three = n_big = n_signed_zero = 0
+    total = zero_u
+    top = zero_u
+    for j in range(m):
+        fin = math.isfinite(xs[j]) & math.isfinite(ys[j])
+        a_raw = ua[start + j]
+        b_raw = ub[start + j]
+        n_bits += a_raw == b_raw
+        dist = _ulp_distance(a_raw, b_raw, sign_mask, mag_mask)
+        dist = dist if fin else zero_u
+        n_zero += fin & (dist == zero_u)
+        n_one += fin & (dist == one_u)
+        n_two += dist == two_u
+        n_three += dist == three_u
+        n_big += dist > three_u
+        # equal values with different bits: +0 against -0
+        n_signed_zero += fin & (dist == zero_u) & (a_raw != b_raw)
+        total += dist if dist < small_limit else zero_u
+        top = max(top, dist)
+    return n_bits, n_zero, n_one, n_two, n_three, n_big, n_signed_zero, total, top
+
+
+@njit(**_VECTOR)
+def _ulp_error_block(xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol):
+    """Over one block, kind "error": the sum of the ULP errors, the largest one's bits (-1 for
+    none), and the counts within ``share_tol`` and within ``1 + share_tol``."""
+    total = 0.0
+    top = np.int64(-1)
+    n_tol = n_le1 = 0
+    for j in range(m):
+        x = xs[j]
+        y = ys[j]
+        fin = math.isfinite(x) & math.isfinite(y)
+        err = _ulp_error(abs(x - y), abs(y), emin, emax, inv_ulp, ulp_size)
+        total += err if fin else 0.0
+        top = max(top, _bits(err) if fin else np.int64(-1))
+        n_tol += fin & (err <= share_tol)
+        n_le1 += fin & (err <= 1.0 + share_tol)
+    return total, top, n_tol, n_le1
+
+
+@njit(**_VECTOR)
+def _common_block(xs, ys, m, cx, cy, tiny):
+    """Everything but the ULPs over one decoded block: a vector loop (no branch, no store).
+
+    Maxima are taken over integer bit patterns (exact; masked elements count -1 or 0)."""
+    s_dot = s_xx = s_yy = s_d2 = s_ad = s_yy_fin = s_rms = s_rel = 0.0
+    sx = sxx = sy = syy = 0.0
+    n_nan_abs = n_nan_rel = n_fin = n_re1 = n_re5 = n_rel = 0
+    script_abs_bits = script_rel_bits = max_ay_bits = rms_bits = np.int64(0)
+    abs_bits = rel_bits = np.int64(-1)
+    min_x_key = min_y_key = _I64_MAX
+    max_x_key = max_y_key = _I64_MIN
+    for j in range(m):
+        x = xs[j]
+        y = ys[j]
+        # the reference script's trio, over all elements (NaN / inf propagate in the sums)
+        s_dot += x * y
+        s_xx += x * x
+        s_yy += y * y
+        d = x - y
+        ad = abs(d)
+        ax = abs(x)
+        ay = abs(y)
+        ad_nan = ad != ad
+        n_nan_abs += ad_nan
+        script_abs_bits = max(script_abs_bits, np.int64(0) if ad_nan else _bits(ad))
+        r = ad / ((ax if ax > ay else ay) + _REF_GUARD)
+        r_nan = r != r
+        n_nan_rel += r_nan
+        script_rel_bits = max(script_rel_bits, np.int64(0) if r_nan else _bits(r))
+        # elements finite on both sides
+        fin = math.isfinite(x) & math.isfinite(y)
+        n_fin += fin
+        df = d if fin else 0.0
+        yf = y if fin else 0.0
+        s_d2 += df * df
+        s_ad += ad if fin else 0.0
+        s_yy_fin += yf * yf
+        abs_bits = max(abs_bits, _bits(ad) if fin else np.int64(-1))
+        max_ay_bits = max(max_ay_bits, _bits(ay) if fin else np.int64(0))
+        dx = x - cx if fin else 0.0
+        dy = y - cy if fin else 0.0
+        sx += dx
+        sxx += dx * dx
+        sy += dy
+        syy += dy * dy
+        kx = _order_key(x)
+        ky = _order_key(y)
+        min_x_key = min(min_x_key, kx if fin else _I64_MAX)
+        max_x_key = max(max_x_key, kx if fin else _I64_MIN)
+        min_y_key = min(min_y_key, ky if fin else _I64_MAX)
+        max_y_key = max(max_y_key, ky if fin else _I64_MIN)
+        # one quotient serves the three relative errors; they differ only where |y| is tiny
+        q = ad / ay
+        rms = q if fin & (ay > _EPS64) else 0.0
+        s_rms += rms
+        rms_bits = max(rms_bits, _bits(rms))
+        re = q if ay != 0.0 else ad * _INV_EPS32
+        n_re5 += fin & (re < 0.005)
+        n_re1 += fin & (re < 0.001)
+        counted = fin & (ay >= tiny)
+        n_rel += counted
+        s_rel += q if counted else 0.0
+        rel_bits = max(rel_bits, _bits(q) if counted else np.int64(-1))
+    return (s_dot, s_xx, s_yy, n_nan_abs, script_abs_bits, n_nan_rel, script_rel_bits, n_fin, s_d2, s_ad,
+            s_yy_fin, abs_bits, max_ay_bits, sx, sxx, sy, syy, min_x_key, max_x_key, min_y_key, max_y_key,
+            s_rms, rms_bits, n_re5, n_re1, n_rel, s_rel, rel_bits)  # fmt: skip
+
+
+@njit(**_KERNEL)
+def _count_specials(xs, ys, m, cnt):
+    """Count the special values of one block; return how many are mismatches."""
+    mismatches = 0
+    for j in range(m):
+        x = xs[j]
+        y = ys[j]
+        if math.isfinite(x) and math.isfinite(y):
+            continue
+        nx, ny = x != x, y != y
+        if nx and ny:
+            cnt[BOTH_NAN] += 1
+        elif nx or ny:
+            cnt[NAN_MISMATCH] += 1
+            mismatches += 1
+        elif math.isinf(x) and x == y:
+            cnt[BOTH_INF] += 1
+        else:
+            cnt[INF_MISMATCH] += 1
+            mismatches += 1
+    return mismatches
+
+
+@njit(**_KERNEL)
+def _first_index(ua, ub, xs, ys, start, m, what, value, tiny, sign_mask, mag_mask, emin, emax, inv_ulp,
+                 ulp_size):  # fmt: skip
+    """Position in the block of the first finite element whose abs error (``what`` 0), relative
+    error (1), ULP distance (2) or ULP error (3) equals ``value``; -1 if none."""
+    for j in range(m):
+        x = xs[j]
+        y = ys[j]
+        if not (math.isfinite(x) and math.isfinite(y)):
+            continue
+        ad = abs(x - y)
+        ay = abs(y)
+        if what == 0:
+            hit = ad == value
+        elif what == 1:
+            hit = ay >= tiny and ad / ay == value
+        elif what == 2:
+            hit = np.float64(_ulp_distance(ua[start + j], ub[start + j], sign_mask, mag_mask)) == value
+        else:
+            hit = _ulp_error(ad, ay, emin, emax, inv_ulp, ulp_size) == value
+        if hit:
+            return j
+    return -1
+
+
+@njit(**_KERNEL)
+def _count_large_distances(ua, ub, xs, ys, start, m, sign_mask, mag_mask, hist_exact, hist_log):
+    """Histogram the ULP distances of 4 and more of one block; return the float64 sum of those
+    of 2**32 and more. Every element adds 0 or 1 to a bin: no branch to mispredict."""
+    huge = 0.0
+    for j in range(m):
+        dist = _ulp_distance(ua[start + j], ub[start + j], sign_mask, mag_mask)
+        counts = (dist > np.uint64(3)) & math.isfinite(xs[j]) & math.isfinite(ys[j])
+        exact = dist < EXACT_BINS
+        hist_exact[np.intp(dist) if exact else 0] += counts & exact
+        if counts and not exact:
+            hist_log[int_log_bin(dist)] += 1
+            if dist >= np.uint64(1 << 32):
+                huge += np.float64(dist)
+    return huge
+
+
+@njit(**_KERNEL)
+def _keep_block(xs, ys, m, first, tiny, same, emin, emax, inv_ulp, ulp_size, keep_abs, keep_rel, keep_ulp):
+    """Store each element's abs / rel / ULP error at its flat index (NaN where it does not count)."""
+    nan = np.nan
+    for j in range(m):
+        x = xs[j]
+        y = ys[j]
+        fin = math.isfinite(x) & math.isfinite(y)
+        ad = abs(x - y)
+        ay = abs(y)
+        keep_abs[first + j] = ad if fin else nan
+        keep_rel[first + j] = ad / ay if fin & (ay >= tiny) else nan
+    if not same:
+        for j in range(m):
+            x = xs[j]
+            y = ys[j]
+            fin = math.isfinite(x) & math.isfinite(y)
+            err = _ulp_error(abs(x - y), abs(y), emin, emax, inv_ulp, ulp_size)
+            keep_ulp[first + j] = err if fin else nan
+
+
+@njit(**_KERNEL)
+def _sketch_block(xs, ys, m, tiny, same, emin, emax, inv_ulp, ulp_size, keys, sketch_abs, sketch_rel, sketch_ulp):
+    """Count one block into the sketches: keys in a vector loop, then one branch-free increment
+    each (the last bucket of a sketch takes the elements that do not count)."""
+    for j in range(m):
+        x = xs[j]
+        y = ys[j]
+        fin = math.isfinite(x) & math.isfinite(y)
+        ad = abs(x - y)
+        ay = abs(y)
+        keys[0, j] = sketch_key(ad) if fin else SKETCH_BUCKETS
+        keys[1, j] = sketch_key(ad / ay) if fin & (ay >= tiny) else SKETCH_BUCKETS
+    for j in range(m):
+        sketch_abs[keys[0, j]] += 1
+    for j in range(m):
+        sketch_rel[keys[1, j]] += 1
+    if not same:
+        for j in range(m):
+            x = xs[j]
+            y = ys[j]
+            fin = math.isfinite(x) & math.isfinite(y)
+            err = _ulp_error(abs(x - y), abs(y), emin, emax, inv_ulp, ulp_size)
+            keys[2, j] = sketch_key(err) if fin else SKETCH_BUCKETS
+        for j in range(m):
+            sketch_ulp[keys[2, j]] += 1
+
+
+@njit(**_KERNEL)
+def _worst_block(ua, ub, xs, ys, start, m, first, same, sign_mask, mag_mask, emin, emax, inv_ulp, ulp_size,
+                 floor, worst_score, worst_index, cnt):  # fmt: skip
+    """Offer the elements of one block to the k worst (special-value mismatches score inf);
+    return the new floor."""
+    for j in range(m):
+        x = xs[j]
+        y = ys[j]
+        if math.isfinite(x) and math.isfinite(y):
+            if same:
+                score = np.float64(_ulp_distance(ua[start + j], ub[start + j], sign_mask, mag_mask))
+            else:
+                score = _ulp_error(abs(x - y), abs(y), emin, emax, inv_ulp, ulp_size)
+        else:
+            both_nan = x != x and y != y
+            same_inf = math.isinf(x) and x == y
+            score = -1.0 if both_nan or same_inf else np.inf
+        if score > floor:
+            floor = _offer_worst(score, first + j, worst_score, worst_index, cnt)
+    return floor
+
+
+@njit(**_KERNEL)
 def fused_pass(ua, ub, fa, fb, table_a, table_b, mode, offset, tiny, share_tol, sign_mask, mag_mask,
                emin, inv_ulp, ulp_size, acc, cnt, ucnt, hist_exact, hist_log, keep_abs, keep_rel, keep_ulp,
                sketch_abs, sketch_rel, sketch_ulp, worst_score, worst_index):  # fmt: skip
@@ -171,8 +468,16 @@ def fused_pass(ua, ub, fa, fb, table_a, table_b, mode, offset, tiny, share_tol, 
     ``tiny`` is the smallest normal of the measured format (below it a relative error is
     excluded); ``share_tol`` the tolerance of the ULP share cuts; ``sign_mask`` / ``mag_mask``
     split a bit pattern (kind "diff"); for kind "error" the ULP of a reference with binary
-    exponent ``e`` (clipped to the format's range by the caller's tables) is
-    ``ulp_size[e - emin]`` and, where representable, ``inv_ulp[e - emin]`` is its exact inverse.
+    exponent ``e`` (clipped to the format's range) is ``ulp_size[e - emin]`` and, where
+    representable, ``inv_ulp[e - emin]`` is its exact inverse (multiplying by it is dividing).
+
+    The chunk is walked in blocks of :data:`BLOCK`, decoded to float64 once. Two loops per
+    block have no branches and no stores, so they compile to vector instructions: sums (their
+    order may differ from a plain loop), counts, and maxima. Rarer work follows per block only
+    where it is needed, recomputing its few values: special values, the first index of a new
+    maximum, ULP distances of 4 and more, the quantile stores and the worst elements, in
+    index order. (Each is a function of its own: one big function takes numba far longer to
+    compile, and LLVM vectorises small loops more readily.)
     """
     n = ua.size
     use_table = (mode & USE_TABLE) != 0
@@ -183,10 +488,12 @@ def fused_pass(ua, ub, fa, fb, table_a, table_b, mode, offset, tiny, share_tol, 
     worst_floor = 0.0
     if track_worst and cnt[WORST_FILLED] == worst_score.size:
         worst_floor = worst_score[worst_score.size - 1]
-    n_exp = inv_ulp.size
-    emax = emin + n_exp - 1
+    emax = emin + inv_ulp.size - 1
+    xs = np.empty(BLOCK, dtype=np.float64)
+    ys = np.empty(BLOCK, dtype=np.float64)
+    keys = np.empty((3, BLOCK), dtype=np.int32)
 
-    # centre of this chunk's moment sums: mean of its first finite elements
+    # centre of this chunk's moment sums: the mean of its first finite elements
     cx = cy = 0.0
     nc = 0
     for i in range(min(n, _CENTRE_SAMPLE)):
@@ -202,195 +509,141 @@ def fused_pass(ua, ub, fa, fb, table_a, table_b, mode, offset, tiny, share_tol, 
         cx /= nc
         cy /= nc
 
-    s_dot = s_xx = s_yy = 0.0
-    s_d2 = s_ad = s_yy_fin = 0.0
-    s_rms = s_rel = s_ulp = s_ulp_huge = 0.0
+    s_dot = s_xx = s_yy = s_d2 = s_ad = s_yy_fin = s_rms = s_rel = s_ulp = s_ulp_huge = 0.0
     sx = sxx = sy = syy = 0.0
     u_sum = np.uint64(0)
-    script_max_abs = acc[SCRIPT_MAX_ABS]
-    script_max_rel = acc[SCRIPT_MAX_REL]
-    max_abs = acc[MAX_ABS]
-    max_rel = acc[MAX_REL]
-    max_rms = acc[MSACCUCMP_MAX_REL]
-    max_ay = acc[MAX_ABS_REF]
-    max_err = acc[MAX_ULP_ERROR]
+    nf = n_bits = n_re1 = n_re5 = n_rel = n_zero = n_one = n_two = n_three = n_signed_zero = 0
+    n_tol = n_le1 = n_nan_abs = n_nan_rel = 0
+    script_abs_bits = _bits(acc[SCRIPT_MAX_ABS])
+    script_rel_bits = _bits(acc[SCRIPT_MAX_REL])
+    max_ay_bits = _bits(acc[MAX_ABS_REF])
+    rms_bits = _bits(acc[MSACCUCMP_MAX_REL])
+    min_x_key, max_x_key = _order_key(acc[MIN_X]), _order_key(acc[MAX_X])
+    min_y_key, max_y_key = _order_key(acc[MIN_Y]), _order_key(acc[MAX_Y])
+    max_abs, max_rel, max_err = acc[MAX_ABS], acc[MAX_REL], acc[MAX_ULP_ERROR]
     max_dist = ucnt[MAX_ULP_DIFF]
-    min_x, max_x, min_y, max_y = acc[MIN_X], acc[MAX_X], acc[MIN_Y], acc[MAX_Y]
-    nf = 0
-    n_bits = n_re1 = n_re5 = n_rel = 0
-    n_zero = n_one = n_signed_zero = 0
-    dist_huge = False
-    n_tol = n_le1 = 0
-    nan_abs = nan_rel = False
-    nan = np.nan
+    have_dist = cnt[MAX_ULP_INDEX] >= 0
+    # not literals: numba would compile _first_index once per literal value
+    what_abs, what_rel, what_dist, what_err = np.int64(0), np.int64(1), np.int64(2), np.int64(3)
 
-    # Arrays are never passed to helpers inside the loop: numba would count references per call.
-    for i in range(n):
+    for start in range(0, n, BLOCK):
+        m = min(BLOCK, n - start)
+        first = offset + start
         if use_table:
-            x, y = table_a[ua[i]], table_b[ub[i]]
+            for j in range(m):
+                xs[j] = table_a[ua[start + j]]
+                ys[j] = table_b[ub[start + j]]
         else:
-            x, y = np.float64(fa[i]), np.float64(fb[i])
-        gi = offset + i
-        s_dot += x * y
-        s_xx += x * x
-        s_yy += y * y
-        d = x - y
-        ad = abs(d)
-        ax = abs(x)
-        ay = abs(y)
-        if same:
-            n_bits += ua[i] == ub[i]
-        if not (math.isfinite(x) and math.isfinite(y)):
-            # special values: counted, kept out of every finite statistic
-            if ad > script_max_abs:
-                script_max_abs = ad
-            elif ad != ad:
-                nan_abs = True
-            den = (ax if ax > ay else ay) + _REF_GUARD
-            r = ad / den
-            if r > script_max_rel:
-                script_max_rel = r
-            elif r != r:
-                nan_rel = True
-            nx, ny = x != x, y != y
-            ix, iy = math.isinf(x), math.isinf(y)
-            mismatch = False
-            if nx and ny:
-                cnt[BOTH_NAN] += 1
-            elif nx or ny:
-                cnt[NAN_MISMATCH] += 1
-                mismatch = True
-            elif ix and iy and x == y:
-                cnt[BOTH_INF] += 1
-            else:
-                cnt[INF_MISMATCH] += 1
-                mismatch = True
-            if mismatch and track_worst and np.inf > worst_floor:
-                worst_floor = _offer_worst(np.inf, gi, worst_score, worst_index, cnt)
-            if keep:
-                keep_abs[gi] = nan
-                keep_rel[gi] = nan
-                if not same:
-                    keep_ulp[gi] = nan
-            continue
+            for j in range(m):
+                xs[j] = fa[start + j]
+                ys[j] = fb[start + j]
 
-        nf += 1
-        # the reference script's trio (maxima over all elements)
-        if ad > script_max_abs:
-            script_max_abs = ad
-        den = (ax if ax > ay else ay) + _REF_GUARD
-        if ad >= script_max_rel * den * _ROUND_MARGIN:
-            r = ad / den
-            if r > script_max_rel:
-                script_max_rel = r
-        # finite-only sums and maxima
-        s_d2 += d * d
-        s_ad += ad
-        s_yy_fin += y * y
-        if ad > max_abs:
-            max_abs = ad
-            cnt[MAX_ABS_INDEX] = gi
-        if ay > max_ay:
-            max_ay = ay
-        dx = x - cx
-        dy = y - cy
-        sx += dx
-        sxx += dx * dx
-        sy += dy
-        syy += dy * dy
-        if x < min_x:
-            min_x = x
-        if x > max_x:
-            max_x = x
-        if y < min_y:
-            min_y = y
-        if y > max_y:
-            max_y = y
-        # one quotient serves the three relative errors; they differ only where |y| is tiny
-        q = ad / ay
-        if ay > _EPS64:
-            s_rms += q
-            if q > max_rms:
-                max_rms = q
-        re = q if ay != 0.0 else ad * _INV_EPS32
-        n_re5 += re < 0.005
-        n_re1 += re < 0.001
-        if ay >= tiny:
-            n_rel += 1
-            s_rel += q
-            if q > max_rel:
-                max_rel = q
-                cnt[MAX_REL_INDEX] = gi
-            if keep:
-                keep_rel[gi] = q
-            if sketch:
-                sketch_rel[sketch_key(q)] += 1
-        elif keep:
-            keep_rel[gi] = nan
-        if keep:
-            keep_abs[gi] = ad
-        if sketch:
-            sketch_abs[sketch_key(ad)] += 1
-        # ULP
+        (b_dot, b_xx, b_yy, b_nan_abs, b_script_abs_bits, b_nan_rel, b_script_rel_bits, b_nf, b_d2, b_ad,
+         b_yy_fin, b_abs_bits, b_ay_bits, b_sx, b_sxx, b_sy, b_syy, b_min_x, b_max_x, b_min_y, b_max_y,
+         b_rms, b_rms_bits, b_re5, b_re1, b_rel, b_s_rel, b_rel_bits) = _common_block(xs, ys, m, cx, cy, tiny)  # fmt: skip
+        s_dot += b_dot
+        s_xx += b_xx
+        s_yy += b_yy
+        n_nan_abs += b_nan_abs
+        n_nan_rel += b_nan_rel
+        script_abs_bits = max(script_abs_bits, b_script_abs_bits)
+        script_rel_bits = max(script_rel_bits, b_script_rel_bits)
+        nf += b_nf
+        s_d2 += b_d2
+        s_ad += b_ad
+        s_yy_fin += b_yy_fin
+        max_ay_bits = max(max_ay_bits, b_ay_bits)
+        sx += b_sx
+        sxx += b_sxx
+        sy += b_sy
+        syy += b_syy
+        min_x_key, max_x_key = min(min_x_key, b_min_x), max(max_x_key, b_max_x)
+        min_y_key, max_y_key = min(min_y_key, b_min_y), max(max_y_key, b_max_y)
+        s_rms += b_rms
+        rms_bits = max(rms_bits, b_rms_bits)
+        n_re5 += b_re5
+        n_re1 += b_re1
+        n_rel += b_rel
+        s_rel += b_s_rel
+
+        b_dist = np.uint64(0)
+        b_err_bits = np.int64(-1)
+        b_big = 0
         if same:
-            dist = _ulp_distance(ua[i], ub[i], sign_mask, mag_mask)
-            # branch-free for the common 0 and 1 (an unpredictable branch costs more than all else)
-            n_zero += dist == 0
-            n_one += dist == 1
-            # equal values with different bits: +0 against -0
-            n_signed_zero += (dist == 0) & (ua[i] != ub[i])
-            if dist > 1:
-                if dist < EXACT_BINS:
-                    hist_exact[np.intp(dist)] += 1
-                else:
-                    hist_log[int_log_bin(dist)] += 1
-                if dist >= np.uint64(1 << 32):
-                    s_ulp_huge += np.float64(dist)
-                    dist_huge = True
-            u_sum += dist if dist < np.uint64(1 << 32) else np.uint64(0)
-            if dist > max_dist:
-                max_dist = dist
-                cnt[MAX_ULP_INDEX] = gi
-            score = np.float64(dist)
+            b_bits, b_zero, b_one, b_two, b_three, b_big, b_signed_zero, b_sum, b_dist = _ulp_diff_block(
+                ua, ub, xs, ys, start, m, sign_mask, mag_mask)
+            n_bits += b_bits
+            n_zero += b_zero
+            n_one += b_one
+            n_two += b_two
+            n_three += b_three
+            n_signed_zero += b_signed_zero
+            u_sum += b_sum
         else:
-            e = np.int64((np.float64(ay).view(np.uint64) >> np.uint64(52)) & np.uint64(0x7FF)) - 1023
-            e = min(max(e, emin), emax) - emin
-            inv = inv_ulp[e]
-            err = ad * inv if inv > 0.0 else ad / ulp_size[e]
-            s_ulp += err
-            if err > max_err:
-                max_err = err
-                cnt[MAX_ULP_INDEX] = gi
-            n_tol += err <= share_tol
-            n_le1 += err <= 1.0 + share_tol
-            if keep:
-                keep_ulp[gi] = err
-            if sketch:
-                sketch_ulp[sketch_key(err)] += 1
-            score = err
-        if track_worst and score > worst_floor:
-            worst_floor = _offer_worst(score, gi, worst_score, worst_index, cnt)
+            b_ulp, b_err_bits, b_tol, b_le1 = _ulp_error_block(xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol)
+            s_ulp += b_ulp
+            n_tol += b_tol
+            n_le1 += b_le1
+
+        n_mismatch = _count_specials(xs, ys, m, cnt) if b_nf < m else 0
+
+        # the first index of a new maximum (ties keep the lower index)
+        b_abs = _from_bits(b_abs_bits) if b_abs_bits >= 0 else -1.0
+        if b_abs > max_abs:
+            max_abs = b_abs
+            cnt[MAX_ABS_INDEX] = first + _first_index(ua, ub, xs, ys, start, m, what_abs, b_abs, tiny, sign_mask,
+                                                      mag_mask, emin, emax, inv_ulp, ulp_size)  # fmt: skip
+        b_rel_max = _from_bits(b_rel_bits) if b_rel_bits >= 0 else -1.0
+        if b_rel_max > max_rel:
+            max_rel = b_rel_max
+            cnt[MAX_REL_INDEX] = first + _first_index(ua, ub, xs, ys, start, m, what_rel, b_rel_max, tiny, sign_mask,
+                                                      mag_mask, emin, emax, inv_ulp, ulp_size)  # fmt: skip
+        b_err = _from_bits(b_err_bits) if b_err_bits >= 0 else -1.0
+        if same:
+            if b_nf > 0 and (b_dist > max_dist or not have_dist):
+                max_dist = b_dist
+                have_dist = True
+                cnt[MAX_ULP_INDEX] = first + _first_index(ua, ub, xs, ys, start, m, what_dist, np.float64(b_dist), tiny,
+                                                          sign_mask, mag_mask, emin, emax, inv_ulp, ulp_size)  # fmt: skip
+            if b_big > 0:
+                s_ulp_huge += _count_large_distances(ua, ub, xs, ys, start, m, sign_mask, mag_mask, hist_exact,
+                                                     hist_log)  # fmt: skip
+        elif b_err > max_err:
+            max_err = b_err
+            cnt[MAX_ULP_INDEX] = first + _first_index(ua, ub, xs, ys, start, m, what_err, b_err, tiny, sign_mask,
+                                                      mag_mask, emin, emax, inv_ulp, ulp_size)  # fmt: skip
+
+        if keep:
+            _keep_block(xs, ys, m, first, tiny, same, emin, emax, inv_ulp, ulp_size, keep_abs, keep_rel, keep_ulp)
+        if sketch:
+            _sketch_block(xs, ys, m, tiny, same, emin, emax, inv_ulp, ulp_size, keys, sketch_abs, sketch_rel,
+                          sketch_ulp)  # fmt: skip
+        b_score = np.float64(b_dist) if same else b_err
+        if track_worst and (n_mismatch > 0 or b_score > worst_floor):
+            worst_floor = _worst_block(ua, ub, xs, ys, start, m, first, same, sign_mask, mag_mask, emin, emax,
+                                       inv_ulp, ulp_size, worst_floor, worst_score, worst_index, cnt)  # fmt: skip
 
     acc[SCRIPT_DOT] += s_dot
     acc[SCRIPT_SUM_XX] += s_xx
     acc[SCRIPT_SUM_YY] += s_yy
-    acc[SCRIPT_MAX_ABS] = script_max_abs
-    acc[SCRIPT_MAX_REL] = script_max_rel
-    cnt[SCRIPT_MAX_ABS_NAN] |= nan_abs
-    cnt[SCRIPT_MAX_REL_NAN] |= nan_rel
+    acc[SCRIPT_MAX_ABS] = _from_bits(script_abs_bits)
+    acc[SCRIPT_MAX_REL] = _from_bits(script_rel_bits)
+    cnt[SCRIPT_MAX_ABS_NAN] |= n_nan_abs > 0
+    cnt[SCRIPT_MAX_REL_NAN] |= n_nan_rel > 0
     acc[SUM_SQ_DIFF] += s_d2
     acc[SUM_ABS_DIFF] += s_ad
     acc[SUM_SQ_REF] += s_yy_fin
-    acc[MAX_ABS_REF] = max_ay
+    acc[MAX_ABS_REF] = _from_bits(max_ay_bits)
     acc[MSACCUCMP_SUM_REL] += s_rms
-    acc[MSACCUCMP_MAX_REL] = max_rms
+    acc[MSACCUCMP_MAX_REL] = _from_bits(rms_bits)
     acc[SUM_REL] += s_rel
     acc[SUM_ULP_ERROR] += s_ulp
     acc[SUM_ULP_DIFF_HUGE] += s_ulp_huge
     acc[MAX_ABS] = max_abs
     acc[MAX_REL] = max_rel
     acc[MAX_ULP_ERROR] = max_err
-    acc[MIN_X], acc[MAX_X], acc[MIN_Y], acc[MAX_Y] = min_x, max_x, min_y, max_y
+    acc[MIN_X], acc[MAX_X] = _from_order_key(min_x_key), _from_order_key(max_x_key)
+    acc[MIN_Y], acc[MAX_Y] = _from_order_key(min_y_key), _from_order_key(max_y_key)
     if nf:
         mean_x = cx + sx / nf
         mean_y = cy + sy / nf
@@ -401,9 +654,12 @@ def fused_pass(ua, ub, fa, fb, table_a, table_b, mode, offset, tiny, share_tol, 
     if same:
         hist_exact[0] += n_zero
         hist_exact[1] += n_one
+        hist_exact[2] += n_two
+        hist_exact[3] += n_three
     cnt[COUNT] += n
     cnt[FINITE] += nf
     cnt[BIT_EQUAL] += n_bits
+    cnt[SIGNED_ZERO] += n_signed_zero
     cnt[BELOW_ONE_THOUSANDTH] += n_re1
     cnt[BELOW_FIVE_THOUSANDTHS] += n_re5
     cnt[REL_COUNT] += n_rel
@@ -411,10 +667,9 @@ def fused_pass(ua, ub, fa, fb, table_a, table_b, mode, offset, tiny, share_tol, 
     cnt[ULP_WITHIN_TOL] += n_tol
     cnt[ULP_WITHIN_ONE] += n_le1 - n_tol
     cnt[ULP_ABOVE_ONE] += 0 if same else nf - n_le1
-    cnt[SIGNED_ZERO] += n_signed_zero
 
 
-@njit(nogil=True, cache=True, error_model="numpy")
+@njit(**_KERNEL)
 def kl_pass(ua, ub, fa, fb, table_a, table_b, use_table, min_x, range_x, min_y, range_y, out):
     """msaccucmp's KL sums over the elements finite on both sides: ``out += (sum p, sum q,
     sum p * log(p / q))`` with ``p = max((x - min_x) / range_x, eps32)`` (1 where the range
@@ -437,14 +692,14 @@ def kl_pass(ua, ub, fa, fb, table_a, table_b, use_table, min_x, range_x, min_y, 
     out[2] += cross
 
 
-@njit(nogil=True, cache=True, error_model="numpy")
+@njit(**_KERNEL)
 def sketch_add(values, buckets):
     """Count non-negative float64 ``values`` into the sketch ``buckets``."""
     for v in values:
         buckets[sketch_key(v)] += 1
 
 
-@njit(nogil=True, cache=True, error_model="numpy")
+@njit(**_KERNEL)
 def int_histogram_add(dist, exact, log):
     """Count integer distances into the exact bins (``< EXACT_BINS``) and the log2 bins;
     return ``(exact sum of those < 2**32, float64 sum of the others, max)``."""

@@ -116,13 +116,14 @@ class RealQuantiles:
     @classmethod
     def collected(cls, kept: np.ndarray | None, buckets: np.ndarray, n: int) -> RealQuantiles:
         """The store the compiled pass filled: ``kept`` holds one value per element (NaN where
-        the element did not count) or is ``None`` when the pass filled the sketch ``buckets``."""
+        the element did not count) or is ``None`` when the pass filled the sketch ``buckets``
+        (whose one extra bucket at the end took the elements that did not count)."""
         q = cls()
         if kept is not None:
             v = kept[~np.isnan(kept)] if kept.size != n else kept
             q.values, q.kept, q.n = ([v] if v.size else []), int(v.size), int(v.size)
         else:
-            q.values, q.buckets, q.n = None, buckets, int(n)
+            q.values, q.buckets, q.n = None, buckets[: cls._NBUCKETS], int(n)
         return q
 
     def _add_sketch(self, v: np.ndarray) -> None:

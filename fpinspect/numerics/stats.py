@@ -118,7 +118,7 @@ class _Pass:
         self.hist_log = np.zeros(K.LOG_BINS, dtype=np.int64)
         self.keep = keep
         sketch = plan.sketch
-        self.sketches = [np.zeros(K.SKETCH_BUCKETS if sketch and use else 1, dtype=np.int64)
+        self.sketches = [np.zeros(K.SKETCH_STORE if sketch and use else 1, dtype=np.int64)
                          for use in (True, True, not same)]  # fmt: skip
         self.worst_score = np.zeros(plan.worst, dtype=np.float64)
         self.worst_index = np.full(plan.worst, -1, dtype=np.int64)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -48,7 +48,7 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return v
 
 
-@lru_cache(maxsize=None)
+@cache
 def _decode_table(dtype: np.dtype) -> np.ndarray:
     """float64 value of every bit pattern of an 8- or 16-bit format (NaN patterns decode to NaN)."""
     fmt = float_format(dtype)
@@ -58,7 +58,7 @@ def _decode_table(dtype: np.dtype) -> np.ndarray:
     return table
 
 
-@lru_cache(maxsize=None)
+@cache
 def _ulp_tables(fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
     """``(ulp, inverse)`` per binary exponent ``emin..emax`` of ``fmt``: Goldberg's ulp
     ``2**(e - p + 1)``, and its exact inverse where that is a normal float64 (else 0)."""

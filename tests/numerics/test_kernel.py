@@ -1,0 +1,177 @@
+"""The compiled pass against direct numpy definitions, on the paths the plain parity tests
+do not reach: blocks holding special values, the sketch (more than 2**21 elements), every
+storage width, distances of 4 and more, worst elements across threads, a read-only install."""
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from fpinspect.numerics import accumulate, error_stats, pair_metrics, ulp_diff, ulp_error
+from fpinspect.numerics.kernels import BLOCK
+
+rng = np.random.default_rng(7)
+
+
+def definitions(x, y):
+    """The statistics by their definitions, in float64 over the elements finite on both sides."""
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    fin = np.isfinite(x64) & np.isfinite(y64)
+    xf, yf = x64[fin], y64[fin]
+    ad = np.abs(xf - yf)
+    return fin, xf, yf, ad
+
+
+def with_specials(x, y, every=997):
+    """NaN / inf sprinkled on both sides, some matching, some not, across many blocks."""
+    x, y = x.copy(), y.copy()
+    idx = np.arange(3, x.size, every)
+    kinds = idx % 5
+    x[idx[kinds == 0]] = np.nan
+    x[idx[kinds == 1]] = np.nan
+    y[idx[kinds == 1]] = np.nan
+    y[idx[kinds == 2]] = np.inf
+    x[idx[kinds == 3]] = -np.inf
+    y[idx[kinds == 3]] = -np.inf
+    x[idx[kinds == 4]] = np.inf
+    y[idx[kinds == 4]] = -np.inf
+    return x, y
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.float32, np.float64, ml_dtypes.float8_e5m2])
+def test_every_width_matches_the_definitions_with_special_values(dtype):
+    n = 20 * BLOCK + 77
+    ref = rng.standard_normal(n).astype(dtype)
+    spread = rng.choice([1.0, 1.003, 1.02, 0.9], n)  # distances of 0, 1, a few and many ULPs
+    x = (ref.astype(np.float64) * spread).astype(dtype)
+    x, ref = with_specials(x, ref)
+    s = error_stats(x, ref)
+    fin, xf, yf, ad = definitions(x, ref)
+    d = ulp_diff(x, ref).astype(np.float64)[fin]
+    assert s["finite"] == int(fin.sum())
+    nx, ny = np.isnan(x.astype(np.float64)), np.isnan(ref.astype(np.float64))
+    assert (s["both_nan"], s["nan_mismatch"]) == (int((nx & ny).sum()), int((nx ^ ny).sum()))
+    assert s["both_inf"] + s["inf_mismatch"] + s["both_nan"] + s["nan_mismatch"] == n - s["finite"]
+    assert s["abs"]["max"] == ad.max() and s["abs"]["argmax"] == [int(np.flatnonzero(fin)[np.argmax(ad)])]
+    assert s["abs"]["mean"] == pytest.approx(ad.mean(), rel=1e-12)
+    assert s["ulp"]["max"] == d.max() and s["ulp"]["mean"] == pytest.approx(d.mean(), rel=1e-12)
+    p99 = float(np.percentile(d, 99, method="inverted_cdf"))
+    if s["ulp"]["exact"]:
+        assert s["ulp"]["p99"] == p99
+    else:  # beyond 2**16 ULP: the lower edge of the log2 bin holding it
+        assert s["ulp"]["p99"] <= p99 < 2 * s["ulp"]["p99"]
+    ok = np.abs(yf) >= float(ml_dtypes.finfo(dtype).smallest_normal)
+    assert s["rel"]["max"] == (ad[ok] / np.abs(yf[ok])).max() and s["rel"]["excluded"] == int((~ok).sum())
+    assert s["bit_equal"] == int((x.view(f"u{x.itemsize}") == ref.view(f"u{x.itemsize}")).sum())
+
+
+def test_the_script_trio_propagates_nan_and_the_moments_stay_exact_far_from_zero():
+    ref = 1000.0 + rng.standard_normal(50_000) * 1e-3
+    x = ref + rng.standard_normal(50_000) * 1e-6
+    m = pair_metrics(x, ref)
+    assert m["std_y"] == pytest.approx(np.std(ref), rel=1e-9) and m["mean_x"] == pytest.approx(np.mean(x), rel=1e-12)
+    assert m["max_abs"] == np.abs(x - ref).max()
+    x[1234] = np.nan
+    m = pair_metrics(x, ref)
+    assert math.isnan(m["max_abs"]) and math.isnan(m["max_rel"]) and math.isnan(m["cosine"])
+    assert m["std_x"] == pytest.approx(np.std(np.delete(x, 1234)), rel=1e-9)
+
+
+def test_sketch_path_beyond_the_exact_cap_stays_within_its_bound():
+    n = (1 << 21) + 5000
+    ref = rng.standard_normal(n).astype(np.float32)
+    x = (ref.astype(np.float64) * (1 + rng.uniform(-1e-3, 1e-3, n))).astype(np.float32)
+    s = error_stats(x, ref.astype(np.float64))
+    assert not s["abs"]["exact"] and s["ulp"]["kind"] == "error"
+    err = ulp_error(x, ref.astype(np.float64))
+    ad = np.abs(x.astype(np.float64) - ref)
+    for block, values in (("abs", ad), ("ulp", err)):
+        for p in (50, 99):
+            assert s[block][f"p{p}"] == pytest.approx(float(np.percentile(values, p, method="inverted_cdf")), rel=0.005)
+    assert s["ulp"]["max"] == err.max() and s["abs"]["max"] == ad.max()
+
+
+def test_worst_elements_and_maxima_agree_across_chunks_and_threads():
+    n = 300_000
+    ref = rng.standard_normal(n).astype(np.float16)
+    x = (ref.astype(np.float32) * rng.choice([1.0, 1.002, 1.01], n)).astype(np.float16)
+    x, ref = with_specials(x, ref, every=30_011)
+    one = accumulate(x, ref, worst=12)
+    many = accumulate(x, ref, worst=12, jobs=2, chunk=5000)
+    assert one.worst_index.tolist() == many.worst_index.tolist()
+    assert one.worst_score.tolist() == many.worst_score.tolist()
+    assert np.isinf(one.worst_score[: one.nan_mismatch + one.inf_mismatch]).all()
+    d = ulp_diff(x, ref).astype(np.float64)
+    fin = np.isfinite(x.astype(np.float64)) & np.isfinite(ref.astype(np.float64))
+    finite_scores = one.worst_score[np.isfinite(one.worst_score)]
+    assert finite_scores[0] == d[fin].max()
+    for name in ("max_abs_index", "max_rel_index", "max_ulp_index", "bit_equal", "below_one_thousandth"):
+        assert getattr(one, name) == getattr(many, name), name
+    assert one.sum_abs_diff == pytest.approx(many.sum_abs_diff, rel=1e-12)
+
+
+def test_integer_inputs_are_compared_as_float64():
+    a = np.arange(-500, 500, dtype=np.int32)
+    b = a + (a % 7 == 0)
+    s = error_stats(a, b)
+    assert s["abs"]["max"] == 1.0 and s["ulp"]["kind"] == "error" and s["finite"] == a.size
+
+
+def test_compiled_kernels_work_from_a_read_only_install(tmp_path):
+    """A copy of the package in a read-only folder: numba caches in the user's cache folder, and
+    with no writable cache folder at all it compiles in memory; either way the pass runs.
+
+    Read-only by permission bits, and by a file standing where each ``__pycache__`` folder would
+    go (root ignores permission bits; nobody can create a folder where a file is)."""
+    src = os.path.dirname(os.path.dirname(os.path.abspath(__import__("fpinspect").__file__)))
+    site = tmp_path / "site"
+    shutil.copytree(os.path.join(src, "fpinspect"), site / "fpinspect", ignore=shutil.ignore_patterns("__pycache__"))
+    for root, dirs, _ in os.walk(site / "fpinspect"):
+        (Path(root) / "__pycache__").write_text("not a folder")
+    for root, dirs, files in os.walk(site):
+        for name in files:
+            os.chmod(os.path.join(root, name), 0o444)
+        for name in dirs:
+            os.chmod(os.path.join(root, name), 0o555)
+    (tmp_path / "blocked").write_text("a file, so no cache folder can be made below it")
+    # The whole pass once (its compile is cached); without any cache folder, a small kernel
+    # (compiling the whole pass twice would cost this test a minute on two cores).
+    whole = """
+        import numpy as np
+        import fpinspect.numerics.stats as st
+        assert st.__file__.startswith(%r), st.__file__
+        a = np.linspace(-2, 2, 5000).astype(np.float16)
+        s = st.error_stats(a, (a.astype(np.float32) * 1.001).astype(np.float16))
+        print(s["ulp"]["max"], s["ulp"]["p99"])
+    """ % str(site)
+    small = """
+        import numpy as np
+        from fpinspect.numerics import kernels, stats
+        buckets = np.zeros(kernels.SKETCH_BUCKETS, np.int64)
+        kernels.sketch_add(np.array([0.0, 1.0, 1.0]), buckets)
+        print(buckets.sum(), buckets[kernels.sketch_key(1.0)])
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    runs = {}
+    try:
+        for label, code, cache in (("user cache", whole, tmp_path / "cache"),
+                                   ("nothing writable", small, tmp_path / "blocked" / "cache")):  # fmt: skip
+            env.update(XDG_CACHE_HOME=str(cache), PYTHONPATH=str(site))
+            out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                                 env=env, cwd=tmp_path)  # fmt: skip
+            assert out.returncode == 0, (label, out.stderr[-3000:])
+            runs[label] = out.stdout.split()
+    finally:
+        for root, dirs, _ in os.walk(site):
+            for name in dirs:
+                os.chmod(os.path.join(root, name), 0o755)
+        os.chmod(site, 0o755)
+    assert runs["user cache"] == ["2", "2"] and runs["nothing writable"] == ["3", "2"]
+    assert any(p.endswith(".nbi") for _, _, fs in os.walk(tmp_path / "cache") for p in fs)  # cached there

@@ -133,7 +133,7 @@ def test_compiled_kernels_work_from_a_read_only_install(tmp_path):
     src = os.path.dirname(os.path.dirname(os.path.abspath(__import__("fpinspect").__file__)))
     site = tmp_path / "site"
     shutil.copytree(os.path.join(src, "fpinspect"), site / "fpinspect", ignore=shutil.ignore_patterns("__pycache__"))
-    for root, dirs, _ in os.walk(site / "fpinspect"):
+    for root, _dirs, _ in os.walk(site / "fpinspect"):
         (Path(root) / "__pycache__").write_text("not a folder")
     for root, dirs, files in os.walk(site):
         for name in files:
@@ -143,14 +143,14 @@ def test_compiled_kernels_work_from_a_read_only_install(tmp_path):
     (tmp_path / "blocked").write_text("a file, so no cache folder can be made below it")
     # The whole pass once (its compile is cached); without any cache folder, a small kernel
     # (compiling the whole pass twice would cost this test a minute on two cores).
-    whole = """
+    whole = f"""
         import numpy as np
         import fpinspect.numerics.stats as st
-        assert st.__file__.startswith(%r), st.__file__
+        assert st.__file__.startswith({str(site)!r}), st.__file__
         a = np.linspace(-2, 2, 5000).astype(np.float16)
         s = st.error_stats(a, (a.astype(np.float32) * 1.001).astype(np.float16))
         print(s["ulp"]["max"], s["ulp"]["p99"])
-    """ % str(site)
+    """
     small = """
         import numpy as np
         from fpinspect.numerics import kernels, stats

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..dumps.datadump import DumpFile
-from ..dumps.graph import TensorDesc, is_data_source
+from ..dumps.ge_decode import TensorDesc
+from ..dumps.ge_types import is_data_source
 from ..dumps.npyio import as_array
 from ..dumps.plan import PairPlan
 from ..dumps.sides import SIDE_ERRORS, load_sides

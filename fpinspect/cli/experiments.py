@@ -220,6 +220,6 @@ def tasks_command() -> None:
         quick, full = task.settings.profile("quick").to_dict(), task.settings.profile("full").to_dict()
         con.print(f"[bold]{task.id}[/bold]  {task.title}\n[dim]{task.claim}[/dim]", highlight=False)
         table = RichTable("setting", "quick", "full", box=box.SIMPLE, padding=(0, 2))
-        for name in full:
+        for name in (n for n in full if n not in task.settings.UNUSED):
             table.add_row(name, Text(format_cell(quick[name])), Text(format_cell(full[name])))
         con.print(table)

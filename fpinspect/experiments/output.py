@@ -32,9 +32,14 @@ def undrawn_figures(report: Report) -> list[str]:
 
 def format_cell(value: Any) -> str:
     """One table cell as text: floats to 6 significant digits, booleans as yes/no, None
-    as a dash."""
+    as a dash, lists as JSON (the form ``--set`` accepts)."""
     if value is None:
         return "-"
+    if isinstance(value, (list, tuple)):
+        try:
+            return json.dumps(value, ensure_ascii=False)
+        except TypeError:
+            return str(value)
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):

@@ -247,7 +247,8 @@ class Report:
                 "claim": self.claim,
                 "profile": self.profile,
                 "device": self.device,
-                "dtype": self.settings.get("dtype"),
+                # tasks that sweep formats (D, B) record the list they covered
+                "dtype": self.settings.get("dtypes") or self.settings.get("dtype"),
                 "seeds": {"inputs": self.settings.get("seed")},
                 "torch_version": self.environment.get("torch"),
                 "environment": self.environment,

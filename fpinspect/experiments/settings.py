@@ -107,6 +107,9 @@ class TaskSettings:
 
     #: Field overrides that turn the plan's settings into the quick profile.
     QUICK: ClassVar[Mapping[str, Any]] = {}
+    #: Common fields this task does not read (``dtype`` where a task sweeps ``dtypes``):
+    #: left out of ``fpinspect tasks`` and refused by ``--set``.
+    UNUSED: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def profile(cls, name: str) -> TaskSettings:
@@ -147,8 +150,11 @@ class TaskSettings:
             key = key.strip()
             if not sep or not key:
                 raise SettingError(f"--set expects KEY=VALUE, not {item!r}")
+            if key in self.UNUSED:
+                raise SettingError(f"this task does not read {key!r} (see its other settings)")
             if key not in current:
-                raise SettingError(f"there is no setting {key!r}; the settings are {', '.join(current)}")
+                known = [k for k in current if k not in self.UNUSED]
+                raise SettingError(f"there is no setting {key!r}; the settings are {', '.join(known)}")
             changes[key] = parse_value(key, text, current[key])
         for key in DTYPE_FIELDS:
             if key in changes:

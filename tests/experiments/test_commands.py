@@ -37,6 +37,10 @@ def test_tasks_lists_every_task_with_both_profiles():
     for task_id in TASK_IDS:
         assert f"{task_id} " in result.stdout
     assert "quick" in result.stdout and "full" in result.stdout and "[8, 2048, 4096]" in result.stdout
+    # D sweeps dtypes: its unused common dtype field is not listed, lists are JSON
+    out = result.stdout
+    d = out[out.index("D  Pure data movement") : out.index("B  Accumulated error")]
+    assert '["float16", "bfloat16", "float32"]' in d and "dtype " not in d
 
 
 def test_unknown_task_is_one_sentence_and_exit_2():

@@ -71,3 +71,14 @@ def test_bad_overrides_say_which_setting(assignment, message):
 
     with pytest.raises(SettingError, match=re.escape(message)):
         DataMovementSettings().with_overrides(None, [assignment])
+
+
+def test_a_field_the_task_does_not_read_is_refused():
+    from fpinspect.experiments.settings import SettingError
+    from fpinspect.experiments.tasks.accumulated_error import AccumulatedErrorSettings
+
+    with pytest.raises(SettingError, match="this task does not read 'dtype'"):
+        AccumulatedErrorSettings().with_overrides(None, ["dtype=bfloat16"])
+    with pytest.raises(SettingError) as info:
+        AccumulatedErrorSettings().with_overrides(None, ["colour=1"])
+    assert "dtype," not in str(info.value) and "dtypes" in str(info.value)

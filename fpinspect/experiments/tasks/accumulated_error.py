@@ -133,6 +133,7 @@ class AccumulatedErrorSettings(TaskSettings):
     partial_every: int = 50
 
     QUICK: ClassVar = {"inputs": 100, "rows": 16, "hidden": 256}
+    UNUSED: ClassVar = ("dtype",)
 
     def __post_init__(self):
         for kind, names, known in (

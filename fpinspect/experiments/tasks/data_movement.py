@@ -128,7 +128,7 @@ WIDER = {"float16": "float32", "bfloat16": "float32", "float32": "float64"}
 class DataMovementSettings(TaskSettings):
     """Every chain of ``chains`` (names of :data:`CHAINS`) for every dtype of ``dtypes``
     and every [rows, columns] of ``shapes``. ``dtypes`` replaces the common ``dtype``
-    field, which this task does not read."""
+    field, which this task does not read (:attr:`UNUSED`)."""
 
     dtypes: tuple[str, ...] = ("float16", "bfloat16", "float32")
     #: small, odd (not a multiple of 16), and typical transformer activations.
@@ -136,6 +136,7 @@ class DataMovementSettings(TaskSettings):
     chains: tuple[str, ...] = tuple(CHAINS)
 
     QUICK: ClassVar = {"shapes": ((16, 16), (37, 53), (256, 768))}
+    UNUSED: ClassVar = ("dtype",)
 
     def __post_init__(self):
         unknown = [c for c in self.chains if c not in CHAINS]

@@ -52,6 +52,9 @@ def test_divergence_finds_the_first_sample_beyond_the_band():
     jumped = eager + np.array([0.0, 0.005, 0.5, 0.5])
     d = first_divergence(steps, eager, jumped, band, floor)
     assert (d.index, d.step, d.size) == (2, 30, pytest.approx(0.5)) and d.ratio == pytest.approx(25.0)
+    assert (d.beyond, d.last_step) == (2, 40)
+    excursion = first_divergence(steps, eager, eager + np.array([0.0, 0.5, 0.0, 0.0]), band, floor)
+    assert (excursion.step, excursion.beyond, excursion.last_step) == (20, 1, 20)
     # a NaN is beyond any band; a floor widens it
     assert first_divergence(steps, eager, np.array([5.0, math.nan, 3.0, 2.0]), band, floor).step == 20
     assert first_divergence(steps, eager, jumped, band, np.full(4, 1.0)) is None
@@ -85,8 +88,9 @@ def test_verdict_fails_when_fused_leaves_the_noise_band():
     bad = TrainingResult(s, payload(np.array([0.0, 0.001, 0.3, 0.3]), 0.01), "cpu")
     (v,) = bad.verdicts()
     assert v.agrees is False and "leaves the noise band at step 30" in v.measured
+    assert "2 of 4 samples are beyond it, the last at step 40" in v.measured
     d = bad.data()["divergence"]
-    assert (d["step"], d["metric"]) == (30, "train_loss")
+    assert (d["step"], d["metric"], d["samples_beyond"], d["last_step_beyond"]) == (30, "train_loss", 2, 40)
     assert d["size"] == pytest.approx(0.3) and d["band"] == pytest.approx(0.01)
     assert d["ratio"] == pytest.approx(0.3 / (FACTOR * 0.01), rel=1e-2)
     good = TrainingResult(s, payload(np.array([0.0, 0.001, -0.015, 0.012]), 0.01), "cpu")

@@ -118,6 +118,10 @@ class TrainingFailed(RuntimeError):
 # -- the analysis ----------------------------------------------------------------------
 
 
+def _divergence_fields(d: Divergence) -> dict[str, Any]:
+    return {"band": d.band, "ratio": d.ratio, "samples_beyond": d.beyond, "last_step_beyond": d.last_step}
+
+
 def _curves(samples: list[dict[str, Any]]) -> dict[str, list[float]]:
     return {m: [s[m] for s in samples] for m in ("train_loss", "eval_loss", "perplexity", "grad_norm")}
 
@@ -168,7 +172,7 @@ class TrainingResult:
         divergence = None
         if self.divergence is not None:
             step, metric, d = self.divergence
-            divergence = {"step": step, "size": d.size, "metric": metric, "band": d.band, "ratio": d.ratio}
+            divergence = {"step": step, "size": d.size, "metric": metric, **_divergence_fields(d)}
         runs = self.payload["runs"]
         return {
             "steps": self.steps,
@@ -178,7 +182,7 @@ class TrainingResult:
             "noise_band": {"method": NOISE_KINDS[self.settings.noise], "factor": FACTOR, **self.band},
             "divergence": divergence,
             "divergence_by_metric": {
-                m: None if d is None else {"step": d.step, "size": d.size, "band": d.band, "ratio": d.ratio}
+                m: None if d is None else {"step": d.step, "size": d.size, **_divergence_fields(d)}
                 for m, d in self.by_metric.items()
             },
             "final": final,
@@ -208,7 +212,8 @@ class TrainingResult:
             step, metric, d = self.divergence
             measured = (
                 f"fused {metric} leaves the noise band at step {step}: gap {d.size:.3g} against a band of "
-                f"{d.band:.3g} ({d.ratio:.3g}× the limit); at step {self.steps[last]} the gaps are {gaps}, "
+                f"{d.band:.3g} ({d.ratio:.3g}× the limit), and {d.beyond} of {len(self.steps)} samples are beyond "
+                f"it, the last at step {d.last_step}; at step {self.steps[last]} the gaps are {gaps}, "
                 f"the bands {bands}"
             )
         return [

@@ -36,13 +36,17 @@ def noise_band(reference: np.ndarray, noise: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class Divergence:
     """The first sample beyond the band: its index and step, the gap, the band there, and
-    the gap as a multiple of ``FACTOR · band + floor``."""
+    the gap as a multiple of ``FACTOR · band + floor``; ``beyond`` counts the samples beyond
+    it in all and ``last_step`` is the last of them (a transient excursion and a lasting
+    separation read differently)."""
 
     index: int
     step: int
     size: float
     band: float
     ratio: float
+    beyond: int
+    last_step: int
 
 
 def first_divergence(
@@ -59,4 +63,7 @@ def first_divergence(
         return None
     i = int(np.argmax(beyond))
     ratio = float(gap[i] / limit[i]) if limit[i] > 0 else float("inf")
-    return Divergence(i, int(steps[i]), float(gap[i]), float(band[i]), ratio)
+    last = int(np.flatnonzero(beyond)[-1])
+    return Divergence(
+        i, int(steps[i]), float(gap[i]), float(band[i]), ratio, int(beyond.sum()), int(steps[last])
+    )

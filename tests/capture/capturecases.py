@@ -1,6 +1,7 @@
 """What the capture tests share: the planted regression and how a pair is compared."""
 
 from fpinspect.dumps.compare import DumpComparison
+from fpinspect.replay.run import run_with_replay
 
 #: The regression the tests (and ``sample_dumps/regression``) plant: region 2 is the
 #: residual add + LayerNorm of the Transformer block, mid-graph.
@@ -8,7 +9,8 @@ INJECTED = "2=bf16"
 INJECTED_REGION = "autofuse_2_Add_LayerNorm"
 
 
-def compare(pair):
-    """``fpinspect compare`` on a dump pair; inputs are compared too (localisation needs them)."""
+def compare(pair, replay: str = "failing"):
+    """``fpinspect compare`` on a dump pair, with its replay of the ``replay`` ops (the CLI's
+    default: failing and warned ones); inputs are compared too (localisation needs them)."""
     paths = (pair.open_graph, pair.close_graph, pair.open_data, pair.close_data)
-    return DumpComparison(*map(str, paths)).run(compare_input=True)
+    return run_with_replay(DumpComparison(*map(str, paths)), replay=replay, compare_input=True)

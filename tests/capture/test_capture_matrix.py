@@ -1,9 +1,10 @@
 """The acceptance matrix of #9: standard blocks built from ``torch.nn``, captured clean and
-with one planted regression, judged by ``fpinspect compare --format json``.
+with one planted regression, judged by ``fpinspect compare --replay all --format json``.
 
-A clean capture must introduce nothing; the same block with ``--inject`` must name exactly
-the injected region as introduced; and the cancellation chain, where the fused kernel is
-the more accurate side, must be ``more_accurate``, not introduced.
+A clean capture must introduce nothing, and every fused op of it must replay faithfully
+from the attributes capture writes; the same block with ``--inject`` must name exactly the
+injected region as introduced; and the cancellation chain, where the fused kernel is the
+more accurate side, must be ``more_accurate``, not introduced.
 """
 
 import pytest
@@ -32,7 +33,7 @@ def judged(demo_capture, tmp_path_factory):
             out = tmp_path_factory.mktemp(f"{block}_{'clean' if injection is None else 'injected'}")
             planted = None if injection is None else Injection.parse(injection)
             pair = demo_capture(block).write(out, injection=planted)
-            done[block, injection] = compare(pair).to_json()
+            done[block, injection] = compare(pair, replay="all").to_json()
         return done[block, injection]
 
     return get
@@ -56,3 +57,23 @@ def test_an_injected_block_names_exactly_the_injected_region(block, demo_capture
     target = demo_capture(block).target(Injection.parse(BLOCKS[block]))
     report = judged(block, BLOCKS[block])
     assert report["summary"]["introduced"] == [target.name], _why(report)
+
+
+@pytest.mark.parametrize("block", [*BLOCKS, "cancellation"])
+def test_every_fused_op_of_a_clean_block_replays_faithfully(block, judged):
+    outputs = [r for r in judged(block, None)["records"] if r["kind"] == "output"]
+    assert outputs
+    not_ok = [(r["fused_op"], r["replay"]) for r in outputs if (r["replay"] or {}).get("status") != "ok"]
+    assert not not_ok, not_ok
+    assert max(r["replay"]["fidelity"]["max_ulp"] for r in outputs) <= 1
+
+
+def test_the_cancellation_chain_is_more_accurate_not_introduced(judged):
+    report = judged("cancellation", None)
+    summary = report["summary"]
+    assert (summary["introduced"], summary["more_accurate"]) == ([], ["autofuse_0_Muls_Exp_Adds"])
+    (out,) = [r for r in report["records"] if r["kind"] == "output"]
+    assert out["verdict"] == "fail"  # against eager it fails every threshold ...
+    evidence = out["replay"]
+    assert evidence["closer_to_truth"] == "fused"  # ... and is the side closer to float64
+    assert evidence["fused_vs_fp64"]["red"] < 0.5 and evidence["eager_vs_fp64"]["red"] > 5

@@ -6,9 +6,9 @@
 * :data:`FP64` — the truth for the same inputs: float64 throughout, nothing rounded
   (float-to-float casts are the identity; casts to integers still truncate).
 
-Memory: a subgraph made only of elementwise ops is evaluated in blocks of rows, so no
-intermediate is larger than a block; others are evaluated whole (a reduction needs its
-whole axis). Only the requested outputs are kept, and a float64 result of a tensor declared
+Memory: a subgraph made only of elementwise ops, and of norms, softmax and reductions that
+leave axis 0 alone, is evaluated in blocks of rows, so no intermediate is larger than a block
+(a row's reduction sees its whole axis); others are evaluated whole. Only the requested outputs are kept, and a float64 result of a tensor declared
 in a format of at most 11 bits of precision (float16, bfloat16, float8) is kept as float32:
 that last rounding (2**-24 relative) is 2**-13 of the tensor's own ULP, invisible in errors
 measured in its eps or ULPs, and halves the memory of the truth.
@@ -23,7 +23,7 @@ import numpy as np
 
 from ..dumps.ge_types import numpy_dtype_name
 from ..numerics import float_format, is_supported
-from .ops import ELEMENTWISE, OPS, OpCall, Unsupported
+from .ops import ELEMENTWISE, OPS, ROWS_INDEPENDENT, OpCall, Unsupported
 from .subgraph import Subgraph, logical_shape
 
 EAGER, FP64 = "eager", "fp64"
@@ -114,8 +114,13 @@ def run_op(
         in_shapes = [None if s is None else ((rows, *s[1:]) if s and s[0] == full else s) for s in in_shapes]
     layouts = [None if d is None else (d.origin_format or d.layout) for d in op.input_desc]
     call = OpCall(op.name, op.type, dict(op.attrs), values, in_shapes, out_shapes, compute, layouts)
-    with np.errstate(all="ignore"):
-        outs = fn(call)
+    try:
+        with np.errstate(all="ignore"):
+            outs = fn(call)
+    except (ValueError, IndexError, TypeError, ArithmeticError, MemoryError) as exc:
+        # inputs that do not fit the op's semantics (shapes that do not broadcast, an index
+        # out of range): this op cannot be replayed, the comparison goes on
+        raise Unsupported(f"{op.type} {op.name}: {type(exc).__name__}: {exc}") from None
     if len(outs) < len(op.output_desc):
         raise Unsupported(
             f"{op.type} {op.name}: the semantic gives {len(outs)} outputs, the graph {len(op.output_desc)}"
@@ -142,9 +147,28 @@ class Evaluation:
     outputs: dict[Key, np.ndarray]
 
 
+def _rows_independent(op) -> bool:
+    """Whether each output row of ``op`` depends only on the same row of its inputs."""
+    if op.type in ELEMENTWISE:
+        return True
+    test = ROWS_INDEPENDENT.get(op.type)
+    if test is None:
+        return False
+    shapes = OpCall(op.name, op.type, dict(op.attrs), [None] * len(op.input_desc),
+                    [None if d is None else logical_shape(d) for d in op.input_desc],
+                    [logical_shape(d) for d in op.output_desc],
+                    input_layouts=[None if d is None else (d.origin_format or d.layout) for d in op.input_desc])  # fmt: skip
+    try:
+        return bool(test(shapes))
+    except Unsupported:
+        return False
+
+
 def _blockable(sub: Subgraph, bound: dict[Key, np.ndarray], wanted: list[Key]) -> int | None:
-    """The row count to block on, or None when the subgraph must be evaluated whole."""
-    if not all(op.type in ELEMENTWISE for op in sub.ops) or not wanted:
+    """The row count to block on, or None when the subgraph must be evaluated whole: every op
+    elementwise or leaving axis 0 alone, every tensor with the same rank and row count (or a
+    broadcast one)."""
+    if not wanted or not all(_rows_independent(op) for op in sub.ops):
         return None
     shapes = {logical_shape(sub.op(k[0]).output_desc[k[1]]) for k in wanted}
     if len(shapes) != 1:

@@ -168,3 +168,13 @@ def test_every_type_capture_emits_in_fusion_regions_has_a_semantic():
     optable = pytest.importorskip("fpinspect.capture.optable")
     fusable = {spec.type for spec in optable.OPS.values() if spec.kind in optable.FUSABLE}
     assert not fusable - set(OPS), sorted(fusable - set(OPS))
+
+
+def test_inputs_that_do_not_fit_are_unsupported_not_a_crash():
+    op = make_op("Add", [X, np.ones(5, np.float16)], [X.shape])
+    with pytest.raises(Unsupported, match="Add add_0: ValueError"):
+        run_op(op, [X, np.ones(5, np.float16)], EAGER)
+    idx = np.array([9], np.int64)
+    gather = make_op("GatherV2D", [X, idx], [(1, 8)], attrs={"axis": 0})
+    with pytest.raises(Unsupported, match="IndexError"):
+        run_op(gather, [X, idx], EAGER)

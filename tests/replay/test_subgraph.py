@@ -67,3 +67,36 @@ def test_row_blocks_give_the_whole_result(tmp_path, monkeypatch, mode):
 def test_fp64_truth_keeps_float64_for_float32_tensors():
     assert ev.truth_dtype(np.dtype(np.float32)) == np.float64
     assert ev.truth_dtype(np.dtype(np.float16)) == np.float32
+
+
+def _norm_chain(tmp_path, begin: int, rows=64, cols=48):
+    t = [rows, cols]
+    off = (GraphBuilder("off").op("x", "Data", outputs=[tensor(t)]).op("g", "Const", outputs=[tensor([cols])])
+           .op("b", "Const", outputs=[tensor([cols])])
+           .op("Adds_1", "Adds", inputs=["x:0"], outputs=[tensor(t)], attrs={"value": 0.5})
+           .op("ln_2", "LayerNorm", inputs=["Adds_1:0", "g:0", "b:0"], outputs=[tensor(t)],
+               attrs={"begin_norm_axis": begin, "begin_params_axis": begin, "epsilon": 1e-5})
+           .op("Softmax_3", "SoftmaxV2", inputs=["ln_2:0"], outputs=[tensor(t)], attrs={"axes": [-1]}))  # fmt: skip
+    on = GraphBuilder("on").fused("f", inputs=["x:0", "g:0", "b:0"],
+                                  outputs=[tensor(t, origin_name="Softmax_3", origin_index=0)],
+                                  original=[("Adds_1", "Adds"), ("ln_2", "LayerNorm"), ("Softmax_3", "SoftmaxV2")])  # fmt: skip
+    on_model, off_model = _models(tmp_path, on, off)
+    return extract(off_model, fused_op(on_model, "f"))
+
+
+@pytest.mark.parametrize("mode", [EAGER, FP64])
+def test_norms_and_softmax_over_the_last_axis_are_blocked_by_rows(tmp_path, monkeypatch, mode):
+    sub = _norm_chain(tmp_path, begin=1)
+    rng = np.random.default_rng(2)
+    bound = {("x", 0): rng.standard_normal((64, 48)).astype(np.float16),
+             ("g", 0): rng.standard_normal(48).astype(np.float16), ("b", 0): rng.standard_normal(48).astype(np.float16)}  # fmt: skip
+    whole = evaluate(sub, bound, mode, [("Softmax_3", 0)]).outputs[("Softmax_3", 0)]
+    monkeypatch.setattr(ev, "BLOCK", 100)
+    assert ev._blockable(sub, bound, [("Softmax_3", 0)]) == 64
+    assert np.array_equal(evaluate(sub, bound, mode, [("Softmax_3", 0)]).outputs[("Softmax_3", 0)], whole)
+
+
+def test_a_norm_over_axis_0_is_evaluated_whole(tmp_path, monkeypatch):
+    sub = _norm_chain(tmp_path, begin=0)
+    monkeypatch.setattr(ev, "BLOCK", 100)
+    assert ev._blockable(sub, {}, [("Softmax_3", 0)]) is None

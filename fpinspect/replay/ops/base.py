@@ -108,8 +108,14 @@ OPS: dict[str, Semantic] = {}
 #: (after broadcasting): a subgraph of these can be evaluated in row blocks.
 ELEMENTWISE: set[str] = set()
 
+#: Op types that reduce along some axes (norms, softmax, reductions), with a test of one call
+#: (given shapes and attributes only) that says whether it leaves axis 0 alone: then each row
+#: of the output depends only on the same row of the inputs, and row blocks work too.
+ROWS_INDEPENDENT: dict[str, Callable[[OpCall], bool]] = {}
 
-def semantics(*types: str, elementwise: bool = False) -> Callable[[Semantic], Semantic]:
+
+def semantics(*types: str, elementwise: bool = False,
+              rows_independent: Callable[[OpCall], bool] | None = None) -> Callable[[Semantic], Semantic]:  # fmt: skip
     """Register ``fn`` as the semantic of each GE op type in ``types``."""
 
     def register(fn: Semantic) -> Semantic:
@@ -119,6 +125,8 @@ def semantics(*types: str, elementwise: bool = False) -> Callable[[Semantic], Se
             OPS[t] = fn
             if elementwise:
                 ELEMENTWISE.add(t)
+            if rows_independent is not None:
+                ROWS_INDEPENDENT[t] = rows_independent
         return fn
 
     return register

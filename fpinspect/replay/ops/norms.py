@@ -45,14 +45,18 @@ def _layer_norm(call: OpCall, eps_default: float, gamma: int, beta: int, rstd_ou
     return [y, mean, rstd if rstd_out else var]
 
 
-@semantics("LayerNorm")
+def _layer_norm_keeps_rows(gamma: int):
+    return lambda call: _norm_start(call, gamma) >= 1
+
+
+@semantics("LayerNorm", rows_independent=_layer_norm_keeps_rows(1))
 def layer_norm(call: OpCall) -> list[np.ndarray]:
     """``y = gamma (x - mu) / sqrt(v + eps) + beta`` over axes ``[begin_norm_axis, rank)``;
     outputs ``(y, mean, variance)``; GE's default epsilon is 1e-7."""
     return _layer_norm(call, 1e-7, 1, 2, rstd_out=False)
 
 
-@semantics("LayerNormV3")
+@semantics("LayerNormV3", rows_independent=_layer_norm_keeps_rows(1))
 def layer_norm_v3(call: OpCall) -> list[np.ndarray]:
     """As LayerNorm with outputs ``(y, mean, rstd)``, epsilon 1e-5 by default."""
     return _layer_norm(call, 1e-5, 1, 2, rstd_out=True)
@@ -68,7 +72,7 @@ def layer_norm_v4(call: OpCall) -> list[np.ndarray]:
     return _layer_norm(call, 1e-5, 2, 3, rstd_out=True)
 
 
-@semantics("RmsNorm")
+@semantics("RmsNorm", rows_independent=lambda call: len(call.in_shape(1)) < len(call.in_shape(0)))
 def rms_norm(call: OpCall) -> list[np.ndarray]:
     """``rstd = 1 / sqrt(mean(x^2) + eps)`` over gamma's last dims, ``y = (x rstd) gamma``;
     outputs ``(y, rstd)``, epsilon 1e-6 by default."""

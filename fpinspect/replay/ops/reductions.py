@@ -40,11 +40,15 @@ def _reduction(fn):
     return semantic
 
 
-semantics("ReduceSum", "ReduceSumD")(_reduction(np.sum))
-semantics("ReduceMean", "ReduceMeanD")(_reduction(np.mean))
-semantics("ReduceMax", "ReduceMaxD")(_reduction(np.max))
-semantics("ReduceMin", "ReduceMinD")(_reduction(np.min))
-semantics("ReduceProd", "ReduceProdD")(_reduction(np.prod))
+def _keeps_rows(call: OpCall) -> bool:
+    return 0 not in _axes(call)[0]
+
+
+semantics("ReduceSum", "ReduceSumD", rows_independent=_keeps_rows)(_reduction(np.sum))
+semantics("ReduceMean", "ReduceMeanD", rows_independent=_keeps_rows)(_reduction(np.mean))
+semantics("ReduceMax", "ReduceMaxD", rows_independent=_keeps_rows)(_reduction(np.max))
+semantics("ReduceMin", "ReduceMinD", rows_independent=_keeps_rows)(_reduction(np.min))
+semantics("ReduceProd", "ReduceProdD", rows_independent=_keeps_rows)(_reduction(np.prod))
 
 
 def _variance(call: OpCall) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
@@ -77,7 +81,11 @@ def _softmax_axes(call: OpCall) -> tuple[int, ...]:
     return norm_axes([-1] if axes is None else axes, len(call.in_shape(0)), f"{call.type} {call.name}")
 
 
-@semantics("SoftmaxV2")
+def _softmax_keeps_rows(call: OpCall) -> bool:
+    return 0 not in _softmax_axes(call)
+
+
+@semantics("SoftmaxV2", rows_independent=_softmax_keeps_rows)
 def softmax(call: OpCall) -> list[np.ndarray]:
     """``exp(x - max) / sum(exp(x - max))`` over ``axes`` (default the last)."""
     x = call.x(0)
@@ -86,7 +94,7 @@ def softmax(call: OpCall) -> list[np.ndarray]:
     return [e / np.sum(e, axis=axes, keepdims=True)]
 
 
-@semantics("LogSoftmaxV2")
+@semantics("LogSoftmaxV2", rows_independent=_softmax_keeps_rows)
 def log_softmax(call: OpCall) -> list[np.ndarray]:
     """``(x - max) - ln(sum(exp(x - max)))`` over ``axes`` (default the last)."""
     x = call.x(0)

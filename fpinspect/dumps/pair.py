@@ -200,10 +200,10 @@ def compare_arrays(a, b, *, status: list[str] | None = None, jobs: int = 1, wors
         m = metrics_from_stats(st)
         if kl:
             m["kl"] = kl_from_stats(as_shape(a, shape), as_shape(b, shape), st, jobs=jobs)
-        es = st.error_stats()
         ra, rb = ChunkReader(as_shape(a, shape)), ChunkReader(as_shape(b, shape))
         res.worst = _worst_elements(st, ra, rb, shape)
-        st.compact()
+        st.compact()  # computes the error statistics once and keeps them
+        es = st.error_stats()
     except (ValueError, TypeError, OverflowError, MemoryError) as exc:
         status.append("COMPUTE_ERROR")
         res.message = f"metrics could not be computed ({exc})"

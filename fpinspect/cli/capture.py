@@ -124,16 +124,18 @@ def _report(cap, pair, model: str, dtype: str, device: str, injection) -> None:
     from rich.table import Table
 
     con = Console(highlight=False)
-    con.print(
-        f"Captured {escape(model)} ({dtype}, {device}): {len(cap.graph.ops)} ops, {len(cap.regions)} fusion region{'' if len(cap.regions) == 1 else 's'}."
-    )
+    regions = len(cap.regions)
+    con.print(f"Captured {escape(model)} ({dtype}, {device}): {len(cap.graph.ops)} ops, "
+              f"{regions} fusion region{'' if regions == 1 else 's'}.")  # fmt: skip
     table = Table(box=None)
-    for title in ("region", "fused op", "type"):
+    for title in ("region", "type"):
         table.add_column(title, no_wrap=True)
-    table.add_column("original ops", overflow="fold")
+    # long fused-op names (autofuse_0_Reshape_TransposeD_...) fold rather than squeeze the originals
+    table.add_column("fused op", overflow="fold", ratio=1)
+    table.add_column("original ops", overflow="fold", ratio=1)
     for r in cap.regions:
         members = ", ".join(op.name for op in r.region.members)
-        table.add_row(str(r.region.index), escape(r.name), r.type, escape(members))
+        table.add_row(str(r.region.index), r.type, escape(r.name), escape(members))
     con.print(table)
     if injection is not None:
         target = cap.target(injection)

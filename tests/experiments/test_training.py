@@ -88,7 +88,7 @@ def test_verdict_fails_when_fused_leaves_the_noise_band():
     bad = TrainingResult(s, payload(np.array([0.0, 0.001, 0.3, 0.3]), 0.01), "cpu")
     (v,) = bad.verdicts()
     assert v.agrees is False and "leaves the noise band at step 30" in v.measured
-    assert "2 of 4 samples are beyond it, the last at step 40" in v.measured
+    assert "samples beyond it: 2 of 4, the last at step 40" in v.measured
     d = bad.data()["divergence"]
     assert (d["step"], d["metric"], d["samples_beyond"], d["last_step_beyond"]) == (30, "train_loss", 2, 40)
     assert d["size"] == pytest.approx(0.3) and d["band"] == pytest.approx(0.01)

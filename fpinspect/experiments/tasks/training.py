@@ -212,8 +212,8 @@ class TrainingResult:
             step, metric, d = self.divergence
             measured = (
                 f"fused {metric} leaves the noise band at step {step}: gap {d.size:.3g} against a band of "
-                f"{d.band:.3g} ({d.ratio:.3g}× the limit), and {d.beyond} of {len(self.steps)} samples are beyond "
-                f"it, the last at step {d.last_step}; at step {self.steps[last]} the gaps are {gaps}, "
+                f"{d.band:.3g} ({d.ratio:.3g}× the limit); samples beyond it: {d.beyond} of {len(self.steps)}, "
+                f"the last at step {d.last_step}; at step {self.steps[last]} the gaps are {gaps}, "
                 f"the bands {bands}"
             )
         return [

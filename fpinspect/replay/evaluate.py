@@ -68,7 +68,7 @@ def round_to(value: np.ndarray, dtype: np.dtype | None, mode: str) -> np.ndarray
     if dtype is None:
         return value
     if _is_float(dtype):
-        return value.astype(np.float64 if mode == FP64 else dtype)
+        return value.astype(np.float64 if mode == FP64 else dtype, copy=False)
     if dtype.kind == "b":
         return value.astype(bool)
     if value.dtype.kind == "f":
@@ -104,7 +104,7 @@ def run_op(
     in_dtypes = [_dtype(d.dtype) if d is not None else None for d in op.input_desc]
     compute = compute_dtype(mode, in_dtypes + out_dtypes + [None if v is None else v.dtype for v in inputs])
     values = [
-        None if v is None else (v.astype(compute) if _is_float(v.dtype) else np.asarray(v)) for v in inputs
+        None if v is None else (v.astype(compute, copy=False) if _is_float(v.dtype) else np.asarray(v)) for v in inputs
     ]
     out_shapes = [logical_shape(d) for d in op.output_desc]
     in_shapes = [None if d is None else logical_shape(d) for d in op.input_desc]

@@ -68,5 +68,4 @@ def run_with_replay(comparison, *, replay: str = "failing", compare_input: bool 
     )
     report.annotate("replay", {(name, "output", i): ev.to_json() for name, r in evidence.items()
                                for i, ev in r.outputs.items()})  # fmt: skip
-    report.evidence = evidence
     return report

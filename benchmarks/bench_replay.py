@@ -2,9 +2,9 @@
 
     .venv/bin/python benchmarks/bench_replay.py [--quick] [--dir TMP]
 
-The pair: one fused op replacing ``Muls 0.05 -> Exp -> Adds -1 -> Muls 20`` (elementwise:
-replayed in row blocks) and one replacing ``LayerNorm`` over the last axis (a reduction:
-replayed whole), each on a float16 tensor of 32 Mi elements (64 MiB). Each child process
+The pair: one fused op replacing ``Muls 0.05 -> Exp -> Adds -1 -> Muls 20`` (elementwise)
+and one replacing ``LayerNorm`` over the last axis (a reduction that leaves axis 0 alone),
+both replayed in row blocks, each on a float16 tensor of 32 Mi elements (64 MiB). Each child process
 loads the comparison, computes the op's records (the compare), then replays the op (four
 evaluations: eager and float64 on both sides, and four comparisons). Printed: both times,
 their ratio and the peak RSS of the process.

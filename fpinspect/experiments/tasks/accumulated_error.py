@@ -270,7 +270,8 @@ class Row:
 
 
 def _fmt(v: float | None) -> str:
-    return "-" if v is None else f"{v:.3g}"
+    """Six significant digits: P99s of correctly rounded paths differ in the fifth."""
+    return "-" if v is None else f"{v:.6g}"
 
 
 @dataclass

@@ -62,6 +62,8 @@ def test_overrides_parse_by_field_type():
         ("shapes=[4, 6", "expects a JSON list, and '[4, 6' is not one"),
         ("shapes=[[1, 6]]", "refused: shape [1, 6] must be [rows, columns]"),
         ("chains=fold", "refused: unknown chain(s) fold"),
+        ("shapes=[]", "refused: shapes must not be empty"),
+        ("dtypes=float64", "refused: dtype(s) float64 not covered; choose from float16, bfloat16, float32"),
         ("dtypes=float16,int8", "'int8' is not a float format name"),
     ],
 )

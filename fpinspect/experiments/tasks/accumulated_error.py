@@ -48,6 +48,8 @@ HEAD_DIM = 64
 #: Bins of the error histograms, in ULP of the result (<= 0.5 is correctly rounded).
 EDGES = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 PATHS = ("eager", "fused")
+#: Storage dtypes the chains run in (float32 too: its fused and eager paths round alike).
+STORAGE_DTYPES = ("float16", "bfloat16", "float32")
 
 
 def mul_add_gelu_mul(x, a, b, c):
@@ -136,6 +138,12 @@ class AccumulatedErrorSettings(TaskSettings):
     UNUSED: ClassVar = ("dtype",)
 
     def __post_init__(self):
+        empty = [n for n in ("dtypes", "distributions", "chains") if not getattr(self, n)]
+        if empty:
+            raise ValueError(f"{', '.join(empty)} must not be empty")
+        odd = [d for d in self.dtypes if d not in STORAGE_DTYPES]
+        if odd:
+            raise ValueError(f"dtype(s) {', '.join(odd)} not covered; choose from {', '.join(STORAGE_DTYPES)}")
         for kind, names, known in (
             ("chain", self.chains, CHAINS),
             ("distribution", self.distributions, DISTRIBUTIONS),

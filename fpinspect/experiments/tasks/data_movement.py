@@ -139,6 +139,12 @@ class DataMovementSettings(TaskSettings):
     UNUSED: ClassVar = ("dtype",)
 
     def __post_init__(self):
+        empty = [n for n in ("dtypes", "shapes", "chains") if not getattr(self, n)]
+        if empty:
+            raise ValueError(f"{', '.join(empty)} must not be empty")
+        odd = [d for d in self.dtypes if d not in WIDER]
+        if odd:
+            raise ValueError(f"dtype(s) {', '.join(odd)} not covered; choose from {', '.join(WIDER)}")
         unknown = [c for c in self.chains if c not in CHAINS]
         if unknown:
             raise ValueError(f"unknown chain(s) {', '.join(unknown)}; known: {', '.join(CHAINS)}")

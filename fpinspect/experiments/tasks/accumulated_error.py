@@ -48,7 +48,7 @@ HEAD_DIM = 64
 #: Bins of the error histograms, in ULP of the result (<= 0.5 is correctly rounded).
 EDGES = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 PATHS = ("eager", "fused")
-#: Storage dtypes the chains run in (float32 too: its fused and eager paths round alike).
+#: Storage dtypes the chains run in (float32 too, where both paths keep float32 intermediates).
 STORAGE_DTYPES = ("float16", "bfloat16", "float32")
 
 

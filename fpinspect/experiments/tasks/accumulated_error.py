@@ -14,10 +14,10 @@ Distributions of the activations (:data:`DISTRIBUTIONS`): ``normal`` N(0, 1); ``
 U(-1, 1); ``large`` N(0, 1) × 64; ``heavy_tails`` Student's t with 3 degrees of freedom.
 
 Per chain, dtype, distribution and path, the error against float64 over all elements of
-all inputs streams through the toolkit's :class:`~fpinspect.numerics.PairStats` (bounded
-memory): absolute ``|y - ref|``, relative ``|y - ref| / |ref|`` (where ``|ref|`` is a
-normal number of the dtype) and ULP error ``|y - ref| / ulp(ref)`` (Goldberg's ulp of the
-dtype at the reference), each with P50 / P99 (``inverted_cdf``) / max. Per input, the
+all inputs streams through the toolkit's one-pass statistics and mergeable quantile
+stores (bounded memory, :class:`PathErrors`): absolute ``|y - ref|``, relative
+``|y - ref| / |ref|`` (where ``|ref|`` is a normal number of the dtype) and ULP error
+``|y - ref| / ulp(ref)`` (Goldberg's ulp of the dtype at the reference), each with P50 / P99 (``inverted_cdf``) / max. Per input, the
 largest ULP error of each path is kept for the CDF.
 
 A row is **no worse** when fused P99 ≤ eager P99 and fused max ≤ eager max (ULP error),
@@ -34,7 +34,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fpinspect.numerics import PairStats, fp64_reference, ulp_error
+from fpinspect.numerics import accumulate, fp64_reference, ulp_error
+from fpinspect.numerics.quantiles import RealQuantiles
 
 from ..backends.base import Backend
 from ..events import CurveEvent, HistogramEvent, Message, Progress
@@ -187,38 +188,58 @@ def draw(chain: Chain, distribution: str, s: AccumulatedErrorSettings, dtype: st
     return [t.to(torch_dtype(dtype)) for t in out]
 
 
-@dataclass
 class PathErrors:
-    """One path of one row: streamed statistics, histogram counts, per-input maxima."""
+    """One path of one row, streamed input by input with bounded memory: each input's
+    statistics against float64 come from the toolkit's one-pass
+    :func:`~fpinspect.numerics.accumulate` (so abs, rel and ULP error mean exactly what
+    :func:`~fpinspect.numerics.error_stats` means), its quantile stores are merged into
+    :class:`~fpinspect.numerics.quantiles.RealQuantiles` (exact up to their cap, then a
+    sketch); maxima keep the input and element where they occur. Histogram counts come
+    from :func:`~fpinspect.numerics.ulp_error` over :data:`EDGES`."""
 
-    stats: PairStats
-    counts: np.ndarray
-    nan_errors: int = 0
-    per_input_max: list[float] = field(default_factory=list)
-
-    @classmethod
-    def new(cls, dtype, shape: tuple[int, ...]) -> PathErrors:
-        return cls(PairStats(dtype, np.float64, shape), np.zeros(len(EDGES) + 1, dtype=np.int64))
+    def __init__(self):
+        self.abs_q, self.rel_q, self.ulp_q = RealQuantiles(), RealQuantiles(), RealQuantiles()
+        self.counts = np.zeros(len(EDGES) + 1, dtype=np.int64)
+        self.elements = self.finite = self.nan_mismatch = self.inf_mismatch = 0
+        self.sum_ulp = 0.0
+        self.max_ulp = self.max_rel = self.max_abs = None
+        #: [input index, *element index] of the largest ULP error.
+        self.worst: list[int] | None = None
+        self.per_input_max: list[float] = []
 
     def add(self, index: int, y: np.ndarray, ref: np.ndarray) -> None:
         flat, ref_flat = y.reshape(-1), ref.reshape(-1)
-        self.stats.update(index * flat.size, flat, ref_flat)
-        err = ulp_error(flat, ref_flat)
-        _, counts, nan = ulp_error_bins(err, EDGES)
+        st = accumulate(flat, ref_flat)
+        self.elements += st.count
+        self.finite += st.finite
+        self.nan_mismatch += st.nan_mismatch
+        self.inf_mismatch += st.inf_mismatch
+        self.sum_ulp += st.sum_ulp_error
+        for mine, theirs in ((self.abs_q, st.abs_quantiles), (self.rel_q, st.rel_quantiles),
+                             (self.ulp_q, st.ulp_quantiles)):  # fmt: skip
+            mine.merge(theirs)
+        if st.finite:
+            if self.max_ulp is None or st.max_ulp > self.max_ulp:
+                self.max_ulp = st.max_ulp
+                self.worst = [index, *(int(i) for i in np.unravel_index(st.max_ulp_index, y.shape))]
+            self.max_abs = st.max_abs if self.max_abs is None else max(self.max_abs, st.max_abs)
+        if st.rel_count:
+            self.max_rel = st.max_rel if self.max_rel is None else max(self.max_rel, st.max_rel)
+        self.per_input_max.append(float(st.max_ulp) if st.finite else float("nan"))
+        _, counts, _ = ulp_error_bins(ulp_error(flat, ref_flat), EDGES)
         self.counts += counts
-        self.nan_errors += nan
-        finite = err[np.isfinite(err)]
-        self.per_input_max.append(float(finite.max()) if finite.size else float("nan"))
 
     def summary(self) -> dict[str, Any]:
-        st = self.stats.error_stats()
-        u, r, a = st["ulp"], st["rel"], st["abs"]
+        (p50_u, p99_u), (p50_r, p99_r), (p50_a, p99_a) = (
+            q.percentiles((50, 99)) for q in (self.ulp_q, self.rel_q, self.abs_q)
+        )
         return {
-            "p50_ulp": u["p50"], "p99_ulp": u["p99"], "max_ulp": u["max"], "mean_ulp": u["mean"],
-            "p50_rel": r["p50"], "p99_rel": r["p99"], "max_rel": r["max"],
-            "p50_abs": a["p50"], "p99_abs": a["p99"], "max_abs": a["max"],
-            "worst": u["argmax"], "nan_mismatch": st["nan_mismatch"], "inf_mismatch": st["inf_mismatch"],
-            "elements": st["count"],
+            "p50_ulp": p50_u, "p99_ulp": p99_u, "max_ulp": self.max_ulp,
+            "mean_ulp": self.sum_ulp / self.finite if self.finite else None,
+            "p50_rel": p50_r, "p99_rel": p99_r, "max_rel": self.max_rel,
+            "p50_abs": p50_a, "p99_abs": p99_a, "max_abs": self.max_abs,
+            "worst": self.worst, "nan_mismatch": self.nan_mismatch, "inf_mismatch": self.inf_mismatch,
+            "elements": self.elements,
         }  # fmt: skip
 
 
@@ -516,7 +537,7 @@ def _run_chain_dtype(
             ref = np.asarray(fp64_reference(chain.fn, host))
             outs = {"eager": to_numpy(eager_fn(*args)), "fused": to_numpy(fused_fn(*args))}
             if paths is None:
-                paths = {p: PathErrors.new(outs[p].dtype, (s.inputs, *ref.shape)) for p in PATHS}
+                paths = {p: PathErrors() for p in PATHS}
             for p in PATHS:
                 paths[p].add(i, outs[p], ref)
             step += 1

@@ -102,6 +102,13 @@ class Call:
         return len(self.shape(self.x))
 
     @property
+    def device(self) -> torch.device:
+        """Where the call runs: a ``Const`` made for it lives there too (a region compiled
+        for CUDA is fed on CUDA)."""
+        val = self.node.meta["val"]
+        return (val[0] if isinstance(val, (tuple, list)) else val).device
+
+    @property
     def out(self) -> TensorMeta:
         return self.outputs[0]
 
@@ -116,13 +123,13 @@ class Call:
         if isinstance(value, fx.Node):
             return value
         dtype = torch.float32 if self.out.dtype.is_floating_point or isinstance(value, float) else self.out.dtype
-        return Scalar(role, torch.tensor(value, dtype=dtype))
+        return Scalar(role, torch.tensor(value, dtype=dtype, device=self.device))
 
     def filled(self, role: str, node: fx.Node | None, shape: tuple[int, ...], fill: float) -> Operand:
         """An optional weight: the tensor when given, else a ``Const`` of ``fill``."""
         if node is not None:
             return node
-        return Scalar(role, torch.full(shape, fill, dtype=self.x.meta["val"].dtype))
+        return Scalar(role, torch.full(shape, fill, dtype=self.x.meta["val"].dtype, device=self.device))
 
 
 def default_form(call: Call) -> GeForm:

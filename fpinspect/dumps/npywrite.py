@@ -33,5 +33,6 @@ def stored_path(folder: Path, name: str) -> Path:
 def save_named(folder: Path, name: str, array: np.ndarray) -> Path:
     """Save ``array`` as the ``.npy`` called ``name`` in ``folder`` (see :func:`stored_path`)."""
     path = stored_path(folder, name)
-    np.save(path, np.ascontiguousarray(array), allow_pickle=False)
+    # order="C", not np.ascontiguousarray: that one makes a 0-d array 1-d, and the graph says ()
+    np.save(path, np.asarray(array, order="C"), allow_pickle=False)
     return path

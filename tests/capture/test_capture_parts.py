@@ -72,6 +72,12 @@ def test_dump_names_parse_and_long_names_go_through_mapping_csv(tmp_path):
     assert np.load(index.lookup(long_name, "output", 0).path)[0] == 2
 
 
+def test_a_0d_tensor_is_dumped_0d(tmp_path):
+    DumpWriter(tmp_path).write_op("Sub", "rsub", [np.array(1.0, np.float32)], [np.ones(2, np.float16)])
+    path = DumpIndex.scan(tmp_path).lookup("rsub", "input", 0).path
+    assert np.load(path).shape == ()
+
+
 @pytest.mark.parametrize(
     ("shape", "cube", "layout", "storage"),
     [

@@ -115,3 +115,28 @@ def test_capture_on_cuda_compares_clean(tmp_path):
     report = compare(cap.write(tmp_path))
     assert all(r.verdict in ("pass", None) for r in report.records)
     assert report.summary()["introduced"] == []
+
+
+class _Numbers(torch.nn.Module):
+    """Numbers without an attribute form (``1 - x``, ``/ 3``): float32 Const inputs of a region."""
+
+    def forward(self, x):
+        return (1 - torch.relu(x)) / 3.0
+
+
+def test_numbers_as_const_inputs_compile_dump_and_replay(tmp_path):
+    from fpinspect.capture import Capture
+
+    cap = Capture(_Numbers(), (torch.randn(4, 8),), dtype="float16", name="numbers")
+    (region,) = cap.regions
+    assert [op.type for op in region.region.members] == ["Relu", "Sub", "RealDiv"]
+    pair = cap.write(tmp_path)
+    (fused,) = fused_ops(load_graph(pair.open_graph))
+    consts = [ref.op for ref in load_graph(pair.open_graph).ops[fused.name].inputs if ref.op != "x"]
+    assert consts == ["rsub/other", "div/other"]
+    on = DumpIndex.scan(pair.open_data)
+    assert [float(np.load(on.lookup(fused.name, "input", k).path)) for k in (1, 2)] == [1.0, 3.0]
+    report = compare(pair, replay="all").to_json()
+    (out,) = [r for r in report["records"] if r["kind"] == "output"]
+    assert out["verdict"] == "pass" and out["replay"]["status"] == "ok", out["replay"]
+    assert out["replay"]["fidelity"]["max_ulp"] == 0

@@ -104,10 +104,14 @@ class _Planner:
         if not self.comparing:
             plan.fused_file = self._fused_dump(op.name, "output", out.index)
             return plan
-        if out.origin_op is None or out.origin_index is None:
+        fused_file = self._fused_dump(op.name, "output", out.index)
+        if (out.origin_op is None or out.origin_index is None) and fused_file is not None and fused_file.raw:
+            # the device wrote the mapping into the raw dump's header too (OpOutput.original_op)
+            plan.origin_op, plan.origin_index = fused_file.raw.original_op or (None, None)
+        if plan.origin_op is None or plan.origin_index is None:
             return _skip(plan, "NO_MAPPING",
                          f"output {out.index} carries no _datadump_origin_name / _datadump_origin_output_index")  # fmt: skip
-        return self._locate(plan, self._fused_dump(op.name, "output", out.index), f"output {out.index}")
+        return self._locate(plan, fused_file, f"output {out.index}")
 
     def input(self, op: FusedOp, inp) -> PairPlan:
         plan = PairPlan("input", op.name, op.type, inp.index, inp.origin_op, inp.origin_index,

@@ -98,3 +98,17 @@ def test_a_fifo_named_like_a_raw_dump_is_a_status_not_a_hang(tmp_path):
     os.mkfifo(close_dir / f"Mul.A.3.44.{TS}")
     rec = _compare(tmp_path).records[0]
     assert rec.status == ["RAW_LOAD_ERROR"] and "FIFO" in rec.to_json()["message"]
+
+
+def test_a_raw_header_supplies_the_mapping_the_graph_lacks(tmp_path):
+    """The fusion-on graph's output desc has no _datadump_origin_name; the raw file's original_op has."""
+    outs = [tensor([4])]  # no origin attributes
+    on = GraphBuilder().op("x", "Data", outputs=[tensor([4])])
+    on.fused("F", inputs=["x:0"], outputs=outs, original=[("A", "Mul")])
+    off = GraphBuilder().op("x", "Data", outputs=[tensor([4])]).op("A", "Mul", inputs=["x:0"], outputs=[tensor([4])])
+    on.write(tmp_path / "on.json")
+    off.write(tmp_path / "off.json")
+    _raw(tmp_path / "open", "AscBackend", "F", [RawPayload(H, "DT_FLOAT16", "ND", original_op=("A", 0))])
+    write_dump(tmp_path / "close", "Mul", "A", "output", 0, H)
+    rec = _compare(tmp_path).records[0]
+    assert (rec.plan.origin_op, rec.plan.origin_index) == ("A", 0) and rec.status == ["OK"]

@@ -252,7 +252,8 @@ def write_raw_dump(path: str | os.PathLike, op_name: str, inputs: list[RawPayloa
     arrays = []
     for entries, payloads in ((header.input, inputs), (header.output, outputs)):
         for p in payloads:
-            data = np.ascontiguousarray(p.array, dtype=np.dtype(numpy_dtype_name(p.dtype)))
+            # order="C", not np.ascontiguousarray: that one makes a 0-d array 1-d
+            data = np.asarray(p.array, dtype=np.dtype(numpy_dtype_name(p.dtype)), order="C")
             _fill(entries.add(), p, data)
             arrays.append(data)
     blob = header.SerializeToString()

@@ -140,3 +140,12 @@ def test_a_shape_that_disagrees_with_the_size_is_a_status(tmp_path):
     with pytest.raises(InputError, match="needs 12 bytes") as err:
         tensor_array(str(path), dump.outputs[0])
     assert err.value.code == "RAW_LOAD_ERROR"
+
+
+def test_scalars_and_empty_tensors_keep_their_shapes(tmp_path):
+    path = tmp_path / "Add.add.1.0.1700000000000001"
+    write_raw_dump(path, "add", [RawPayload(np.array(3.5, np.float16), "DT_FLOAT16", "ND")],
+                   [RawPayload(np.zeros((0, 3), np.float32), "DT_FLOAT", "ND")])  # fmt: skip
+    dump = read_raw_header(path)
+    assert dump.inputs[0].shape == () and tensor_array(str(path), dump.inputs[0]) == np.float16(3.5)
+    assert tensor_array(str(path), dump.outputs[0]).shape == (0, 3)

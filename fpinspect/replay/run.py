@@ -55,14 +55,13 @@ def run_with_replay(comparison, *, replay: str = "failing", compare_input: bool 
     """:meth:`~fpinspect.dumps.compare.DumpComparison.run`, with the selected ops replayed
     and their evidence given to the localisation and to each output record. Replays in
     ``known`` (the inspector's) are used as they are, and kept in the evidence."""
-    first = comparison.run(
-        compare_input=compare_input, jobs=jobs, amplification=amplification, progress=progress
-    )
+    # every record first: which ops to replay depends on their verdicts
+    comparison.run(compare_input=compare_input, jobs=jobs, amplification=amplification, progress=progress)
     known = dict(known or {})
     todo = [n for n in ops_to_replay(comparison, replay) if n not in known]
-    evidence = {**known, **replay_ops(comparison, todo, jobs)}
-    if not evidence:
-        return first
+    # an op left out has no evidence, which its finding then says (the threshold rule decided)
+    evidence = {op.name: OpReplay(op.name, {}) for op in comparison.fused}
+    evidence.update({**known, **replay_ops(comparison, todo, jobs)})
     report = comparison.run(
         compare_input=compare_input, jobs=jobs, amplification=amplification, evidence=evidence
     )

@@ -48,9 +48,11 @@ def test_amplification_blames_only_the_planted_regression(amplification):
 
 
 def test_without_replay_the_threshold_rule_blames_the_amplifier(amplification):
-    summary = _compare(amplification, replay="none").summary()
+    report = _compare(amplification, replay="none")
+    summary = report.summary()
     assert summary["introduced"][0] == "autofuse_1_Square"  # the wrong op: what replay fixes
     assert "autofuse_2_Muls" not in summary["introduced"]
+    assert "threshold rule: no usable replay of output 0, not replayed" in report.localisation.by_name["autofuse_1_Square"].reason
 
 
 @pytest.fixture(scope="module")

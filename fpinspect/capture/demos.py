@@ -132,61 +132,56 @@ def _randomise_norms(module: nn.Module, gen: torch.Generator) -> None:
                 m.bias.copy_(0.1 * torch.randn(m.num_features, generator=gen))
 
 
-def transformer(seed: int = 0) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+Demo = tuple[nn.Module, tuple[torch.Tensor, ...]]
+
+
+def _seeded(seed: int, make: Callable[[], nn.Module], shape: tuple[int, ...], *,
+            trained_norms: bool = False) -> Demo:  # fmt: skip
+    """``make()`` under ``torch.manual_seed(seed)`` and one input of ``shape`` drawn from a
+    generator seeded ``seed + 1`` (which first gives the norms their statistics, if asked)."""
+    torch.manual_seed(seed)
+    model = make()
+    gen = torch.Generator().manual_seed(seed + 1)
+    if trained_norms:
+        _randomise_norms(model, gen)
+    return model, (torch.randn(*shape, generator=gen),)
+
+
+def transformer(seed: int = 0) -> Demo:
     """Transformer block, batch 2 x 16 tokens x 64 features, 4 heads, MLP width 256."""
-    torch.manual_seed(seed)
-    model = TransformerBlock()
-    gen = torch.Generator().manual_seed(seed + 1)
-    return model, (torch.randn(2, 16, 64, generator=gen),)
+    return _seeded(seed, TransformerBlock, (2, 16, 64))
 
 
-def conv(seed: int = 0) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+def conv(seed: int = 0) -> Demo:
     """Conv block, batch 2 x 8 channels x 16 x 16 pixels, 16 output channels."""
-    torch.manual_seed(seed)
-    model = ConvBlock()
-    gen = torch.Generator().manual_seed(seed + 1)
-    _randomise_norms(model, gen)
-    return model, (torch.randn(2, 8, 16, 16, generator=gen),)
+    return _seeded(seed, ConvBlock, (2, 8, 16, 16), trained_norms=True)
 
 
-def encoder(seed: int = 0) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+def encoder(seed: int = 0) -> Demo:
     """``nn.TransformerEncoderLayer`` (post-norm, ReLU, dropout 0.1 off in eval), batch 2 x
     8 tokens x 32 features, 2 heads, feed-forward width 64."""
-    torch.manual_seed(seed)
-    model = nn.TransformerEncoderLayer(32, 2, dim_feedforward=64, dropout=0.1, batch_first=True)
-    gen = torch.Generator().manual_seed(seed + 1)
-    return model, (torch.randn(2, 8, 32, generator=gen),)
+    return _seeded(seed, lambda: nn.TransformerEncoderLayer(32, 2, dim_feedforward=64, dropout=0.1,
+                                                            batch_first=True), (2, 8, 32))  # fmt: skip
 
 
-def rotary(seed: int = 0) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+def rotary(seed: int = 0) -> Demo:
     """RMSNorm + query / key projections + rotary embedding, batch 2 x 8 tokens x 32
     features, 2 heads; returns the rotated queries and keys."""
-    torch.manual_seed(seed)
-    model = RotaryBlock()
-    gen = torch.Generator().manual_seed(seed + 1)
-    _randomise_norms(model, gen)
-    return model, (torch.randn(2, 8, 32, generator=gen),)
+    return _seeded(seed, RotaryBlock, (2, 8, 32), trained_norms=True)
 
 
-def mlp(seed: int = 0) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+def mlp(seed: int = 0) -> Demo:
     """LayerNorm + GELU MLP + softmax, batch 2 x 8 tokens x 32 features, width 64."""
-    torch.manual_seed(seed)
-    model = NormMLP()
-    gen = torch.Generator().manual_seed(seed + 1)
-    _randomise_norms(model, gen)
-    return model, (torch.randn(2, 8, 32, generator=gen),)
+    return _seeded(seed, NormMLP, (2, 8, 32), trained_norms=True)
 
 
-def cancellation(seed: int = 0) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+def cancellation(seed: int = 0) -> Demo:
     """Projection + ``(exp(0.05 y) - 1) * 20``, 16 rows x 64 features."""
-    torch.manual_seed(seed)
-    model = Cancellation()
-    gen = torch.Generator().manual_seed(seed + 1)
-    return model, (torch.randn(16, 64, generator=gen),)
+    return _seeded(seed, Cancellation, (16, 64))
 
 
 #: Demo name -> factory.
-DEMOS: dict[str, Callable[[int], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
+DEMOS: dict[str, Callable[[int], Demo]] = {
     "transformer": transformer,
     "conv": conv,
     "encoder": encoder,

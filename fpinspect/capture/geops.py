@@ -122,7 +122,8 @@ class Call:
         float32 ``Const`` (the output's dtype for integer results)."""
         if isinstance(value, fx.Node):
             return value
-        dtype = torch.float32 if self.out.dtype.is_floating_point or isinstance(value, float) else self.out.dtype
+        floating = self.out.dtype.is_floating_point or isinstance(value, float)
+        dtype = torch.float32 if floating else self.out.dtype
         return Scalar(role, torch.tensor(value, dtype=dtype, device=self.device))
 
     def filled(self, role: str, node: fx.Node | None, shape: tuple[int, ...], fill: float) -> Operand:
@@ -191,7 +192,8 @@ def _clip(call: Call, low: Any, high: Any) -> GeForm:
         if isinstance(low, fx.Node) or isinstance(high, fx.Node):
             return GeForm("ClipByValue", [call.x, call.scalar("clip_value_min", low),
                                           call.scalar("clip_value_max", high)])  # fmt: skip
-        return GeForm("ClipByValue", [call.x], {"clip_value_min": _float(low), "clip_value_max": _float(high)})
+        bounds = {"clip_value_min": _float(low), "clip_value_max": _float(high)}
+        return GeForm("ClipByValue", [call.x], bounds)
     if low is not None:
         return GeForm("Maximum", [call.x, call.scalar("x2", low)])
     return GeForm("Minimum", [call.x, call.scalar("x2", high)])
@@ -234,7 +236,8 @@ def _attrs_only(**names: str) -> Callable[[Call], GeForm]:
 def _batch_norm(call: Call) -> GeForm:
     channels = (call.shape(call.x)[1],)
     operands = [call.x, call.filled("scale", call.get("weight"), channels, 1.0),
-                call.filled("offset", call.get("bias"), channels, 0.0), call["running_mean"], call["running_var"]]  # fmt: skip
+                call.filled("offset", call.get("bias"), channels, 0.0),
+                call["running_mean"], call["running_var"]]  # fmt: skip
     training = bool(call.get("training", False))
     return GeForm("BatchNorm", operands, {"epsilon": _float(call["eps"]), "data_format": "NCHW",
                                           "is_training": training})  # fmt: skip
@@ -245,8 +248,8 @@ def _layer_norm(call: Call) -> GeForm:
     begin = call.rank - len(params)
     operands = [call.x, call.filled("gamma", call.get("weight"), params, 1.0),
                 call.filled("beta", call.get("bias"), params, 0.0)]  # fmt: skip
-    return GeForm("LayerNorm", operands,
-                  {"begin_norm_axis": begin, "begin_params_axis": begin, "epsilon": _float(call["eps"])})  # fmt: skip
+    attrs = {"begin_norm_axis": begin, "begin_params_axis": begin, "epsilon": _float(call["eps"])}
+    return GeForm("LayerNorm", operands, attrs)
 
 
 def _rms_norm(call: Call) -> GeForm:
@@ -318,7 +321,8 @@ def _squeeze(call: Call) -> GeForm:
     dims = call.get("dim", list(range(len(shape))))
     dims = [dims] if isinstance(dims, int) else list(dims)
     # torch leaves a listed dim that is not 1 alone; GE's Squeeze would reject it
-    return GeForm("Squeeze", [call.x], {"axis": sorted({call.axis(d) for d in dims if shape[call.axis(d)] == 1})})
+    ones = sorted({call.axis(d) for d in dims if shape[call.axis(d)] == 1})
+    return GeForm("Squeeze", [call.x], {"axis": ones})
 
 
 def _broadcast(call: Call) -> GeForm:

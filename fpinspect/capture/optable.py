@@ -105,7 +105,8 @@ def is_random(target, args: tuple, kwargs: dict | None = None) -> bool:
     if "dropout_p" not in names:
         return True
     k = names.index("dropout_p")
-    p = args[k] if k < len(args) else (kwargs or {}).get("dropout_p", target._schema.arguments[k].default_value)
+    default = target._schema.arguments[k].default_value
+    p = args[k] if k < len(args) else (kwargs or {}).get("dropout_p", default)
     return not isinstance(p, (int, float)) or p != 0
 
 

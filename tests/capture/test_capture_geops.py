@@ -42,7 +42,8 @@ X = torch.randn(2, 3, 4)
 
 def test_the_two_halves_of_a_rotary_embedding_differ_by_their_slice_attributes():
     ops, _ = _ops(RotaryBlock(), torch.randn(2, 8, 32))
-    halves = [op for op in ops.values() if op.type == "StridedSliceD" and op.inputs[0].op.endswith("transpose")]
+    slices = [op for op in ops.values() if op.type == "StridedSliceD"]
+    halves = [op for op in slices if op.inputs[0].op.endswith("transpose")]
     assert len(halves) == 2
     first, second = sorted(halves, key=lambda op: op.attrs["begin"][-1])
     assert (first.attrs["begin"], first.attrs["end"]) == ([0, 0, 0, 0], [2, 2, 8, 8])
@@ -120,7 +121,8 @@ def test_a_number_without_an_attribute_form_is_a_float32_const_operand():
 
 
 def test_norms_carry_their_axes_and_epsilon():
-    ops, graph = _ops(nn.Sequential(nn.LayerNorm(4, elementwise_affine=False), nn.RMSNorm([3, 4])).half(), X.half())
+    norms = nn.Sequential(nn.LayerNorm(4, elementwise_affine=False), nn.RMSNorm([3, 4])).half()
+    ops, graph = _ops(norms, X.half())
     ln = next(op for op in ops.values() if op.type == "LayerNorm")
     assert ln.attrs == {"begin_norm_axis": 2, "begin_params_axis": 2, "epsilon": 1e-5}
     gamma, beta = (graph.sources[ref.op] for ref in ln.inputs[1:])  # no weights: ones and zeros

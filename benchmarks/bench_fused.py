@@ -1,0 +1,153 @@
+"""The fused compiled pass against reading the data, the reference's way and a plain numpy pass.
+
+    .venv/bin/python benchmarks/bench_fused.py [--quick] [--dir TMP] [--pairs N]
+
+Side by side, each in a fresh process, files in the page cache:
+
+1. One pair of float16 files (2 x 256 MiB; ``--quick``: 2 x 16 MiB):
+   * reading both files in 1 Mi-element chunks and nothing else (the floor);
+   * the reference's way (``fusion_precision_analyzer.py``: load whole, float64 copies, trio);
+   * one plain numpy pass, ``abs(a.astype(f32) - b.astype(f32)).max()`` in 1 Mi chunks;
+   * the fused pass (``accumulate``, every statistic but KL): its first call with an empty
+     compile cache, then ``--jobs 1`` and ``--jobs 2`` with the cache warm;
+   * ``fpinspect diff --format json`` (the pass, KL, the worst elements, JSON) with jobs 1 and 2.
+   Targets: the fused pass at most as slow as the numpy pass, its first call within 3x of it.
+2. ``fpinspect compare`` on a dump pair of N (10 000; ``--quick``: 1 000) fused ops whose
+   outputs are float16 tensors of 64 KiB: reading every file, the reference's way (load each
+   pair, trio), and ``fpinspect compare`` with jobs 1 and 2; the per-pair overhead is the time
+   above reading, per pair.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+
+from bench_compare import write_pair
+from bench_numerics import BASELINE, MiB, child, write_fp16
+
+READ_ONLY = """
+import sys, numpy as np
+for path in sys.argv[1:3]:
+    with open(path, "rb") as f:
+        np.lib.format.read_magic(f); np.lib.format.read_array_header_1_0(f)
+        buf = np.empty(1 << 20, np.float16)
+        while f.readinto(buf):
+            pass
+"""
+
+NUMPY_PASS = """
+import sys, numpy as np
+a = np.load(sys.argv[1], mmap_mode="r"); b = np.load(sys.argv[2], mmap_mode="r")
+m = 0.0
+for lo in range(0, a.size, 1 << 20):
+    m = max(m, float(np.abs(a[lo:lo + (1 << 20)].astype(np.float32) - b[lo:lo + (1 << 20)].astype(np.float32)).max()))
+print(m)
+"""
+
+FUSED = """
+import sys, numpy as np
+from fpinspect.numerics.stats import accumulate
+a = np.load(sys.argv[1], mmap_mode="r"); b = np.load(sys.argv[2], mmap_mode="r")
+s = accumulate(a, b, jobs=int(sys.argv[3]), worst=10)
+print(s.script_max_abs)
+"""
+
+DIFF = ("import sys; from fpinspect.cli import main; "
+        "sys.argv=['fpinspect','diff','--format','json','--jobs',sys.argv[3],sys.argv[1],sys.argv[2]]; main()")  # fmt: skip
+
+READ_DIRS = """
+import sys, os, numpy as np
+for d in sys.argv[1:3]:
+    for name in os.listdir(d):
+        np.load(os.path.join(d, name))
+"""
+
+BASELINE_PAIRS = """
+import sys, os, numpy as np
+open_dir, close_dir, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+close = {name.split(".")[1]: name for name in os.listdir(close_dir)}
+for name in sorted(os.listdir(open_dir)):
+    i = name.split(".")[1].split("_")[1]
+    a = np.load(os.path.join(open_dir, name)); b = np.load(os.path.join(close_dir, close[f"Op_{i}"]))
+    a = a.astype(np.float64).flatten(); b = b.astype(np.float64).flatten()
+    cos = np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-8)
+    diff = np.abs(a - b)
+    res = (cos, np.max(diff), np.max(diff / (np.maximum(np.abs(a), np.abs(b)) + 1e-8)))
+"""
+
+COMPARE = (
+    "import sys; from fpinspect.cli import main; "
+    "sys.argv=['fpinspect','compare','--format','json','--output',sys.argv[6],'--jobs',sys.argv[5],"
+    "'--af-open-graph',sys.argv[1],'--af-close-graph',sys.argv[2],'--af-open-data',sys.argv[3],"
+    "'--af-close-data',sys.argv[4]]; main()"
+)
+
+
+def row(label: str, t: float, mem: int, base: float | None = None) -> None:
+    ratio = f"  x{t / base:5.2f} of the numpy pass" if base else ""
+    print(f"    {label:38s}: {t:7.2f} s  peak RSS {mem / MiB:6.0f} MiB{ratio}")
+
+
+def bench_pair(tmp: str, n: int) -> None:
+    a, b = os.path.join(tmp, "a.npy"), os.path.join(tmp, "b.npy")
+    write_fp16(a, n, 3)
+    write_fp16(b, n, 4, scale=1.0005)
+    print(f"[1] one pair of float16 files, 2 x {n * 2 / MiB:.0f} MiB ({n / MiB:.0f} Mi elements each)")
+    child(READ_ONLY, a, b)  # page cache warm for everyone
+    rows = [("read both, 1 Mi chunks (floor)", child(READ_ONLY, a, b))]
+    rows.append(("reference's way (load whole, float64)", child(BASELINE, a, b)))
+    numpy_t = child(NUMPY_PASS, a, b)
+    rows.append(("plain numpy pass (abs diff max)", numpy_t))
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["NUMBA_CACHE_DIR"] = cache  # an empty compile cache: the first call compiles
+        rows.append(("fused pass, first call (compiles)", child(FUSED, a, b, "1")))
+        rows.append(("fused pass --jobs 1", child(FUSED, a, b, "1")))
+        rows.append(("fused pass --jobs 2", child(FUSED, a, b, "2")))
+        rows.append(("fpinspect diff --jobs 1 (+KL, JSON)", child(DIFF, a, b, "1")))
+        rows.append(("fpinspect diff --jobs 2", child(DIFF, a, b, "2")))
+        del os.environ["NUMBA_CACHE_DIR"]
+    for label, (t, mem, _) in rows:
+        row(label, t, mem, numpy_t[0])
+    os.remove(a)
+    os.remove(b)
+
+
+def bench_many_pairs(tmp: str, pairs: int) -> None:
+    n = 32 * 1024  # 64 KiB of float16
+    paths = write_pair(tmp, pairs, n)
+    print(f"[2] fpinspect compare on {pairs} fused outputs of {n * 2 // 1024} KiB float16 each")
+    child(READ_DIRS, paths["open_data"], paths["close_data"])  # page cache warm
+    read = child(READ_DIRS, paths["open_data"], paths["close_data"])
+    rows = [("np.load every file (floor)", read)]
+    rows.append(("reference's way (load each pair, trio)",
+                 child(BASELINE_PAIRS, paths["open_data"], paths["close_data"], str(pairs))))  # fmt: skip
+    out = os.path.join(tmp, "report.json")
+    for jobs in (1, 2):
+        rows.append((f"fpinspect compare --jobs {jobs}",
+                     child(COMPARE, paths["open_graph"], paths["close_graph"], paths["open_data"],
+                           paths["close_data"], str(jobs), out)))  # fmt: skip
+    for label, (t, mem, _) in rows:
+        over = f"  {(t - read[0]) / pairs * 1e3:6.2f} ms per pair above reading" if label.startswith("fpinspect") else ""
+        print(f"    {label:38s}: {t:7.2f} s  peak RSS {mem / MiB:6.0f} MiB{over}")
+    with open(out) as f:
+        records = json.load(f)["records"]
+    print(f"    ({len(records)} records in the report)")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="16x smaller pair, 1 000 small pairs")
+    p.add_argument("--dir", default=None, help="folder for the temporary files (needs ~1.5 GiB)")
+    p.add_argument("--pairs", type=int, default=None, help="small pairs in part 2 (default 10 000, quick 1 000)")
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+        bench_pair(tmp, (128 * MiB) // (16 if args.quick else 1))
+    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+        bench_many_pairs(tmp, args.pairs or (1000 if args.quick else 10_000))
+
+
+if __name__ == "__main__":
+    main()

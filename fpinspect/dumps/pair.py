@@ -17,7 +17,6 @@ import numpy as np
 
 from ..numerics import float_format, is_supported, metrics_from_stats, ulp_diff, ulp_error, ulp_nan
 from ..numerics.chunks import CastView, ChunkReader, NpyFile, iter_chunks
-from ..numerics.metrics import kl_from_stats
 from ..numerics.stats import PairStats, accumulate
 from .errors import InputError
 from .npyio import open_npy
@@ -131,24 +130,28 @@ def _bits(v: np.ndarray) -> str:
 
 
 def _worst_elements(stats: PairStats, ra: ChunkReader, rb: ChunkReader, shape) -> list[dict]:
+    flat = stats.worst_index.tolist()
+    if not flat:
+        return []
+    va, vb = ra.take(flat), rb.take(flat)  # one read per side for all of them
+    a64, b64 = va.astype(np.float64), vb.astype(np.float64)
+    if stats.same:
+        dist = ulp_diff(va, vb)
+        ulps = [None if d == ulp_nan(stats.fmt) else d for d in dist.tolist()]
+    else:
+        # the narrower side is measured in ULPs of its own format against the wider one
+        x, ref = (va, vb) if _fmt_or_none(va) == stats.fmt else (vb, va)
+        ulps = ulp_error(x, ref.astype(np.float64), dtype=stats.fmt).tolist()
     out = []
-    for flat in stats.worst_index.tolist():
-        va, vb = ra.read(flat, flat + 1), rb.read(flat, flat + 1)
-        a64, b64 = float(va.astype(np.float64)[0]), float(vb.astype(np.float64)[0])
+    for k, i in enumerate(flat):
+        a, b = float(a64[k]), float(b64[k])
         with np.errstate(all="ignore"):
-            ad = abs(a64 - b64)
-            rel = ad / abs(b64) if b64 != 0 else (0.0 if ad == 0 else math.inf)
-        if stats.same:
-            d = int(ulp_diff(va, vb)[0])
-            ulp = None if d == ulp_nan(stats.fmt) else d
-        else:
-            # the narrower side is measured in ULPs of its own format against the wider one
-            x, ref = (va, vb) if _fmt_or_none(va) == stats.fmt else (vb, va)
-            ulp = float(ulp_error(x, ref.astype(np.float64), dtype=stats.fmt)[0])
+            ad = abs(a - b)
+            rel = ad / abs(b) if b != 0 else (0.0 if ad == 0 else math.inf)
         out.append({
-            "index": [int(i) for i in np.unravel_index(flat, shape)] if shape else [],
-            "a": a64, "b": b64, "abs": ad, "rel": rel, "ulp": ulp,
-            "a_bits": _bits(va), "b_bits": _bits(vb),
+            "index": [int(j) for j in np.unravel_index(i, shape)] if shape else [],
+            "a": a, "b": b, "abs": ad, "rel": rel, "ulp": ulps[k],
+            "a_bits": _bits(va[k : k + 1]), "b_bits": _bits(vb[k : k + 1]),
         })  # fmt: skip
     return out
 
@@ -196,10 +199,10 @@ def compare_arrays(a, b, *, status: list[str] | None = None, jobs: int = 1, wors
         return res
     shape = tuple(a.shape) if tuple(a.shape) == tuple(b.shape) else (int(a.size),)
     try:
-        st = accumulate(as_shape(a, shape), as_shape(b, shape), jobs=jobs, worst=worst)
+        st = accumulate(as_shape(a, shape), as_shape(b, shape), jobs=jobs, worst=worst, kl=kl)
         m = metrics_from_stats(st)
         if kl:
-            m["kl"] = kl_from_stats(as_shape(a, shape), as_shape(b, shape), st, jobs=jobs)
+            m["kl"] = st.kl
         ra, rb = ChunkReader(as_shape(a, shape)), ChunkReader(as_shape(b, shape))
         res.worst = _worst_elements(st, ra, rb, shape)
         st.compact()  # computes the error statistics once and keeps them

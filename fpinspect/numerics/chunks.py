@@ -101,6 +101,23 @@ class NpyFile:
             raise ValueError(f"{self.path}: file is truncated (expected {self.size} elements)")
         return as_native(out)
 
+    def take(self, flat) -> np.ndarray:
+        """The elements at C-order flat indices ``flat`` (a few: the file is opened once)."""
+        flat = [int(i) for i in flat]
+        if self.fortran_order:
+            self.read(0, 0)  # maps the file
+            idx = np.unravel_index(np.asarray(flat, dtype=np.int64), self.header_shape)
+            return as_native(np.asarray(self._fortran_map[idx]))
+        size = self.stored_dtype.itemsize
+        parts = []
+        with open(self.path, "rb") as f:
+            for i in flat:
+                f.seek(self.data_offset + i * size)
+                parts.append(f.read(size))
+        if any(len(b) != size for b in parts):
+            raise ValueError(f"{self.path}: file is truncated (expected {self.size} elements)")
+        return as_native(np.frombuffer(b"".join(parts), dtype=self.stored_dtype).copy())
+
     def with_shape(self, shape) -> NpyFile:
         """The same data seen with another shape of equal size (C-order flattening)."""
         shape = tuple(int(d) for d in shape)
@@ -134,6 +151,9 @@ class CastView:
     def read(self, lo: int, hi: int) -> np.ndarray:
         return self._reader.read(lo, hi).astype(self.dtype)
 
+    def take(self, flat) -> np.ndarray:
+        return self._reader.take(flat).astype(self.dtype)
+
     def with_shape(self, shape) -> CastView:
         src = self.src.with_shape(shape) if isinstance(self.src, NpyFile) else np.asarray(self.src).reshape(shape)
         return CastView(src, self.dtype)
@@ -159,6 +179,16 @@ class ChunkReader:
         if f.ndim == 1:
             return as_native(np.asarray(f[lo:hi]))
         return as_native(np.asarray(f[np.unravel_index(np.arange(lo, hi), f.shape)]))
+
+    def take(self, flat) -> np.ndarray:
+        """The elements at C-order flat indices ``flat``."""
+        f = self.src
+        if isinstance(f, (NpyFile, CastView)):
+            return f.take(flat)
+        flat = np.asarray(flat, dtype=np.int64)
+        if f.ndim == 1:
+            return as_native(np.asarray(f[flat]))
+        return as_native(np.asarray(f[np.unravel_index(flat, f.shape)]))
 
     def release(self, lo: int, hi: int) -> None:
         if self.releaser is not None:

@@ -719,3 +719,32 @@ def int_histogram_add(dist, exact, log):
         if d > top:
             top = d
     return small, huge, top
+
+
+@njit(**_KERNEL)
+def select_ranks(values, ranks):
+    """The values of 0-based ``ranks`` (ascending, at most 8) among non-negative float64
+    ``values``, as a full sort would place them: a two-level radix select on the bit patterns
+    (monotone for non-negative floats), then a sort of the one bucket holding each rank."""
+    n = values.size
+    out = np.empty(ranks.size, dtype=np.float64)
+    counts = np.zeros(1 << 16, dtype=np.int64)
+    for v in values:
+        counts[np.intp(np.float64(v).view(np.uint64) >> np.uint64(48))] += 1
+    for r in range(ranks.size):
+        rank = ranks[r]
+        below = 0
+        bucket = 0
+        while below + counts[bucket] <= rank:
+            below += counts[bucket]
+            bucket += 1
+        members = np.empty(counts[bucket], dtype=np.float64)
+        k = 0
+        for i in range(n):
+            if np.intp(np.float64(values[i]).view(np.uint64) >> np.uint64(48)) == bucket:
+                members[k] = values[i]
+                k += 1
+        members.sort()
+        out[r] = members[rank - below]
+    return out
+

@@ -2,7 +2,8 @@
 
 A registry maps each metric's name to its definition, computed from the statistics of one
 streaming pass (:class:`~fpinspect.numerics.stats.PairStats`); KL divergence needs the value
-ranges first and takes a second compiled pass (:func:`kl_from_stats`), only when asked for. ``x`` is the array under test, ``y`` the reference
+ranges first and takes a second compiled pass (:func:`kl_from_stats`), only when asked for.
+``x`` is the array under test, ``y`` the reference
 (golden / fusion-off side).
 
 * The reference trio, exactly as ``fusion_precision_analyzer.py`` computes it, over all
@@ -20,14 +21,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import kernels as K
-from .chunks import ChunkReader, chunk_ranges
-from .stats import EPS32, EPS64, REF_GUARD, PairStats, accumulate
+from .stats import EPS32, EPS64, REF_GUARD, PairStats, accumulate, kl_divergence_of
 
 
 @dataclass(frozen=True)
@@ -105,47 +103,17 @@ def metrics_from_stats(s: PairStats) -> dict[str, float | None]:
 
 
 def kl_from_stats(x_src, y_src, s: PairStats, *, jobs: int = 1) -> float | None:
-    """msaccucmp's KL divergence of ``x_src`` against ``y_src``, whose statistics ``s`` hold
-    each side's range: a second compiled pass over the elements finite on both sides.
-
-    ``p = max((x - min x) / (max x - min x), eps32)`` (a constant side is uniform), ``q``
-    likewise for ``y``, each normalised to sum 1; ``KL = sum p log(p / q)``, computed as
-    ``cross / sum_p - log(sum_p) + log(sum_q)`` from unnormalised sums; ``|KL| < eps64`` is 0.
-    """
-    if s.finite == 0:
-        return None
-    rx, ry = s.max_x - s.min_x, s.max_y - s.min_y
-    ra, rr = ChunkReader(x_src), ChunkReader(y_src)
-    plan = s.plan
-    use_table = plan.a_decode == "table"
-    ranges = chunk_ranges(ra.size)
-
-    def work(part) -> np.ndarray:
-        sums = np.zeros(3, dtype=np.float64)
-        for lo, hi in part:
-            ua, fa, ta = plan.views(ra.read(lo, hi), plan.a_decode)
-            ub, fb, tb = plan.views(rr.read(lo, hi), plan.b_decode)
-            K.kl_pass(ua, ub, fa, fb, ta, tb, use_table, s.min_x, rx, s.min_y, ry, sums)
-            ra.release(lo, hi)
-            rr.release(lo, hi)
-        return sums
-
-    jobs = max(1, min(jobs, len(ranges)))
-    if jobs == 1:
-        sum_p, sum_q, cross = work(ranges)
-    else:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            sum_p, sum_q, cross = sum(pool.map(work, [ranges[i::jobs] for i in range(jobs)]))
-    kl = cross / sum_p - math.log(sum_p) + math.log(sum_q)
-    return 0.0 if abs(kl) < EPS64 else float(kl)
+    """msaccucmp's KL divergence of ``x_src`` against ``y_src`` from their statistics ``s``
+    (:func:`~fpinspect.numerics.stats.kl_divergence_of`: the definition is there)."""
+    return kl_divergence_of(x_src, y_src, s, jobs=jobs)
 
 
 def pair_metrics(x, y, *, kl: bool = True, jobs: int = 1) -> dict[str, float | None]:
     """Every named metric of ``x`` against the reference ``y`` (equal element counts)."""
-    s = accumulate(x, y, jobs=jobs)
+    s = accumulate(x, y, jobs=jobs, kl=kl)
     out = metrics_from_stats(s)
     if kl:
-        out["kl"] = kl_from_stats(x, y, s, jobs=jobs)
+        out["kl"] = s.kl
     return out
 
 
@@ -170,8 +138,7 @@ relative_euclidean_distance = _one("red")
 
 def kl_divergence(x, y) -> float | None:
     """msaccucmp's KL divergence of ``x`` (as p) against ``y`` (as q)."""
-    x, y = np.asarray(x), np.asarray(y)
-    return kl_from_stats(x, y, accumulate(x, y))
+    return accumulate(np.asarray(x), np.asarray(y), kl=True).kl
 
 
 def standard_deviations(x, y) -> dict[str, float | None]:

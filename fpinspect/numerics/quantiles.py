@@ -167,10 +167,11 @@ class RealQuantiles:
         if self.n == 0:
             return [None for _ in qs]
         if self.values is not None:
-            allv = np.concatenate(self.values)
+            allv = self.values[0] if len(self.values) == 1 else np.concatenate(self.values)
             ranks = [_rank(allv.size, q) - 1 for q in qs]
-            part = np.partition(allv, sorted(set(ranks)))
-            return [float(part[r]) for r in ranks]
+            wanted = np.array(sorted(set(ranks)), dtype=np.int64)
+            found = dict(zip(wanted.tolist(), K.select_ranks(np.ascontiguousarray(allv), wanted).tolist()))
+            return [found[r] for r in ranks]
         cum = np.cumsum(self.buckets)
         out = []
         for q in qs:

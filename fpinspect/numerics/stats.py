@@ -257,7 +257,8 @@ class PairStats:
         self.plan = plan  # how the kernel reads this pair (the KL pass reads it the same way)
         self.same, self.fmt = plan.same, plan.fmt
         self.ulp_kind = "diff" if self.same else "error"
-        self._final: dict | None = None  # error_stats() cached by compact()
+        self._final: dict | None = None  # error_stats() with the default percentiles, once computed
+        self.kl: float | None = None  # msaccucmp's KL divergence, when accumulate(kl=True) computed it
         self.count = int(cnt[K.COUNT])
         self.finite = nf = int(cnt[K.FINITE])
         for name in ("both_nan", "nan_mismatch", "both_inf", "inf_mismatch", "bit_equal", "signed_zero",
@@ -357,8 +358,16 @@ class PairStats:
             self.ulp_hist.trim()
 
     def error_stats(self, percentiles=(50, 99)) -> dict:
-        if self._final is not None and tuple(percentiles) == (50, 99):
+        """The dict :func:`error_stats` returns; the one with the default percentiles is kept."""
+        default = tuple(percentiles) == (50, 99)
+        if self._final is not None and default:
             return self._final
+        out = self._error_stats(percentiles)
+        if default:
+            self._final = out
+        return out
+
+    def _error_stats(self, percentiles) -> dict:
         return {
             "count": self.count,
             "dtype": str(self.a_dtype),
@@ -383,13 +392,17 @@ class PairStats:
         }
 
 
-def accumulate(a, ref, *, jobs: int = 1, chunk: int = CHUNK, worst: int = 0, progress=None) -> PairStats:
+def accumulate(a, ref, *, jobs: int = 1, chunk: int = CHUNK, worst: int = 0, kl: bool = False,
+               progress=None) -> PairStats:  # fmt: skip
     """One compiled pass over ``a`` and ``ref`` (equal element counts), returning merged statistics.
 
     ``a`` and ``ref`` are compared element by element in C order. ``jobs > 1`` processes
     chunks on that many threads (the kernel runs without the GIL).
     ``worst=k`` also keeps the flat indices of the ``k`` worst elements (by ULP; special-value
-    mismatches first). ``progress(done_elements, total)`` is called after each chunk.
+    mismatches first). ``kl=True`` also computes msaccucmp's KL divergence (``PairStats.kl``):
+    it needs both ranges first, so it takes a second pass — over the chunk still in memory when
+    the pair is one chunk, else over the data again (:func:`kl_divergence_of`).
+    ``progress(done_elements, total)`` is called after each chunk.
     """
     ra, rr = ChunkReader(a), ChunkReader(ref)
     if ra.size != rr.size:
@@ -404,10 +417,15 @@ def accumulate(a, ref, *, jobs: int = 1, chunk: int = CHUNK, worst: int = 0, pro
     else:
         keep = (_EMPTY_KEEP, _EMPTY_KEEP, _EMPTY_KEEP)
 
+    last: list[tuple[np.ndarray, np.ndarray]] = []  # the one chunk of a one-chunk pair
+
     def work(part: list[tuple[int, int]]) -> _Pass:
         state = _Pass(plan, keep)
         for lo, hi in part:
-            state.feed(lo, ra.read(lo, hi), rr.read(lo, hi))
+            ca, cr = ra.read(lo, hi), rr.read(lo, hi)
+            state.feed(lo, ca, cr)
+            if len(ranges) == 1:
+                last.append((ca, cr))
             ra.release(lo, hi)
             rr.release(lo, hi)
             if progress is not None:
@@ -428,10 +446,67 @@ def accumulate(a, ref, *, jobs: int = 1, chunk: int = CHUNK, worst: int = 0, pro
         total = results[0]
         for other in results[1:]:
             total.merge(other)
-    return PairStats(plan, total, shape, a_dtype, ref_dtype)
+    stats = PairStats(plan, total, shape, a_dtype, ref_dtype)
+    if kl:
+        stats.kl = _kl_divergence(stats, [last[0]] if last else None, ra, rr, jobs)
+    return stats
 
 
 _EMPTY_KEEP = np.empty(0, dtype=np.float64)
+
+
+def kl_divergence_of(a, ref, stats: PairStats, *, jobs: int = 1) -> float | None:
+    """msaccucmp's KL divergence of ``a`` against ``ref``, whose :func:`accumulate` statistics
+    ``stats`` hold both ranges: a second compiled pass over both (or :attr:`PairStats.kl` when
+    that pass already computed it).
+
+    Over the elements finite on both sides, ``p = max((x - min x) / (max x - min x), eps32)``
+    (1 where the range is 0: a constant side is uniform), ``q`` likewise for ``y``, each
+    normalised to sum 1: ``KL = sum p log(p / q)``, computed as ``cross / sum_p - log(sum_p) +
+    log(sum_q)`` from the unnormalised sums; ``|KL| < eps64`` is reported as 0.
+    """
+    if stats.kl is not None:
+        return stats.kl
+    return _kl_divergence(stats, None, ChunkReader(a), ChunkReader(ref), jobs)
+
+
+def _kl_divergence(s: PairStats, chunks, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float | None:
+    if s.finite == 0:
+        return None
+    rx, ry = s.max_x - s.min_x, s.max_y - s.min_y
+    plan = s.plan
+    use_table = plan.a_decode == "table"
+
+    def sums_of(pairs) -> np.ndarray:
+        sums = np.zeros(3, dtype=np.float64)
+        for ca, cr in pairs:
+            ua, fa, ta = plan.views(ca, plan.a_decode)
+            ub, fb, tb = plan.views(cr, plan.b_decode)
+            K.kl_pass(ua, ub, fa, fb, ta, tb, use_table, s.min_x, rx, s.min_y, ry, sums)
+        return sums
+
+    def reread(part):
+        for lo, hi in part:
+            yield ra.read(lo, hi), rr.read(lo, hi)
+            ra.release(lo, hi)
+            rr.release(lo, hi)
+
+    if chunks is not None:
+        sum_p, sum_q, cross = sums_of(chunks)
+    else:
+        ranges = chunk_ranges(ra.size)
+        jobs = max(1, min(jobs, len(ranges)))
+        if jobs == 1:
+            sum_p, sum_q, cross = sums_of(reread(ranges))
+        else:
+            pool = ThreadPoolExecutor(max_workers=jobs)
+            try:
+                parts = [ranges[i::jobs] for i in range(jobs)]
+                sum_p, sum_q, cross = sum(pool.map(lambda part: sums_of(reread(part)), parts))
+            finally:
+                pool.shutdown(wait=False, cancel_futures=True)
+    kl = cross / sum_p - math.log(sum_p) + math.log(sum_q)
+    return 0.0 if abs(kl) < EPS64 else float(kl)
 
 
 def error_stats(a, ref, *, percentiles=(50, 99), jobs: int = 1) -> dict:
@@ -467,4 +542,4 @@ def error_stats(a, ref, *, percentiles=(50, 99), jobs: int = 1) -> dict:
     return accumulate(a_arr, ref_arr, jobs=jobs).error_stats(percentiles)
 
 
-__all__ = ["Moments", "PairStats", "accumulate", "error_stats", "common_format"]
+__all__ = ["Moments", "PairStats", "accumulate", "common_format", "error_stats", "kl_divergence_of"]

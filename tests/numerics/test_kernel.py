@@ -175,3 +175,18 @@ def test_compiled_kernels_work_from_a_read_only_install(tmp_path):
         os.chmod(site, 0o755)
     assert runs["user cache"] == ["2", "2"] and runs["nothing writable"] == ["3", "2"]
     assert any(p.endswith(".nbi") for _, _, fs in os.walk(tmp_path / "cache") for p in fs)  # cached there
+
+
+def test_kl_is_the_same_from_the_chunk_in_memory_and_from_a_second_read():
+    ref = rng.uniform(-3, 5, 60_000).astype(np.float16)
+    x = (ref.astype(np.float32) + rng.normal(0, 0.01, ref.size)).astype(np.float16)
+    x, ref = with_specials(x, ref, every=4999)
+    in_memory = accumulate(x, ref, kl=True).kl
+    reread = accumulate(x, ref, kl=True, chunk=4096, jobs=2).kl
+    fin = np.isfinite(x.astype(np.float64)) & np.isfinite(ref.astype(np.float64))
+    xf, yf = x.astype(np.float64)[fin], ref.astype(np.float64)[fin]
+    eps32 = np.finfo(np.float32).eps
+    p = np.maximum((xf - xf.min()) / (xf.max() - xf.min()), eps32)
+    q = np.maximum((yf - yf.min()) / (yf.max() - yf.min()), eps32)
+    p, q = p / p.sum(), q / q.sum()
+    assert in_memory == pytest.approx(reread, rel=1e-9) and in_memory == pytest.approx(np.sum(p * np.log(p / q)), rel=1e-7)

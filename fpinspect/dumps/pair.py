@@ -124,11 +124,6 @@ def json_clean(obj):
     return obj
 
 
-def _bits(v: np.ndarray) -> str:
-    u = v.dtype.itemsize
-    return f"0x{int(v.reshape(-1).view(f'u{u}')[0]):0{2 * u}x}"
-
-
 def _worst_elements(stats: PairStats, ra: ChunkReader, rb: ChunkReader, shape) -> list[dict]:
     flat = stats.worst_index.tolist()
     if not flat:
@@ -142,16 +137,16 @@ def _worst_elements(stats: PairStats, ra: ChunkReader, rb: ChunkReader, shape) -
         # the narrower side is measured in ULPs of its own format against the wider one
         x, ref = (va, vb) if _fmt_or_none(va) == stats.fmt else (vb, va)
         ulps = ulp_error(x, ref.astype(np.float64), dtype=stats.fmt).tolist()
+    a_bits, b_bits = va.view(f"u{va.dtype.itemsize}").tolist(), vb.view(f"u{vb.dtype.itemsize}").tolist()
+    index = np.unravel_index(np.asarray(flat), shape) if shape else None
     out = []
-    for k, i in enumerate(flat):
-        a, b = float(a64[k]), float(b64[k])
-        with np.errstate(all="ignore"):
-            ad = abs(a - b)
-            rel = ad / abs(b) if b != 0 else (0.0 if ad == 0 else math.inf)
+    for k, (a, b) in enumerate(zip(a64.tolist(), b64.tolist())):
+        ad = abs(a - b)
+        rel = ad / abs(b) if b != 0 else (0.0 if ad == 0 else math.inf)
         out.append({
-            "index": [int(j) for j in np.unravel_index(i, shape)] if shape else [],
+            "index": [int(ix[k]) for ix in index] if shape else [],
             "a": a, "b": b, "abs": ad, "rel": rel, "ulp": ulps[k],
-            "a_bits": _bits(va[k : k + 1]), "b_bits": _bits(vb[k : k + 1]),
+            "a_bits": f"0x{a_bits[k]:0{2 * va.dtype.itemsize}x}", "b_bits": f"0x{b_bits[k]:0{2 * vb.dtype.itemsize}x}",
         })  # fmt: skip
     return out
 

@@ -150,8 +150,8 @@ def _merge_moments(acc, mean_i, m2_i, n_old, n_new, mean_new, m2_new):
     acc[mean_i] += delta * n_new / n
 
 
-#: Elements per block inside a chunk: the block's scratch arrays stay in the L1 cache.
-BLOCK = 1024
+#: Elements per block inside a chunk: the scratch arrays of a block stay in the L1 / L2 caches.
+BLOCK = 4096
 _I64_MAX = np.iinfo(np.int64).max
 _I64_MIN = np.iinfo(np.int64).min
 _MAG_BITS = np.int64(0x7FFFFFFFFFFFFFFF)
@@ -723,28 +723,77 @@ def int_histogram_add(dist, exact, log):
 
 @njit(**_KERNEL)
 def select_ranks(values, ranks):
-    """The values of 0-based ``ranks`` (ascending, at most 8) among non-negative float64
-    ``values``, as a full sort would place them: a two-level radix select on the bit patterns
-    (monotone for non-negative floats), then a sort of the one bucket holding each rank."""
-    n = values.size
-    out = np.empty(ranks.size, dtype=np.float64)
-    counts = np.zeros(1 << 16, dtype=np.int64)
+    """The values of 0-based ``ranks`` (ascending) among non-negative float64 ``values``, as a
+    full sort would place them: the top 16 bits of the bit patterns (monotone for non-negative
+    floats) pick the bucket holding each rank; one more pass gathers those buckets, then each
+    is sorted."""
+    counts = np.zeros(1 << 16, dtype=np.int32)
     for v in values:
         counts[np.intp(np.float64(v).view(np.uint64) >> np.uint64(48))] += 1
-    for r in range(ranks.size):
-        rank = ranks[r]
-        below = 0
-        bucket = 0
-        while below + counts[bucket] <= rank:
+    k = ranks.size
+    bucket_of = np.empty(k, dtype=np.intp)
+    below_of = np.empty(k, dtype=np.int64)
+    below = 0
+    bucket = 0
+    for r in range(k):
+        while below + counts[bucket] <= ranks[r]:
             below += counts[bucket]
             bucket += 1
-        members = np.empty(counts[bucket], dtype=np.float64)
-        k = 0
-        for i in range(n):
-            if np.intp(np.float64(values[i]).view(np.uint64) >> np.uint64(48)) == bucket:
-                members[k] = values[i]
-                k += 1
-        members.sort()
-        out[r] = members[rank - below]
+        bucket_of[r] = bucket
+        below_of[r] = below
+    # the buckets to gather, each once (ranks may share one)
+    slot = np.full(1 << 16, -1, dtype=np.int32)
+    firsts = np.empty(k, dtype=np.intp)
+    used = 0
+    for r in range(k):
+        if slot[bucket_of[r]] < 0:
+            slot[bucket_of[r]] = used
+            firsts[used] = bucket_of[r]
+            used += 1
+    size = 0
+    for u in range(used):
+        size = max(size, counts[firsts[u]])
+    members = np.empty((used, size), dtype=np.float64)
+    filled = np.zeros(used, dtype=np.int64)
+    for v in values:
+        s_ = slot[np.intp(np.float64(v).view(np.uint64) >> np.uint64(48))]
+        if s_ >= 0:
+            members[s_, filled[s_]] = v
+            filled[s_] += 1
+    for u in range(used):
+        members[u, : filled[u]].sort()
+    out = np.empty(k, dtype=np.float64)
+    for r in range(k):
+        out[r] = members[slot[bucket_of[r]], ranks[r] - below_of[r]]
     return out
+
+
+@njit(**_KERNEL)
+def compact_counted(values):
+    """Move the non-NaN values of ``values`` to its front, in order; return how many there are."""
+    k = 0
+    for i in range(values.size):
+        v = values[i]
+        if v == v:
+            values[k] = v
+            k += 1
+    return k
+
+
+@njit(**_KERNEL)
+def kl_pass_tables(ua, ub, p_of, log_p_of, q_of, log_q_of, out):
+    """:func:`kl_pass` for 8/16-bit formats through per-pattern tables of ``p``, ``log p``,
+    ``q`` and ``log q`` (NaN for the patterns of non-finite values): no log per element."""
+    sp = sq = cross = 0.0
+    for i in range(ua.size):
+        p = p_of[ua[i]]
+        q = q_of[ub[i]]
+        if p != p or q != q:
+            continue
+        sp += p
+        sq += q
+        cross += p * (log_p_of[ua[i]] - log_q_of[ub[i]])
+    out[0] += sp
+    out[1] += sq
+    out[2] += cross
 

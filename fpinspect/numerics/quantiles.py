@@ -69,7 +69,8 @@ class IntHistogram:
         if self.n == 0:
             return None, True
         r = _rank(self.n, q)
-        c = np.cumsum(self.exact)
+        # bins above the largest distance are empty: summing them would only cost time
+        c = np.cumsum(self.exact[: self.max + 1] if self.max < _EXACT_BINS else self.exact)
         if c[-1] >= r:
             return int(np.searchsorted(c, r)), True
         cl = np.cumsum(self.log) + c[-1]
@@ -120,7 +121,7 @@ class RealQuantiles:
         (whose one extra bucket at the end took the elements that did not count)."""
         q = cls()
         if kept is not None:
-            v = kept[~np.isnan(kept)] if kept.size != n else kept
+            v = kept if kept.size == n else kept[: K.compact_counted(kept)]
             q.values, q.kept, q.n = ([v] if v.size else []), int(v.size), int(v.size)
         else:
             q.values, q.buckets, q.n = None, buckets[: cls._NBUCKETS], int(n)

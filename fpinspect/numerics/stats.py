@@ -470,6 +470,18 @@ def kl_divergence_of(a, ref, stats: PairStats, *, jobs: int = 1) -> float | None
     return _kl_divergence(stats, None, ChunkReader(a), ChunkReader(ref), jobs)
 
 
+def _kl_tables(plan: _Plan, s: PairStats, rx: float, ry: float):
+    """``(p, log p, q, log q)`` of every bit pattern of the pair's 8/16-bit format (NaN where
+    the pattern is not a finite value), as :func:`~fpinspect.numerics.kernels.kl_pass` defines p and q."""
+    v = _decode_table(plan.fmt.dtype)
+    with np.errstate(invalid="ignore"):
+        p = np.maximum((v - s.min_x) / rx, EPS32) if rx > 0 else np.ones_like(v)
+        q = np.maximum((v - s.min_y) / ry, EPS32) if ry > 0 else np.ones_like(v)
+        p[~np.isfinite(v)] = np.nan
+        q[~np.isfinite(v)] = np.nan
+        return p, np.log(p), q, np.log(q)
+
+
 def _kl_divergence(s: PairStats, chunks, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float | None:
     if s.finite == 0:
         return None
@@ -477,12 +489,18 @@ def _kl_divergence(s: PairStats, chunks, ra: ChunkReader, rr: ChunkReader, jobs:
     plan = s.plan
     use_table = plan.a_decode == "table"
 
+    # 8/16-bit formats on pairs larger than their tables: p, q and their logs per bit pattern
+    tables = _kl_tables(plan, s, rx, ry) if use_table and s.count > (1 << plan.fmt.bits) else None
+
     def sums_of(pairs) -> np.ndarray:
         sums = np.zeros(3, dtype=np.float64)
         for ca, cr in pairs:
             ua, fa, ta = plan.views(ca, plan.a_decode)
             ub, fb, tb = plan.views(cr, plan.b_decode)
-            K.kl_pass(ua, ub, fa, fb, ta, tb, use_table, s.min_x, rx, s.min_y, ry, sums)
+            if tables is not None:
+                K.kl_pass_tables(ua, ub, *tables, sums)
+            else:
+                K.kl_pass(ua, ub, fa, fb, ta, tb, use_table, s.min_x, rx, s.min_y, ry, sums)
         return sums
 
     def reread(part):

@@ -780,19 +780,19 @@ def compact_counted(values):
     return k
 
 
-@njit(**_KERNEL)
+@njit(**_VECTOR)
 def kl_pass_tables(ua, ub, p_of, log_p_of, q_of, log_q_of, out):
     """:func:`kl_pass` for 8/16-bit formats through per-pattern tables of ``p``, ``log p``,
-    ``q`` and ``log q`` (NaN for the patterns of non-finite values): no log per element."""
+    ``q`` and ``log q`` (NaN for the patterns of non-finite values): no log per element, and
+    no branch (a vector loop)."""
     sp = sq = cross = 0.0
     for i in range(ua.size):
         p = p_of[ua[i]]
         q = q_of[ub[i]]
-        if p != p or q != q:
-            continue
-        sp += p
-        sq += q
-        cross += p * (log_p_of[ua[i]] - log_q_of[ub[i]])
+        counted = (p == p) & (q == q)
+        sp += p if counted else 0.0
+        sq += q if counted else 0.0
+        cross += p * (log_p_of[ua[i]] - log_q_of[ub[i]]) if counted else 0.0
     out[0] += sp
     out[1] += sq
     out[2] += cross

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from ..dumps import PairResult, Record
+from ..dumps import FusedOp, PairResult, Record
 from ..dumps.drilldown import ErrorProfile
 from ..dumps.localise import Localisation
 from ..replay.evidence import OpReplay
 from .model import Inspection
+
+
+class Outlined(Message):
+    """The fusion-on graph's fused ops, in file order, read before the whole run is loaded."""
+
+    def __init__(self, ops: list[FusedOp]) -> None:
+        super().__init__()
+        self.ops = ops
 
 
 class Loaded(Message):

@@ -60,6 +60,12 @@ def _data_neighbours(model: GeModel, name: str, upstream: bool) -> list[str]:
     return list(dict.fromkeys(u if upstream else v for u, v, kind in edges if kind == "data"))
 
 
+def outline_rows(ops: list[FusedOp]) -> list[OpRow]:
+    """Rows of the fused ops of an outline (:func:`~fpinspect.dumps.outline.outline_fused_ops`),
+    listed while the run loads."""
+    return _rows(ops)
+
+
 def _rows(ops: list[FusedOp]) -> list[OpRow]:
     rows = [OpRow(i, op) for i, op in enumerate(ops)]
     for row in rows:

@@ -22,11 +22,12 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...cli.render import compare_csv
 from ...dumps import DumpComparison, InputError, PairPlan
+from ...dumps.outline import outline_fused_ops
 from ...replay.evidence import OpReplay, replay_op
 from ...replay.run import run_with_replay
 from .. import background
-from ..messages import Exported, Loaded, LoadFailed, Localised, RecordsComputed, Replayed
-from ..model import WORST, Inspection
+from ..messages import Exported, Loaded, LoadFailed, Localised, Outlined, RecordsComputed, Replayed
+from ..model import WORST, Inspection, outline_rows
 from ..pairs import FilePair, RecordPair
 from ..sources import Sources
 from ..widgets import styled
@@ -95,6 +96,9 @@ class MainScreen(Screen):
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def load(self, sources: Sources) -> None:
         try:
+            outline = background.call(outline_fused_ops, sources.open_graph, self.walk["fused_types"])
+            if outline:
+                self.post_message(Outlined(outline))
             insp = background.call(partial(Inspection.load, sources, **self.walk))
         except background.Cancelled:
             return
@@ -188,11 +192,24 @@ class MainScreen(Screen):
     def _load_failed(self, msg: LoadFailed) -> None:
         self.app.exit(msg.problem, return_code=2)
 
+    @on(Outlined)
+    def _outlined(self, msg: Outlined) -> None:
+        """List the fused ops while the rest loads: the keys move along them meanwhile."""
+        if self.inspection is not None:
+            return
+        rows = outline_rows(msg.ops)
+        ops = self.query_one(OpList)
+        ops.set_rows(rows, list(range(len(rows))))
+        ops.focus()
+        self.query_one(Banner).say(f"{len(rows)} fused ops, in file order for now: reading the graphs and dump "
+                                   f"folders of {self.sources.name}…", busy=True)  # fmt: skip
+
     @on(Loaded)
     def _loaded(self, msg: Loaded) -> None:
         insp = self.inspection = msg.inspection
         ops = self.query_one(OpList)
-        ops.set_rows(insp.rows, insp.view())
+        keep = ops.current.name if ops.current else None  # the op highlighted in the outline
+        ops.set_rows(insp.rows, insp.view(), keep)
         ops.focus()
         banner = self.query_one(Banner)
         if not insp.rows:

@@ -1,0 +1,62 @@
+"""The inspector lists a large graph's fused ops before the whole run is loaded: the keys move
+along them while the graphs load in the background, and the loaded run keeps the highlighted op."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from harness import app_for, settle
+from synthetic import write_synthetic
+
+from fpinspect.tui.model import Inspection
+from fpinspect.tui.widgets.banner import Banner
+from fpinspect.tui.widgets.op_list import OpList
+
+OPS = 20_000
+
+
+@pytest.fixture(scope="module")
+def run20k(tmp_path_factory):
+    return write_synthetic(tmp_path_factory.mktemp("run20k"), OPS, dumped=2, indent=2)
+
+
+async def _until(ready, limit: float = 120.0) -> None:
+    """Wait for ``ready()``; a generous limit turns a list that never fills into a failure, not a hang."""
+    deadline = asyncio.get_running_loop().time() + limit
+    while not ready():
+        assert asyncio.get_running_loop().time() < deadline, "the list did not fill while the run was loading"
+        await asyncio.sleep(0.01)
+
+
+def test_keys_move_along_the_outline_while_the_run_loads(run20k, monkeypatch):
+    real_load, gate = Inspection.load, threading.Event()
+
+    def held_load(*args, **kwargs):
+        gate.wait()  # the whole run stays pending until the test has pressed its keys
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(Inspection, "load", held_load)
+    app = app_for(run20k)
+
+    async def main() -> None:
+        async with app.run_test(size=(100, 30)) as pilot:
+            ops = app.screen.query_one(OpList)
+            await _until(lambda: ops.current is not None)
+            assert app.screen.inspection is None and len(ops.shown) == OPS
+            assert "in file order for now" in str(app.screen.query_one(Banner).render())
+            await pilot.press("G")
+            assert ops.current.name == f"autofuse_{OPS - 1}_Mul_Add"
+            await pilot.press("up", "up")
+            assert ops.current.name == f"autofuse_{OPS - 3}_Mul_Add" and app.screen.inspection is None
+            gate.set()
+            await settle(pilot)
+            assert app.screen.inspection is not None and len(ops.shown) == OPS
+            assert ops.current.name == f"autofuse_{OPS - 3}_Mul_Add"  # the loaded list keeps the op
+            assert "in file order" not in str(app.screen.query_one(Banner).render())
+
+    try:
+        asyncio.run(main())
+    finally:
+        gate.set()

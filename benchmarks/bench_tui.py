@@ -77,10 +77,11 @@ async def _key(app, key: str, done) -> float:
 
 
 async def _keys(app, ops, n: int) -> float:
-    """Mean seconds of ``n`` presses of ``down`` from the top of the list (:func:`_key`)."""
+    """Mean seconds of ``n`` presses of ``down`` and ``up`` in turn from the top of the list
+    (:func:`_key`): any list of two rows or more."""
     spent = 0.0
     for i in range(n):
-        spent += await _key(app, "down", lambda i=i: ops.cursor == i + 1)
+        spent += await _key(app, "up" if i % 2 else "down", lambda i=i: ops.cursor == (0 if i % 2 else 1))
     return spent / n
 
 

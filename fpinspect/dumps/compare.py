@@ -37,7 +37,7 @@ class DumpComparison:
                  thresholds: ThresholdTable | None = None, worst: int = 5,
                  fused_types: Iterable[str] | None = None, compare_unfused: bool = False):  # fmt: skip
         """``fused_types`` narrows the fused ops compared to those op types; ``compare_unfused``
-        also compares every op fusion left alone with its namesake (:func:`~.graph.compared_ops`)."""
+        also compares every op fusion left alone with its namesake (:func:`~.fusion.compared_ops`)."""
         self.fused_types = None if fused_types is None else frozenset(fused_types)
         self.compare_unfused = compare_unfused
         with collector_paused():

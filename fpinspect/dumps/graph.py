@@ -9,7 +9,6 @@ on the model is :mod:`.fusion`; GE's type tables are :mod:`.ge_types`.
 from __future__ import annotations
 
 import gc
-import importlib
 import json
 import os
 from collections.abc import Iterator
@@ -234,22 +233,3 @@ def _model(path: str, data: Any) -> GeModel:
     order = _topological_order(g, ops, graphs, warnings)
     return GeModel(path=path, graphs=graphs, ops=ops, nx=g, warnings=warnings, _order=order)
 
-
-#: Names this module held before the decoders, the type tables and the fusion mapping moved out,
-#: and the modules holding them now: ``from fpinspect.dumps.graph import FusedOp`` keeps working
-#: for code written against it (new code imports from the defining module).
-_MOVED = {
-    **dict.fromkeys(("FusedInput", "FusedOp", "ORIGINAL_OP_NAMES", "OutputMap", "compared_ops", "fused_op",
-                     "fused_ops", "fused_type_counts", "is_fused", "original_op_names", "original_subgraph",
-                     "output_origin"), "fusion"),
-    **dict.fromkeys(("InputRef", "TensorDesc", "c_unescape", "c_unescape_bytes", "decode_attr_value",
-                     "decode_attrs", "parse_input", "tensor_desc"), "ge_decode"),
-    **dict.fromkeys(("DATA_SOURCE_TYPES", "FUSED_TYPES", "GE_DTYPES", "GE_TO_NUMPY", "is_data_source",
-                     "numpy_dtype_name"), "ge_types"),
-}  # fmt: skip
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        return getattr(importlib.import_module(f"{__package__}.{_MOVED[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

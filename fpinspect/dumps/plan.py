@@ -74,7 +74,7 @@ class PairPlans:
 
 def plan_pairs(fused: list[FusedOp], open_index: DumpIndex | None, close_model: GeModel | None = None,
                close_index: DumpIndex | None = None, *, open_model: GeModel | None = None) -> PairPlans:  # fmt: skip
-    """Plan every pair of ``fused`` (the fusion-on graph's fused ops, :func:`~.graph.fused_ops`).
+    """Plan every pair of ``fused`` (the fusion-on graph's fused ops, :func:`~.fusion.fused_ops`).
 
     ``open_index`` indexes the fusion-on dumps (``None``: no data folder). With the fusion-off
     graph and dump index the plans are complete; without them (browsing) they name the fusion-on

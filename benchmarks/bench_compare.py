@@ -34,8 +34,10 @@ for i in range(n):
 def _desc(n: int, origin: str | None = None) -> dict:
     attrs = [{"key": "origin_format", "value": {"s": "ND"}}]
     if origin:
-        attrs += [{"key": "_datadump_origin_name", "value": {"s": origin}},
-                  {"key": "_datadump_origin_output_index", "value": {"i": 0}}]  # fmt: skip
+        attrs += [
+            {"key": "_datadump_origin_name", "value": {"s": origin}},
+            {"key": "_datadump_origin_output_index", "value": {"i": 0}},
+        ]
     return {"dtype": "DT_FLOAT16", "shape": {"dim": [n]}, "layout": "ND", "attr": attrs}
 
 
@@ -45,9 +47,20 @@ def write_pair(root: str, ops: int, n: int) -> dict[str, str]:
     on = [{"name": "x", "type": "Data", "output_desc": [_desc(n)]}]
     off = [{"name": "x", "type": "Data", "output_desc": [_desc(n)]}]
     for i in range(ops):
-        on.append({"name": f"autofuse_{i}", "type": "AscBackend", "input": ["x:0"], "output_desc": [_desc(n, f"Op_{i}")],
-                   "attr": [{"key": "_datadump_original_op_names",
-                             "value": {"list": {"s": [f"Op_{i}"], "val_type": "VT_LIST_STRING"}}}]})  # fmt: skip
+        on.append(
+            {
+                "name": f"autofuse_{i}",
+                "type": "AscBackend",
+                "input": ["x:0"],
+                "output_desc": [_desc(n, f"Op_{i}")],
+                "attr": [
+                    {
+                        "key": "_datadump_original_op_names",
+                        "value": {"list": {"s": [f"Op_{i}"], "val_type": "VT_LIST_STRING"}},
+                    }
+                ],
+            }
+        )
         off.append({"name": f"Op_{i}", "type": "Mul", "input": ["x:0"], "output_desc": [_desc(n)]})
     for side, ops_json in (("open", on), ("close", off)):
         os.makedirs(paths[side], exist_ok=True)
@@ -56,9 +69,15 @@ def write_pair(root: str, ops: int, n: int) -> dict[str, str]:
     for i in range(ops):
         ts = 1783906987170021 + i
         write_fp16(os.path.join(paths["open"], f"AscBackend.autofuse_{i}.3.44.{ts}.output.0.npy"), n, 10 + i)
-        write_fp16(os.path.join(paths["close"], f"Mul.Op_{i}.3.44.{ts}.output.0.npy"), n, 20 + i, scale=1.0005)
-    return {"open_graph": os.path.join(root, "open.json"), "close_graph": os.path.join(root, "close.json"),
-            "open_data": paths["open"], "close_data": paths["close"]}  # fmt: skip
+        write_fp16(
+            os.path.join(paths["close"], f"Mul.Op_{i}.3.44.{ts}.output.0.npy"), n, 20 + i, scale=1.0005
+        )
+    return {
+        "open_graph": os.path.join(root, "open.json"),
+        "close_graph": os.path.join(root, "close.json"),
+        "open_data": paths["open"],
+        "close_data": paths["close"],
+    }
 
 
 def main() -> None:
@@ -70,8 +89,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         paths = write_pair(tmp, ops, n)
         base_t, base_m, _ = child(BASELINE, paths["open_data"], paths["close_data"], str(ops))
-        print(f"compare: {ops} fused outputs of {n * 2 / MiB:.0f} MiB float16 each "
-              f"(baseline: the reference's load-whole + float64 copies)")  # fmt: skip
+        print(
+            f"compare: {ops} fused outputs of {n * 2 / MiB:.0f} MiB float16 each "
+            f"(baseline: the reference's load-whole + float64 copies)"
+        )
         print(f"  baseline          : {base_t:6.1f} s  peak RSS {base_m / MiB:6.0f} MiB")
         times = {}
         for jobs in (1, 2):
@@ -80,11 +101,19 @@ def main() -> None:
                 "sys.argv=['fpinspect','compare','--format','json','--jobs',sys.argv[5],'--af-open-graph',sys.argv[1],"
                 "'--af-close-graph',sys.argv[2],'--af-open-data',sys.argv[3],'--af-close-data',sys.argv[4]]; main()"
             )
-            t, m, _ = child(code, paths["open_graph"], paths["close_graph"], paths["open_data"], paths["close_data"],
-                            str(jobs))  # fmt: skip
+            t, m, _ = child(
+                code,
+                paths["open_graph"],
+                paths["close_graph"],
+                paths["open_data"],
+                paths["close_data"],
+                str(jobs),
+            )
             times[jobs] = t
-            print(f"  fpinspect --jobs {jobs}: {t:6.1f} s  peak RSS {m / MiB:6.0f} MiB  "
-                  f"-> time x{t / base_t:.2f}, memory x{m / base_m:.3f} (targets: <= 1, < 0.25)")  # fmt: skip
+            print(
+                f"  fpinspect --jobs {jobs}: {t:6.1f} s  peak RSS {m / MiB:6.0f} MiB  "
+                f"-> time x{t / base_t:.2f}, memory x{m / base_m:.3f} (targets: <= 1, < 0.25)"
+            )
         print(f"  --jobs 2 speed-up over --jobs 1: x{times[1] / times[2]:.2f}")
 
 

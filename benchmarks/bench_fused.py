@@ -57,8 +57,10 @@ s = accumulate(a, b, jobs=int(sys.argv[3]), worst=10)
 print(time.perf_counter() - t, s.script_max_abs)
 """
 
-DIFF = ("import sys; from fpinspect.cli import main; "
-        "sys.argv=['fpinspect','diff','--format','json','--jobs',sys.argv[3],sys.argv[1],sys.argv[2]]; main()")  # fmt: skip
+DIFF = (
+    "import sys; from fpinspect.cli import main; "
+    "sys.argv=['fpinspect','diff','--format','json','--jobs',sys.argv[3],sys.argv[1],sys.argv[2]]; main()"
+)
 
 READ_DIRS = """
 import sys, os, numpy as np
@@ -92,8 +94,12 @@ def row(label: str, run: tuple[float, int, str], base: float) -> None:
     """One line: the process's wall time and peak RSS; for the numpy and fused passes also the
     pass alone, timed inside the process (no interpreter start, imports or compile-cache load)."""
     t, mem, out = run
-    inner = f"  (the pass alone {float(out.split()[0]):6.2f} s)" if label.startswith(("plain", "fused")) else ""
-    print(f"    {label:38s}: {t:7.2f} s  peak RSS {mem / MiB:6.0f} MiB  x{t / base:5.2f} of the numpy pass{inner}")
+    inner = (
+        f"  (the pass alone {float(out.split()[0]):6.2f} s)" if label.startswith(("plain", "fused")) else ""
+    )
+    print(
+        f"    {label:38s}: {t:7.2f} s  peak RSS {mem / MiB:6.0f} MiB  x{t / base:5.2f} of the numpy pass{inner}"
+    )
 
 
 def bench_pair(tmp: str, n: int) -> None:
@@ -128,15 +134,34 @@ def bench_many_pairs(tmp: str, pairs: int) -> None:
     child(READ_DIRS, paths["open_data"], paths["close_data"])  # page cache warm
     read = child(READ_DIRS, paths["open_data"], paths["close_data"])
     rows = [("np.load every file (floor)", read)]
-    rows.append(("reference's way (load each pair, trio)",
-                 child(BASELINE_PAIRS, paths["open_data"], paths["close_data"], str(pairs))))  # fmt: skip
+    rows.append(
+        (
+            "reference's way (load each pair, trio)",
+            child(BASELINE_PAIRS, paths["open_data"], paths["close_data"], str(pairs)),
+        )
+    )
     out = os.path.join(tmp, "report.json")
     for jobs in (1, 2):
-        rows.append((f"fpinspect compare --jobs {jobs}",
-                     child(COMPARE, paths["open_graph"], paths["close_graph"], paths["open_data"],
-                           paths["close_data"], str(jobs), out)))  # fmt: skip
+        rows.append(
+            (
+                f"fpinspect compare --jobs {jobs}",
+                child(
+                    COMPARE,
+                    paths["open_graph"],
+                    paths["close_graph"],
+                    paths["open_data"],
+                    paths["close_data"],
+                    str(jobs),
+                    out,
+                ),
+            )
+        )
     for label, (t, mem, _) in rows:
-        over = f"  {(t - read[0]) / pairs * 1e3:6.2f} ms per pair above reading" if label.startswith("fpinspect") else ""
+        over = (
+            f"  {(t - read[0]) / pairs * 1e3:6.2f} ms per pair above reading"
+            if label.startswith("fpinspect")
+            else ""
+        )
         print(f"    {label:38s}: {t:7.2f} s  peak RSS {mem / MiB:6.0f} MiB{over}")
     with open(out) as f:
         records = json.load(f)["records"]
@@ -147,7 +172,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="16x smaller pair, 1 000 small pairs")
     p.add_argument("--dir", default=None, help="folder for the temporary files (needs ~1.5 GiB)")
-    p.add_argument("--pairs", type=int, default=None, help="small pairs in part 2 (default 10 000, quick 1 000)")
+    p.add_argument(
+        "--pairs", type=int, default=None, help="small pairs in part 2 (default 10 000, quick 1 000)"
+    )
     args = p.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         bench_pair(tmp, (128 * MiB) // (16 if args.quick else 1))

@@ -66,7 +66,9 @@ def write_text_graph(path: Path, target_bytes: int) -> int:
     first = next(i for i, line in enumerate(text) if line == "  op {\n")
     end = next(i for i in range(first, len(text)) if text[i] == "}\n")  # the end of graph[0]
     head, ops, tail = "".join(text[:first]), "".join(text[first:end]), "".join(text[end:])
-    quoted = re.compile(r'"(' + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r')(:-?\d+)?"')
+    quoted = re.compile(
+        r'"(' + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r')(:-?\d+)?"'
+    )
     copies = 0
     with open(path, "w", encoding="utf-8") as f:
         f.write(head)
@@ -95,11 +97,15 @@ def bench_text_graph(tmp: Path, full: bool) -> None:
     jt, jm, _ = child(LOAD, str(as_json))
     tt, tm, _ = child(LOAD, str(text))
     print(f"  load_graph(JSON)  : {jt:6.1f} s  peak RSS {jm / MiB:6.0f} MiB   (baseline)")
-    print(f"  load_graph(text)  : {tt:6.1f} s  peak RSS {tm / MiB:6.0f} MiB   -> time x{tt / jt:.2f}, memory x{tm / jm:.2f}")
+    print(
+        f"  load_graph(text)  : {tt:6.1f} s  peak RSS {tm / MiB:6.0f} MiB   -> time x{tt / jt:.2f}, memory x{tm / jm:.2f}"
+    )
     if not full:
         pt, pm, _ = child(TEXT_FORMAT, str(text))
-        print(f"  protobuf text_format + walk: {pt:6.1f} s ({mb_text / pt:.1f} MB/s), peak RSS {pm / MiB:.0f} MiB "
-              f"-> the printer-form reader is x{pt / tt:.1f} faster")  # fmt: skip
+        print(
+            f"  protobuf text_format + walk: {pt:6.1f} s ({mb_text / pt:.1f} MB/s), peak RSS {pm / MiB:.0f} MiB "
+            f"-> the printer-form reader is x{pt / tt:.1f} faster"
+        )
 
 
 def write_raw_folder(folder: Path, files: int, elements: int) -> None:
@@ -109,8 +115,12 @@ def write_raw_folder(folder: Path, files: int, elements: int) -> None:
     rng = np.random.default_rng(0)
     for i in range(files):
         data = rng.standard_normal(elements, dtype=np.float32).astype(np.float16)
-        write_raw_dump(folder / f"AscBackend.autofuse_{i}.{i}.0.{1700000000000000 + i}", f"autofuse_{i}", [],
-                       [RawPayload(data, "DT_FLOAT16", "ND", (elements,))])  # fmt: skip
+        write_raw_dump(
+            folder / f"AscBackend.autofuse_{i}.{i}.0.{1700000000000000 + i}",
+            f"autofuse_{i}",
+            [],
+            [RawPayload(data, "DT_FLOAT16", "ND", (elements,))],
+        )
 
 
 def bench_raw_folder(tmp: Path, full: bool) -> None:
@@ -123,15 +133,19 @@ def bench_raw_folder(tmp: Path, full: bool) -> None:
     convert_folder(raw, npy)
     convert = time.perf_counter() - t0
     size = sum(p.stat().st_size for p in raw.iterdir()) / MiB
-    print(f"[2] raw dump folder: {files} files, {size:.0f} MiB; fpinspect convert -> .npy took {convert:.1f} s")
+    print(
+        f"[2] raw dump folder: {files} files, {size:.0f} MiB; fpinspect convert -> .npy took {convert:.1f} s"
+    )
     child(STREAM, str(npy))  # warm the page cache for both, so neither pays the first read
     child(STREAM, str(raw))
     nt, nm, nout = child(STREAM, str(npy))
     rt, rm, rout = child(STREAM, str(raw))
     same = nout.split() == rout.split()
     print(f"  index + stream .npy : {nt:6.1f} s  peak RSS {nm / MiB:6.0f} MiB   (baseline)")
-    print(f"  index + stream raw  : {rt:6.1f} s  peak RSS {rm / MiB:6.0f} MiB   -> time x{rt / nt:.2f}, "
-          f"memory x{rm / nm:.2f}; same sums: {same}")  # fmt: skip
+    print(
+        f"  index + stream raw  : {rt:6.1f} s  peak RSS {rm / MiB:6.0f} MiB   -> time x{rt / nt:.2f}, "
+        f"memory x{rm / nm:.2f}; same sums: {same}"
+    )
 
 
 def main() -> None:

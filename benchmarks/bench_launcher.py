@@ -89,7 +89,9 @@ class FloodProcess:
 
 
 async def measure(args, runs_dir: Path) -> dict[str, list[float]]:
-    app = make_app(Settings(None, start="tasks", task="S", profile="full", devices=DEVICES, runs_dir=runs_dir))
+    app = make_app(
+        Settings(None, start="tasks", task="S", profile="full", devices=DEVICES, runs_dir=runs_dir)
+    )
     out: dict[str, list[float]] = {}
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -135,12 +137,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = asyncio.run(measure(args, Path(tmp)))
     base = statistics.median(out["idle"])
-    print(f"Tasks pane key presses, headless {SIZE[0]}x{SIZE[1]}, {args.presses} presses each (target < 100 ms)")
+    print(
+        f"Tasks pane key presses, headless {SIZE[0]}x{SIZE[1]}, {args.presses} presses each (target < 100 ms)"
+    )
     for name in ("idle", "task S running", "event flood"):
         xs = sorted(out[name])
         med, p95 = statistics.median(xs), xs[int(0.95 * (len(xs) - 1))]
-        print(f"  {name:<16} median {1000 * med:6.1f} ms   p95 {1000 * p95:6.1f} ms   max {1000 * xs[-1]:6.1f} ms"
-              f"   ({med / base:.2f}x idle)")  # fmt: skip
+        print(
+            f"  {name:<16} median {1000 * med:6.1f} ms   p95 {1000 * p95:6.1f} ms   max {1000 * xs[-1]:6.1f} ms"
+            f"   ({med / base:.2f}x idle)"
+        )
     print(f"  flood: {out['_flood_rate'][0]:.0f} events/s posted while pressing")
 
 

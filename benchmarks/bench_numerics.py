@@ -43,8 +43,12 @@ def child(code: str, *args: str) -> tuple[float, int, str]:
     with tempfile.NamedTemporaryFile("r") as hwm:
         env = {**os.environ, "FPI_HWM_FILE": hwm.name}
         t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", HWM_PRELUDE + textwrap.dedent(code), *args],
-                              stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-c", HWM_PRELUDE + textwrap.dedent(code), *args],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         wall = time.perf_counter() - t0
         if proc.returncode not in (0, 1):
             raise SystemExit(f"benchmark child failed:\n{code}")
@@ -59,7 +63,9 @@ def write_fp16(path: str, n: int, seed: int, scale: float = 1.0) -> None:
     for lo in range(0, n, step):
         hi = min(lo + step, n)
         base = np.random.default_rng(lo).standard_normal(hi - lo).astype(np.float32)
-        arr[lo:hi] = (base * (scale + rng.uniform(-1e-3, 1e-3, hi - lo).astype(np.float32))).astype(np.float16)
+        arr[lo:hi] = (base * (scale + rng.uniform(-1e-3, 1e-3, hi - lo).astype(np.float32))).astype(
+            np.float16
+        )
     arr.flush()
     del arr
 
@@ -74,8 +80,10 @@ def bench_ulp_diff(n: int) -> None:
     b = (a.astype(np.float32) * 1.001).astype(np.float16)
     ours = min(_timed(lambda: ulp_diff(a, b)) for _ in range(3))
     theirs = min(_timed(lambda: nulp_diff(a, b)) for _ in range(3))
-    print(f"[1] ulp_diff vs numpy nulp_diff, {n / MiB:.0f} Mi float16: "
-          f"{ours * 1e3:.0f} ms vs {theirs * 1e3:.0f} ms -> {theirs / ours:.1f}x faster (target >= 3x)")  # fmt: skip
+    print(
+        f"[1] ulp_diff vs numpy nulp_diff, {n / MiB:.0f} Mi float16: "
+        f"{ours * 1e3:.0f} ms vs {theirs * 1e3:.0f} ms -> {theirs / ours:.1f}x faster (target >= 3x)"
+    )
 
 
 def _timed(fn) -> float:
@@ -97,7 +105,9 @@ def bench_error_stats(tmp: str, n: int) -> None:
     a, b = os.path.join(tmp, "big_a.npy"), os.path.join(tmp, "big_b.npy")
     write_fp16(a, n, 1)
     write_fp16(b, n, 2)
-    code = RSS_NOW + """
+    code = (
+        RSS_NOW
+        + """
 import sys, resource, numpy as np
 from fpinspect.numerics import error_stats
 x = np.load(sys.argv[1], mmap_mode="r"); y = np.load(sys.argv[2], mmap_mode="r")
@@ -105,11 +115,14 @@ start = rss_now()
 s = error_stats(x, y)
 print(start, s["ulp"]["p99"])
 """
+    )
     wall, peak, out = child(code, a, b)
     start = int(out.split()[0])
     above = (peak - start) / MiB
-    print(f"[2] error_stats on a {n * 2 / MiB:.0f} MiB float16 memmap pair: {wall:.1f} s, "
-          f"peak RSS {above:.0f} MiB above start (target < 256 MiB)")  # fmt: skip
+    print(
+        f"[2] error_stats on a {n * 2 / MiB:.0f} MiB float16 memmap pair: {wall:.1f} s, "
+        f"peak RSS {above:.0f} MiB above start (target < 256 MiB)"
+    )
     os.remove(a)
     os.remove(b)
 
@@ -141,14 +154,18 @@ def bench_diff(tmp: str, n: int) -> None:
     print(f"[3] diff of two {n * 2 / MiB:.0f} MiB float16 files (baseline: load whole + float64 copies)")
     print(f"    baseline          : {base_t:6.1f} s  peak RSS {base_m / MiB:6.0f} MiB")
     for jobs, (t, m, _) in runs.items():
-        print(f"    fpinspect --jobs {jobs}: {t:6.1f} s  peak RSS {m / MiB:6.0f} MiB  "
-              f"-> time x{t / base_t:.2f}, memory x{m / base_m:.3f} (targets: <= 1, < 0.25)")  # fmt: skip
+        print(
+            f"    fpinspect --jobs {jobs}: {t:6.1f} s  peak RSS {m / MiB:6.0f} MiB  "
+            f"-> time x{t / base_t:.2f}, memory x{m / base_m:.3f} (targets: <= 1, < 0.25)"
+        )
     import json
 
     ours = json.loads(runs[1][2])
     cos, mabs, mrel = (float(v) for v in base_out.split())
-    print(f"    same numbers: cosine {ours['cosine']:.12f} vs {cos:.12f}; max_abs {ours['max_abs']:.6e} vs {mabs:.6e}; "
-          f"max_rel {ours['max_rel']:.6e} vs {mrel:.6e}")  # fmt: skip
+    print(
+        f"    same numbers: cosine {ours['cosine']:.12f} vs {cos:.12f}; max_abs {ours['max_abs']:.6e} vs {mabs:.6e}; "
+        f"max_rel {ours['max_rel']:.6e} vs {mrel:.6e}"
+    )
     os.remove(a)
     os.remove(b)
 

@@ -21,15 +21,21 @@ import numpy as np
 from bench_numerics import MiB, child
 
 ROWS, COLS = 8192, 4096
-CHAIN = [("Muls_1", "Muls", {"value": {"f": "0.05"}}), ("Exp_2", "Exp", {}),
-         ("Adds_3", "Adds", {"value": {"f": "-1"}}), ("Muls_4", "Muls", {"value": {"f": "20"}})]  # fmt: skip
+CHAIN = [
+    ("Muls_1", "Muls", {"value": {"f": "0.05"}}),
+    ("Exp_2", "Exp", {}),
+    ("Adds_3", "Adds", {"value": {"f": "-1"}}),
+    ("Muls_4", "Muls", {"value": {"f": "20"}}),
+]
 
 
 def _desc(shape, origin: str | None = None) -> dict:
     attrs = [{"key": "origin_format", "value": {"s": "ND"}}]
     if origin:
-        attrs += [{"key": "_datadump_origin_name", "value": {"s": origin}},
-                  {"key": "_datadump_origin_output_index", "value": {"i": 0}}]  # fmt: skip
+        attrs += [
+            {"key": "_datadump_origin_name", "value": {"s": origin}},
+            {"key": "_datadump_origin_output_index", "value": {"i": 0}},
+        ]
     return {"dtype": "DT_FLOAT16", "shape": {"dim": list(shape)}, "layout": "ND", "attr": attrs}
 
 
@@ -60,8 +66,17 @@ def write_case(root: str, kind: str, rows: int) -> dict[str, str]:
 
     if kind == "chain":
         names = [n for n, _, _ in CHAIN]
-        off = x_ops + [{"name": n, "type": t, "input": [f"{prev}:0"], "attr": _attrs(a), "input_desc": [_desc(shape)],
-                        "output_desc": [_desc(shape)]} for (n, t, a), prev in zip(CHAIN, ["x"] + names)]  # fmt: skip
+        off = x_ops + [
+            {
+                "name": n,
+                "type": t,
+                "input": [f"{prev}:0"],
+                "attr": _attrs(a),
+                "input_desc": [_desc(shape)],
+                "output_desc": [_desc(shape)],
+            }
+            for (n, t, a), prev in zip(CHAIN, ["x"] + names)
+        ]
 
         def eager(lo, hi):
             v = x(lo, hi)
@@ -81,12 +96,20 @@ def write_case(root: str, kind: str, rows: int) -> dict[str, str]:
         first, last, types = "Muls_1", "Muls_4", [t for _, t, _ in CHAIN]
     else:
         names, types = ["ln"], ["LayerNorm"]
-        off = x_ops + [{"name": "g", "type": "Const", "output_desc": [_desc((COLS,))]},
-                       {"name": "b", "type": "Const", "output_desc": [_desc((COLS,))]},
-                       {"name": "ln", "type": "LayerNorm", "input": ["x:0", "g:0", "b:0"],
-                        "attr": _attrs({"begin_norm_axis": {"i": 1}, "begin_params_axis": {"i": 1},
-                                        "epsilon": {"f": "1e-05"}}),
-                        "input_desc": [_desc(shape), _desc((COLS,)), _desc((COLS,))], "output_desc": [_desc(shape)]}]  # fmt: skip
+        off = x_ops + [
+            {"name": "g", "type": "Const", "output_desc": [_desc((COLS,))]},
+            {"name": "b", "type": "Const", "output_desc": [_desc((COLS,))]},
+            {
+                "name": "ln",
+                "type": "LayerNorm",
+                "input": ["x:0", "g:0", "b:0"],
+                "attr": _attrs(
+                    {"begin_norm_axis": {"i": 1}, "begin_params_axis": {"i": 1}, "epsilon": {"f": "1e-05"}}
+                ),
+                "input_desc": [_desc(shape), _desc((COLS,)), _desc((COLS,))],
+                "output_desc": [_desc(shape)],
+            },
+        ]
 
         def norm(lo, hi):
             v = x(lo, hi).astype(np.float32)
@@ -103,10 +126,18 @@ def write_case(root: str, kind: str, rows: int) -> dict[str, str]:
             np.save(os.path.join(off_dir, f"LayerNorm.ln.{ts}.input.1.npy"), np.ones(COLS, np.float16))
             np.save(os.path.join(off_dir, f"LayerNorm.ln.{ts}.input.2.npy"), np.zeros(COLS, np.float16))
     ins = ["x:0"] + (["g:0", "b:0"] if kind == "norm" else [])
-    on = off[: len(ins)] + [{"name": "fused", "type": "AscBackend", "input": ins,
-                             "output_desc": [_desc(shape, last)],
-                             "attr": [{"key": "_datadump_original_op_names", "value": {"list": {"s": names}}},
-                                      {"key": "_datadump_original_op_types", "value": {"list": {"s": types}}}]}]  # fmt: skip
+    on = off[: len(ins)] + [
+        {
+            "name": "fused",
+            "type": "AscBackend",
+            "input": ins,
+            "output_desc": [_desc(shape, last)],
+            "attr": [
+                {"key": "_datadump_original_op_names", "value": {"list": {"s": names}}},
+                {"key": "_datadump_original_op_types", "value": {"list": {"s": types}}},
+            ],
+        }
+    ]
     for side, ops in (("on", on), ("off", off)):
         with open(os.path.join(root, kind, f"{side}.json"), "w") as f:
             json.dump({"name": "bench", "graph": [{"name": side, "op": ops}]}, f)
@@ -114,8 +145,12 @@ def write_case(root: str, kind: str, rows: int) -> dict[str, str]:
     _save(os.path.join(on_dir, f"AscBackend.fused.{ts}.output.0.npy"), shape, fused)
     _save(os.path.join(off_dir, f"{types[0]}.{first}.{ts}.input.0.npy"), shape, x)
     _save(os.path.join(off_dir, f"{types[-1]}.{last}.{ts}.output.0.npy"), shape, eager)
-    return {"on": os.path.join(root, kind, "on.json"), "off": os.path.join(root, kind, "off.json"),
-            "on_data": on_dir, "off_data": off_dir}  # fmt: skip
+    return {
+        "on": os.path.join(root, kind, "on.json"),
+        "off": os.path.join(root, kind, "off.json"),
+        "on_data": on_dir,
+        "off_data": off_dir,
+    }
 
 
 CODE = """
@@ -139,8 +174,10 @@ def main() -> None:
     p.add_argument("--dir", default=None, help="folder for the temporary dumps (needs ~600 MiB)")
     args = p.parse_args()
     rows = ROWS // (16 if args.quick else 1)
-    print(f"replay of one fused op on a float16 tensor of {rows * COLS * 2 / MiB:.0f} MiB "
-          f"(ratio: replay time / compare time of the same op, in one process)")  # fmt: skip
+    print(
+        f"replay of one fused op on a float16 tensor of {rows * COLS * 2 / MiB:.0f} MiB "
+        f"(ratio: replay time / compare time of the same op, in one process)"
+    )
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         for kind, what in (
             ("chain", "Muls -> Exp -> Adds -> Muls (row blocks)"),
@@ -150,8 +187,10 @@ def main() -> None:
             _, peak, out = child(CODE, paths["on"], paths["off"], paths["on_data"], paths["off_data"])
             compare, replay, status = out.split()
             ratio = float(replay) / float(compare)
-            print(f"  {what:42s}: compare {float(compare):6.2f} s  replay {float(replay):6.2f} s  "
-                  f"ratio {ratio:5.1f}x  peak RSS {peak / MiB:6.0f} MiB  ({status})")  # fmt: skip
+            print(
+                f"  {what:42s}: compare {float(compare):6.2f} s  replay {float(replay):6.2f} s  "
+                f"ratio {ratio:5.1f}x  peak RSS {peak / MiB:6.0f} MiB  ({status})"
+            )
 
 
 if __name__ == "__main__":

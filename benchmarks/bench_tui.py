@@ -187,8 +187,18 @@ class _ListApp(App):
             t = self.query_one(DataTable)
             for col in ("#", "fused op", "type", "orig", "verdict", "worst", "cause"):
                 t.add_column(col)
-            t.add_rows((str(r.position + 1), r.name, r.op.type, str(len(r.op.original_op_names)), r.verdict or "-",
-                        format_score(r.score), r.role or "") for r in self.insp.rows)  # fmt: skip
+            t.add_rows(
+                (
+                    str(r.position + 1),
+                    r.name,
+                    r.op.type,
+                    str(len(r.op.original_op_names)),
+                    r.verdict or "-",
+                    format_score(r.score),
+                    r.role or "",
+                )
+                for r in self.insp.rows
+            )
         else:
             self.query_one(OpList).set_rows(self.insp.rows, self.insp.view())
 
@@ -230,8 +240,12 @@ def large_pair(root: Path, mib: int) -> tuple[float, int]:
     show its drill-down (numbers, histogram, worst elements, error profile)."""
     n = mib * MiB // 2
     write_synthetic(root, 1, dumped=0, shape=(n,))
-    write_fp16(str(root / "datadump_af_open" / f"AscBackend.autofuse_0_Mul_Add.3.44.{TIMESTAMP}.output.0.npy"), n, 1,
-               scale=1.0005)  # fmt: skip
+    write_fp16(
+        str(root / "datadump_af_open" / f"AscBackend.autofuse_0_Mul_Add.3.44.{TIMESTAMP}.output.0.npy"),
+        n,
+        1,
+        scale=1.0005,
+    )
     write_fp16(str(root / "datadump_af_close" / f"Add.Add_0.3.44.{TIMESTAMP}.output.0.npy"), n, 1)
     _, peak, out = child(LARGE_CHILD, str(root), str(HERE.parent), str(HERE.parent / "tests" / "tui"))
     return float(out.split()[-1]), peak
@@ -260,30 +274,46 @@ def main() -> None:
         insp = Inspection.load(resolve(str(root)))
         table = statistics.median(asyncio.run(list_paint(insp, True)) for _ in range(args.repeat))
         oplist = statistics.median(asyncio.run(list_paint(insp, False)) for _ in range(args.repeat))
-        print(f"fpinspect open on {args.ops:,} fused ops ({len(insp.sweep_order()):,} pairs), "
-              f"headless {SIZE[0]}x{SIZE[1]}, median of {args.repeat}")  # fmt: skip
+        print(
+            f"fpinspect open on {args.ops:,} fused ops ({len(insp.sweep_order()):,} pairs), "
+            f"headless {SIZE[0]}x{SIZE[1]}, median of {args.repeat}"
+        )
         size = graph_file.stat().st_size / MiB
         print(f"  first paint                {med['first paint']:7.3f} s")
         print(f"  first ops listed           {med['first ops']:7.3f} s   (target: 2 s for 100 000 ops)")
         print(f"  G on the last op           {med['G on the last op']:7.3f} s   (target: 3 s)")
-        print(f"  key press while loading    {1000 * med['key press while loading']:7.1f} ms  (target: < 50 ms)")
+        print(
+            f"  key press while loading    {1000 * med['key press while loading']:7.1f} ms  (target: < 50 ms)"
+        )
         print(f"  interactive (all loaded)   {med['interactive']:7.3f} s")
         print(f"  every pair compared        {med['compared']:7.3f} s")
         print(f"  peak RSS to interactive    {peak / MiB:7.0f} MiB (target: < 1536 MiB)")
-        print(f"  baseline: json.load of the fusion-on graph ({size:.0f} MiB) {stdlib:.3f} s; "
-              f"outline {outline:.3f} s ({stdlib / outline:.1f}x faster)")  # fmt: skip
-        print(f"  baseline: load_graph as before (json.load + decoders) {before:.3f} s; "
-              f"first ops / that = {med['first ops'] / before:.2f}")  # fmt: skip
-        print(f"  baseline: Inspection.load  {load:7.3f} s   interactive / load = {med['interactive'] / load:.2f}")
-        print(f"  op list first paint        {oplist:7.3f} s   DataTable with the same rows {table:.3f} s "
-              f"({table / oplist:.1f}x slower)")  # fmt: skip
+        print(
+            f"  baseline: json.load of the fusion-on graph ({size:.0f} MiB) {stdlib:.3f} s; "
+            f"outline {outline:.3f} s ({stdlib / outline:.1f}x faster)"
+        )
+        print(
+            f"  baseline: load_graph as before (json.load + decoders) {before:.3f} s; "
+            f"first ops / that = {med['first ops'] / before:.2f}"
+        )
+        print(
+            f"  baseline: Inspection.load  {load:7.3f} s   interactive / load = {med['interactive'] / load:.2f}"
+        )
+        print(
+            f"  op list first paint        {oplist:7.3f} s   DataTable with the same rows {table:.3f} s "
+            f"({table / oplist:.1f}x slower)"
+        )
         for key in ("key press", "filter keystroke"):
-            print(f"  {key:<26} {1000 * med[key]:7.1f} ms  with 4 ops {1000 * base[key]:.1f} ms "
-                  f"({med[key] / base[key]:.2f}x)")  # fmt: skip
+            print(
+                f"  {key:<26} {1000 * med[key]:7.1f} ms  with 4 ops {1000 * base[key]:.1f} ms "
+                f"({med[key] / base[key]:.2f}x)"
+            )
         if args.large:
             secs, peak = large_pair(Path(tmp) / "large", args.large)
-            print(f"  drill-down into two {args.large} MiB files: {secs:.1f} s, peak RSS {peak / MiB:.0f} MiB "
-                  f"({peak / (2 * args.large * MiB):.2f} of the data)")  # fmt: skip
+            print(
+                f"  drill-down into two {args.large} MiB files: {secs:.1f} s, peak RSS {peak / MiB:.0f} MiB "
+                f"({peak / (2 * args.large * MiB):.2f} of the data)"
+            )
 
 
 if __name__ == "__main__":

@@ -19,7 +19,13 @@ def build_parser() -> argparse.ArgumentParser:
         prog="fusion-precision-analyzer",
         description="融合算子精度定位工具 / fusion operator precision analyzer (fpinspect drop-in)",
     )
-    p.add_argument("--mode", type=int, choices=[1, 2], default=1, help="1: batch compare dumps (default); 2: two npy files")
+    p.add_argument(
+        "--mode",
+        type=int,
+        choices=[1, 2],
+        default=1,
+        help="1: batch compare dumps (default); 2: two npy files",
+    )
     p.add_argument("--af-open-graph", help="dump graph JSON with auto-fusion enabled")
     p.add_argument("--af-close-graph", help="dump graph JSON with auto-fusion disabled")
     p.add_argument("--af-open-data", help="datadump npy folder with auto-fusion enabled")
@@ -59,15 +65,22 @@ def _cell(text: str | None, width: int) -> str:
 def _row(kind: str, rec) -> str:
     p, r = rec.plan, rec.result
     cells = [
-        kind, _cell(p.fused_op, 35), str(p.fused_index), _cell(p.origin_op, 24),
+        kind,
+        _cell(p.fused_op, 35),
+        str(p.fused_index),
+        _cell(p.origin_op, 24),
         "-" if p.origin_index is None else str(p.origin_index),
-        _fmt(r.cosine if r else None, ".8f"), _fmt(r.max_abs if r else None, ".4e"),
-        _fmt(r.max_rel if r else None, ".4e"), reference_status(rec.status),
-    ]  # fmt: skip
+        _fmt(r.cosine if r else None, ".8f"),
+        _fmt(r.max_abs if r else None, ".4e"),
+        _fmt(r.max_rel if r else None, ".4e"),
+        reference_status(rec.status),
+    ]
     return " | ".join(cells)
 
 
-def run_mode1(open_graph: str, close_graph: str, open_data: str, close_data: str, *, compare_input: bool) -> int:
+def run_mode1(
+    open_graph: str, close_graph: str, open_data: str, close_data: str, *, compare_input: bool
+) -> int:
     from .dumps.compare import DumpComparison
     from .dumps.errors import InputError
 
@@ -83,8 +96,19 @@ def run_mode1(open_graph: str, close_graph: str, open_data: str, close_data: str
     ins = [r for r in report.records if r.plan.kind == "input"]
     found = f"找到 {len(outs)} 个融合算子输出映射"
     print(found + (f", {len(ins)} 个融合算子输入映射" if compare_input else ""))
-    header = " | ".join(["类型", _cell("融合算子名", 35), "索引", _cell("原算子名", 24), "原索引",
-                         "余弦相似度", "绝对误差最大值", "相对误差最大值", "状态"])  # fmt: skip
+    header = " | ".join(
+        [
+            "类型",
+            _cell("融合算子名", 35),
+            "索引",
+            _cell("原算子名", 24),
+            "原索引",
+            "余弦相似度",
+            "绝对误差最大值",
+            "相对误差最大值",
+            "状态",
+        ]
+    )
     print(header)
     print("-" * 131)
     for rec in outs:
@@ -101,11 +125,20 @@ def main(argv: list[str] | None = None) -> int:
         if not args.npy_a or not args.npy_b:
             parser.error("mode 2 needs --npy-a and --npy-b")
         return run_mode2(args.npy_a, args.npy_b)
-    missing = [f for f in ("af_open_graph", "af_close_graph", "af_open_data", "af_close_data") if not getattr(args, f)]
+    missing = [
+        f
+        for f in ("af_open_graph", "af_close_graph", "af_open_data", "af_close_data")
+        if not getattr(args, f)
+    ]
     if missing:
         parser.error("mode 1 needs " + ", ".join("--" + m.replace("_", "-") for m in missing))
-    return run_mode1(args.af_open_graph, args.af_close_graph, args.af_open_data, args.af_close_data,
-                     compare_input=args.compare_input)  # fmt: skip
+    return run_mode1(
+        args.af_open_graph,
+        args.af_close_graph,
+        args.af_open_data,
+        args.af_close_data,
+        compare_input=args.compare_input,
+    )
 
 
 def console_main() -> None:

@@ -51,8 +51,13 @@ def _lint_imports(cwd, pythonpath=None) -> subprocess.CompletedProcess:
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
     script = Path(sys.executable).with_name("lint-imports")
-    return subprocess.run([str(script), "--config", str(ROOT / "pyproject.toml"), "--no-cache"], cwd=cwd,
-                          env=env, capture_output=True, text=True)  # fmt: skip
+    return subprocess.run(
+        [str(script), "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_layers_import_downward_only():

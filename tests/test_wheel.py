@@ -55,24 +55,51 @@ def test_the_wheel_ships_the_sample_and_opens_it(tmp_path):
     shutil.copytree(ROOT / "fpinspect", src / "fpinspect", ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
-    _run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
-         "--wheel-dir", tmp_path / "dist", src)  # fmt: skip
+    _run(
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--quiet",
+        "--no-deps",
+        "--no-build-isolation",
+        "--no-index",
+        "--wheel-dir",
+        tmp_path / "dist",
+        src,
+    )
     (wheel,) = (tmp_path / "dist").glob("fpinspect-*.whl")
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
     sample = {n for n in names if n.startswith("fpinspect/sample_dumps/")}
-    assert {f"fpinspect/sample_dumps/{case}/dumpgraph_af_{side}/Build.json"
-            for case in ("regression", "clean") for side in ("open", "close")} <= sample  # fmt: skip
+    assert {
+        f"fpinspect/sample_dumps/{case}/dumpgraph_af_{side}/Build.json"
+        for case in ("regression", "clean")
+        for side in ("open", "close")
+    } <= sample
     assert len([n for n in sample if n.endswith(".npy")]) > 100
     assert "fpinspect/tui/styles/app.tcss" in names
 
     env = tmp_path / "env"
     _run(sys.executable, "-m", "venv", "--without-pip", env)
     python = env / "bin" / "python"
-    site = Path(_run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").stdout.strip())
+    site = Path(
+        _run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").stdout.strip()
+    )
     # the dependencies: this environment's packages, after the fresh environment's own
     (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
-    _run(sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps", "--no-index", wheel)
+    _run(
+        sys.executable,
+        "-m",
+        "pip",
+        "--python",
+        python,
+        "install",
+        "--quiet",
+        "--no-deps",
+        "--no-index",
+        wheel,
+    )
 
     assert _run(env / "bin" / "fpinspect", "--version", cwd=tmp_path).stdout.startswith("fpinspect, version")
     opened = _run(python, "-c", OPEN_THE_SAMPLE, cwd=tmp_path, timeout=240)

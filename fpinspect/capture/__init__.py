@@ -18,8 +18,13 @@ from __future__ import annotations
 
 import importlib
 
-_EXPORTS = {"Capture": ".pipeline", "DumpPair": ".pipeline", "Injection": ".inject", "load_model": ".models",
-            "CaptureError": ".errors"}  # fmt: skip
+_EXPORTS = {
+    "Capture": ".pipeline",
+    "DumpPair": ".pipeline",
+    "Injection": ".inject",
+    "load_model": ".models",
+    "CaptureError": ".errors",
+}
 
 __all__ = sorted(_EXPORTS)
 

@@ -135,8 +135,9 @@ def _randomise_norms(module: nn.Module, gen: torch.Generator) -> None:
 Demo = tuple[nn.Module, tuple[torch.Tensor, ...]]
 
 
-def _seeded(seed: int, make: Callable[[], nn.Module], shape: tuple[int, ...], *,
-            trained_norms: bool = False) -> Demo:  # fmt: skip
+def _seeded(
+    seed: int, make: Callable[[], nn.Module], shape: tuple[int, ...], *, trained_norms: bool = False
+) -> Demo:
     """``make()`` under ``torch.manual_seed(seed)`` and one input of ``shape`` drawn from a
     generator seeded ``seed + 1`` (which first gives the norms their statistics, if asked)."""
     torch.manual_seed(seed)
@@ -160,8 +161,11 @@ def conv(seed: int = 0) -> Demo:
 def encoder(seed: int = 0) -> Demo:
     """``nn.TransformerEncoderLayer`` (post-norm, ReLU, dropout 0.1 off in eval), batch 2 x
     8 tokens x 32 features, 2 heads, feed-forward width 64."""
-    return _seeded(seed, lambda: nn.TransformerEncoderLayer(32, 2, dim_feedforward=64, dropout=0.1,
-                                                            batch_first=True), (2, 8, 32))  # fmt: skip
+    return _seeded(
+        seed,
+        lambda: nn.TransformerEncoderLayer(32, 2, dim_feedforward=64, dropout=0.1, batch_first=True),
+        (2, 8, 32),
+    )
 
 
 def rotary(seed: int = 0) -> Demo:

@@ -42,8 +42,15 @@ class DumpWriter:
         self.task = 0
         folder.mkdir(parents=True, exist_ok=True)
 
-    def write_op(self, op_type: str, op_name: str, inputs: list[np.ndarray], outputs: list[np.ndarray],
-                 input_descs: list[Desc] | None = None, output_descs: list[Desc] | None = None) -> None:  # fmt: skip
+    def write_op(
+        self,
+        op_type: str,
+        op_name: str,
+        inputs: list[np.ndarray],
+        outputs: list[np.ndarray],
+        input_descs: list[Desc] | None = None,
+        output_descs: list[Desc] | None = None,
+    ) -> None:
         """Dump one op execution: the stored arrays of its inputs and outputs and, for raw
         files (whose headers describe every tensor), their descriptions."""
         self.task += 1
@@ -53,8 +60,13 @@ class DumpWriter:
             if len(stem) >= MAX_FILE_NAME:  # the device names such a dump by a number
                 name = str(self.task)
                 add_mapping(self.folder, name, stem)
-            write_raw_dump(self.folder / name, op_name, list(map(_payload, inputs, input_descs)),
-                           list(map(_payload, outputs, output_descs)), dump_time=BASE_TIMESTAMP + self.task)  # fmt: skip
+            write_raw_dump(
+                self.folder / name,
+                op_name,
+                list(map(_payload, inputs, input_descs)),
+                list(map(_payload, outputs, output_descs)),
+                dump_time=BASE_TIMESTAMP + self.task,
+            )
             return
         for io, arrays in (("input", inputs), ("output", outputs)):
             for index, array in enumerate(arrays):

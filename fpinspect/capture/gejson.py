@@ -98,8 +98,15 @@ class GraphWriter:
         self.ops: list[dict] = []
         self.inputs: list[str] = []
 
-    def add(self, name: str, type: str, inputs: list[str], input_descs: list[Desc], output_descs: list[Desc],
-            attrs: dict[str, Any] | None = None) -> None:  # fmt: skip
+    def add(
+        self,
+        name: str,
+        type: str,
+        inputs: list[str],
+        input_descs: list[Desc],
+        output_descs: list[Desc],
+        attrs: dict[str, Any] | None = None,
+    ) -> None:
         """Add an op; ``inputs`` are ``"producer:index"`` strings, one per input desc."""
         op: dict[str, Any] = {"name": name, "type": type}
         if self.ops:

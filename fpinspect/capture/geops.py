@@ -43,10 +43,20 @@ if TYPE_CHECKING:
 
 #: ``ge::DataType`` numbers (``types.h``; the sheet's §4) of the dtypes a Cast can target.
 GE_DATATYPE = {
-    torch.float32: 0, torch.float16: 1, torch.int8: 2, torch.int32: 3, torch.uint8: 4, torch.int16: 6,
-    torch.uint16: 7, torch.uint32: 8, torch.int64: 9, torch.uint64: 10, torch.float64: 11, torch.bool: 12,
+    torch.float32: 0,
+    torch.float16: 1,
+    torch.int8: 2,
+    torch.int32: 3,
+    torch.uint8: 4,
+    torch.int16: 6,
+    torch.uint16: 7,
+    torch.uint32: 8,
+    torch.int64: 9,
+    torch.uint64: 10,
+    torch.float64: 11,
+    torch.bool: 12,
     torch.bfloat16: 27,
-}  # fmt: skip
+}
 
 #: The five bit masks of ``StridedSlice`` / ``StridedSliceD``, written even when 0, as GE does.
 _MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
@@ -190,8 +200,10 @@ def _clip(call: Call, low: Any, high: Any) -> GeForm:
     """``clamp``: both bounds as ClipByValue, one bound as Maximum / Minimum."""
     if low is not None and high is not None:
         if isinstance(low, fx.Node) or isinstance(high, fx.Node):
-            return GeForm("ClipByValue", [call.x, call.scalar("clip_value_min", low),
-                                          call.scalar("clip_value_max", high)])  # fmt: skip
+            return GeForm(
+                "ClipByValue",
+                [call.x, call.scalar("clip_value_min", low), call.scalar("clip_value_max", high)],
+            )
         bounds = {"clip_value_min": _float(low), "clip_value_max": _float(high)}
         return GeForm("ClipByValue", [call.x], bounds)
     if low is not None:
@@ -235,19 +247,29 @@ def _attrs_only(**names: str) -> Callable[[Call], GeForm]:
 
 def _batch_norm(call: Call) -> GeForm:
     channels = (call.shape(call.x)[1],)
-    operands = [call.x, call.filled("scale", call.get("weight"), channels, 1.0),
-                call.filled("offset", call.get("bias"), channels, 0.0),
-                call["running_mean"], call["running_var"]]  # fmt: skip
+    operands = [
+        call.x,
+        call.filled("scale", call.get("weight"), channels, 1.0),
+        call.filled("offset", call.get("bias"), channels, 0.0),
+        call["running_mean"],
+        call["running_var"],
+    ]
     training = bool(call.get("training", False))
-    return GeForm("BatchNorm", operands, {"epsilon": _float(call["eps"]), "data_format": "NCHW",
-                                          "is_training": training})  # fmt: skip
+    return GeForm(
+        "BatchNorm",
+        operands,
+        {"epsilon": _float(call["eps"]), "data_format": "NCHW", "is_training": training},
+    )
 
 
 def _layer_norm(call: Call) -> GeForm:
     params = tuple(call["normalized_shape"])
     begin = call.rank - len(params)
-    operands = [call.x, call.filled("gamma", call.get("weight"), params, 1.0),
-                call.filled("beta", call.get("bias"), params, 0.0)]  # fmt: skip
+    operands = [
+        call.x,
+        call.filled("gamma", call.get("weight"), params, 1.0),
+        call.filled("beta", call.get("bias"), params, 0.0),
+    ]
     attrs = {"begin_norm_axis": begin, "begin_params_axis": begin, "epsilon": _float(call["eps"])}
     return GeForm("LayerNorm", operands, attrs)
 
@@ -258,17 +280,29 @@ def _rms_norm(call: Call) -> GeForm:
     if eps is None:  # ATen's default: the machine epsilon of the type it computes in
         dtype = call.x.meta["val"].dtype
         eps = torch.finfo(torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype).eps
-    return GeForm("RmsNorm", [call.x, call.filled("gamma", call.get("weight"), params, 1.0)],
-                  {"epsilon": _float(eps)})  # fmt: skip
+    return GeForm(
+        "RmsNorm", [call.x, call.filled("gamma", call.get("weight"), params, 1.0)], {"epsilon": _float(eps)}
+    )
 
 
 def _group_norm(call: Call) -> GeForm:
     channels = (call.shape(call.x)[1],)
-    operands = [call.x, call.filled("gamma", call.get("weight"), channels, 1.0),
-                call.filled("beta", call.get("bias"), channels, 0.0)]  # fmt: skip
+    operands = [
+        call.x,
+        call.filled("gamma", call.get("weight"), channels, 1.0),
+        call.filled("beta", call.get("bias"), channels, 0.0),
+    ]
     groups = call["num_groups"] if "num_groups" in call.args else call["group"]
-    return GeForm("GroupNorm", operands, {"num_groups": int(groups), "epsilon": _float(call["eps"]),
-                                          "data_format": "NCHW", "is_training": False})  # fmt: skip
+    return GeForm(
+        "GroupNorm",
+        operands,
+        {
+            "num_groups": int(groups),
+            "epsilon": _float(call["eps"]),
+            "data_format": "NCHW",
+            "is_training": False,
+        },
+    )
 
 
 # --------------------------------------------------------------------------- reductions

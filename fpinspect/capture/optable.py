@@ -46,7 +46,9 @@ def _table(kind: str, names: str, cube: bool = False) -> dict[str, OpSpec]:
 
 #: ATen overload-packet name -> spec. GE names follow the operators torchair converts to.
 OPS: dict[str, OpSpec] = {
-    **_table(POINTWISE, """
+    **_table(
+        POINTWISE,
+        """
         add:Add sub:Sub rsub:Sub mul:Mul div:RealDiv neg:Neg abs:Abs exp:Exp log:Log
         sqrt:Sqrt rsqrt:Rsqrt reciprocal:Reciprocal pow:Pow square:Square erf:Erf
         tanh:Tanh sigmoid:Sigmoid relu:Relu gelu:GeluV2 silu:Swish hardswish:HardSwish
@@ -54,32 +56,46 @@ OPS: dict[str, OpSpec] = {
         clamp_min:Maximum clamp_max:Minimum maximum:Maximum minimum:Minimum where:SelectV2
         sin:Sin cos:Cos _to_copy:Cast to:Cast _native_batch_norm_legit_no_training:BatchNorm
         batch_norm:BatchNorm
-    """),
-    **_table(REDUCTION, """
+    """,
+    ),
+    **_table(
+        REDUCTION,
+        """
         sum:ReduceSumD mean:ReduceMeanD amax:ReduceMaxD amin:ReduceMinD prod:ReduceProdD
         var:ReduceVar var_mean:ReduceVarMean softmax:SoftmaxV2 _softmax:SoftmaxV2
         log_softmax:LogSoftmaxV2 _log_softmax:LogSoftmaxV2 layer_norm:LayerNorm
         native_layer_norm:LayerNorm group_norm:GroupNorm native_group_norm:GroupNorm
         rms_norm:RmsNorm
-    """),
-    **_table(MOVEMENT, """
+    """,
+    ),
+    **_table(
+        MOVEMENT,
+        """
         view:Reshape reshape:Reshape _unsafe_view:Reshape flatten:Reshape unflatten:Reshape
         permute:TransposeD transpose:TransposeD t:TransposeD unsqueeze:Unsqueeze squeeze:Squeeze
         expand:BroadcastToD clone:Identity alias:Identity contiguous:Identity
         slice:StridedSliceD select:StridedSliceD cat:ConcatD stack:Pack split:SplitVD
         split_with_sizes:SplitVD chunk:SplitVD unbind:Unpack
-    """),
-    **_table(OPAQUE, """
+    """,
+    ),
+    **_table(
+        OPAQUE,
+        """
         linear:MatMulV2 mm:MatMulV2 addmm:MatMulV2 matmul:BatchMatMulV2 bmm:BatchMatMulV2
         baddbmm:BatchMatMulV2
-    """, cube=True),
-    **_table(OPAQUE, """
+    """,
+        cube=True,
+    ),
+    **_table(
+        OPAQUE,
+        """
         conv1d:Conv1D conv2d:Conv2D conv3d:Conv3D convolution:Conv2D
         max_pool2d:MaxPool avg_pool2d:AvgPool adaptive_avg_pool2d:AdaptiveAvgPool2d
         adaptive_max_pool2d:AdaptiveMaxPool2d embedding:GatherV2D
         scaled_dot_product_attention:FlashAttentionScore
-    """),
-}  # fmt: skip
+    """,
+    ),
+}
 
 #: Dropout in inference mode is the identity; in training mode it draws random numbers.
 _DROPOUTS = frozenset({"dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout"})

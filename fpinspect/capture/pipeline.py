@@ -46,12 +46,24 @@ class DumpPair:
     @classmethod
     def under(cls, out: Path) -> DumpPair:
         out = Path(out)
-        return cls(out / "dumpgraph_af_open" / "Build.json", out / "dumpgraph_af_close" / "Build.json",
-                   out / "datadump_af_open", out / "datadump_af_close")  # fmt: skip
+        return cls(
+            out / "dumpgraph_af_open" / "Build.json",
+            out / "dumpgraph_af_close" / "Build.json",
+            out / "datadump_af_open",
+            out / "datadump_af_close",
+        )
 
     def compare_args(self) -> list[str]:
-        return ["--af-open-graph", str(self.open_graph), "--af-close-graph", str(self.close_graph),
-                "--af-open-data", str(self.open_data), "--af-close-data", str(self.close_data)]  # fmt: skip
+        return [
+            "--af-open-graph",
+            str(self.open_graph),
+            "--af-close-graph",
+            str(self.close_graph),
+            "--af-open-data",
+            str(self.open_data),
+            "--af-close-data",
+            str(self.close_data),
+        ]
 
     def clear(self) -> None:
         """Remove earlier captures from the four folders, so no stale dump is compared."""
@@ -75,8 +87,16 @@ class Capture:
     ``dtype`` on ``device``. Raises :class:`CaptureError` for anything the user must fix.
     """
 
-    def __init__(self, module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], *, dtype: str = "float16",
-                 device: str = "cpu", name: str = "model", progress: Progress | None = None):  # fmt: skip
+    def __init__(
+        self,
+        module: torch.nn.Module,
+        inputs: tuple[torch.Tensor, ...],
+        *,
+        dtype: str = "float16",
+        device: str = "cpu",
+        name: str = "model",
+        progress: Progress | None = None,
+    ):
         if dtype not in DTYPES:
             raise CaptureError(f"--dtype {dtype} is not supported; use one of {', '.join(DTYPES)}")
         if device not in DEVICES:
@@ -85,8 +105,9 @@ class Capture:
             raise CaptureError("--device cuda needs a CUDA GPU, and PyTorch sees none")
         self.name, self.dtype, self.device = name, DTYPES[dtype], device
         module = module.eval().to(device=device, dtype=self.dtype)
-        inputs = tuple(x.to(device=device, dtype=self.dtype) if x.is_floating_point() else x.to(device)
-                       for x in inputs)  # fmt: skip
+        inputs = tuple(
+            x.to(device=device, dtype=self.dtype) if x.is_floating_point() else x.to(device) for x in inputs
+        )
         if progress:
             progress("tracing with torch.export", 0, 1)
         self.graph: TracedGraph = build_graph(export(module, inputs), inputs)
@@ -106,11 +127,20 @@ class Capture:
             if injection.matches(r.region.index, r.name):
                 return r
         listed = ", ".join(r.name for r in self.regions[:6]) + (", ..." if len(self.regions) > 6 else "")
-        raise CaptureError(f"--inject names region {injection.region!r}, but the regions are numbered "
-                           f"0-{len(self.regions) - 1}: {listed}")  # fmt: skip
+        raise CaptureError(
+            f"--inject names region {injection.region!r}, but the regions are numbered "
+            f"0-{len(self.regions) - 1}: {listed}"
+        )
 
-    def write(self, out: Path, *, storage_layouts: str = "plain", injection: Injection | None = None,
-              raw: bool = False, progress: Progress | None = None) -> DumpPair:  # fmt: skip
+    def write(
+        self,
+        out: Path,
+        *,
+        storage_layouts: str = "plain",
+        injection: Injection | None = None,
+        raw: bool = False,
+        progress: Progress | None = None,
+    ) -> DumpPair:
         """Write the dump pair under ``out`` (its four folders are replaced); ``raw`` writes raw
         dump files, as the device does, instead of msaccucmp's ``.npy`` files."""
         if storage_layouts not in LAYOUT_MODES:
@@ -142,8 +172,12 @@ class Capture:
                 opened.op(unit.name, unit.type, unit.inputs, unit.refs(), cube=unit.cube, attrs=unit.attrs)
             if progress:
                 progress("writing dumps", done, len(self.fused.units))
-        attrs = {"capture_model": self.name, "capture_dtype": _dtype_name(self.dtype),
-                 "capture_device": self.device, "torch_version": torch.__version__}  # fmt: skip
+        attrs = {
+            "capture_model": self.name,
+            "capture_dtype": _dtype_name(self.dtype),
+            "capture_device": self.device,
+            "torch_version": torch.__version__,
+        }
         close.finish(pair.close_graph, f"{self.name}_af_close", attrs)
         opened.finish(pair.open_graph, f"{self.name}_af_open", attrs)
         return pair
@@ -172,8 +206,17 @@ class _Side:
             self.data_index += 1
         self.writer.add(op.name, op.type, [], [], [self.descs[ref]], attrs)
 
-    def op(self, name: str, type: str, inputs: list[ValueRef], outputs: list[ValueRef], *, cube: bool = False,
-           attrs: dict | None = None, original: Region | None = None) -> None:  # fmt: skip
+    def op(
+        self,
+        name: str,
+        type: str,
+        inputs: list[ValueRef],
+        outputs: list[ValueRef],
+        *,
+        cube: bool = False,
+        attrs: dict | None = None,
+        original: Region | None = None,
+    ) -> None:
         """A kernel with its GE ``attrs`` (or, with ``original``, a fused region) reading
         ``inputs``, writing ``outputs``."""
         descs = []
@@ -186,12 +229,15 @@ class _Side:
             self.stored[ref], self.descs[ref], self.where[ref] = data, desc, f"{name}:{k}"
             descs.append(desc)
         if original is not None:
-            attrs = {"_datadump_original_op_names": [m.name for m in original.members],
-                     "_datadump_original_op_types": [m.type for m in original.members]}  # fmt: skip
+            attrs = {
+                "_datadump_original_op_names": [m.name for m in original.members],
+                "_datadump_original_op_types": [m.type for m in original.members],
+            }
         in_descs = [replace(self.descs[r], origin=None) for r in inputs]
         self.writer.add(name, type, [self.where[r] for r in inputs], in_descs, descs, attrs)
-        self.dumps.write_op(type, name, [self.stored[r] for r in inputs], [self.stored[r] for r in outputs],
-                            in_descs, descs)  # fmt: skip
+        self.dumps.write_op(
+            type, name, [self.stored[r] for r in inputs], [self.stored[r] for r in outputs], in_descs, descs
+        )
 
     def finish(self, path: Path, graph_name: str, attrs: dict) -> None:
         outs = self.graph.outputs

@@ -233,8 +233,9 @@ class _Builder:
         metas = _metas(node)
         if metas is None:
             if node.users:
-                raise CaptureError(f"operator {node.target} returns something other than tensors, "
-                                   "which capture cannot dump")  # fmt: skip
+                raise CaptureError(
+                    f"operator {node.target} returns something other than tensors, which capture cannot dump"
+                )
             return  # a runtime assertion (aten._assert_tensor_metadata): nothing to run or dump
         check_supported(node.target, node.args, node.kwargs)
         name = _scoped_name(node)
@@ -252,8 +253,10 @@ class _Builder:
         spec = spec_for(node.target)
         name = self.unique(name)
         form = ge_form(node, metas)
-        inputs = [self.scalar(name, operand) if isinstance(operand, Scalar) else self.values[operand]
-                  for operand in form.operands]  # fmt: skip
+        inputs = [
+            self.scalar(name, operand) if isinstance(operand, Scalar) else self.values[operand]
+            for operand in form.operands
+        ]
         self.kernels.append(Op(name, form.type, spec.kind, inputs, metas, node, spec.cube, form.attrs))
         if isinstance(node.meta.get("val"), (tuple, list)):
             self.multi[node] = name

@@ -22,8 +22,15 @@ class _Progress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         console = Console(stderr=True)
-        self.bars = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                             console=console, transient=True, disable=not console.is_terminal)  # fmt: skip
+        self.bars = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            disable=not console.is_terminal,
+        )
         self.stage: str | None = None
         self.total = 0
         self.task = None
@@ -76,12 +83,24 @@ _INJECT_HELP = (
     show_default=True,
     help="ascend: store 4-D activations as NC1HWC0 and matmul outputs as FRACTAL_NZ",
 )
-@click.option("--raw", is_flag=True, help="write raw dump files as the device does (a header, then every "
-              "tensor's bytes) instead of msaccucmp's .npy files")  # fmt: skip
+@click.option(
+    "--raw",
+    is_flag=True,
+    help="write raw dump files as the device does (a header, then every "
+    "tensor's bytes) instead of msaccucmp's .npy files",
+)
 @click.option("--inject", metavar="REGION=KIND", help=_INJECT_HELP)
 @click.option("--seed", type=int, default=0, show_default=True, help="seed of the demo weights and inputs")
-def capture_command(model: str, out: str, device: str, dtype: str, storage_layouts: str, raw: bool,
-                    inject: str | None, seed: int) -> None:  # fmt: skip
+def capture_command(
+    model: str,
+    out: str,
+    device: str,
+    dtype: str,
+    storage_layouts: str,
+    raw: bool,
+    inject: str | None,
+    seed: int,
+) -> None:
     """Capture a fusion-on / fusion-off dump pair from a PyTorch model.
 
     MODEL is a built-in demo (transformer, conv, encoder, rotary, mlp, cancellation) or
@@ -125,8 +144,10 @@ def _report(cap, pair, model: str, dtype: str, device: str, injection) -> None:
 
     con = Console(highlight=False)
     regions = len(cap.regions)
-    con.print(f"Captured {escape(model)} ({dtype}, {device}): {len(cap.graph.ops)} ops, "
-              f"{regions} fusion region{'' if regions == 1 else 's'}.")  # fmt: skip
+    con.print(
+        f"Captured {escape(model)} ({dtype}, {device}): {len(cap.graph.ops)} ops, "
+        f"{regions} fusion region{'' if regions == 1 else 's'}."
+    )
     table = Table(box=None)
     for title in ("region", "type"):
         table.add_column(title, no_wrap=True)
@@ -139,7 +160,9 @@ def _report(cap, pair, model: str, dtype: str, device: str, injection) -> None:
     con.print(table)
     if injection is not None:
         target = cap.target(injection)
-        con.print(f"[bold red]SIMULATED regression[/] in region {target.region.index} ({escape(target.name)}): "
-                  f"{INJECT_KINDS[injection.kind]}. The graphs do not record it.")  # fmt: skip
+        con.print(
+            f"[bold red]SIMULATED regression[/] in region {target.region.index} ({escape(target.name)}): "
+            f"{INJECT_KINDS[injection.kind]}. The graphs do not record it."
+        )
     con.print("Compare the two runs with:")
     con.print("  fpinspect compare " + shlex.join(pair.compare_args()), soft_wrap=True, markup=False)

@@ -30,7 +30,9 @@ def convert_command(raw_dir: str, out_dir: str) -> None:
         raise UsageProblem(str(exc)) from None
     for path, problem in result.failed:
         click.echo(f"fpinspect: {path}: {problem}", err=True)
-    click.echo(f"Converted {result.converted} raw dump files into {len(result.written)} .npy files in {out_dir}.")
+    click.echo(
+        f"Converted {result.converted} raw dump files into {len(result.written)} .npy files in {out_dir}."
+    )
     if result.failed:
         click.echo(f"{len(result.failed)} raw dump files could not be read.", err=True)
         sys.exit(1)

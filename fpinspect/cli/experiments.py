@@ -126,7 +126,9 @@ def _training_options(
         except (ValueError, TypeError) as exc:
             _fail(f"{resume}/checkpoints/run.json holds settings this version cannot use: {exc}.", 2)
         device = saved.get("device", device) if device == "auto" else device
-        matching = [p for p in PROFILES if not same_computation(saved["settings"], settings.profile(p).to_dict())]
+        matching = [
+            p for p in PROFILES if not same_computation(saved["settings"], settings.profile(p).to_dict())
+        ]
         profile = matching[0] if matching else profile
         out = out if out is not None else resume
         changes.update(resume=True, run_dir=str(resume.resolve()))
@@ -142,20 +144,45 @@ def _training_options(
 
 @click.command("run")
 @click.argument("task")
-@click.option("--device", type=click.Choice(DEVICES), default="auto", show_default=True,
-              help="auto takes npu, then cuda, then cpu.")  # fmt: skip
-@click.option("--profile", type=click.Choice(PROFILES), default="quick", show_default=True,
-              help="full = the test plan's settings; quick = scaled for a 2-core CPU.")  # fmt: skip
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Write result.json, report.md and figures/*.png here.")  # fmt: skip
+@click.option(
+    "--device",
+    type=click.Choice(DEVICES),
+    default="auto",
+    show_default=True,
+    help="auto takes npu, then cuda, then cpu.",
+)
+@click.option(
+    "--profile",
+    type=click.Choice(PROFILES),
+    default="quick",
+    show_default=True,
+    help="full = the test plan's settings; quick = scaled for a 2-core CPU.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write result.json, report.md and figures/*.png here.",
+)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--seed", type=int, help="Seed of the inputs (default: the profile's).")
-@click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE",
-              help="Change one setting of the profile (repeatable; see `fpinspect tasks`).")  # fmt: skip
-@click.option("--nproc", type=click.IntRange(min=1),
-              help="Task E: train with N processes under torchrun (DistributedDataParallel).")  # fmt: skip
-@click.option("--resume", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
-              help="Task E: continue the stopped run set in DIR (its --out folder).")  # fmt: skip
+@click.option(
+    "--set",
+    "assignments",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Change one setting of the profile (repeatable; see `fpinspect tasks`).",
+)
+@click.option(
+    "--nproc",
+    type=click.IntRange(min=1),
+    help="Task E: train with N processes under torchrun (DistributedDataParallel).",
+)
+@click.option(
+    "--resume",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Task E: continue the stopped run set in DIR (its --out folder).",
+)
 def run_command(
     task: str,
     device: str,
@@ -186,7 +213,10 @@ def run_command(
             _fail(f"cannot create the output folder {out}: {exc.strerror or exc}.", 2)
     err = Console(stderr=True)
     failure: ExperimentFailed | None = None
-    with ExperimentProcess(task_id, settings, device=device, profile=profile) as process, ProgressView(err) as view:
+    with (
+        ExperimentProcess(task_id, settings, device=device, profile=profile) as process,
+        ProgressView(err) as view,
+    ):
         try:
             payload = collect(process, view.update)
         except ExperimentFailed as exc:

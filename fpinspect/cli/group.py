@@ -54,12 +54,24 @@ def main() -> None:
 @main.command()
 @click.argument("a", metavar="A.npy")
 @click.argument("b", metavar="B.npy")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="table for people, json (one object) for scripts")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="table for people, json (one object) for scripts",
+)
 @click.option("--worst", default=10, show_default=True, help="how many of the worst elements to list")
-@click.option("--jobs", "-j", type=int, default=None, help="threads for large files (default: one per core, at most 4)")
-@click.option("--max-ulp", type=int, default=None,
-              help="exit with status 1 when the largest ULP difference exceeds this (or NaN/inf differ)")
+@click.option(
+    "--jobs", "-j", type=int, default=None, help="threads for large files (default: one per core, at most 4)"
+)
+@click.option(
+    "--max-ulp",
+    type=int,
+    default=None,
+    help="exit with status 1 when the largest ULP difference exceeds this (or NaN/inf differ)",
+)
 def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -> None:
     """Compare two .npy files element by element (mode 2).
 
@@ -85,8 +97,12 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
     if max_ulp is not None:
         if not res.compared and "EMPTY" not in res.status:
             # SHAPE_MISMATCH, COMPUTE_ERROR, EMPTY: nothing was measured, so nothing is within a bound
-            click.echo(f"fpinspect: nothing was compared ({', '.join(res.status)}): {res.message or ''}".rstrip(": "),
-                       err=True)  # fmt: skip
+            click.echo(
+                f"fpinspect: nothing was compared ({', '.join(res.status)}): {res.message or ''}".rstrip(
+                    ": "
+                ),
+                err=True,
+            )
             sys.exit(1)
         u = res.metrics["ulp"]["max"]
         if (u is not None and u > max_ulp) or res.stats.nan_mismatch or res.stats.inf_mismatch:
@@ -98,29 +114,81 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
 @click.option("--af-close-graph", required=True, help="dump-graph JSON of the run with auto-fusion off")
 @click.option("--af-open-data", required=True, help="datadump .npy folder of the fusion-on run")
 @click.option("--af-close-data", required=True, help="datadump .npy folder of the fusion-off run")
-@click.option("--compare-input", is_flag=True, help="list fused-op input comparisons too (always used for localisation)")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="write the report to this file instead of stdout")
-@click.option("--jobs", "-j", type=int, default=None, help="compare this many pairs at once (default: one per core, at most 4)")
+@click.option(
+    "--compare-input", is_flag=True, help="list fused-op input comparisons too (always used for localisation)"
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
+)
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False), help="write the report to this file instead of stdout"
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=int,
+    default=None,
+    help="compare this many pairs at once (default: one per core, at most 4)",
+)
 @click.option("--iteration", help="iteration folder to use in both dump folders (default: the latest)")
 @click.option("--close-iteration", help="iteration folder of the fusion-off dumps, if it differs")
-@click.option("--threshold", "-t", "overrides", multiple=True, metavar="[DTYPE.]KEY=VALUE",
-              help="override a verdict threshold, e.g. red_fail=2 or float32.red_fail=1000 (repeatable)")
+@click.option(
+    "--threshold",
+    "-t",
+    "overrides",
+    multiple=True,
+    metavar="[DTYPE.]KEY=VALUE",
+    help="override a verdict threshold, e.g. red_fail=2 or float32.red_fail=1000 (repeatable)",
+)
 @click.option("--config", type=click.Path(dir_okay=False), help="JSON or TOML file of thresholds")
-@click.option("--amplification", default=10.0, show_default=True,
-              help="an output error this many times its worst input error counts as introduced")
-@click.option("--fail-on", type=click.Choice(["fail", "warn"]), default=None,
-              help="exit with status 1 when any record is at or above this verdict")
-@click.option("--worst", default=5, show_default=True,
-              help="how many of the worst elements each record lists (the inspector keeps 10)")
+@click.option(
+    "--amplification",
+    default=10.0,
+    show_default=True,
+    help="an output error this many times its worst input error counts as introduced",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["fail", "warn"]),
+    default=None,
+    help="exit with status 1 when any record is at or above this verdict",
+)
+@click.option(
+    "--worst",
+    default=5,
+    show_default=True,
+    help="how many of the worst elements each record lists (the inspector keeps 10)",
+)
 @fused_types_option
 @compare_unfused_option
-@click.option("--replay", type=click.Choice(["failing", "all", "none"]), default="failing", show_default=True,
-              help="replay the original ops of these fused ops on their own inputs (failing: failing and warned "
-                   "ops) and localise by that evidence")  # fmt: skip
-def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_input, fmt, output, jobs,
-            iteration, close_iteration, overrides, config, amplification, fail_on, worst, fused_types,
-            compare_unfused, replay) -> None:  # fmt: skip
+@click.option(
+    "--replay",
+    type=click.Choice(["failing", "all", "none"]),
+    default="failing",
+    show_default=True,
+    help="replay the original ops of these fused ops on their own inputs (failing: failing and warned "
+    "ops) and localise by that evidence",
+)
+def compare(
+    af_open_graph,
+    af_close_graph,
+    af_open_data,
+    af_close_data,
+    compare_input,
+    fmt,
+    output,
+    jobs,
+    iteration,
+    close_iteration,
+    overrides,
+    config,
+    amplification,
+    fail_on,
+    worst,
+    fused_types,
+    compare_unfused,
+    replay,
+) -> None:
     """Compare every fused op of a fusion-on run with the original ops it replaced.
 
     Maps each fused output to the original output it stands for, converts storage
@@ -142,20 +210,31 @@ def compare(af_open_graph, af_close_graph, af_open_data, af_close_data, compare_
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
     try:
-        cmp = DumpComparison(af_open_graph, af_close_graph, af_open_data, af_close_data,
-                             iteration=iteration, close_iteration=close_iteration, thresholds=table,
-                             worst=max(0, worst), fused_types=type_list(fused_types),
-                             compare_unfused=compare_unfused)  # fmt: skip
+        cmp = DumpComparison(
+            af_open_graph,
+            af_close_graph,
+            af_open_data,
+            af_close_data,
+            iteration=iteration,
+            close_iteration=close_iteration,
+            thresholds=table,
+            worst=max(0, worst),
+            fused_types=type_list(fused_types),
+            compare_unfused=compare_unfused,
+        )
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
-    report = run_with_replay(cmp, replay=replay, compare_input=compare_input, jobs=_jobs(jobs),
-                             amplification=amplification)  # fmt: skip
+    report = run_with_replay(
+        cmp, replay=replay, compare_input=compare_input, jobs=_jobs(jobs), amplification=amplification
+    )
     available = report.sources["fused_types"]
     for wanted in sorted(cmp.fused_types or ()):
         if wanted not in available:
             listed = ", ".join(f"{t} {n}" for t, n in available.items()) or "none"
-            click.echo(f"fpinspect: warning: --fused-types {wanted}: no fused op of that type (fused types: {listed})",
-                       err=True)  # fmt: skip
+            click.echo(
+                f"fpinspect: warning: --fused-types {wanted}: no fused op of that type (fused types: {listed})",
+                err=True,
+            )
     for warning in report.sources.get("warnings", []):
         click.echo(f"fpinspect: warning: {warning}", err=True)
     with report_file(output) as out:

@@ -13,10 +13,13 @@ from ..experiments.runs import DEFAULT_RUNS_DIR, RUNS_DIR_ENV, ResultError, load
 from ..experiments.settings import PROFILES
 
 runs_dir_option = click.option(
-    "--runs-dir", type=click.Path(file_okay=False, path_type=Path), envvar=RUNS_DIR_ENV,
-    default=DEFAULT_RUNS_DIR, show_default=True,
+    "--runs-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar=RUNS_DIR_ENV,
+    default=DEFAULT_RUNS_DIR,
+    show_default=True,
     help=f"results directory: one folder per run (also ${RUNS_DIR_ENV})",
-)  # fmt: skip
+)
 
 
 def _run_app(ctx: click.Context, **settings) -> None:
@@ -32,10 +35,20 @@ def _run_app(ctx: click.Context, **settings) -> None:
 
 @click.command("launch")
 @click.argument("task", required=False)
-@click.option("--device", type=click.Choice(CHOICES), default="cpu", show_default=True,
-              help="the device the runs go to (the pane lists which are available)")  # fmt: skip
-@click.option("--profile", type=click.Choice(PROFILES), default="quick", show_default=True,
-              help="full = the test plan's settings; quick = scaled for a 2-core CPU")  # fmt: skip
+@click.option(
+    "--device",
+    type=click.Choice(CHOICES),
+    default="cpu",
+    show_default=True,
+    help="the device the runs go to (the pane lists which are available)",
+)
+@click.option(
+    "--profile",
+    type=click.Choice(PROFILES),
+    default="quick",
+    show_default=True,
+    help="full = the test plan's settings; quick = scaled for a 2-core CPU",
+)
 @runs_dir_option
 @click.pass_context
 def launch_command(ctx: click.Context, task: str | None, device: str, profile: str, runs_dir: Path) -> None:

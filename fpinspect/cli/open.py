@@ -18,8 +18,16 @@ from .launch import runs_dir_option
 @compare_unfused_option
 @runs_dir_option
 @click.pass_context
-def open_command(ctx: click.Context, graph: str | None, data: str | None, close_graph: str | None,
-                 close_data: str | None, fused_types: tuple[str, ...], compare_unfused: bool, runs_dir) -> None:  # fmt: skip
+def open_command(
+    ctx: click.Context,
+    graph: str | None,
+    data: str | None,
+    close_graph: str | None,
+    close_data: str | None,
+    fused_types: tuple[str, ...],
+    compare_unfused: bool,
+    runs_dir,
+) -> None:
     """Inspect a fusion-on / fusion-off dump pair in the terminal.
 
     GRAPH is the dump-graph JSON of the run with auto-fusion on (or a run folder holding
@@ -35,8 +43,11 @@ def open_command(ctx: click.Context, graph: str | None, data: str | None, close_
         ctx.exit(2)
     from ..tui.app import Settings, make_app
 
-    app = make_app(Settings(sources, runs_dir=runs_dir, fused_types=type_list(fused_types),
-                            compare_unfused=compare_unfused))  # fmt: skip
+    app = make_app(
+        Settings(
+            sources, runs_dir=runs_dir, fused_types=type_list(fused_types), compare_unfused=compare_unfused
+        )
+    )
     problem = app.run()
     if app.return_code:
         if problem:

@@ -50,7 +50,9 @@ def report_file(path: str | None):
             raise SystemExit(1) from None
         except OSError as exc:
             _quiet_stdout()
-            raise UsageProblem(f"cannot write the report to standard output ({exc.strerror or exc}).") from None
+            raise UsageProblem(
+                f"cannot write the report to standard output ({exc.strerror or exc})."
+            ) from None
         return
     check_destination(path)
     folder, name = os.path.split(os.path.abspath(path))

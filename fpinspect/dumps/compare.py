@@ -32,10 +32,20 @@ __all__ = ["DumpComparison", "PairPlan", "Record", "Report", "Sides"]
 class DumpComparison:
     """Both sides of one run, loaded and planned. Raises :class:`~.errors.InputError` for bad inputs."""
 
-    def __init__(self, open_graph: str, close_graph: str, open_data: str, close_data: str, *,
-                 iteration: str | None = None, close_iteration: str | None = None,
-                 thresholds: ThresholdTable | None = None, worst: int = 5,
-                 fused_types: Iterable[str] | None = None, compare_unfused: bool = False):  # fmt: skip
+    def __init__(
+        self,
+        open_graph: str,
+        close_graph: str,
+        open_data: str,
+        close_data: str,
+        *,
+        iteration: str | None = None,
+        close_iteration: str | None = None,
+        thresholds: ThresholdTable | None = None,
+        worst: int = 5,
+        fused_types: Iterable[str] | None = None,
+        compare_unfused: bool = False,
+    ):
         """``fused_types`` narrows the fused ops compared to those op types; ``compare_unfused``
         also compares every op fusion left alone with its namesake (:func:`~.fusion.compared_ops`)."""
         self.fused_types = None if fused_types is None else frozenset(fused_types)
@@ -52,12 +62,16 @@ class DumpComparison:
         self.open_model: GeModel = load_graph(open_graph)
         self.close_model: GeModel = load_graph(close_graph)
         self.open_index = DumpIndex.scan(open_data, iteration)
-        self.close_index = DumpIndex.scan(close_data, close_iteration if close_iteration is not None else iteration)
+        self.close_index = DumpIndex.scan(
+            close_data, close_iteration if close_iteration is not None else iteration
+        )
         #: the ops compared, in topological order: fused ones, then (interleaved) unfused namesakes
-        self.fused: list[FusedOp] = compared_ops(self.open_model, self.close_model, types=self.fused_types,
-                                                 unfused=self.compare_unfused)  # fmt: skip
-        self.pairs: PairPlans = plan_pairs(self.fused, self.open_index, self.close_model, self.close_index,
-                                           open_model=self.open_model)
+        self.fused: list[FusedOp] = compared_ops(
+            self.open_model, self.close_model, types=self.fused_types, unfused=self.compare_unfused
+        )
+        self.pairs: PairPlans = plan_pairs(
+            self.fused, self.open_index, self.close_model, self.close_index, open_model=self.open_model
+        )
         self.outputs: dict[str, list[PairPlan]] = self.pairs.outputs
         self.inputs: dict[str, list[PairPlan]] = self.pairs.inputs
         self.plans: list[PairPlan] = self.pairs.all
@@ -133,16 +147,32 @@ class DumpComparison:
     # -- localising and reporting ------------------------------------------------------------
     def op_records(self) -> list[OpRecords]:
         """Every fused op with its records (computing those not cached yet)."""
-        return [OpRecords(op, [self.compute(p) for p in self.outputs[op.name]],
-                          [self.compute(p) for p in self.inputs[op.name]]) for op in self.fused]  # fmt: skip
+        return [
+            OpRecords(
+                op,
+                [self.compute(p) for p in self.outputs[op.name]],
+                [self.compute(p) for p in self.inputs[op.name]],
+            )
+            for op in self.fused
+        ]
 
-    def localise(self, amplification: float | None = None,
-                 evidence: Mapping[str, Evidence] | None = None) -> Localisation:  # fmt: skip
+    def localise(
+        self, amplification: float | None = None, evidence: Mapping[str, Evidence] | None = None
+    ) -> Localisation:
         """:func:`~.localise.localise` on :meth:`op_records`."""
-        return localise(self.op_records(), AMPLIFICATION if amplification is None else amplification, evidence)
+        return localise(
+            self.op_records(), AMPLIFICATION if amplification is None else amplification, evidence
+        )
 
-    def run(self, *, compare_input: bool = False, jobs: int = 1, amplification: float | None = None,
-            progress=None, evidence: Mapping[str, Evidence] | None = None) -> Report:  # fmt: skip
+    def run(
+        self,
+        *,
+        compare_input: bool = False,
+        jobs: int = 1,
+        amplification: float | None = None,
+        progress=None,
+        evidence: Mapping[str, Evidence] | None = None,
+    ) -> Report:
         """Compute every record (inputs too: localisation needs them) and localise.
         ``progress(done, total)`` is called after each record."""
         todo = [p for p in self.plans if p.comparable]
@@ -170,8 +200,11 @@ class DumpComparison:
         for op in self.fused:
             if self.is_fused(op.name):
                 compared[op.type] = compared.get(op.type, 0) + 1
-        return {"fused_types": fused_type_counts(self.open_model), "compared_types": compared,
-                "unfused_ops": sum(1 for op in self.fused if not self.is_fused(op.name))}  # fmt: skip
+        return {
+            "fused_types": fused_type_counts(self.open_model),
+            "compared_types": compared,
+            "unfused_ops": sum(1 for op in self.fused if not self.is_fused(op.name)),
+        }
 
     def sources(self) -> dict:
         """What was read, for the report: the iteration folder used on each side and every

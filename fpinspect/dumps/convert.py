@@ -24,8 +24,17 @@ from .npywrite import stored_path
 from .rawdump import read_raw_header, tensor_array
 
 #: Stored types numpy has no ``.npy`` spelling for (they save as raw bytes): written as float32.
-_WIDENED = frozenset({"bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu", "float6_e3m2fn",
-                      "float6_e2m3fn", "float4_e2m1fn"})  # fmt: skip
+_WIDENED = frozenset(
+    {
+        "bfloat16",
+        "float8_e4m3fn",
+        "float8_e5m2",
+        "float8_e8m0fnu",
+        "float6_e3m2fn",
+        "float6_e2m3fn",
+        "float4_e2m1fn",
+    }
+)
 
 
 @dataclass
@@ -57,8 +66,9 @@ def convert_folder(raw_dir: str | os.PathLike, out_dir: str | os.PathLike) -> Co
     """
     root = os.fspath(raw_dir)
     if not os.path.isdir(root):
-        raise InputError(root, "is not a folder" if os.path.exists(root) else "folder does not exist",
-                         "DATA_LOAD_ERROR")  # fmt: skip
+        raise InputError(
+            root, "is not a folder" if os.path.exists(root) else "folder does not exist", "DATA_LOAD_ERROR"
+        )
     result = ConvertResult()
     for directory, _, names in sorted(os.walk(root)):
         mapping = read_mapping(directory)

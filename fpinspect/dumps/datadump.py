@@ -109,8 +109,15 @@ def parse_dump_name(name: str, path: str = "") -> DumpFile | None:
     if not numeric:
         return None
     timestamp = max(reversed(numeric), key=len)  # reversed: the last of the longest
-    return DumpFile(path=path, op_type=head[0], op_name=head[1], io=io, index=int(index),
-                    timestamp=int(timestamp), dump=".".join(head))  # fmt: skip
+    return DumpFile(
+        path=path,
+        op_type=head[0],
+        op_name=head[1],
+        io=io,
+        index=int(index),
+        timestamp=int(timestamp),
+        dump=".".join(head),
+    )
 
 
 def parse_raw_name(name: str) -> DumpFile | None:
@@ -276,8 +283,14 @@ class DumpIndex:
                 skipped.append(path)
             else:
                 files.append(replace(parsed, path=path))
-        return cls(folder=root, iterations=iterations, iteration=chosen, files=files, skipped=skipped,
-                   problems=problems)  # fmt: skip
+        return cls(
+            folder=root,
+            iterations=iterations,
+            iteration=chosen,
+            files=files,
+            skipped=skipped,
+            problems=problems,
+        )
 
     def lookup(self, op_name: str, io: str, index: int) -> DumpFile | None:
         """The dump of ``io`` number ``index`` of op ``op_name`` (a graph name; normalised here).

@@ -72,16 +72,21 @@ def ulp_bins(stats: PairStats) -> UlpBins:
     if q.values is not None:
         v = np.concatenate(q.values) if q.values else np.empty(0)
         big = v[v >= 1]
-        counts = _real_counts(int(np.count_nonzero(v == 0)), int(np.count_nonzero((v > 0) & (v < 1))),
-                              np.frexp(big)[1] - 1, np.ones(big.size, np.int64))  # fmt: skip
+        counts = _real_counts(
+            int(np.count_nonzero(v == 0)),
+            int(np.count_nonzero((v > 0) & (v < 1))),
+            np.frexp(big)[1] - 1,
+            np.ones(big.size, np.int64),
+        )
     else:
         # sketch bucket key >> 7 is the biased float64 exponent E: values in [2**(E-1023), 2**(E-1022))
         keys = np.flatnonzero(q.buckets)
         exps = (keys >> q.MANT_BITS) - 1023
         weights = q.buckets[keys]
         big = exps >= 0
-        counts = _real_counts(int(weights[keys == 0].sum()), int(weights[(keys != 0) & ~big].sum()),
-                              exps[big], weights[big])  # fmt: skip
+        counts = _real_counts(
+            int(weights[keys == 0].sum()), int(weights[(keys != 0) & ~big].sum()), exps[big], weights[big]
+        )
     counts = _trim(counts, 3)
     lower = (0.0, 0.0) + tuple(float(2.0**j) for j in range(counts.size - 2))
     return UlpBins(counts, lower, integer=False, exact=q.exact)
@@ -155,8 +160,12 @@ class AxisProfile:
             return []
         order = np.lexsort((np.arange(self.off.size), -self.off))[:k]
         return [
-            Hotspot(int(i) * self.group, min(self.size, (int(i) + 1) * self.group), int(self.off[i]) / total,
-                    int(self.off[i]) / max(1, int(self.elements[i])))  # fmt: skip
+            Hotspot(
+                int(i) * self.group,
+                min(self.size, (int(i) + 1) * self.group),
+                int(self.off[i]) / total,
+                int(self.off[i]) / max(1, int(self.elements[i])),
+            )
             for i in order
             if self.off[i] > 0
         ]
@@ -187,8 +196,15 @@ def _chunk_errors(ca: np.ndarray, cb: np.ndarray, stats: PairStats) -> tuple[np.
     return err, special
 
 
-def error_profile(a, b, stats: PairStats, *, layout: str | None = None, max_bins: int = 1024,
-                  stop: Callable[[], bool] | None = None) -> ErrorProfile | None:  # fmt: skip
+def error_profile(
+    a,
+    b,
+    stats: PairStats,
+    *,
+    layout: str | None = None,
+    max_bins: int = 1024,
+    stop: Callable[[], bool] | None = None,
+) -> ErrorProfile | None:
     """Where the errors of ``a`` against the reference ``b`` sit along each axis.
 
     ``a`` and ``b`` are the two compared tensors (arrays, memory maps, ``NpyFile`` or ``CastView``
@@ -209,8 +225,17 @@ def error_profile(a, b, stats: PairStats, *, layout: str | None = None, max_bins
             continue
         group = math.ceil(size / max_bins)
         n = math.ceil(size / group)
-        axes.append(AxisProfile(k, names[k], size, group, np.zeros(n, np.int64), np.zeros(n, np.int64),
-                                np.zeros(n, np.float64)))  # fmt: skip
+        axes.append(
+            AxisProfile(
+                k,
+                names[k],
+                size,
+                group,
+                np.zeros(n, np.int64),
+                np.zeros(n, np.int64),
+                np.zeros(n, np.float64),
+            )
+        )
     total_off = 0
     for lo, (ca, cb) in iter_chunks(a, b):
         if stop is not None and stop():

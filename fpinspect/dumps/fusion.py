@@ -180,8 +180,9 @@ def fused_ops(model: GeModel, types: Iterable[str] | None = None) -> list[FusedO
 _NOTHING_TO_COMPARE = frozenset({"NetOutput", "End", "StreamActive", "Send", "Recv", "NoOp"})
 
 
-def compared_ops(model: GeModel, other: GeModel | None = None, *, types: Iterable[str] | None = None,
-                 unfused: bool = False) -> list[FusedOp]:  # fmt: skip
+def compared_ops(
+    model: GeModel, other: GeModel | None = None, *, types: Iterable[str] | None = None, unfused: bool = False
+) -> list[FusedOp]:
     """The ops of ``model`` a comparison walks, in :meth:`GeModel.topological_order`.
 
     Always its fused ops (:func:`fused_ops`, narrowed to ``types`` if given). With ``unfused``,
@@ -197,8 +198,14 @@ def compared_ops(model: GeModel, other: GeModel | None = None, *, types: Iterabl
         if is_fused(op):
             if wanted is None or op.type in wanted:
                 out.append(fused_op(model, name))
-        elif (unfused and other is not None and other.has_op(name) and op.output_desc
-              and not is_data_source(op.type) and op.type not in _NOTHING_TO_COMPARE):  # fmt: skip
+        elif (
+            unfused
+            and other is not None
+            and other.has_op(name)
+            and op.output_desc
+            and not is_data_source(op.type)
+            and op.type not in _NOTHING_TO_COMPARE
+        ):
             out.append(fused_op(model, name, same_name=True))
     return out
 

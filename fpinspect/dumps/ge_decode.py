@@ -92,8 +92,7 @@ def as_dict(value: Any, what: str) -> dict:
 
 
 _C_ESCAPE = re.compile(rb"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|(.))", re.DOTALL)
-_SIMPLE_ESCAPES = {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"a": b"\a", b"b": b"\b",
-                   b"f": b"\f", b"v": b"\v"}  # fmt: skip
+_SIMPLE_ESCAPES = {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"a": b"\a", b"b": b"\b", b"f": b"\f", b"v": b"\v"}
 
 
 def _unescape_one(m: re.Match) -> bytes:
@@ -164,10 +163,17 @@ _LIST_MEMBERS: dict[str, Callable[[Any, str], Any]] = {
 
 #: ``ListValue.val_type`` name -> the member that holds the elements.
 _VAL_TYPES = {
-    "VT_LIST_STRING": "s", "VT_LIST_INT": "i", "VT_LIST_FLOAT": "f", "VT_LIST_BOOL": "b",
-    "VT_LIST_BYTES": "bt", "VT_LIST_TENSOR_DESC": "td", "VT_LIST_TENSOR": "t",
-    "VT_LIST_GRAPH": "g", "VT_LIST_NAMED_ATTRS": "na", "VT_LIST_DATA_TYPE": "dt",
-}  # fmt: skip
+    "VT_LIST_STRING": "s",
+    "VT_LIST_INT": "i",
+    "VT_LIST_FLOAT": "f",
+    "VT_LIST_BOOL": "b",
+    "VT_LIST_BYTES": "bt",
+    "VT_LIST_TENSOR_DESC": "td",
+    "VT_LIST_TENSOR": "t",
+    "VT_LIST_GRAPH": "g",
+    "VT_LIST_NAMED_ATTRS": "na",
+    "VT_LIST_DATA_TYPE": "dt",
+}
 
 
 def _list_value(value: Any, what: str) -> list:
@@ -374,8 +380,7 @@ def op_info(raw: Any, graph: str, what: str) -> OpInfo:
         control_inputs=controls,
         attrs=decode_attrs(msg.get("attr"), f"{what} attr"),
         input_desc=[
-            tensor_desc(d, f"{what} input_desc")
-            for d in as_list(msg.get("input_desc"), f"{what} input_desc")
+            tensor_desc(d, f"{what} input_desc") for d in as_list(msg.get("input_desc"), f"{what} input_desc")
         ],
         output_desc=[
             tensor_desc(d, f"{what} output_desc")

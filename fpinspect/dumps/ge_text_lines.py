@@ -23,11 +23,26 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from .ge_decode import c_unescape_bytes
 
-_INT_TYPES = frozenset({
-    FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT32,
-    FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_SINT32, FieldDescriptor.TYPE_SINT64,
-})  # fmt: skip
-_BOOLS = {"true": True, "True": True, "t": True, "1": True, "false": False, "False": False, "f": False, "0": False}
+_INT_TYPES = frozenset(
+    {
+        FieldDescriptor.TYPE_INT32,
+        FieldDescriptor.TYPE_INT64,
+        FieldDescriptor.TYPE_UINT32,
+        FieldDescriptor.TYPE_UINT64,
+        FieldDescriptor.TYPE_SINT32,
+        FieldDescriptor.TYPE_SINT64,
+    }
+)
+_BOOLS = {
+    "true": True,
+    "True": True,
+    "t": True,
+    "1": True,
+    "false": False,
+    "False": False,
+    "f": False,
+    "0": False,
+}
 
 
 class NotPrinterForm(ValueError):
@@ -67,15 +82,18 @@ def _fields(desc: Descriptor) -> dict[str, tuple]:
         if t == FieldDescriptor.TYPE_MESSAGE:
             convert: Any = fd.message_type
         elif t == FieldDescriptor.TYPE_STRING:
+
             def convert(tok):
                 body = _string_body(tok)
                 return c_unescape_bytes(body).decode("utf-8") if "\\" in body else body
         elif t == FieldDescriptor.TYPE_BYTES:
             if fd.is_repeated:
+
                 def convert(tok):
                     body = _string_body(tok)
                     return c_unescape_bytes(body).decode("utf-8", errors="replace") if "\\" in body else body
             else:
+
                 def convert(tok):
                     return _c_escape_if_needed(_string_body(tok), c_escape)
         elif t in _INT_TYPES:
@@ -89,13 +107,19 @@ def _fields(desc: Descriptor) -> dict[str, tuple]:
             numbers = {str(v.number): v.name for v in fd.enum_type.values}
 
             def convert(tok, names=names, numbers=numbers):
-                return names.get(tok) or numbers.get(tok) or (int(tok) if tok.lstrip("-").isdigit() else names[tok])
+                return (
+                    names.get(tok)
+                    or numbers.get(tok)
+                    or (int(tok) if tok.lstrip("-").isdigit() else names[tok])
+                )
         else:
             raise NotPrinterForm(f"field type {t}")
         # proto3 scalars without presence are not "set" at their default: leave them out
         default = None
         if not fd.is_repeated and not fd.has_presence and t != FieldDescriptor.TYPE_MESSAGE:
-            default = fd.enum_type.values_by_number[0].name if t == FieldDescriptor.TYPE_ENUM else fd.default_value
+            default = (
+                fd.enum_type.values_by_number[0].name if t == FieldDescriptor.TYPE_ENUM else fd.default_value
+            )
             if t == FieldDescriptor.TYPE_BYTES:
                 default = ""
         out[fd.name] = (t == FieldDescriptor.TYPE_MESSAGE, fd.is_repeated, convert, default)

@@ -181,8 +181,10 @@ def _read_json(path: str) -> dict:
     except (msgspec.DecodeError, msgspec.ValidationError):
         with open(path, encoding="utf-8") as f:
             return json.load(f)
-    graphs = [None if g is None else {"name": g.name, "op": g.op} if g.name is not None else {"op": g.op}
-              for g in doc.graph]  # fmt: skip
+    graphs = [
+        None if g is None else {"name": g.name, "op": g.op} if g.name is not None else {"op": g.op}
+        for g in doc.graph
+    ]
     return {"graph": graphs}
 
 
@@ -204,7 +206,9 @@ def _read_text_graph(path: str) -> dict:
 
 def _model(path: str, data: Any) -> GeModel:
     if not isinstance(data, dict) or not isinstance(data.get("graph"), list):
-        raise Malformed("it has no 'graph' list (expected the JSON of 'atc --mode=5 --json' or a ge_proto_*.txt)")
+        raise Malformed(
+            "it has no 'graph' list (expected the JSON of 'atc --mode=5 --json' or a ge_proto_*.txt)"
+        )
     graphs: list[str] = []
     ops: dict[str, OpInfo] = {}
     warnings: list[str] = []
@@ -232,4 +236,3 @@ def _model(path: str, data: Any) -> GeModel:
     g = _build_nx(ops, warnings)
     order = _topological_order(g, ops, graphs, warnings)
     return GeModel(path=path, graphs=graphs, ops=ops, nx=g, warnings=warnings, _order=order)
-

@@ -108,8 +108,14 @@ class Localisation:
         failing = [o for o in self.ops if o.verdict == "fail"]
         down = len(self.inherited)
         inherit = f"{down} other failing op{'s' if down != 1 else ''} only inherit errors" if down else ""
-        better = (f"{len(ahead)} failing op{'s are' if len(ahead) != 1 else ' is'} more accurate than eager "
-                  f"(first {ahead[0].name})") if ahead else ""  # fmt: skip
+        better = (
+            (
+                f"{len(ahead)} failing op{'s are' if len(ahead) != 1 else ' is'} more accurate than eager "
+                f"(first {ahead[0].name})"
+            )
+            if ahead
+            else ""
+        )
         if intro:
             o = intro[0]
             more = f" ({len(intro) - 1} more introduced later)" if len(intro) > 1 else ""
@@ -118,12 +124,16 @@ class Localisation:
         if ahead:
             o = ahead[0]
             tail = f"; {inherit}" if inherit else ""
-            return (f"No fused op introduces an error: {o.name} ({o.type}) fails against eager but is more accurate, "
-                    f"{o.reason}{tail}.")  # fmt: skip
+            return (
+                f"No fused op introduces an error: {o.name} ({o.type}) fails against eager but is more accurate, "
+                f"{o.reason}{tail}."
+            )
         if self.unverified:
             o = self.unverified[0]
-            return (f"No fused op is confirmed as the source: {len(failing)} ops fail but their inputs "
-                    f"could not all be compared; start with the first failing op, {o.name}: {o.reason}.")  # fmt: skip
+            return (
+                f"No fused op is confirmed as the source: {len(failing)} ops fail but their inputs "
+                f"could not all be compared; start with the first failing op, {o.name}: {o.reason}."
+            )
         if failing:
             o = failing[0]
             return f"No fused op introduces an error: {inherit}; the first is {o.name}: {o.reason}."
@@ -134,11 +144,15 @@ class Localisation:
             return "Nothing was compared: the fusion-on graph has no fused op."
         uncompared = sum(1 for o in self.ops if o.verdict is None)
         if uncompared == len(self.ops):
-            return (f"Nothing was compared: none of the {len(self.ops)} fused ops has an output with two readable "
-                    "tensors (see the statuses).")  # fmt: skip
+            return (
+                f"Nothing was compared: none of the {len(self.ops)} fused ops has an output with two readable "
+                "tensors (see the statuses)."
+            )
         if uncompared:
-            return (f"All compared fused outputs are within thresholds; {uncompared} of {len(self.ops)} fused ops "
-                    "could not be compared (see the statuses).")  # fmt: skip
+            return (
+                f"All compared fused outputs are within thresholds; {uncompared} of {len(self.ops)} fused ops "
+                "could not be compared (see the statuses)."
+            )
         return "All compared fused outputs are within thresholds."
 
 
@@ -147,8 +161,11 @@ def _worst(records):
     return max(scored, key=lambda r: r.score) if scored else None
 
 
-def localise(ops: Iterable[OpRecords], amplification: float = AMPLIFICATION,
-             evidence: Mapping[str, Evidence] | None = None) -> Localisation:  # fmt: skip
+def localise(
+    ops: Iterable[OpRecords],
+    amplification: float = AMPLIFICATION,
+    evidence: Mapping[str, Evidence] | None = None,
+) -> Localisation:
     """Classify every fused op of ``ops`` (in topological order) from its records; then
     ``evidence[name]``, where given, revises that op's finding."""
     findings = []
@@ -156,13 +173,23 @@ def localise(ops: Iterable[OpRecords], amplification: float = AMPLIFICATION,
         op, outs, ins = rec.op, rec.outputs, rec.inputs
         verdict = worst_verdict(r.verdict for r in outs)
         w_out, w_in = _worst(outs), _worst(ins)
-        f = OpFinding(op.name, op.type, verdict, None, "", w_out.score if w_out else None,
-                      w_in.score if w_in else None, list(op.original_op_names))  # fmt: skip
+        f = OpFinding(
+            op.name,
+            op.type,
+            verdict,
+            None,
+            "",
+            w_out.score if w_out else None,
+            w_in.score if w_in else None,
+            list(op.original_op_names),
+        )
         if verdict == "fail":
             _classify(f, outs, ins, amplification)
         elif verdict is not None:
-            f.reason = "outputs within thresholds" if verdict == "pass" else "; ".join(
-                {t for r in outs for t in r.reasons}
+            f.reason = (
+                "outputs within thresholds"
+                if verdict == "pass"
+                else "; ".join({t for r in outs for t in r.reasons})
             )
         if evidence is not None and op.name in evidence:
             evidence[op.name].revise(f, rec)
@@ -171,7 +198,9 @@ def localise(ops: Iterable[OpRecords], amplification: float = AMPLIFICATION,
 
 
 def _classify(f: OpFinding, outs, ins, amplification: float) -> None:
-    bad_out = max((r for r in outs if r.verdict == "fail"), key=lambda r: r.score if r.score is not None else -1)
+    bad_out = max(
+        (r for r in outs if r.verdict == "fail"), key=lambda r: r.score if r.score is not None else -1
+    )
     what = f"output {bad_out.plan.fused_index} vs {bad_out.plan.origin_op}: {bad_out.reasons[0] if bad_out.reasons else 'fails'}"
     failing_in = [r for r in ins if r.verdict == "fail"]
     unknown_in = [r for r in ins if r.verdict is None and "SKIPPED_CONST_DATA" not in r.status]
@@ -183,8 +212,10 @@ def _classify(f: OpFinding, outs, ins, amplification: float) -> None:
             ratio = f.score / w.score
         if ratio is not None and ratio > amplification:
             f.role = "introduced"
-            f.reason = (f"{what}; its output error {format_score(f.score)} is {ratio:.0f}x the worst input error "
-                        f"{format_score(w.score)} ({src}), more than inputs explain")  # fmt: skip
+            f.reason = (
+                f"{what}; its output error {format_score(f.score)} is {ratio:.0f}x the worst input error "
+                f"{format_score(w.score)} ({src}), more than inputs explain"
+            )
         else:
             f.role = "inherited"
             f.reason = f"{src} already differs ({format_score(w.score)}); output {format_score(f.score)}"
@@ -195,5 +226,11 @@ def _classify(f: OpFinding, outs, ins, amplification: float) -> None:
     else:
         f.role = "introduced"
         n = sum(1 for r in ins if r.verdict is not None)
-        f.reason = (f"{what} while its {'input matches' if n == 1 else f'{n} compared inputs match'} "
-                    f"(worst input {format_score(f.input_score)})") if n else f"{what}; its inputs are data or constants"  # fmt: skip
+        f.reason = (
+            (
+                f"{what} while its {'input matches' if n == 1 else f'{n} compared inputs match'} "
+                f"(worst input {format_score(f.input_score)})"
+            )
+            if n
+            else f"{what}; its inputs are data or constants"
+        )

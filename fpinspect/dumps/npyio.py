@@ -32,7 +32,9 @@ def regular_file_size(path: str, what: str = ".npy file") -> int:
             raise InputError(path, "is a symbolic link loop", "FILE_NOT_FOUND") from None
         if os.path.lexists(path):
             if exc.errno == errno.ENOENT:
-                raise InputError(path, "is a symbolic link to a file that does not exist", "FILE_NOT_FOUND") from None
+                raise InputError(
+                    path, "is a symbolic link to a file that does not exist", "FILE_NOT_FOUND"
+                ) from None
             raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
         raise InputError(path, "file does not exist", "FILE_NOT_FOUND") from None
     if stat.S_ISDIR(st.st_mode):
@@ -135,7 +137,9 @@ def open_npy(path) -> NpyFile:
         expected *= d
     actual = size - offset
     if actual < expected:
-        raise InputError(path, f"is truncated: the header promises {expected} data bytes, the file has {actual}")
+        raise InputError(
+            path, f"is truncated: the header promises {expected} data bytes, the file has {actual}"
+        )
     return NpyFile(path, shape, dtype, fortran, offset)
 
 
@@ -145,8 +149,14 @@ def as_array(f: NpyFile) -> np.ndarray:
     if not f.size:
         return np.empty(f.header_shape, f.stored_dtype, order="F" if f.fortran_order else "C")
     try:
-        return np.memmap(f.path, dtype=f.stored_dtype, mode="r", offset=f.data_offset, shape=f.header_shape,
-                         order="F" if f.fortran_order else "C")  # fmt: skip
+        return np.memmap(
+            f.path,
+            dtype=f.stored_dtype,
+            mode="r",
+            offset=f.data_offset,
+            shape=f.header_shape,
+            order="F" if f.fortran_order else "C",
+        )
     except (ValueError, OSError) as exc:
         raise InputError(f.path, f"cannot be loaded ({exc})") from None
 

@@ -110,8 +110,17 @@ def _outline(path: str | os.PathLike, wanted: frozenset[str] | None) -> list[Fus
                 seen.add(op.name)
                 info = OpInfo(op.name, op.type or "", graph_name, [], [], _attrs(op.attr), [], [])
                 if is_fused(info) and (wanted is None or info.type in wanted):
-                    out.append(FusedOp(info.name, info.type, graph_name, [], original_op_names(info),
-                                       _names(info.attrs.get(ORIGINAL_OP_TYPES)), []))  # fmt: skip
+                    out.append(
+                        FusedOp(
+                            info.name,
+                            info.type,
+                            graph_name,
+                            [],
+                            original_op_names(info),
+                            _names(info.attrs.get(ORIGINAL_OP_TYPES)),
+                            [],
+                        )
+                    )
         return out
     except (OSError, msgspec.DecodeError, msgspec.ValidationError, Malformed):
         return None

@@ -38,7 +38,7 @@ STATUS_DOC = {
     # fpinspect's additions
     "ORIGIN_NOT_FOUND": "the mapped original op is not in the fusion-off graph",
     "RAW_LOAD_ERROR": "the raw dump file is unreadable: truncated, a header that overruns the file or does not "
-                      "decode, sizes that do not add up, or a dtype that cannot be read",
+    "decode, sizes that do not add up, or a dtype that cannot be read",
     "MULTIPLE_DUMPS": "several dumps exist for this tensor; the latest was used",
     "AMBIGUOUS_DUMP": "several ops of one graph are written alike in dump file names (a.b, a/b, a_b); not compared",
     "EMPTY": "both tensors have no elements",
@@ -53,7 +53,12 @@ REFERENCE_STATUSES = tuple(list(STATUS_DOC)[:12])
 
 
 #: fpinspect's own codes that the reference script would have reported as one of its own.
-_AS_REFERENCE = {"ORIGIN_NOT_FOUND": "FILE_NOT_FOUND", "AMBIGUOUS_DUMP": "FILE_NOT_FOUND", "EMPTY": "COMPUTE_ERROR", "RAW_LOAD_ERROR": "NPY_LOAD_ERROR"}
+_AS_REFERENCE = {
+    "ORIGIN_NOT_FOUND": "FILE_NOT_FOUND",
+    "AMBIGUOUS_DUMP": "FILE_NOT_FOUND",
+    "EMPTY": "COMPUTE_ERROR",
+    "RAW_LOAD_ERROR": "NPY_LOAD_ERROR",
+}
 
 
 def reference_status(status: list[str]) -> str:
@@ -143,11 +148,18 @@ def _worst_elements(stats: PairStats, ra: ChunkReader, rb: ChunkReader, shape) -
     for k, (a, b) in enumerate(zip(a64.tolist(), b64.tolist())):
         ad = abs(a - b)
         rel = ad / abs(b) if b != 0 else (0.0 if ad == 0 else math.inf)
-        out.append({
-            "index": [int(ix[k]) for ix in index] if shape else [],
-            "a": a, "b": b, "abs": ad, "rel": rel, "ulp": ulps[k],
-            "a_bits": f"0x{a_bits[k]:0{2 * va.dtype.itemsize}x}", "b_bits": f"0x{b_bits[k]:0{2 * vb.dtype.itemsize}x}",
-        })  # fmt: skip
+        out.append(
+            {
+                "index": [int(ix[k]) for ix in index] if shape else [],
+                "a": a,
+                "b": b,
+                "abs": ad,
+                "rel": rel,
+                "ulp": ulps[k],
+                "a_bits": f"0x{a_bits[k]:0{2 * va.dtype.itemsize}x}",
+                "b_bits": f"0x{b_bits[k]:0{2 * vb.dtype.itemsize}x}",
+            }
+        )
     return out
 
 
@@ -159,8 +171,9 @@ def _numeric(dtype: np.dtype) -> bool:
     return dtype.kind in "fiub" or is_supported(dtype)
 
 
-def compare_arrays(a, b, *, status: list[str] | None = None, jobs: int = 1, worst: int = 10,
-                   kl: bool = True) -> PairResult:  # fmt: skip
+def compare_arrays(
+    a, b, *, status: list[str] | None = None, jobs: int = 1, worst: int = 10, kl: bool = True
+) -> PairResult:
     """Compare ``a`` (under test) with ``b`` (reference side).
 
     ``a`` and ``b`` are arrays, memory maps or :class:`NpyFile` readers. ``status`` carries
@@ -170,23 +183,29 @@ def compare_arrays(a, b, *, status: list[str] | None = None, jobs: int = 1, wors
     status = list(status or [])
     res = PairResult(
         status=status,
-        shape_a=tuple(a.shape), shape_b=tuple(b.shape),
-        dtype_a=str(a.dtype), dtype_b=str(b.dtype),
-    )  # fmt: skip
+        shape_a=tuple(a.shape),
+        shape_b=tuple(b.shape),
+        dtype_a=str(a.dtype),
+        dtype_b=str(b.dtype),
+    )
     da, db = np.dtype(a.dtype), np.dtype(b.dtype)
     if not (_numeric(da) and _numeric(db)):
         res.status.append("COMPUTE_ERROR")
         res.message = f"cannot compare non-numeric data ({da} vs {db})"
         if any(d.kind == "V" and d.itemsize in (1, 2) for d in (da, db)):
-            res.message += ("; raw 1- or 2-byte values are how numpy saves bfloat16 / float8 arrays, "
-                            "losing their type: save them as float32")  # fmt: skip
+            res.message += (
+                "; raw 1- or 2-byte values are how numpy saves bfloat16 / float8 arrays, "
+                "losing their type: save them as float32"
+            )
         return res
     if da != db:
         status.append("DTYPE_CAST")
     if tuple(a.shape) != tuple(b.shape):
         if int(a.size) != int(b.size):
             status.append("SHAPE_MISMATCH")
-            res.message = f"element counts differ: {tuple(a.shape)} has {a.size}, {tuple(b.shape)} has {b.size}"
+            res.message = (
+                f"element counts differ: {tuple(a.shape)} has {a.size}, {tuple(b.shape)} has {b.size}"
+            )
             return res
         status.append("SHAPE_FLATTENED")
     if int(a.size) == 0:
@@ -214,7 +233,11 @@ def compare_arrays(a, b, *, status: list[str] | None = None, jobs: int = 1, wors
         mismatched, max_abs = _integer_differences(as_shape(a, shape), as_shape(b, shape))
         res.metrics["mismatched"] = mismatched
         res.max_abs = float(max_abs)
-    for code, n in (("NAN_MISMATCH", st.nan_mismatch), ("INF_MISMATCH", st.inf_mismatch), ("BOTH_NAN", st.both_nan)):
+    for code, n in (
+        ("NAN_MISMATCH", st.nan_mismatch),
+        ("INF_MISMATCH", st.inf_mismatch),
+        ("BOTH_NAN", st.both_nan),
+    ):
         if n:
             status.append(code)
     return res

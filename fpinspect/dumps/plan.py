@@ -50,8 +50,11 @@ class PairPlan:
     @property
     def comparable(self) -> bool:
         """Both dump files are known and no planning status rules the pair out."""
-        return (self.fused_file is not None and self.origin_file is not None
-                and not any(s in self.status for s in _NOT_COMPARABLE))  # fmt: skip
+        return (
+            self.fused_file is not None
+            and self.origin_file is not None
+            and not any(s in self.status for s in _NOT_COMPARABLE)
+        )
 
 
 @dataclass
@@ -72,8 +75,14 @@ class PairPlans:
         return self.outputs[name] + self.inputs[name]
 
 
-def plan_pairs(fused: list[FusedOp], open_index: DumpIndex | None, close_model: GeModel | None = None,
-               close_index: DumpIndex | None = None, *, open_model: GeModel | None = None) -> PairPlans:  # fmt: skip
+def plan_pairs(
+    fused: list[FusedOp],
+    open_index: DumpIndex | None,
+    close_model: GeModel | None = None,
+    close_index: DumpIndex | None = None,
+    *,
+    open_model: GeModel | None = None,
+) -> PairPlans:
     """Plan every pair of ``fused`` (the fusion-on graph's fused ops, :func:`~.fusion.fused_ops`).
 
     ``open_index`` indexes the fusion-on dumps (``None``: no data folder). With the fusion-off
@@ -82,15 +91,19 @@ def plan_pairs(fused: list[FusedOp], open_index: DumpIndex | None, close_model: 
     one graph share is ``AMBIGUOUS_DUMP``, never silently taken for one of them.
     """
     planner = _Planner(open_index, close_model, close_index)
-    planner.clashes = (name_clashes(open_model.ops) if open_model is not None else {},
-                       name_clashes(close_model.ops) if close_model is not None else {})  # fmt: skip
+    planner.clashes = (
+        name_clashes(open_model.ops) if open_model is not None else {},
+        name_clashes(close_model.ops) if close_model is not None else {},
+    )
     outputs = {op.name: [planner.output(op, o) for o in op.outputs] for op in fused}
     inputs = {op.name: [planner.input(op, i) for i in op.inputs] for op in fused}
     return PairPlans(fused, outputs, inputs)
 
 
 class _Planner:
-    def __init__(self, open_index: DumpIndex | None, close_model: GeModel | None, close_index: DumpIndex | None):
+    def __init__(
+        self, open_index: DumpIndex | None, close_model: GeModel | None, close_index: DumpIndex | None
+    ):
         self.open_index, self.close_model, self.close_index = open_index, close_model, close_index
         self.comparing = close_model is not None and close_index is not None
         self.clashes: tuple[dict, dict] = ({}, {})  # fusion-on, fusion-off: file-name form -> op names
@@ -99,8 +112,9 @@ class _Planner:
         return self.open_index.lookup(op_name, io, index) if self.open_index is not None else None
 
     def output(self, op: FusedOp, out) -> PairPlan:
-        plan = PairPlan("output", op.name, op.type, out.index, out.origin_op, out.origin_index,
-                        fused_desc=out.desc)  # fmt: skip
+        plan = PairPlan(
+            "output", op.name, op.type, out.index, out.origin_op, out.origin_index, fused_desc=out.desc
+        )
         if not self.comparing:
             plan.fused_file = self._fused_dump(op.name, "output", out.index)
             return plan
@@ -109,36 +123,56 @@ class _Planner:
             # the device wrote the mapping into the raw dump's header too (OpOutput.original_op)
             plan.origin_op, plan.origin_index = fused_file.raw.original_op or (None, None)
         if plan.origin_op is None or plan.origin_index is None:
-            return _skip(plan, "NO_MAPPING",
-                         f"output {out.index} carries no _datadump_origin_name / _datadump_origin_output_index")  # fmt: skip
+            return _skip(
+                plan,
+                "NO_MAPPING",
+                f"output {out.index} carries no _datadump_origin_name / _datadump_origin_output_index",
+            )
         return self._locate(plan, fused_file, f"output {out.index}")
 
     def input(self, op: FusedOp, inp) -> PairPlan:
-        plan = PairPlan("input", op.name, op.type, inp.index, inp.origin_op, inp.origin_index,
-                        fused_desc=inp.desc, src_op=inp.src_op)  # fmt: skip
+        plan = PairPlan(
+            "input",
+            op.name,
+            op.type,
+            inp.index,
+            inp.origin_op,
+            inp.origin_index,
+            fused_desc=inp.desc,
+            src_op=inp.src_op,
+        )
         # The fused op's own input dump; without one, its producer's output dump holds the same data.
-        fused_file = self._fused_dump(op.name, "input", inp.index) or self._fused_dump(inp.src_op, "output",
-                                                                                         inp.src_index)  # fmt: skip
+        fused_file = self._fused_dump(op.name, "input", inp.index) or self._fused_dump(
+            inp.src_op, "output", inp.src_index
+        )
         if not self.comparing:
             plan.fused_file = fused_file
             return plan
         if is_data_source(inp.src_type):
             return _skip(plan, "SKIPPED_CONST_DATA", f"fed by {inp.src_type} {inp.src_op}")
         if inp.origin_op is None or inp.origin_index is None:
-            return _skip(plan, "NO_MAPPING", f"producer {inp.src_op} output {inp.src_index} has no origin mapping")
+            return _skip(
+                plan, "NO_MAPPING", f"producer {inp.src_op} output {inp.src_index} has no origin mapping"
+            )
         return self._locate(plan, fused_file, f"input {inp.index}")
 
     def _locate(self, plan: PairPlan, fused_file: DumpFile | None, what: str) -> PairPlan:
         """Attach both dump files to ``plan`` and note what is missing, duplicated or ambiguous."""
         plan.fused_file = fused_file
         self._lookup_origin(plan)
-        for side, dump, clashes in (("fusion-on", plan.fused_file, self.clashes[0]),
-                                    ("fusion-off", plan.origin_file, self.clashes[1])):  # fmt: skip
+        for side, dump, clashes in (
+            ("fusion-on", plan.fused_file, self.clashes[0]),
+            ("fusion-off", plan.origin_file, self.clashes[1]),
+        ):
             group = clashes.get(dump.op_name) if dump is not None else None
             if group:
                 names = ", ".join(repr(n) for n in group)
-                return _skip(plan, "AMBIGUOUS_DUMP", f"{side} ops {names} are all written as {dump.op_name!r} "
-                             "in dump file names: their dumps cannot be told apart")  # fmt: skip
+                return _skip(
+                    plan,
+                    "AMBIGUOUS_DUMP",
+                    f"{side} ops {names} are all written as {dump.op_name!r} "
+                    "in dump file names: their dumps cannot be told apart",
+                )
         if fused_file is None:
             plan.status.append("FILE_NOT_FOUND")
             plan.message = f"no fusion-on dump of {plan.fused_op} {what}"

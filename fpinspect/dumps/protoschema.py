@@ -21,10 +21,16 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 _T = descriptor_pb2.FieldDescriptorProto
 #: Scalar type names used in the tables -> descriptor types.
 SCALARS = {
-    "string": _T.TYPE_STRING, "bytes": _T.TYPE_BYTES, "bool": _T.TYPE_BOOL,
-    "int32": _T.TYPE_INT32, "int64": _T.TYPE_INT64, "uint32": _T.TYPE_UINT32, "uint64": _T.TYPE_UINT64,
-    "float": _T.TYPE_FLOAT, "double": _T.TYPE_DOUBLE,
-}  # fmt: skip
+    "string": _T.TYPE_STRING,
+    "bytes": _T.TYPE_BYTES,
+    "bool": _T.TYPE_BOOL,
+    "int32": _T.TYPE_INT32,
+    "int64": _T.TYPE_INT64,
+    "uint32": _T.TYPE_UINT32,
+    "uint64": _T.TYPE_UINT64,
+    "float": _T.TYPE_FLOAT,
+    "double": _T.TYPE_DOUBLE,
+}
 
 
 @dataclass(frozen=True)
@@ -42,15 +48,18 @@ class Field:
     oneof: str | None = None
 
 
-def build_schema(package: str, enums: dict[str, dict[str, int]],
-                 messages: dict[str, list[Field]]) -> dict[str, type]:  # fmt: skip
+def build_schema(
+    package: str, enums: dict[str, dict[str, int]], messages: dict[str, list[Field]]
+) -> dict[str, type]:
     """Message classes (by message name) of a proto3 file ``package`` with these types.
 
     Enum value names live in the package scope (as in C++), so they must be unique across
     the enums of one package. Each call builds its own pool, so schemas never clash with
     each other nor with other users of the default pool.
     """
-    fdp = descriptor_pb2.FileDescriptorProto(name=f"fpinspect/{package}.proto", package=package, syntax="proto3")
+    fdp = descriptor_pb2.FileDescriptorProto(
+        name=f"fpinspect/{package}.proto", package=package, syntax="proto3"
+    )
     for enum_name, values in enums.items():
         enum = fdp.enum_type.add(name=enum_name)
         for value_name, number in values.items():

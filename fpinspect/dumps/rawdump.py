@@ -76,7 +76,9 @@ class RawTensor:
             layout=name,
             subformat=int(sub) if sub else None,
             origin_format=origin_format,
-            origin_shape=self.original_shape if self.original_shape is not None else (graph.origin_shape if graph else None),
+            origin_shape=self.original_shape
+            if self.original_shape is not None
+            else (graph.origin_shape if graph else None),
             attrs=graph.attrs if graph else {},
         )
 
@@ -116,18 +118,30 @@ def _tensors(entries, io: str, start: int, path: str) -> tuple[list[RawTensor], 
     out, offset = [], start
     for index, e in enumerate(entries):
         if e.data:
-            raise InputError(path, f"holds {io} {index} inline in its header (an old raw format fpinspect does "
-                                   "not read); convert it with 'msaccucmp.py convert'", RAW_LOAD_ERROR)  # fmt: skip
+            raise InputError(
+                path,
+                f"holds {io} {index} inline in its header (an old raw format fpinspect does "
+                "not read); convert it with 'msaccucmp.py convert'",
+                RAW_LOAD_ERROR,
+            )
         original_op = original_format = None
         if io == "output" and e.HasField("original_op") and e.original_op.name:
             original_op = (e.original_op.name, int(e.original_op.output_index))
             original_format = FORMATS.get(e.original_op.format)
-        out.append(RawTensor(
-            io=io, index=index, dtype=GE_DTYPES.get(e.data_type, f"DT_{e.data_type}"),
-            layout=_layout(e.format, e.sub_format), shape=_shape(e.shape, True),
-            original_shape=_shape(e.original_shape, e.HasField("original_shape")),
-            original_op=original_op, original_format=original_format, offset=offset, size=int(e.size),
-        ))  # fmt: skip
+        out.append(
+            RawTensor(
+                io=io,
+                index=index,
+                dtype=GE_DTYPES.get(e.data_type, f"DT_{e.data_type}"),
+                layout=_layout(e.format, e.sub_format),
+                shape=_shape(e.shape, True),
+                original_shape=_shape(e.original_shape, e.HasField("original_shape")),
+                original_op=original_op,
+                original_format=original_format,
+                offset=offset,
+                size=int(e.size),
+            )
+        )
         offset += int(e.size)
     return out, offset
 
@@ -150,20 +164,26 @@ def read_raw_header(path: str | os.PathLike) -> RawDump:
         with f:
             head = f.read(HEADER_LENGTH_BYTES)
             if len(head) < HEADER_LENGTH_BYTES:
-                raise InputError(path, f"is too short to be a raw dump ({total} bytes, no header length)",
-                                 RAW_LOAD_ERROR)  # fmt: skip
+                raise InputError(
+                    path, f"is too short to be a raw dump ({total} bytes, no header length)", RAW_LOAD_ERROR
+                )
             (length,) = struct.unpack("<Q", head)
             if length > total - HEADER_LENGTH_BYTES or length > MAX_HEADER:
-                raise InputError(path, f"is not a raw dump: its header length says {length} bytes, but only "
-                                       f"{total - HEADER_LENGTH_BYTES} follow", RAW_LOAD_ERROR)  # fmt: skip
+                raise InputError(
+                    path,
+                    f"is not a raw dump: its header length says {length} bytes, but only "
+                    f"{total - HEADER_LENGTH_BYTES} follow",
+                    RAW_LOAD_ERROR,
+                )
             header = f.read(length)
     except OSError as exc:
         raise InputError(path, f"cannot be read ({exc.strerror or exc})", RAW_LOAD_ERROR) from None
     try:
         data = message_classes()["DumpData"].FromString(header)
     except (DecodeError, RuntimeError, ValueError) as exc:
-        raise InputError(path, f"is not a raw dump: its header is not a DumpData message ({exc})",
-                         RAW_LOAD_ERROR) from None  # fmt: skip
+        raise InputError(
+            path, f"is not a raw dump: its header is not a DumpData message ({exc})", RAW_LOAD_ERROR
+        ) from None
     start = HEADER_LENGTH_BYTES + length
     inputs, offset = _tensors(data.input, "input", start, path)
     outputs, offset = _tensors(data.output, "output", offset, path)
@@ -178,19 +198,26 @@ def read_raw_header(path: str | os.PathLike) -> RawDump:
             f"the file has {total}",
             RAW_LOAD_ERROR,
         )
-    return RawDump(path, data.op_name, data.version, int(data.dump_time), inputs, outputs, buffers, workspaces)
+    return RawDump(
+        path, data.op_name, data.version, int(data.dump_time), inputs, outputs, buffers, workspaces
+    )
 
 
 def _checked_dtype(path: str, t: RawTensor) -> np.dtype:
     name = numpy_dtype_name(t.dtype)
     if name is None or name in _PACKED:
-        raise InputError(path, f"{t.io} {t.index} is {t.dtype}, which fpinspect cannot read as an array",
-                         RAW_LOAD_ERROR)  # fmt: skip
+        raise InputError(
+            path, f"{t.io} {t.index} is {t.dtype}, which fpinspect cannot read as an array", RAW_LOAD_ERROR
+        )
     dtype = np.dtype(name)
     expected = int(np.prod(t.shape, dtype=np.int64)) * dtype.itemsize
     if expected != t.size:
-        raise InputError(path, f"{t.io} {t.index}: shape {list(t.shape)} of {t.dtype} needs {expected} bytes, "
-                               f"the header gives it {t.size}", RAW_LOAD_ERROR)  # fmt: skip
+        raise InputError(
+            path,
+            f"{t.io} {t.index}: shape {list(t.shape)} of {t.dtype} needs {expected} bytes, "
+            f"the header gives it {t.size}",
+            RAW_LOAD_ERROR,
+        )
     return dtype
 
 
@@ -245,8 +272,14 @@ def _fill(entry, p: RawPayload, data: np.ndarray) -> None:
         entry.original_op.format = FORMAT_NUMBERS[p.original_format or name]
 
 
-def write_raw_dump(path: str | os.PathLike, op_name: str, inputs: list[RawPayload], outputs: list[RawPayload],
-                   *, dump_time: int = 0) -> None:  # fmt: skip
+def write_raw_dump(
+    path: str | os.PathLike,
+    op_name: str,
+    inputs: list[RawPayload],
+    outputs: list[RawPayload],
+    *,
+    dump_time: int = 0,
+) -> None:
     """Write one raw dump file as the device does (the format :func:`read_raw_header` reads)."""
     header = message_classes()["DumpData"](version="2.0", dump_time=dump_time, op_name=op_name)
     arrays = []

@@ -50,8 +50,9 @@ class Record:
             "cosine": json_number(r.cosine) if r else None,
             "max_abs": json_number(r.max_abs) if r else None,
             "max_rel": json_number(r.max_rel) if r else None,
-            "metrics": json_clean({**(r.metrics if r else {}), "worst": r.worst if r else [],
-                                   "red_eps": self.score}),  # fmt: skip
+            "metrics": json_clean(
+                {**(r.metrics if r else {}), "worst": r.worst if r else [], "red_eps": self.score}
+            ),
             "verdict": self.verdict,
             "reasons": list(self.reasons),
             "message": p.message or (r.message if r else None),
@@ -77,8 +78,15 @@ class Sweep:
     records come in the order they finish. :attr:`done` counts the records yielded.
     """
 
-    def __init__(self, comparison: DumpComparison, plans: list[PairPlan], *, demand: Queue | None = None,
-                 call: Callable = _direct, jobs: int = 1):  # fmt: skip
+    def __init__(
+        self,
+        comparison: DumpComparison,
+        plans: list[PairPlan],
+        *,
+        demand: Queue | None = None,
+        call: Callable = _direct,
+        jobs: int = 1,
+    ):
         self.comparison = comparison
         self.todo = list(plans)
         self.total = len(self.todo)
@@ -135,7 +143,9 @@ class Sweep:
             finally:
                 finished.put(None)
 
-        threads = [threading.Thread(target=work, name=f"fpinspect-sweep-{i}", daemon=True) for i in range(self.jobs)]
+        threads = [
+            threading.Thread(target=work, name=f"fpinspect-sweep-{i}", daemon=True) for i in range(self.jobs)
+        ]
         for t in threads:
             t.start()
         running = len(threads)

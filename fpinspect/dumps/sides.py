@@ -109,8 +109,14 @@ def _is_storage(layout: str | None) -> bool:
     return layout is not None and layout.partition(":")[0].upper() not in PLAIN_LAYOUTS
 
 
-def _restore(arr: np.ndarray, desc: TensorDesc | None, other_layout: str | None, other_shape,
-             notes: list[str], side: str) -> tuple[np.ndarray, str]:  # fmt: skip
+def _restore(
+    arr: np.ndarray,
+    desc: TensorDesc | None,
+    other_layout: str | None,
+    other_shape,
+    notes: list[str],
+    side: str,
+) -> tuple[np.ndarray, str]:
     """A storage-layout array in its origin layout (the other side's, if it has none recorded)."""
     layout = _layout(desc)
     if desc is not None and desc.origin_format:

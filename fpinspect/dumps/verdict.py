@@ -123,7 +123,9 @@ class ThresholdTable:
                     continue
                 given_w, given_f = (name, warn) in self._given, (name, fail) in self._given
                 if given_w and given_f:
-                    raise ValueError(f"{name}.{warn}={w:g} is above {name}.{fail}={f:g}: a warning must come first")
+                    raise ValueError(
+                        f"{name}.{warn}={w:g} is above {name}.{fail}={f:g}: a warning must come first"
+                    )
                 t = replace(t, **({fail: w} if given_w else {warn: f}))
                 self.table[name] = t
 
@@ -155,11 +157,15 @@ class ThresholdTable:
             else:
                 data = json.loads(raw)
         except ImportError:
-            raise InputError(path, "TOML needs Python 3.11 or newer; use a .json config", "CONFIG_ERROR") from None
+            raise InputError(
+                path, "TOML needs Python 3.11 or newer; use a .json config", "CONFIG_ERROR"
+            ) from None
         except RecursionError:
             raise InputError(path, "is nested too deeply to be a thresholds file", "CONFIG_ERROR") from None
         except (ValueError, UnicodeDecodeError) as exc:
-            raise InputError(path, f"is not valid {'TOML' if toml else 'JSON'} ({exc})", "CONFIG_ERROR") from None
+            raise InputError(
+                path, f"is not valid {'TOML' if toml else 'JSON'} ({exc})", "CONFIG_ERROR"
+            ) from None
         data = data.get("thresholds", data) if isinstance(data, dict) else data
         if not isinstance(data, dict):
             raise InputError(path, "must hold an object of thresholds", "CONFIG_ERROR")
@@ -203,7 +209,10 @@ def judge(res: PairResult, table: ThresholdTable) -> Judgement:
         reasons.append(("fail", f"{st.nan_mismatch} NaN on one side only"))
     if st.inf_mismatch:
         reasons.append(("fail", f"{st.inf_mismatch} infinities on one side only"))
-    integer = all(dt is not None and dt.rstrip("0123456789") in ("int", "uint", "bool") for dt in (res.dtype_a, res.dtype_b))
+    integer = all(
+        dt is not None and dt.rstrip("0123456789") in ("int", "uint", "bool")
+        for dt in (res.dtype_a, res.dtype_b)
+    )
     if integer:
         differ = m.get("mismatched", 1 if (res.max_abs or 0) != 0 else 0)
         if differ:
@@ -221,9 +230,13 @@ def judge(res: PairResult, table: ThresholdTable) -> Judgement:
                 reasons.append(("warn", f"relative L2 error {score:.3g} eps {fmt} > {t.red_warn:g}"))
         share = m["ulp"]["share"][">=2"] if m["ulp"]["kind"] == "diff" else None
         if share is not None and t.ulp2_share_fail is not None and share > t.ulp2_share_fail:
-            reasons.append(("fail", f"{100 * share:.1f}% of elements >= 2 ULP apart > {100 * t.ulp2_share_fail:g}%"))
+            reasons.append(
+                ("fail", f"{100 * share:.1f}% of elements >= 2 ULP apart > {100 * t.ulp2_share_fail:g}%")
+            )
         elif share is not None and t.ulp2_share_warn is not None and share > t.ulp2_share_warn:
-            reasons.append(("warn", f"{100 * share:.1f}% of elements >= 2 ULP apart > {100 * t.ulp2_share_warn:g}%"))
+            reasons.append(
+                ("warn", f"{100 * share:.1f}% of elements >= 2 ULP apart > {100 * t.ulp2_share_warn:g}%")
+            )
         if res.cosine is not None and res.cosine == res.cosine and res.cosine < t.cosine_fail:
             reasons.append(("fail", f"cosine {res.cosine:.6f} < {t.cosine_fail:g}"))
     verdict = worst_verdict(["pass", *(level for level, _ in reasons)])

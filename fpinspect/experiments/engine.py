@@ -88,11 +88,22 @@ class ExperimentProcess:
 
     def command(self) -> list[str]:
         return [
-            *self.launcher, "-m", "fpinspect.experiments.child",
-            "--task", self.task_id, "--device", self.device, "--profile", self.profile,
-            "--entry", self.entry, "--workdir", str(self.workdir),
-            "--settings", json.dumps(self.settings.to_dict()),
-        ]  # fmt: skip
+            *self.launcher,
+            "-m",
+            "fpinspect.experiments.child",
+            "--task",
+            self.task_id,
+            "--device",
+            self.device,
+            "--profile",
+            self.profile,
+            "--entry",
+            self.entry,
+            "--workdir",
+            str(self.workdir),
+            "--settings",
+            json.dumps(self.settings.to_dict()),
+        ]
 
     def start(self) -> None:
         env = {**os.environ, **self.env}

@@ -175,7 +175,9 @@ def render_markdown(report: Report, figures: dict[str, Path]) -> str:
     if skipped:
         lines += [
             "",
-            "Not drawn (matplotlib is not installed; the numbers are in result.json): " + "; ".join(skipped) + ".",
+            "Not drawn (matplotlib is not installed; the numbers are in result.json): "
+            + "; ".join(skipped)
+            + ".",
         ]
     lines += ["", "## Settings", "", *_md_table(["setting", "value"], _flatten(report.settings))]
     lines += ["", "## Environment", "", *_md_table(["key", "value"], _flatten(env))]

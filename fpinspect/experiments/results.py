@@ -140,7 +140,9 @@ def _ulp_diff_bins(d: np.ndarray, nan_value: int, top: int | None = None) -> tup
     return labels, counts
 
 
-def ulp_diff_histogram(name: str, title: str, dist: np.ndarray, nan_value: int, top: int | None = None) -> Histogram:
+def ulp_diff_histogram(
+    name: str, title: str, dist: np.ndarray, nan_value: int, top: int | None = None
+) -> Histogram:
     """Histogram of integer ULP distances (from :func:`fpinspect.numerics.ulp_diff`), bins
     as in :func:`_ulp_diff_bins`."""
     labels, counts = _ulp_diff_bins(dist, nan_value, top)
@@ -205,9 +207,21 @@ def jsonable(value: Any) -> Any:
 
 #: Top-level report keys; task data may not reuse them.
 RESERVED_KEYS = (
-    "task", "title", "claim", "profile", "device", "dtype", "seeds", "torch_version",
-    "environment", "settings", "verdicts", "tables", "histograms", "curves",
-)  # fmt: skip
+    "task",
+    "title",
+    "claim",
+    "profile",
+    "device",
+    "dtype",
+    "seeds",
+    "torch_version",
+    "environment",
+    "settings",
+    "verdicts",
+    "tables",
+    "histograms",
+    "curves",
+)
 
 
 @dataclass

@@ -125,7 +125,9 @@ class RunStore:
 
     @staticmethod
     def write_record(folder: Path, record: RunRecord) -> None:
-        (folder / "run.json").write_text(json.dumps(asdict(record), indent=2, ensure_ascii=False) + "\n", "utf-8")
+        (folder / "run.json").write_text(
+            json.dumps(asdict(record), indent=2, ensure_ascii=False) + "\n", "utf-8"
+        )
 
     @staticmethod
     def keep_log(folder: Path, log: Path) -> None:
@@ -146,8 +148,15 @@ class RunStore:
             report = load_result(folder)
         except ResultError:
             return None
-        return RunRecord(report.task, report.device, report.profile, report.settings, started="",
-                         status="finished", verdict=verdict_summary(report))  # fmt: skip
+        return RunRecord(
+            report.task,
+            report.device,
+            report.profile,
+            report.settings,
+            started="",
+            status="finished",
+            verdict=verdict_summary(report),
+        )
 
     def history(self) -> list[KeptRun]:
         """Every readable run under the root, newest first (by folder name, which starts
@@ -155,7 +164,9 @@ class RunStore:
         if not self.root.is_dir():
             return []
         runs = []
-        for folder in sorted((p for p in self.root.iterdir() if p.is_dir()), key=lambda p: p.name, reverse=True):
+        for folder in sorted(
+            (p for p in self.root.iterdir() if p.is_dir()), key=lambda p: p.name, reverse=True
+        ):
             record = self.read_record(folder)
             if record is not None:
                 runs.append(KeptRun(folder, record))

@@ -59,7 +59,9 @@ def _conform(name: str, value: Any, like: Any) -> Any:
     element by element (an empty default accepts anything), numbers by type."""
     if isinstance(like, tuple):
         if not isinstance(value, (list, tuple)):
-            raise SettingError(f"setting {name!r} expects a list like {json.dumps(_lists(like))}, not {value!r}")
+            raise SettingError(
+                f"setting {name!r} expects a list like {json.dumps(_lists(like))}, not {value!r}"
+            )
         proto = like[0] if like else None
         return tuple(v if proto is None else _conform(name, v, proto) for v in value)
     if isinstance(like, bool) or not isinstance(like, (int, float)):
@@ -172,4 +174,6 @@ def _check_formats(key: str, value: Any) -> None:
         try:
             float_format(name)
         except (KeyError, ValueError, TypeError):
-            raise SettingError(f"setting {key!r}: {name!r} is not a float format name such as float16") from None
+            raise SettingError(
+                f"setting {key!r}: {name!r} is not a float format name such as float16"
+            ) from None

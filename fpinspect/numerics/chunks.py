@@ -87,8 +87,14 @@ class NpyFile:
     def read(self, lo: int, hi: int) -> np.ndarray:
         if self.fortran_order:
             if self._fortran_map is None:
-                self._fortran_map = np.memmap(self.path, dtype=self.stored_dtype, mode="r",
-                                              offset=self.data_offset, shape=self.header_shape, order="F")  # fmt: skip
+                self._fortran_map = np.memmap(
+                    self.path,
+                    dtype=self.stored_dtype,
+                    mode="r",
+                    offset=self.data_offset,
+                    shape=self.header_shape,
+                    order="F",
+                )
             # C-order flat indices are the same in any flattening of the header shape.
             idx = np.unravel_index(np.arange(lo, hi), self.header_shape)
             return as_native(np.asarray(self._fortran_map[idx]))
@@ -155,7 +161,11 @@ class CastView:
         return self._reader.take(flat).astype(self.dtype)
 
     def with_shape(self, shape) -> CastView:
-        src = self.src.with_shape(shape) if isinstance(self.src, NpyFile) else np.asarray(self.src).reshape(shape)
+        src = (
+            self.src.with_shape(shape)
+            if isinstance(self.src, NpyFile)
+            else np.asarray(self.src).reshape(shape)
+        )
         return CastView(src, self.dtype)
 
 

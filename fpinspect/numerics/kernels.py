@@ -319,9 +319,36 @@ def _common_block(xs, ys, m, cx, cy, tiny):
         n_rel += counted
         s_rel += q if counted else 0.0
         rel_bits = max(rel_bits, _bits(q) if counted else np.int64(-1))
-    return (s_dot, s_xx, s_yy, n_nan_abs, script_abs_bits, n_nan_rel, script_rel_bits, n_fin, s_d2, s_ad,
-            s_yy_fin, abs_bits, max_ay_bits, sx, sxx, sy, syy, min_x_key, max_x_key, min_y_key, max_y_key,
-            s_rms, rms_bits, n_re5, n_re1, n_rel, s_rel, rel_bits)  # fmt: skip
+    return (
+        s_dot,
+        s_xx,
+        s_yy,
+        n_nan_abs,
+        script_abs_bits,
+        n_nan_rel,
+        script_rel_bits,
+        n_fin,
+        s_d2,
+        s_ad,
+        s_yy_fin,
+        abs_bits,
+        max_ay_bits,
+        sx,
+        sxx,
+        sy,
+        syy,
+        min_x_key,
+        max_x_key,
+        min_y_key,
+        max_y_key,
+        s_rms,
+        rms_bits,
+        n_re5,
+        n_re1,
+        n_rel,
+        s_rel,
+        rel_bits,
+    )
 
 
 @njit(**_KERNEL)
@@ -348,8 +375,9 @@ def _count_specials(xs, ys, m, cnt):
 
 
 @njit(**_KERNEL)
-def _first_index(ua, ub, xs, ys, start, m, what, value, tiny, sign_mask, mag_mask, emin, emax, inv_ulp,
-                 ulp_size):  # fmt: skip
+def _first_index(
+    ua, ub, xs, ys, start, m, what, value, tiny, sign_mask, mag_mask, emin, emax, inv_ulp, ulp_size
+):
     """Position in the block of the first finite element whose abs error (``what`` 0), relative
     error (1), ULP distance (2) or ULP error (3) equals ``value``; -1 if none."""
     for j in range(m):
@@ -411,7 +439,9 @@ def _keep_block(xs, ys, m, first, tiny, same, emin, emax, inv_ulp, ulp_size, kee
 
 
 @njit(**_KERNEL)
-def _sketch_block(xs, ys, m, tiny, same, emin, emax, inv_ulp, ulp_size, keys, sketch_abs, sketch_rel, sketch_ulp):
+def _sketch_block(
+    xs, ys, m, tiny, same, emin, emax, inv_ulp, ulp_size, keys, sketch_abs, sketch_rel, sketch_ulp
+):
     """Count one block into the sketches: keys in a vector loop, then one branch-free increment
     each (the last bucket of a sketch takes the elements that do not count)."""
     for j in range(m):
@@ -438,8 +468,26 @@ def _sketch_block(xs, ys, m, tiny, same, emin, emax, inv_ulp, ulp_size, keys, sk
 
 
 @njit(**_KERNEL)
-def _worst_block(ua, ub, xs, ys, start, m, first, same, sign_mask, mag_mask, emin, emax, inv_ulp, ulp_size,
-                 floor, worst_score, worst_index, cnt):  # fmt: skip
+def _worst_block(
+    ua,
+    ub,
+    xs,
+    ys,
+    start,
+    m,
+    first,
+    same,
+    sign_mask,
+    mag_mask,
+    emin,
+    emax,
+    inv_ulp,
+    ulp_size,
+    floor,
+    worst_score,
+    worst_index,
+    cnt,
+):
     """Offer the elements of one block to the k worst (special-value mismatches score inf);
     return the new floor."""
     for j in range(m):
@@ -460,9 +508,36 @@ def _worst_block(ua, ub, xs, ys, start, m, first, same, sign_mask, mag_mask, emi
 
 
 @njit(**_KERNEL)
-def fused_pass(ua, ub, fa, fb, table_a, table_b, mode, offset, tiny, share_tol, sign_mask, mag_mask,
-               emin, inv_ulp, ulp_size, acc, cnt, ucnt, hist_exact, hist_log, keep_abs, keep_rel, keep_ulp,
-               sketch_abs, sketch_rel, sketch_ulp, worst_score, worst_index):  # fmt: skip
+def fused_pass(
+    ua,
+    ub,
+    fa,
+    fb,
+    table_a,
+    table_b,
+    mode,
+    offset,
+    tiny,
+    share_tol,
+    sign_mask,
+    mag_mask,
+    emin,
+    inv_ulp,
+    ulp_size,
+    acc,
+    cnt,
+    ucnt,
+    hist_exact,
+    hist_log,
+    keep_abs,
+    keep_rel,
+    keep_ulp,
+    sketch_abs,
+    sketch_rel,
+    sketch_ulp,
+    worst_score,
+    worst_index,
+):
     """Update the running statistics with one chunk; element ``i`` has flat index ``offset + i``.
 
     ``tiny`` is the smallest normal of the measured format (below it a relative error is
@@ -538,9 +613,36 @@ def fused_pass(ua, ub, fa, fb, table_a, table_b, mode, offset, tiny, share_tol, 
                 xs[j] = fa[start + j]
                 ys[j] = fb[start + j]
 
-        (b_dot, b_xx, b_yy, b_nan_abs, b_script_abs_bits, b_nan_rel, b_script_rel_bits, b_nf, b_d2, b_ad,
-         b_yy_fin, b_abs_bits, b_ay_bits, b_sx, b_sxx, b_sy, b_syy, b_min_x, b_max_x, b_min_y, b_max_y,
-         b_rms, b_rms_bits, b_re5, b_re1, b_rel, b_s_rel, b_rel_bits) = _common_block(xs, ys, m, cx, cy, tiny)  # fmt: skip
+        (
+            b_dot,
+            b_xx,
+            b_yy,
+            b_nan_abs,
+            b_script_abs_bits,
+            b_nan_rel,
+            b_script_rel_bits,
+            b_nf,
+            b_d2,
+            b_ad,
+            b_yy_fin,
+            b_abs_bits,
+            b_ay_bits,
+            b_sx,
+            b_sxx,
+            b_sy,
+            b_syy,
+            b_min_x,
+            b_max_x,
+            b_min_y,
+            b_max_y,
+            b_rms,
+            b_rms_bits,
+            b_re5,
+            b_re1,
+            b_rel,
+            b_s_rel,
+            b_rel_bits,
+        ) = _common_block(xs, ys, m, cx, cy, tiny)
         s_dot += b_dot
         s_xx += b_xx
         s_yy += b_yy
@@ -571,7 +673,8 @@ def fused_pass(ua, ub, fa, fb, table_a, table_b, mode, offset, tiny, share_tol, 
         b_big = 0
         if same:
             b_bits, b_zero, b_one, b_two, b_three, b_big, b_signed_zero, b_sum, b_dist = _ulp_diff_block(
-                ua, ub, xs, ys, start, m, sign_mask, mag_mask)
+                ua, ub, xs, ys, start, m, sign_mask, mag_mask
+            )
             n_bits += b_bits
             n_zero += b_zero
             n_one += b_one
@@ -580,7 +683,9 @@ def fused_pass(ua, ub, fa, fb, table_a, table_b, mode, offset, tiny, share_tol, 
             n_signed_zero += b_signed_zero
             u_sum += b_sum
         else:
-            b_ulp, b_err_bits, b_tol, b_le1 = _ulp_error_block(xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol)
+            b_ulp, b_err_bits, b_tol, b_le1 = _ulp_error_block(
+                xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol
+            )
             s_ulp += b_ulp
             n_tol += b_tol
             n_le1 += b_le1
@@ -591,37 +696,119 @@ def fused_pass(ua, ub, fa, fb, table_a, table_b, mode, offset, tiny, share_tol, 
         b_abs = _from_bits(b_abs_bits) if b_abs_bits >= 0 else -1.0
         if b_abs > max_abs:
             max_abs = b_abs
-            cnt[MAX_ABS_INDEX] = first + _first_index(ua, ub, xs, ys, start, m, what_abs, b_abs, tiny, sign_mask,
-                                                      mag_mask, emin, emax, inv_ulp, ulp_size)  # fmt: skip
+            cnt[MAX_ABS_INDEX] = first + _first_index(
+                ua,
+                ub,
+                xs,
+                ys,
+                start,
+                m,
+                what_abs,
+                b_abs,
+                tiny,
+                sign_mask,
+                mag_mask,
+                emin,
+                emax,
+                inv_ulp,
+                ulp_size,
+            )
         b_rel_max = _from_bits(b_rel_bits) if b_rel_bits >= 0 else -1.0
         if b_rel_max > max_rel:
             max_rel = b_rel_max
-            cnt[MAX_REL_INDEX] = first + _first_index(ua, ub, xs, ys, start, m, what_rel, b_rel_max, tiny, sign_mask,
-                                                      mag_mask, emin, emax, inv_ulp, ulp_size)  # fmt: skip
+            cnt[MAX_REL_INDEX] = first + _first_index(
+                ua,
+                ub,
+                xs,
+                ys,
+                start,
+                m,
+                what_rel,
+                b_rel_max,
+                tiny,
+                sign_mask,
+                mag_mask,
+                emin,
+                emax,
+                inv_ulp,
+                ulp_size,
+            )
         b_err = _from_bits(b_err_bits) if b_err_bits >= 0 else -1.0
         if same:
             if b_nf > 0 and (b_dist > max_dist or not have_dist):
                 max_dist = b_dist
                 have_dist = True
-                cnt[MAX_ULP_INDEX] = first + _first_index(ua, ub, xs, ys, start, m, what_dist, np.float64(b_dist), tiny,
-                                                          sign_mask, mag_mask, emin, emax, inv_ulp, ulp_size)  # fmt: skip
+                cnt[MAX_ULP_INDEX] = first + _first_index(
+                    ua,
+                    ub,
+                    xs,
+                    ys,
+                    start,
+                    m,
+                    what_dist,
+                    np.float64(b_dist),
+                    tiny,
+                    sign_mask,
+                    mag_mask,
+                    emin,
+                    emax,
+                    inv_ulp,
+                    ulp_size,
+                )
             if b_big > 0:
-                s_ulp_huge += _count_large_distances(ua, ub, xs, ys, start, m, sign_mask, mag_mask, hist_exact,
-                                                     hist_log)  # fmt: skip
+                s_ulp_huge += _count_large_distances(
+                    ua, ub, xs, ys, start, m, sign_mask, mag_mask, hist_exact, hist_log
+                )
         elif b_err > max_err:
             max_err = b_err
-            cnt[MAX_ULP_INDEX] = first + _first_index(ua, ub, xs, ys, start, m, what_err, b_err, tiny, sign_mask,
-                                                      mag_mask, emin, emax, inv_ulp, ulp_size)  # fmt: skip
+            cnt[MAX_ULP_INDEX] = first + _first_index(
+                ua,
+                ub,
+                xs,
+                ys,
+                start,
+                m,
+                what_err,
+                b_err,
+                tiny,
+                sign_mask,
+                mag_mask,
+                emin,
+                emax,
+                inv_ulp,
+                ulp_size,
+            )
 
         if keep:
-            _keep_block(xs, ys, m, first, tiny, same, emin, emax, inv_ulp, ulp_size, keep_abs, keep_rel, keep_ulp)
+            _keep_block(
+                xs, ys, m, first, tiny, same, emin, emax, inv_ulp, ulp_size, keep_abs, keep_rel, keep_ulp
+            )
         if sketch:
-            _sketch_block(xs, ys, m, tiny, same, emin, emax, inv_ulp, ulp_size, keys, sketch_abs, sketch_rel,
-                          sketch_ulp)  # fmt: skip
+            _sketch_block(
+                xs, ys, m, tiny, same, emin, emax, inv_ulp, ulp_size, keys, sketch_abs, sketch_rel, sketch_ulp
+            )
         b_score = np.float64(b_dist) if same else b_err
         if track_worst and (n_mismatch > 0 or b_score > worst_floor):
-            worst_floor = _worst_block(ua, ub, xs, ys, start, m, first, same, sign_mask, mag_mask, emin, emax,
-                                       inv_ulp, ulp_size, worst_floor, worst_score, worst_index, cnt)  # fmt: skip
+            worst_floor = _worst_block(
+                ua,
+                ub,
+                xs,
+                ys,
+                start,
+                m,
+                first,
+                same,
+                sign_mask,
+                mag_mask,
+                emin,
+                emax,
+                inv_ulp,
+                ulp_size,
+                worst_floor,
+                worst_score,
+                worst_index,
+                cnt,
+            )
 
     acc[SCRIPT_DOT] += s_dot
     acc[SCRIPT_SUM_XX] += s_xx
@@ -796,4 +983,3 @@ def kl_pass_tables(ua, ub, p_of, log_p_of, q_of, log_q_of, out):
     out[0] += sp
     out[1] += sq
     out[2] += cross
-

@@ -69,26 +69,48 @@ def _per_finite(total: float, s: PairStats):
 _DEFS = [
     Metric("cosine", "dot(x, y) / (||x|| * ||y|| + 1e-8), all elements (reference script)", _cosine, +1),
     Metric("max_abs", "max |x - y|, all elements (reference script)", lambda s: s.script_max_abs),
-    Metric("max_rel", "max(|x - y| / (max(|x|, |y|) + 1e-8)), all elements (reference script)",
-           lambda s: s.script_max_rel),
-    Metric("rmse", "sqrt(mean((x - y)^2))", lambda s: math.sqrt(s.sum_sq_diff / s.finite) if s.finite else None),
+    Metric(
+        "max_rel",
+        "max(|x - y| / (max(|x|, |y|) + 1e-8)), all elements (reference script)",
+        lambda s: s.script_max_rel,
+    ),
+    Metric(
+        "rmse", "sqrt(mean((x - y)^2))", lambda s: math.sqrt(s.sum_sq_diff / s.finite) if s.finite else None
+    ),
     Metric("mean_abs", "mean |x - y|", lambda s: _per_finite(s.sum_abs_diff, s)),
-    Metric("mean_rel", "mean over all elements of |x/y - 1| (0 where |y| <= eps) (msaccucmp)",
-           lambda s: _per_finite(s.msaccucmp_sum_rel, s)),
-    Metric("accumulated_rel", "sum of |x/y - 1| where |y| > eps (msaccucmp)",
-           lambda s: s.msaccucmp_sum_rel if s.finite else None),
-    Metric("max_rel_msaccucmp", "max |x/y - 1| where |y| > eps (msaccucmp)",
-           lambda s: s.msaccucmp_max_rel if s.finite else None),
+    Metric(
+        "mean_rel",
+        "mean over all elements of |x/y - 1| (0 where |y| <= eps) (msaccucmp)",
+        lambda s: _per_finite(s.msaccucmp_sum_rel, s),
+    ),
+    Metric(
+        "accumulated_rel",
+        "sum of |x/y - 1| where |y| > eps (msaccucmp)",
+        lambda s: s.msaccucmp_sum_rel if s.finite else None,
+    ),
+    Metric(
+        "max_rel_msaccucmp",
+        "max |x/y - 1| where |y| > eps (msaccucmp)",
+        lambda s: s.msaccucmp_max_rel if s.finite else None,
+    ),
     Metric("red", "relative Euclidean distance sqrt(sum (x-y)^2 / sum y^2) (msaccucmp)", _red),
     Metric("mean_x", "mean of x", lambda s: s.x_moments.mean if s.x_moments.n else None, 0),
     Metric("std_x", "population standard deviation of x", lambda s: s.x_moments.std(), 0),
     Metric("mean_y", "mean of y", lambda s: s.y_moments.mean if s.y_moments.n else None, 0),
     Metric("std_y", "population standard deviation of y", lambda s: s.y_moments.std(), 0),
-    Metric("one_thousandth", "share of elements with |x - y| / |y| < 0.001 (msprobe)",
-           lambda s: _per_finite(s.below_one_thousandth, s), +1),
-    Metric("five_thousandth", "share of elements with |x - y| / |y| < 0.005 (msprobe)",
-           lambda s: _per_finite(s.below_five_thousandths, s), +1),
-]  # fmt: skip
+    Metric(
+        "one_thousandth",
+        "share of elements with |x - y| / |y| < 0.001 (msprobe)",
+        lambda s: _per_finite(s.below_one_thousandth, s),
+        +1,
+    ),
+    Metric(
+        "five_thousandth",
+        "share of elements with |x - y| / |y| < 0.005 (msprobe)",
+        lambda s: _per_finite(s.below_five_thousandths, s),
+        +1,
+    ),
+]
 
 #: All one-pass metrics by name, in report order. ``kl`` is added by :func:`pair_metrics`.
 METRICS: dict[str, Metric] = {m.name: Metric(m.name, m.definition, _safe(m.compute), m.better) for m in _DEFS}

@@ -118,8 +118,10 @@ class _Pass:
         self.hist_log = np.zeros(K.LOG_BINS, dtype=np.int64)
         self.keep = keep
         sketch = plan.sketch
-        self.sketches = [np.zeros(K.SKETCH_STORE if sketch and use else 1, dtype=np.int64)
-                         for use in (True, True, not same)]  # fmt: skip
+        self.sketches = [
+            np.zeros(K.SKETCH_STORE if sketch and use else 1, dtype=np.int64)
+            for use in (True, True, not same)
+        ]
         self.worst_score = np.zeros(plan.worst, dtype=np.float64)
         self.worst_index = np.full(plan.worst, -1, dtype=np.int64)
 
@@ -129,25 +131,75 @@ class _Pass:
         ub, fb, tb = p.views(b, p.b_decode)
         ka, kr, ku = self.keep
         sa, sr, su = self.sketches
-        K.fused_pass(ua, ub, fa, fb, ta, tb, p.mode, offset, p.tiny, p.share_tol, p.sign_mask, p.mag_mask,
-                     p.emin, p.inv_ulp, p.ulp_size, self.acc, self.cnt, self.ucnt, self.hist_exact, self.hist_log,
-                     ka, kr, ku, sa, sr, su, self.worst_score, self.worst_index)  # fmt: skip
+        K.fused_pass(
+            ua,
+            ub,
+            fa,
+            fb,
+            ta,
+            tb,
+            p.mode,
+            offset,
+            p.tiny,
+            p.share_tol,
+            p.sign_mask,
+            p.mag_mask,
+            p.emin,
+            p.inv_ulp,
+            p.ulp_size,
+            self.acc,
+            self.cnt,
+            self.ucnt,
+            self.hist_exact,
+            self.hist_log,
+            ka,
+            kr,
+            ku,
+            sa,
+            sr,
+            su,
+            self.worst_score,
+            self.worst_index,
+        )
         # flush the exact integer sum before it could overflow 64 bits
         self.ulp_sum += int(self.ucnt[K.SUM_ULP_DIFF])
         self.ucnt[K.SUM_ULP_DIFF] = 0
 
     def merge(self, o: _Pass) -> None:
         acc, cnt, oa, oc = self.acc, self.cnt, o.acc, o.cnt
-        for i in (K.SCRIPT_DOT, K.SCRIPT_SUM_XX, K.SCRIPT_SUM_YY, K.SUM_SQ_DIFF, K.SUM_ABS_DIFF, K.SUM_SQ_REF,
-                  K.MSACCUCMP_SUM_REL, K.SUM_REL, K.SUM_ULP_ERROR, K.SUM_ULP_DIFF_HUGE):  # fmt: skip
+        for i in (
+            K.SCRIPT_DOT,
+            K.SCRIPT_SUM_XX,
+            K.SCRIPT_SUM_YY,
+            K.SUM_SQ_DIFF,
+            K.SUM_ABS_DIFF,
+            K.SUM_SQ_REF,
+            K.MSACCUCMP_SUM_REL,
+            K.SUM_REL,
+            K.SUM_ULP_ERROR,
+            K.SUM_ULP_DIFF_HUGE,
+        ):
             acc[i] += oa[i]
         for i in (K.SCRIPT_MAX_ABS, K.SCRIPT_MAX_REL, K.MAX_ABS_REF, K.MSACCUCMP_MAX_REL, K.MAX_X, K.MAX_Y):
             acc[i] = max(acc[i], oa[i])
         for i in (K.MIN_X, K.MIN_Y):
             acc[i] = min(acc[i], oa[i])
-        for i in (K.COUNT, K.BOTH_NAN, K.NAN_MISMATCH, K.BOTH_INF, K.INF_MISMATCH, K.BIT_EQUAL, K.SIGNED_ZERO,
-                  K.BELOW_ONE_THOUSANDTH, K.BELOW_FIVE_THOUSANDTHS, K.REL_COUNT, K.REL_EXCLUDED,
-                  K.ULP_WITHIN_TOL, K.ULP_WITHIN_ONE, K.ULP_ABOVE_ONE):  # fmt: skip
+        for i in (
+            K.COUNT,
+            K.BOTH_NAN,
+            K.NAN_MISMATCH,
+            K.BOTH_INF,
+            K.INF_MISMATCH,
+            K.BIT_EQUAL,
+            K.SIGNED_ZERO,
+            K.BELOW_ONE_THOUSANDTH,
+            K.BELOW_FIVE_THOUSANDTHS,
+            K.REL_COUNT,
+            K.REL_EXCLUDED,
+            K.ULP_WITHIN_TOL,
+            K.ULP_WITHIN_ONE,
+            K.ULP_ABOVE_ONE,
+        ):
             cnt[i] += oc[i]
         cnt[K.SCRIPT_MAX_ABS_NAN] |= oc[K.SCRIPT_MAX_ABS_NAN]
         cnt[K.SCRIPT_MAX_REL_NAN] |= oc[K.SCRIPT_MAX_REL_NAN]
@@ -156,8 +208,12 @@ class _Pass:
             if _beats(oa[v], oc[i], acc[v], cnt[i]):
                 acc[v], cnt[i] = oa[v], oc[i]
         if self.plan.same:
-            if _beats(int(o.ucnt[K.MAX_ULP_DIFF]), oc[K.MAX_ULP_INDEX], int(self.ucnt[K.MAX_ULP_DIFF]),
-                      cnt[K.MAX_ULP_INDEX]):  # fmt: skip
+            if _beats(
+                int(o.ucnt[K.MAX_ULP_DIFF]),
+                oc[K.MAX_ULP_INDEX],
+                int(self.ucnt[K.MAX_ULP_DIFF]),
+                cnt[K.MAX_ULP_INDEX],
+            ):
                 self.ucnt[K.MAX_ULP_DIFF], cnt[K.MAX_ULP_INDEX] = o.ucnt[K.MAX_ULP_DIFF], oc[K.MAX_ULP_INDEX]
         elif _beats(oa[K.MAX_ULP_ERROR], oc[K.MAX_ULP_INDEX], acc[K.MAX_ULP_ERROR], cnt[K.MAX_ULP_INDEX]):
             acc[K.MAX_ULP_ERROR], cnt[K.MAX_ULP_INDEX] = oa[K.MAX_ULP_ERROR], oc[K.MAX_ULP_INDEX]
@@ -172,8 +228,12 @@ class _Pass:
         for mine, theirs in zip(self.sketches, o.sketches):
             mine += theirs
         if self.plan.worst:
-            score = np.concatenate([self.worst_score[: cnt[K.WORST_FILLED]], o.worst_score[: oc[K.WORST_FILLED]]])
-            index = np.concatenate([self.worst_index[: cnt[K.WORST_FILLED]], o.worst_index[: oc[K.WORST_FILLED]]])
+            score = np.concatenate(
+                [self.worst_score[: cnt[K.WORST_FILLED]], o.worst_score[: oc[K.WORST_FILLED]]]
+            )
+            index = np.concatenate(
+                [self.worst_index[: cnt[K.WORST_FILLED]], o.worst_index[: oc[K.WORST_FILLED]]]
+            )
             order = np.lexsort((index, -score))[: self.plan.worst]
             cnt[K.WORST_FILLED] = order.size
             self.worst_score[: order.size], self.worst_index[: order.size] = score[order], index[order]
@@ -261,8 +321,18 @@ class PairStats:
         self.kl: float | None = None  # msaccucmp's KL divergence, when accumulate(kl=True) computed it
         self.count = int(cnt[K.COUNT])
         self.finite = nf = int(cnt[K.FINITE])
-        for name in ("both_nan", "nan_mismatch", "both_inf", "inf_mismatch", "bit_equal", "signed_zero",
-                     "below_one_thousandth", "below_five_thousandths", "rel_count", "rel_excluded"):  # fmt: skip
+        for name in (
+            "both_nan",
+            "nan_mismatch",
+            "both_inf",
+            "inf_mismatch",
+            "bit_equal",
+            "signed_zero",
+            "below_one_thousandth",
+            "below_five_thousandths",
+            "rel_count",
+            "rel_excluded",
+        ):
             setattr(self, name, int(cnt[getattr(K, name.upper())]))
         has = self.count > 0
         self.script_dot = float(acc[K.SCRIPT_DOT])
@@ -288,8 +358,9 @@ class PairStats:
         keep_abs, keep_rel, keep_ulp = state.keep
         sketch_abs, sketch_rel, sketch_ulp = state.sketches
         self.abs_quantiles = RealQuantiles.collected(keep_abs if plan.keep_values else None, sketch_abs, nf)
-        self.rel_quantiles = RealQuantiles.collected(keep_rel if plan.keep_values else None, sketch_rel,
-                                                     self.rel_count)  # fmt: skip
+        self.rel_quantiles = RealQuantiles.collected(
+            keep_rel if plan.keep_values else None, sketch_rel, self.rel_count
+        )
         self.max_ulp_index = int(cnt[K.MAX_ULP_INDEX])
         if self.same:
             hist = IntHistogram()
@@ -303,7 +374,9 @@ class PairStats:
             self.ulp_share_counts = np.zeros(3, dtype=np.int64)
         else:
             self.ulp_hist = None
-            self.ulp_quantiles = RealQuantiles.collected(keep_ulp if plan.keep_values else None, sketch_ulp, nf)
+            self.ulp_quantiles = RealQuantiles.collected(
+                keep_ulp if plan.keep_values else None, sketch_ulp, nf
+            )
             self.max_ulp = float(acc[K.MAX_ULP_ERROR])
             self.sum_ulp_error = float(acc[K.SUM_ULP_ERROR])
             self.ulp_share_counts = cnt[[K.ULP_WITHIN_TOL, K.ULP_WITHIN_ONE, K.ULP_ABOVE_ONE]].copy()
@@ -317,7 +390,9 @@ class PairStats:
             return None
         return [int(i) for i in np.unravel_index(flat, self.shape)] if self.shape else []
 
-    def _block(self, q: RealQuantiles, total: float, n: int, best: float, best_index: int, percentiles) -> dict:
+    def _block(
+        self, q: RealQuantiles, total: float, n: int, best: float, best_index: int, percentiles
+    ) -> dict:
         out = {
             "max": best if n else None,
             "argmax": self._index(best_index) if n else None,
@@ -341,8 +416,16 @@ class PairStats:
             out["exact"] = exact
             out["share"] = h.share()
         else:
-            out.update(self._block(self.ulp_quantiles, self.sum_ulp_error, self.finite, self.max_ulp,
-                                   self.max_ulp_index, percentiles))  # fmt: skip
+            out.update(
+                self._block(
+                    self.ulp_quantiles,
+                    self.sum_ulp_error,
+                    self.finite,
+                    self.max_ulp,
+                    self.max_ulp_index,
+                    percentiles,
+                )
+            )
             nf = max(self.finite, 1)
             out["share"] = {k: int(c) / nf for k, c in zip(("0", "1", ">=2"), self.ulp_share_counts)}
         return out
@@ -374,11 +457,23 @@ class PairStats:
             "ref_dtype": str(self.ref_dtype),
             "finite": self.finite,
             "bit_equal": self.bit_equal if self.same else None,
-            "abs": self._block(self.abs_quantiles, self.sum_abs_diff, self.finite, self.max_abs,
-                               self.max_abs_index, percentiles),  # fmt: skip
+            "abs": self._block(
+                self.abs_quantiles,
+                self.sum_abs_diff,
+                self.finite,
+                self.max_abs,
+                self.max_abs_index,
+                percentiles,
+            ),
             "rel": {
-                **self._block(self.rel_quantiles, self.sum_rel, self.rel_count, self.max_rel, self.max_rel_index,
-                              percentiles),  # fmt: skip
+                **self._block(
+                    self.rel_quantiles,
+                    self.sum_rel,
+                    self.rel_count,
+                    self.max_rel,
+                    self.max_rel_index,
+                    percentiles,
+                ),
                 "count": self.rel_count,
                 "excluded": self.rel_excluded,
             },
@@ -392,8 +487,9 @@ class PairStats:
         }
 
 
-def accumulate(a, ref, *, jobs: int = 1, chunk: int = CHUNK, worst: int = 0, kl: bool = False,
-               progress=None) -> PairStats:  # fmt: skip
+def accumulate(
+    a, ref, *, jobs: int = 1, chunk: int = CHUNK, worst: int = 0, kl: bool = False, progress=None
+) -> PairStats:
     """One compiled pass over ``a`` and ``ref`` (equal element counts), returning merged statistics.
 
     ``a`` and ``ref`` are compared element by element in C order. ``jobs > 1`` processes

@@ -12,17 +12,22 @@ def _bits(v: np.ndarray) -> str:
     return f"0x{int(u):0{2 * v.dtype.itemsize}x}"
 
 
-def _report(title: str, actual: np.ndarray, expected: np.ndarray, bad_flat: np.ndarray, score, limit: int) -> str:
+def _report(
+    title: str, actual: np.ndarray, expected: np.ndarray, bad_flat: np.ndarray, score, limit: int
+) -> str:
     order = bad_flat[np.argsort(-np.asarray(score, dtype=np.float64)[bad_flat], kind="stable")][:limit]
     fa, fe = actual.reshape(-1), expected.reshape(-1)
-    lines = [title, f"  {'index':<16} {'actual':>14} {'expected':>14} {'ULP':>8} {'actual bits':>20} {'expected bits':>20}"]
+    lines = [
+        title,
+        f"  {'index':<16} {'actual':>14} {'expected':>14} {'ULP':>8} {'actual bits':>20} {'expected bits':>20}",
+    ]
     for flat in order.tolist():
         idx = tuple(int(i) for i in np.unravel_index(flat, actual.shape)) if actual.shape else ()
         s = score[flat]
         s_txt = "NaN" if not np.isfinite(s) else f"{s:g}"  # inf marks a NaN mismatch
         lines.append(
             f"  {str(list(idx)):<16} {float(fa[flat]):>14.7g} {float(fe[flat]):>14.7g} {s_txt:>8} "
-            f"{_bits(fa[flat:flat + 1]):>20} {_bits(fe[flat:flat + 1]):>20}"
+            f"{_bits(fa[flat : flat + 1]):>20} {_bits(fe[flat : flat + 1]):>20}"
         )
     return "\n".join(lines)
 

@@ -233,7 +233,9 @@ def bit_mismatch(a, b) -> np.ndarray:
     a = np.asarray(a)
     b = np.asarray(b)
     if a.shape != b.shape or a.dtype != b.dtype:
-        raise ValueError(f"bit_mismatch needs equal shapes and dtypes, got {a.shape}/{a.dtype} and {b.shape}/{b.dtype}")
+        raise ValueError(
+            f"bit_mismatch needs equal shapes and dtypes, got {a.shape}/{a.dtype} and {b.shape}/{b.dtype}"
+        )
     ua = _uint_view(np.ascontiguousarray(a))
     ub = _uint_view(np.ascontiguousarray(b))
     neq = ua != ub

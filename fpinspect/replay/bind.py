@@ -35,8 +35,9 @@ def array_of(side) -> np.ndarray:
 def load_one(file: DumpFile, desc: TensorDesc | None) -> np.ndarray:
     """One dumped tensor restored to its logical layout and declared format, exactly as a
     comparison loads a side (the same file on both sides of a pair)."""
-    plan = PairPlan("input", "", "", 0, None, None, fused_file=file, origin_file=file, fused_desc=desc,
-                    origin_desc=desc)  # fmt: skip
+    plan = PairPlan(
+        "input", "", "", 0, None, None, fused_file=file, origin_file=file, fused_desc=desc, origin_desc=desc
+    )
     return array_of(load_sides(plan).original)
 
 

@@ -104,7 +104,8 @@ def run_op(
     in_dtypes = [_dtype(d.dtype) if d is not None else None for d in op.input_desc]
     compute = compute_dtype(mode, in_dtypes + out_dtypes + [None if v is None else v.dtype for v in inputs])
     values = [
-        None if v is None else (v.astype(compute, copy=False) if _is_float(v.dtype) else np.asarray(v)) for v in inputs
+        None if v is None else (v.astype(compute, copy=False) if _is_float(v.dtype) else np.asarray(v))
+        for v in inputs
     ]
     out_shapes = [logical_shape(d) for d in op.output_desc]
     in_shapes = [None if d is None else logical_shape(d) for d in op.input_desc]
@@ -154,10 +155,15 @@ def _rows_independent(op) -> bool:
     test = ROWS_INDEPENDENT.get(op.type)
     if test is None:
         return False
-    shapes = OpCall(op.name, op.type, dict(op.attrs), [None] * len(op.input_desc),
-                    [None if d is None else logical_shape(d) for d in op.input_desc],
-                    [logical_shape(d) for d in op.output_desc],
-                    input_layouts=[None if d is None else (d.origin_format or d.layout) for d in op.input_desc])  # fmt: skip
+    shapes = OpCall(
+        op.name,
+        op.type,
+        dict(op.attrs),
+        [None] * len(op.input_desc),
+        [None if d is None else logical_shape(d) for d in op.input_desc],
+        [logical_shape(d) for d in op.output_desc],
+        input_layouts=[None if d is None else (d.origin_format or d.layout) for d in op.input_desc],
+    )
     try:
         return bool(test(shapes))
     except Unsupported:
@@ -188,8 +194,13 @@ def _blockable(sub: Subgraph, bound: dict[Key, np.ndarray], wanted: list[Key]) -
     return rows
 
 
-def evaluate(sub: Subgraph, bound: dict[Key, np.ndarray], mode: str, wanted: list[Key],
-             cancelled: Callable[[], bool] | None = None) -> Evaluation:  # fmt: skip
+def evaluate(
+    sub: Subgraph,
+    bound: dict[Key, np.ndarray],
+    mode: str,
+    wanted: list[Key],
+    cancelled: Callable[[], bool] | None = None,
+) -> Evaluation:
     """Evaluate ``sub`` with its boundary inputs ``bound`` (``(producer, index) -> array``)
     and return the outputs ``wanted``. Raises :class:`Unsupported`."""
     rows = _blockable(sub, bound, wanted)
@@ -209,8 +220,9 @@ def evaluate(sub: Subgraph, bound: dict[Key, np.ndarray], mode: str, wanted: lis
     return Evaluation(mode, out)
 
 
-def _evaluate_whole(sub: Subgraph, bound: dict[Key, np.ndarray], mode: str, wanted: list[Key],
-                    row_block, cancelled) -> dict[Key, np.ndarray]:  # fmt: skip
+def _evaluate_whole(
+    sub: Subgraph, bound: dict[Key, np.ndarray], mode: str, wanted: list[Key], row_block, cancelled
+) -> dict[Key, np.ndarray]:
     values: dict[Key, np.ndarray] = {}
     remaining = dict(sub.uses)  # internal consumers left per value, so finished ones are freed
     keep = set(wanted)

@@ -140,10 +140,14 @@ class ReplayEvidence:
                 f"{head}: {times} closer to fp64 than eager ({format_score(fused)} vs {format_score(eager)})"
             )
         if role == "introduced":
-            return (f"fusion itself changed the result: {format_score(vs)} from its own eager replay, "
-                    f"{format_score(fused)} from fp64 where eager is {format_score(eager)}")  # fmt: skip
-        return (f"fusion reproduces eager on its own inputs ({format_score(vs)}, max {max_ulp(self.results.get('fused_vs_replay'))} "
-                f"ULP): the difference came in through its inputs")  # fmt: skip
+            return (
+                f"fusion itself changed the result: {format_score(vs)} from its own eager replay, "
+                f"{format_score(fused)} from fp64 where eager is {format_score(eager)}"
+            )
+        return (
+            f"fusion reproduces eager on its own inputs ({format_score(vs)}, max {max_ulp(self.results.get('fused_vs_replay'))} "
+            f"ULP): the difference came in through its inputs"
+        )
 
     def to_json(self) -> dict:
         r = self.results
@@ -161,7 +165,7 @@ class ReplayEvidence:
                 "red": json_number(red_eps(vs)),
                 "max_ulp": json_number(max_ulp(vs)),
                 "verdict": self.verdict,
-            },  # fmt: skip
+            },
             "fused_vs_fp64": None
             if "fused_vs_fp64" not in self.truth
             else {"red": json_number(self.red("fused_vs_fp64"))},
@@ -230,8 +234,11 @@ def replay_op(comparison, name: str, thresholds: ThresholdTable | None = None, c
     if bound.missing:
         return every("missing_inputs", "; ".join(bound.missing[:3]))
     try:
-        runs = {(side, mode): evaluate(sub, getattr(bound, side), mode, wanted, cancelled).outputs
-                for side in ("on", "off") for mode in (EAGER, FP64)}  # fmt: skip
+        runs = {
+            (side, mode): evaluate(sub, getattr(bound, side), mode, wanted, cancelled).outputs
+            for side in ("on", "off")
+            for mode in (EAGER, FP64)
+        }
     except Unsupported as exc:
         failing_type = next((op.type for op in sub.ops if str(exc).startswith(f"{op.type} {op.name}")), None)
         return every("unsupported", str(exc), [failing_type] if failing_type else [])
@@ -253,15 +260,26 @@ def replay_op(comparison, name: str, thresholds: ThresholdTable | None = None, c
             "fidelity": compare_arrays(runs[("off", EAGER)][key], eager, worst=0, kl=False),
             "fused_vs_replay": compare_arrays(fused, runs[("on", EAGER)][key], worst=0, kl=False),
         }
-        truth = {"fused_vs_fp64": red_against(fused, runs[("on", FP64)][key]),
-                 "eager_vs_fp64": red_against(eager, runs[("off", FP64)][key])}  # fmt: skip
+        truth = {
+            "fused_vs_fp64": red_against(fused, runs[("on", FP64)][key]),
+            "eager_vs_fp64": red_against(eager, runs[("off", FP64)][key]),
+        }
         if not faithful(results["fidelity"]):
             fid = results["fidelity"]
-            ev = ReplayEvidence("unfaithful", f"the eager replay is {format_score(red_eps(fid))} (max {max_ulp(fid)} ULP) "
-                                              f"from the fusion-off output: replay semantics differ from the device's", results=results, truth=truth)  # fmt: skip
+            ev = ReplayEvidence(
+                "unfaithful",
+                f"the eager replay is {format_score(red_eps(fid))} (max {max_ulp(fid)} ULP) "
+                f"from the fusion-off output: replay semantics differ from the device's",
+                results=results,
+                truth=truth,
+            )
         else:
             ev = ReplayEvidence(
-                "ok", None, results=results, truth=truth, verdict=judge(results["fused_vs_replay"], thresholds).verdict
+                "ok",
+                None,
+                results=results,
+                truth=truth,
+                verdict=judge(results["fused_vs_replay"], thresholds).verdict,
             )
         out[p.fused_index] = ev
     return OpReplay(name, out)

@@ -49,9 +49,16 @@ def replay_ops(comparison, names: list[str], jobs: int = 1, progress=None) -> di
     return {r.name: r for r in results}
 
 
-def run_with_replay(comparison, *, replay: str = "failing", compare_input: bool = False, jobs: int = 1,
-                    amplification: float | None = None, progress=None,
-                    known: dict[str, OpReplay] | None = None):  # fmt: skip
+def run_with_replay(
+    comparison,
+    *,
+    replay: str = "failing",
+    compare_input: bool = False,
+    jobs: int = 1,
+    amplification: float | None = None,
+    progress=None,
+    known: dict[str, OpReplay] | None = None,
+):
     """:meth:`~fpinspect.dumps.compare.DumpComparison.run`, with the selected ops replayed
     and their evidence given to the localisation and to each output record. Replays in
     ``known`` (the inspector's) are used as they are, and kept in the evidence."""
@@ -65,6 +72,8 @@ def run_with_replay(comparison, *, replay: str = "failing", compare_input: bool 
     report = comparison.run(
         compare_input=compare_input, jobs=jobs, amplification=amplification, evidence=evidence
     )
-    report.annotate("replay", {(name, "output", i): ev.to_json() for name, r in evidence.items()
-                               for i, ev in r.outputs.items()})  # fmt: skip
+    report.annotate(
+        "replay",
+        {(name, "output", i): ev.to_json() for name, r in evidence.items() for i, ev in r.outputs.items()},
+    )
     return report

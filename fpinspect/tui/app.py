@@ -65,8 +65,13 @@ class InspectorApp(App[str | None]):
         self.set_keymap(self.settings.keymap)
         if self.settings.sources is not None and self.settings.start == "inspect":
             self.sub_title = self.settings.sources.name
-            self.push_screen(MainScreen(self.settings.sources, fused_types=self.settings.fused_types,
-                                        compare_unfused=self.settings.compare_unfused))  # fmt: skip
+            self.push_screen(
+                MainScreen(
+                    self.settings.sources,
+                    fused_types=self.settings.fused_types,
+                    compare_unfused=self.settings.compare_unfused,
+                )
+            )
             return
         self.action_tasks()
         if self.settings.result is not None:
@@ -76,8 +81,18 @@ class InspectorApp(App[str | None]):
         """The one Tasks pane, installed so that its runs go on while other screens show."""
         if not self.is_screen_installed("tasks"):
             s = self.settings
-            self.install_screen(TasksScreen(RunStore(s.runs_dir), task=s.task, device=s.device, profile=s.profile,
-                                            devices=s.devices, clock=s.clock, now=s.now), "tasks")  # fmt: skip
+            self.install_screen(
+                TasksScreen(
+                    RunStore(s.runs_dir),
+                    task=s.task,
+                    device=s.device,
+                    profile=s.profile,
+                    devices=s.devices,
+                    clock=s.clock,
+                    now=s.now,
+                ),
+                "tasks",
+            )
         return self.get_screen("tasks")
 
     def action_tasks(self) -> None:

@@ -83,9 +83,16 @@ class Inspection:
     the other ops (data, constants, ``NetOutput``) have no pairs.
     """
 
-    def __init__(self, sources: Sources, open_model: GeModel, pairs: PairPlans, *,
-                 comparison: DumpComparison | None = None, close_model: GeModel | None = None,
-                 open_index: DumpIndex | None = None):  # fmt: skip
+    def __init__(
+        self,
+        sources: Sources,
+        open_model: GeModel,
+        pairs: PairPlans,
+        *,
+        comparison: DumpComparison | None = None,
+        close_model: GeModel | None = None,
+        open_index: DumpIndex | None = None,
+    ):
         self.sources = sources
         self.open_model = open_model
         self.close_model = close_model
@@ -118,13 +125,23 @@ class Inspection:
         if self._all_rows is None:
             planned = {op.name: op for op in self.pairs.fused}
             cmp = self.comparison
-            more = [op for op in compared_ops(self.open_model, self.close_model, unfused=True)
-                    if op.name not in planned]  # fmt: skip
-            self._more_pairs = plan_pairs(more, self.open_index, self.close_model,
-                                          cmp.close_index if cmp is not None else None, open_model=self.open_model)  # fmt: skip
+            more = [
+                op
+                for op in compared_ops(self.open_model, self.close_model, unfused=True)
+                if op.name not in planned
+            ]
+            self._more_pairs = plan_pairs(
+                more,
+                self.open_index,
+                self.close_model,
+                cmp.close_index if cmp is not None else None,
+                open_model=self.open_model,
+            )
             views = {**planned, **{op.name: op for op in more}}
-            ops = [views.get(n) or fused_op(self.open_model, n, same_name=not is_fused(self.open_model.ops[n]))
-                   for n in self.open_model.topological_order()]  # fmt: skip
+            ops = [
+                views.get(n) or fused_op(self.open_model, n, same_name=not is_fused(self.open_model.ops[n]))
+                for n in self.open_model.topological_order()
+            ]
             self._all_rows = _rows(ops)
             known = {r.name: r for r in self.fused_rows}
             for row in self._all_rows:  # what was computed while the fused ops were listed
@@ -161,8 +178,9 @@ class Inspection:
         return self.open_index.lookup(name, io, index) if self.open_index is not None else None
 
     @classmethod
-    def load(cls, sources: Sources, *, fused_types: list[str] | None = None,
-             compare_unfused: bool = False) -> Inspection:  # fmt: skip
+    def load(
+        cls, sources: Sources, *, fused_types: list[str] | None = None, compare_unfused: bool = False
+    ) -> Inspection:
         """Read the graphs and index the dump folders (slow: run it in a worker). Raises
         :class:`~fpinspect.dumps.InputError` for unreadable input. ``fused_types`` and
         ``compare_unfused`` choose the ops listed and compared, as for ``fpinspect compare``."""
@@ -172,8 +190,15 @@ class Inspection:
     @classmethod
     def _read(cls, sources: Sources, fused_types: list[str] | None, compare_unfused: bool) -> Inspection:
         if sources.complete:
-            cmp = DumpComparison(sources.open_graph, sources.close_graph, sources.open_data, sources.close_data,
-                                 worst=WORST, fused_types=fused_types, compare_unfused=compare_unfused)  # fmt: skip
+            cmp = DumpComparison(
+                sources.open_graph,
+                sources.close_graph,
+                sources.open_data,
+                sources.close_data,
+                worst=WORST,
+                fused_types=fused_types,
+                compare_unfused=compare_unfused,
+            )
             return cls(sources, cmp.open_model, cmp.pairs, comparison=cmp, close_model=cmp.close_model)
         model = load_graph(sources.open_graph)
         close = load_graph(sources.close_graph) if sources.close_graph else None
@@ -199,8 +224,9 @@ class Inspection:
         if self.comparison is None:
             return []
         pairs = self.pairs
-        return [p for op in pairs.fused for p in pairs.outputs[op.name]] + [p for op in pairs.fused
-                                                                             for p in pairs.inputs[op.name]]  # fmt: skip
+        return [p for op in pairs.fused for p in pairs.outputs[op.name]] + [
+            p for op in pairs.fused for p in pairs.inputs[op.name]
+        ]
 
     def pending(self, name: str) -> list[PairPlan]:
         """The pairs of ``name`` that can be compared and have no record yet."""
@@ -247,8 +273,13 @@ class Inspection:
     def focus_plan(self, name: str) -> PairPlan | None:
         """The pair ``enter`` opens: the worst-scored output, else the first output, else the first input."""
         plans = self.plans(name)
-        scored = [(rec.score, p) for p in plans if p.kind == "output"
-                  for rec in [self.record(p)] if rec is not None and rec.score is not None]  # fmt: skip
+        scored = [
+            (rec.score, p)
+            for p in plans
+            if p.kind == "output"
+            for rec in [self.record(p)]
+            if rec is not None and rec.score is not None
+        ]
         if scored:
             return max(scored, key=lambda pair: pair[0])[1]
         return plans[0] if plans else None
@@ -258,8 +289,11 @@ class Inspection:
         """Row positions to list: those matching ``text`` (in name, type, original op names,
         verdict or role; case-insensitive), in graph order or worst score first."""
         needle = text.strip().lower()
-        rows = [r for r in self.rows if not needle or needle in r.haystack or needle == r.verdict
-                or needle == r.role]  # fmt: skip
+        rows = [
+            r
+            for r in self.rows
+            if not needle or needle in r.haystack or needle == r.verdict or needle == r.role
+        ]
         if by_worst:
             rows.sort(key=lambda r: (r.score is None, -(r.score or 0.0), r.position))
         return [r.position for r in rows]
@@ -301,11 +335,15 @@ class Inspection:
             if not sub.has_node(n):
                 out.append(OriginalOp(n, types.get(n, "?"), False))
                 continue
-            out.append(OriginalOp(
-                n, sub.nodes[n]["type"], True,
-                [(m, sub.has_node(m)) for m in _data_neighbours(off, n, upstream=True)],
-                [(m, sub.has_node(m)) for m in _data_neighbours(off, n, upstream=False)],
-            ))  # fmt: skip
+            out.append(
+                OriginalOp(
+                    n,
+                    sub.nodes[n]["type"],
+                    True,
+                    [(m, sub.has_node(m)) for m in _data_neighbours(off, n, upstream=True)],
+                    [(m, sub.has_node(m)) for m in _data_neighbours(off, n, upstream=False)],
+                )
+            )
         return out
 
     @cached_property

@@ -53,12 +53,25 @@ class Sources:
 
     def how_to_compare(self) -> str:
         """What is missing for a comparison, and the command that adds it."""
-        missing = [label for label, value in (("fusion-on data folder", self.open_data),
-                                              ("fusion-off graph", self.close_graph),
-                                              ("fusion-off data folder", self.close_data)) if value is None]  # fmt: skip
-        cmd = ["fpinspect", "open", _shown(self.open_graph), _shown(self.open_data) if self.open_data else "DATA",
-               "--close-graph", _shown(self.close_graph) if self.close_graph else "CLOSE_GRAPH",
-               "--close-data", _shown(self.close_data) if self.close_data else "CLOSE_DATA"]  # fmt: skip
+        missing = [
+            label
+            for label, value in (
+                ("fusion-on data folder", self.open_data),
+                ("fusion-off graph", self.close_graph),
+                ("fusion-off data folder", self.close_data),
+            )
+            if value is None
+        ]
+        cmd = [
+            "fpinspect",
+            "open",
+            _shown(self.open_graph),
+            _shown(self.open_data) if self.open_data else "DATA",
+            "--close-graph",
+            _shown(self.close_graph) if self.close_graph else "CLOSE_GRAPH",
+            "--close-data",
+            _shown(self.close_data) if self.close_data else "CLOSE_DATA",
+        ]
         return f"Browsing one graph (no {' or '.join(missing)} found). To compare, run: {shlex.join(cmd)}"
 
 
@@ -128,8 +141,10 @@ def _open_graph(path: Path) -> Path:
         graph = _graph_in(folder) if folder.is_dir() else None
         if graph is not None:
             return graph
-    raise SourceError(f"{path} is a folder without a graph: give the graph file, or a run folder "
-                      f"holding dumpgraph_{OPEN}/ with one .json or ge_proto_*_Build.txt file.")  # fmt: skip
+    raise SourceError(
+        f"{path} is a folder without a graph: give the graph file, or a run folder "
+        f"holding dumpgraph_{OPEN}/ with one .json or ge_proto_*_Build.txt file."
+    )
 
 
 def _checked(path: str | None, kind: str, what: str) -> Path | None:
@@ -145,8 +160,14 @@ def _checked(path: str | None, kind: str, what: str) -> Path | None:
     return p
 
 
-def resolve(graph: str | None = None, data: str | None = None, close_graph: str | None = None,
-            close_data: str | None = None, *, sample: Path = SAMPLE) -> Sources:  # fmt: skip
+def resolve(
+    graph: str | None = None,
+    data: str | None = None,
+    close_graph: str | None = None,
+    close_data: str | None = None,
+    *,
+    sample: Path = SAMPLE,
+) -> Sources:
     """The inputs to open, from the command line's ``GRAPH DATA --close-graph --close-data``.
 
     No arguments: the bundled sample run. Raises :class:`SourceError` for a path that does
@@ -156,8 +177,10 @@ def resolve(graph: str | None = None, data: str | None = None, close_graph: str 
         if data is not None or close_graph is not None or close_data is not None:
             raise SourceError("give the fusion-on GRAPH first (DATA and --close-* name the other inputs).")
         if not sample.is_dir():
-            raise SourceError(f"the bundled sample dumps are missing ({sample} does not exist); "
-                              "give a dump graph: fpinspect open GRAPH [DATA].")  # fmt: skip
+            raise SourceError(
+                f"the bundled sample dumps are missing ({sample} does not exist); "
+                "give a dump graph: fpinspect open GRAPH [DATA]."
+            )
         graph = str(sample)
     open_graph = _open_graph(Path(graph))
     open_data = _checked(data, "dir", "data folder") or _data_of(open_graph)
@@ -167,5 +190,7 @@ def resolve(graph: str | None = None, data: str | None = None, close_graph: str 
         open_graph=str(open_graph),
         open_data=str(open_data) if open_data else None,
         close_graph=str(close_graph_p) if close_graph_p else _existing(_close_graph_of(open_graph), "file"),
-        close_data=str(close_data_p) if close_data_p else _existing(open_data and swap_side(open_data), "dir"),
+        close_data=str(close_data_p)
+        if close_data_p
+        else _existing(open_data and swap_side(open_data), "dir"),
     )

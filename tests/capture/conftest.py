@@ -65,8 +65,9 @@ def transformer_clean(transformer_capture, tmp_path_factory):
 def transformer_injected(transformer_capture, tmp_path_factory):
     from fpinspect.capture import Injection
 
-    pair = transformer_capture.write(tmp_path_factory.mktemp("transformer_injected"),
-                                     injection=Injection.parse(INJECTED))  # fmt: skip
+    pair = transformer_capture.write(
+        tmp_path_factory.mktemp("transformer_injected"), injection=Injection.parse(INJECTED)
+    )
     return pair, compare(pair)
 
 
@@ -74,8 +75,11 @@ def transformer_injected(transformer_capture, tmp_path_factory):
 def transformer_injected_ascend(transformer_capture, tmp_path_factory):
     from fpinspect.capture import Injection
 
-    pair = transformer_capture.write(tmp_path_factory.mktemp("transformer_ascend"), storage_layouts="ascend",
-                                     injection=Injection.parse(INJECTED))  # fmt: skip
+    pair = transformer_capture.write(
+        tmp_path_factory.mktemp("transformer_ascend"),
+        storage_layouts="ascend",
+        injection=Injection.parse(INJECTED),
+    )
     return pair, compare(pair)
 
 

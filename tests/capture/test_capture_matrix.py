@@ -40,8 +40,11 @@ def judged(demo_capture, tmp_path_factory):
 
 
 def _why(report: dict) -> list:
-    return [(r["fused_op"], r["kind"], r["fused_index"], r["verdict"], r.get("reasons"))
-            for r in report["records"] if r["verdict"] not in (None, "pass")]  # fmt: skip
+    return [
+        (r["fused_op"], r["kind"], r["fused_index"], r["verdict"], r.get("reasons"))
+        for r in report["records"]
+        if r["verdict"] not in (None, "pass")
+    ]
 
 
 @pytest.mark.parametrize("block", BLOCKS)

@@ -39,8 +39,14 @@ def test_graph_json_reads_back_with_the_dumps_reader(tmp_path):
     w.add("x", "Data", [], [], [x], {"index": 0})
     w.add(odd, "Relu", ["x:0"], [x], [desc])
     fused = replace(desc, origin=(odd, 0))
-    w.add("autofuse_0_Relu", "AscBackend", ["x:0"], [x], [fused],
-          {"_datadump_original_op_names": [odd], "_datadump_original_op_types": ["Relu"]})  # fmt: skip
+    w.add(
+        "autofuse_0_Relu",
+        "AscBackend",
+        ["x:0"],
+        [x],
+        [fused],
+        {"_datadump_original_op_names": [odd], "_datadump_original_op_types": ["Relu"]},
+    )
     w.add("Node_Output", "NetOutput", ["autofuse_0_Relu:0"], [desc], [])
     path = w.write(tmp_path / "Build.json", "m", {"capture_model": "m"})
     model = load_graph(path)
@@ -184,10 +190,19 @@ def test_every_fusable_type_the_table_and_converters_emit_has_a_replay_semantic(
     fusable = {spec.type for spec in optable.OPS.values() if spec.kind in optable.FUSABLE}
     x = torch.randn(2, 3)
     refined = set()  # the types converters choose from a call's arguments (Muls, GeluV2, ...)
-    for fn in (lambda t: t * 2.0, lambda t: t + 1.0, lambda t: 1 - t, lambda t: torch.nn.functional.gelu(t),
-               lambda t: torch.nn.functional.gelu(t, approximate="tanh"), lambda t: t.clamp(min=0.0),
-               lambda t: t.clamp(max=0.0), lambda t: t.to(torch.float16), lambda t: t.clone(),
-               lambda t: t + 2 * t.exp(), lambda t: t // 2.0):  # fmt: skip
+    for fn in (
+        lambda t: t * 2.0,
+        lambda t: t + 1.0,
+        lambda t: 1 - t,
+        lambda t: torch.nn.functional.gelu(t),
+        lambda t: torch.nn.functional.gelu(t, approximate="tanh"),
+        lambda t: t.clamp(min=0.0),
+        lambda t: t.clamp(max=0.0),
+        lambda t: t.to(torch.float16),
+        lambda t: t.clone(),
+        lambda t: t + 2 * t.exp(),
+        lambda t: t // 2.0,
+    ):
         refined |= {op.type for op in build_graph(export(_Fn(fn), (x,)), (x,)).ops if not op.is_source}
     missing = sorted((fusable | refined) - set(REPLAYED) - {"Data", "Const"})
     assert not missing, f"capture emits {missing} into fusion regions, which the replay cannot evaluate"

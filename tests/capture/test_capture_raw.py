@@ -39,8 +39,11 @@ def _records(pair, open_data=None, close_data=None):
 
     if open_data is None:
         return compare(pair).to_json()
-    return DumpComparison(str(pair.open_graph), str(pair.close_graph), str(open_data), str(close_data)).run(
-        compare_input=True).to_json()  # fmt: skip
+    return (
+        DumpComparison(str(pair.open_graph), str(pair.close_graph), str(open_data), str(close_data))
+        .run(compare_input=True)
+        .to_json()
+    )
 
 
 def _without_files(report):
@@ -63,7 +66,9 @@ def test_raw_pair_compares_to_the_same_records_as_npy(pairs):
     from_npy, from_raw = _records(npy), _records(raw)
     assert _without_files(from_raw) == _without_files(from_npy)
     assert from_raw["summary"] == from_npy["summary"]
-    crops = [r["conversion"] for r in from_raw["records"] if r["conversion"] and "NC1HWC0->NCHW" in r["conversion"]]
+    crops = [
+        r["conversion"] for r in from_raw["records"] if r["conversion"] and "NC1HWC0->NCHW" in r["conversion"]
+    ]
     assert crops  # storage layouts restored (5 of 16 channels kept)
     assert all(r["fused_file"] is None or "." in r["fused_file"] for r in from_raw["records"])
 
@@ -72,7 +77,9 @@ def test_convert_round_trips_to_capture_npy_names_and_values(pairs):
     root, npy, raw = pairs
     runner = CliRunner()
     for side in ("open", "close"):
-        result = runner.invoke(main, ["convert", str(getattr(raw, f"{side}_data")), str(root / f"conv_{side}")])
+        result = runner.invoke(
+            main, ["convert", str(getattr(raw, f"{side}_data")), str(root / f"conv_{side}")]
+        )
         assert result.exit_code == 0, result.output
         written = sorted(p.name for p in (root / f"conv_{side}").iterdir())
         assert written == sorted(p.name for p in getattr(npy, f"{side}_data").iterdir())

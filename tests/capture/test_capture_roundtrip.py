@@ -17,8 +17,13 @@ pytestmark = pytest.mark.slow  # the session's captures compile with Inductor
 def test_transformer_regions_follow_the_fusion_rules(transformer_capture):
     # pointwise chains with trailing reductions; matmuls and reshapes stay plain ops
     names = [r.name for r in transformer_capture.regions]
-    assert names == ["autofuse_0_LayerNorm", "autofuse_1_Muls_SoftmaxV2", "autofuse_2_Add_LayerNorm",
-                     "autofuse_3_GeluV2", "autofuse_4_Add"]  # fmt: skip
+    assert names == [
+        "autofuse_0_LayerNorm",
+        "autofuse_1_Muls_SoftmaxV2",
+        "autofuse_2_Add_LayerNorm",
+        "autofuse_3_GeluV2",
+        "autofuse_4_Add",
+    ]
     plain = {op.type for op in transformer_capture.graph.ops} - {
         op.type for r in transformer_capture.regions for op in r.region.members
     }
@@ -84,9 +89,13 @@ def test_ascend_storage_layouts_compare_exactly_as_plain(transformer_injected, t
     assert any("FORMAT_CONVERTED" in r.status for r in ascend.records)
     assert len(plain.records) == len(ascend.records)
     for p, a in zip(plain.records, ascend.records):
-        assert (p.plan.key, p.verdict, p.score, p.result and p.result.cosine, p.result and p.result.max_abs) == (
-            a.plan.key, a.verdict, a.score, a.result and a.result.cosine, a.result and a.result.max_abs
-        )  # fmt: skip
+        assert (
+            p.plan.key,
+            p.verdict,
+            p.score,
+            p.result and p.result.cosine,
+            p.result and p.result.max_abs,
+        ) == (a.plan.key, a.verdict, a.score, a.result and a.result.cosine, a.result and a.result.max_abs)
     assert plain.summary()["introduced"] == ascend.summary()["introduced"]
     assert plain.summary()["inherited"] == ascend.summary()["inherited"]
 

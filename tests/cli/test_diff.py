@@ -33,8 +33,17 @@ def test_table_output_has_every_section(pair):
     a, b, *_ = pair
     r = run("diff", a, b)
     assert r.exit_code == 0, r.output
-    for text in ("NAN_MISMATCH", "cosine similarity", "P50 / P99 / max", "share at 0 / 1 / >=2 ULP",
-                 "NaN on one side", "Worst elements", "[5, 7]", "0x7e00", "KL divergence"):
+    for text in (
+        "NAN_MISMATCH",
+        "cosine similarity",
+        "P50 / P99 / max",
+        "share at 0 / 1 / >=2 ULP",
+        "NaN on one side",
+        "Worst elements",
+        "[5, 7]",
+        "0x7e00",
+        "KL divergence",
+    ):
         assert text in r.output, text
 
 
@@ -61,7 +70,9 @@ def test_clean_pair_numbers_match_the_reference_formulas(tmp_path):
     out = json.loads(run("diff", tmp_path / "a.npy", tmp_path / "b.npy", "--format", "json").output)
     a64, b64 = x.astype(np.float64), ref.astype(np.float64)
     assert out["status"] == ["OK"]
-    assert out["cosine"] == pytest.approx(np.dot(a64, b64) / (np.linalg.norm(a64) * np.linalg.norm(b64) + 1e-8), rel=1e-14)
+    assert out["cosine"] == pytest.approx(
+        np.dot(a64, b64) / (np.linalg.norm(a64) * np.linalg.norm(b64) + 1e-8), rel=1e-14
+    )
     assert out["max_abs"] == np.abs(a64 - b64).max()
 
 
@@ -93,7 +104,9 @@ def test_unreadable_files_exit_2_with_a_status_and_no_traceback(tmp_path, pair, 
         bad.write_bytes(bad.read_bytes()[:500])
     else:
         bad.write_bytes(b"not a numpy file at all")
-    proc = subprocess.run([sys.executable, "-m", "fpinspect", "diff", str(a), str(bad)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "fpinspect", "diff", str(a), str(bad)], capture_output=True, text=True
+    )
     assert proc.returncode == 2
     assert "NPY_LOAD_ERROR" in proc.stdout and "Traceback" not in proc.stdout + proc.stderr
     assert "bad.npy" in proc.stdout
@@ -126,5 +139,8 @@ def test_legacy_mode2_keeps_reference_status_codes_only(pair, capsys):
 
 
 def test_legacy_missing_file(tmp_path, capsys):
-    assert legacy_main(["--mode", "2", "--npy-a", str(tmp_path / "x.npy"), "--npy-b", str(tmp_path / "y.npy")]) == 2
+    assert (
+        legacy_main(["--mode", "2", "--npy-a", str(tmp_path / "x.npy"), "--npy-b", str(tmp_path / "y.npy")])
+        == 2
+    )
     assert "does not exist" in capsys.readouterr().err

@@ -38,8 +38,19 @@ import numpy as np
 DEFAULT_TIMESTAMP = 1783906987170021
 
 #: GE ``Format`` enum numbers of the layouts the fixtures use (``format_for_int``).
-_FORMAT_INTS = {"NCHW": 0, "NHWC": 1, "ND": 2, "NC1HWC0": 3, "FRACTAL_Z": 4, "HWCN": 16,
-                "C1HWNCoC0": 25, "NDHWC": 27, "FRACTAL_NZ": 29, "NCDHW": 30, "NDC1HWC0": 32}  # fmt: skip
+_FORMAT_INTS = {
+    "NCHW": 0,
+    "NHWC": 1,
+    "ND": 2,
+    "NC1HWC0": 3,
+    "FRACTAL_Z": 4,
+    "HWCN": 16,
+    "C1HWNCoC0": 25,
+    "NDHWC": 27,
+    "FRACTAL_NZ": 29,
+    "NCDHW": 30,
+    "NDC1HWC0": 32,
+}
 
 
 class Raw:
@@ -371,22 +382,38 @@ def fusion_kinds_run(root: str | Path, *, shift_matmul: bool = False) -> dict[st
     """
     root = Path(root)
     t = [4, 8]
-    on = (GraphBuilder()
-          .op("x", "Data", outputs=[tensor(t)])
-          .op("conv1", "Conv2D", inputs=["x:0"], outputs=[tensor(t, origin_name="bn1", origin_index=0)],
-              attrs={"_datadump_original_op_names": ["conv1", "bn1"], "strides": [1, 1]})
-          .op("mm", "MatMul", inputs=["conv1:0"], outputs=[tensor(t)], attrs={"transpose_x1": False})
-          .fused("autofuse_0", inputs=["mm:0"], outputs=[tensor(t, origin_name="relu", origin_index=0)],
-                 original=[("relu", "Relu")]))  # fmt: skip
-    off = (GraphBuilder()
-           .op("x", "Data", outputs=[tensor(t)])
-           .op("conv1", "Conv2D", inputs=["x:0"], outputs=[tensor(t)])
-           .op("bn1", "BatchNorm", inputs=["conv1:0"], outputs=[tensor(t)])
-           .op("mm", "MatMul", inputs=["bn1:0"], outputs=[tensor(t)])
-           .op("relu", "Relu", inputs=["mm:0"], outputs=[tensor(t)]))  # fmt: skip
-    paths = {"af_open_graph": on.write(root / "dumpgraph_af_open" / "Build.json"),
-             "af_close_graph": off.write(root / "dumpgraph_af_close" / "Build.json"),
-             "af_open_data": root / "datadump_af_open", "af_close_data": root / "datadump_af_close"}  # fmt: skip
+    on = (
+        GraphBuilder()
+        .op("x", "Data", outputs=[tensor(t)])
+        .op(
+            "conv1",
+            "Conv2D",
+            inputs=["x:0"],
+            outputs=[tensor(t, origin_name="bn1", origin_index=0)],
+            attrs={"_datadump_original_op_names": ["conv1", "bn1"], "strides": [1, 1]},
+        )
+        .op("mm", "MatMul", inputs=["conv1:0"], outputs=[tensor(t)], attrs={"transpose_x1": False})
+        .fused(
+            "autofuse_0",
+            inputs=["mm:0"],
+            outputs=[tensor(t, origin_name="relu", origin_index=0)],
+            original=[("relu", "Relu")],
+        )
+    )
+    off = (
+        GraphBuilder()
+        .op("x", "Data", outputs=[tensor(t)])
+        .op("conv1", "Conv2D", inputs=["x:0"], outputs=[tensor(t)])
+        .op("bn1", "BatchNorm", inputs=["conv1:0"], outputs=[tensor(t)])
+        .op("mm", "MatMul", inputs=["bn1:0"], outputs=[tensor(t)])
+        .op("relu", "Relu", inputs=["mm:0"], outputs=[tensor(t)])
+    )
+    paths = {
+        "af_open_graph": on.write(root / "dumpgraph_af_open" / "Build.json"),
+        "af_close_graph": off.write(root / "dumpgraph_af_close" / "Build.json"),
+        "af_open_data": root / "datadump_af_open",
+        "af_close_data": root / "datadump_af_close",
+    }
     rng = np.random.default_rng(0)
     bn, mm = (rng.standard_normal(t).astype(np.float16) for _ in range(2))
     on_mm = mm * np.float16(1.5) if shift_matmul else mm

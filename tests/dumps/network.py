@@ -144,7 +144,12 @@ def build_cast_and_flatten(root: Path) -> dict[str, Path]:
         "af_close_data": root / "datadump_af_close",
     }
     on = GraphBuilder("on").op("x", "Data", outputs=[tensor([128])])
-    on.fused("F", inputs=["x:0"], outputs=[tensor([8, 16], origin_name="A", origin_index=0)], original=[("A", "Mul")])
+    on.fused(
+        "F",
+        inputs=["x:0"],
+        outputs=[tensor([8, 16], origin_name="A", origin_index=0)],
+        original=[("A", "Mul")],
+    )
     off = GraphBuilder("off").op("x", "Data", outputs=[tensor([128])])
     off.op("A", "Mul", inputs=["x:0"], outputs=[tensor([128])])
     on.write(paths["af_open_graph"])

@@ -16,8 +16,13 @@ from fpinspect.dumps.verdict import ThresholdTable, load_table
 
 
 def compare(paths, **kw):
-    return DumpComparison(str(paths["af_open_graph"]), str(paths["af_close_graph"]),
-                          str(paths["af_open_data"]), str(paths["af_close_data"]), **kw)  # fmt: skip
+    return DumpComparison(
+        str(paths["af_open_graph"]),
+        str(paths["af_close_graph"]),
+        str(paths["af_open_data"]),
+        str(paths["af_close_data"]),
+        **kw,
+    )
 
 
 def by_key(report):
@@ -105,9 +110,11 @@ def small_pair(tmp_path, on_outputs, off_outputs, on_arrays, off_arrays, on_type
     for name, desc in off_outputs.items():
         off.op(name, "Mul", inputs=["x:0"], outputs=[desc])
     paths = {
-        "af_open_graph": on.write(tmp_path / "on.json"), "af_close_graph": off.write(tmp_path / "off.json"),
-        "af_open_data": tmp_path / "open", "af_close_data": tmp_path / "close",
-    }  # fmt: skip
+        "af_open_graph": on.write(tmp_path / "on.json"),
+        "af_close_graph": off.write(tmp_path / "off.json"),
+        "af_open_data": tmp_path / "open",
+        "af_close_data": tmp_path / "close",
+    }
     (tmp_path / "open").mkdir(exist_ok=True)
     (tmp_path / "close").mkdir(exist_ok=True)
     for i, arr in enumerate(on_arrays):
@@ -138,8 +145,14 @@ def test_status_codes_for_each_kind_of_bad_pair(tmp_path):
     off = {n: tensor([4]) for n in "ABCDEG"}
     off["B"] = tensor([4], dtype="DT_FLOAT")  # the graphs disagree on the dtype, too
     on_arrays = [h, None, h, h, h, h, h, np.array(["a", "b"])]
-    off_arrays = {"A": h, "B": h.astype(np.float32), "C": h.reshape(2, 2), "D": np.arange(5, dtype=np.float16),
-                  "E": h, "G": np.array(["a", "b"])}  # fmt: skip
+    off_arrays = {
+        "A": h,
+        "B": h.astype(np.float32),
+        "C": h.reshape(2, 2),
+        "D": np.arange(5, dtype=np.float16),
+        "E": h,
+        "G": np.array(["a", "b"]),
+    }
     paths = small_pair(tmp_path, outs, off, on_arrays, off_arrays)
     bad = next((tmp_path / "close").glob("Mul.E.*"))
     bad.write_bytes(bad.read_bytes()[:-3])  # a truncated download
@@ -171,8 +184,16 @@ def test_storage_layouts_are_converted_and_padding_ignored(tmp_path):
     nchw = rng.standard_normal((2, 20, 3, 5)).astype(np.float16)  # C=20: padded to 32 in NC1HWC0
     fused = pack_layout(nchw, "NCHW", "NC1HWC0")
     fused[:, 1, :, :, 4:] = np.float16(7)  # garbage in the padding must not matter
-    outs = [tensor(fused.shape, layout="NC1HWC0", origin_format="NCHW", origin_shape=nchw.shape,
-                   origin_name="A", origin_index=0)]  # fmt: skip
+    outs = [
+        tensor(
+            fused.shape,
+            layout="NC1HWC0",
+            origin_format="NCHW",
+            origin_shape=nchw.shape,
+            origin_name="A",
+            origin_index=0,
+        )
+    ]
     paths = small_pair(tmp_path, outs, {"A": tensor(nchw.shape, layout="NCHW")}, [fused], {"A": nchw})
     got, report = statuses(paths)
     rec = report.records[0]
@@ -198,9 +219,17 @@ def test_both_sides_padded_are_both_restored(tmp_path):
 
 def test_unknown_and_impossible_layouts(tmp_path):
     h = np.arange(32, dtype=np.float16).reshape(2, 16)
-    outs = [tensor([2, 16], layout="FRACTAL_ZN_LSTM", origin_name="A", origin_index=0),
-            tensor([2, 16], layout="NC1HWC0", origin_format="NCHW", origin_shape=[1, 4, 2, 2], origin_name="B",
-                   origin_index=0)]  # fmt: skip
+    outs = [
+        tensor([2, 16], layout="FRACTAL_ZN_LSTM", origin_name="A", origin_index=0),
+        tensor(
+            [2, 16],
+            layout="NC1HWC0",
+            origin_format="NCHW",
+            origin_shape=[1, 4, 2, 2],
+            origin_name="B",
+            origin_index=0,
+        ),
+    ]
     off = {"A": tensor([2, 16], layout="NCHW"), "B": tensor([1, 4, 2, 2], layout="NCHW")}
     paths = small_pair(tmp_path, outs, off, [h, h], {"A": h, "B": np.zeros((1, 4, 2, 2), np.float16)})
     got, _ = statuses(paths)
@@ -224,8 +253,12 @@ def test_fused_ops_in_subgraphs_are_compared(tmp_path):
     )
     write_dump(tmp_path / "open", "AscBackend", "F_sub", "output", 0, h)
     write_dump(tmp_path / "close", "Mul", "A", "output", 0, h)
-    paths = {"af_open_graph": on.write(tmp_path / "on.json"), "af_close_graph": off.write(tmp_path / "off.json"),
-             "af_open_data": tmp_path / "open", "af_close_data": tmp_path / "close"}  # fmt: skip
+    paths = {
+        "af_open_graph": on.write(tmp_path / "on.json"),
+        "af_close_graph": off.write(tmp_path / "off.json"),
+        "af_open_data": tmp_path / "open",
+        "af_close_data": tmp_path / "close",
+    }
     report = compare(paths).run()
     assert [r.plan.fused_op for r in report.records] == ["F_sub"] and report.records[0].verdict == "pass"
 
@@ -244,8 +277,10 @@ def test_thresholds_can_be_overridden(tmp_path):
     paths = build_network(tmp_path, inject="R2=bf16")
     strict = compare(paths).run()
     assert strict.summary()["introduced"] == [fused_name("R2")]
-    loose = compare(paths, thresholds=load_table(None, ("red_fail=5", "red_warn=4", "ulp2_share_fail=1",
-                                                         "ulp2_share_warn=1"))).run()  # fmt: skip
+    loose = compare(
+        paths,
+        thresholds=load_table(None, ("red_fail=5", "red_warn=4", "ulp2_share_fail=1", "ulp2_share_warn=1")),
+    ).run()
     assert loose.summary()["verdicts"]["fail"] == 0
     cfg = tmp_path / "t.json"
     cfg.write_text(json.dumps({"float16": {"red_fail": 5, "ulp2_share_fail": 1}}))
@@ -279,10 +314,23 @@ def test_unverifiable_ops_are_not_blamed(tmp_path):
 
 def test_grouped_weights_are_refused_not_misread(tmp_path):
     w = np.zeros((4, 16, 16, 16), np.float16)  # FRACTAL_Z storage of a grouped conv weight
-    outs = [tensor(w.shape, layout="FRACTAL_Z:2", origin_format="NCHW", origin_shape=[16, 8, 2, 2],
-                   origin_name="A", origin_index=0)]  # fmt: skip
-    paths = small_pair(tmp_path, outs, {"A": tensor([16, 8, 2, 2], layout="NCHW")}, [w],
-                       {"A": np.zeros((16, 8, 2, 2), np.float16)})  # fmt: skip
+    outs = [
+        tensor(
+            w.shape,
+            layout="FRACTAL_Z:2",
+            origin_format="NCHW",
+            origin_shape=[16, 8, 2, 2],
+            origin_name="A",
+            origin_index=0,
+        )
+    ]
+    paths = small_pair(
+        tmp_path,
+        outs,
+        {"A": tensor([16, 8, 2, 2], layout="NCHW")},
+        [w],
+        {"A": np.zeros((16, 8, 2, 2), np.float16)},
+    )
     got, _ = statuses(paths)
     assert got == [["FORMAT_UNSUPPORTED"]]
 
@@ -295,8 +343,13 @@ def test_bfloat16_stored_as_float32_is_judged_as_bfloat16(tmp_path):
     ref = rng.standard_normal(4096).astype(ml_dtypes.bfloat16)
     noisy = (ref.astype(np.float32) * (1 + rng.uniform(-4e-3, 4e-3, 4096))).astype(ml_dtypes.bfloat16)
     outs = [tensor([4096], dtype="DT_BF16", origin_name="A", origin_index=0)]
-    paths = small_pair(tmp_path, outs, {"A": tensor([4096], dtype="DT_BF16")},
-                       [noisy.astype(np.float32)], {"A": ref.astype(np.float32)})  # fmt: skip
+    paths = small_pair(
+        tmp_path,
+        outs,
+        {"A": tensor([4096], dtype="DT_BF16")},
+        [noisy.astype(np.float32)],
+        {"A": ref.astype(np.float32)},
+    )
     got, report = statuses(paths)
     rec = report.records[0]
     assert got[0] == ["OK"] and rec.result.metrics["ulp"]["dtype"] == "bfloat16"

@@ -36,8 +36,21 @@ def test_json_report_contract(injected):
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     rec = out["records"][0]
-    for key in ("kind", "fused_op", "fused_index", "origin_op", "origin_index", "status", "cosine", "max_abs",
-                "max_rel", "metrics", "verdict", "fused_file", "origin_file"):
+    for key in (
+        "kind",
+        "fused_op",
+        "fused_index",
+        "origin_op",
+        "origin_index",
+        "status",
+        "cosine",
+        "max_abs",
+        "max_rel",
+        "metrics",
+        "verdict",
+        "fused_file",
+        "origin_file",
+    ):
         assert key in rec, key
     assert out["summary"]["introduced"] == [fused_name("R2")]
     assert out["summary"]["first_introduced"]["op"] == fused_name("R2")
@@ -76,7 +89,9 @@ def test_bad_inputs_exit_2_with_one_sentence(injected, tmp_path):
         {**injected, "af_open_data": tmp_path / "nodata"},
     ]
     for paths in cases:
-        proc = subprocess.run([sys.executable, "-m", "fpinspect", "compare", *flags(paths)], capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "fpinspect", "compare", *flags(paths)], capture_output=True, text=True
+        )
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     r = run("compare", *flags(injected), "--threshold", "bogus=1")
@@ -84,8 +99,22 @@ def test_bad_inputs_exit_2_with_one_sentence(injected, tmp_path):
 
 
 def test_threshold_flag_changes_verdicts(injected):
-    out = json.loads(run("compare", *flags(injected), "--format", "json", "-t", "red_fail=100",
-                         "-t", "red_warn=99", "-t", "ulp2_share_fail=1", "-t", "ulp2_share_warn=1").output)  # fmt: skip
+    out = json.loads(
+        run(
+            "compare",
+            *flags(injected),
+            "--format",
+            "json",
+            "-t",
+            "red_fail=100",
+            "-t",
+            "red_warn=99",
+            "-t",
+            "ulp2_share_fail=1",
+            "-t",
+            "ulp2_share_warn=1",
+        ).output
+    )
     assert out["summary"]["verdicts"]["fail"] == 0
 
 
@@ -112,7 +141,15 @@ def test_legacy_mode1_prints_the_reference_table(injected, capsys):
 
 
 def test_legacy_mode1_bad_input(tmp_path, capsys):
-    args = ["--af-open-graph", str(tmp_path / "x.json"), "--af-close-graph", str(tmp_path / "y.json"),
-            "--af-open-data", str(tmp_path), "--af-close-data", str(tmp_path)]  # fmt: skip
+    args = [
+        "--af-open-graph",
+        str(tmp_path / "x.json"),
+        "--af-close-graph",
+        str(tmp_path / "y.json"),
+        "--af-open-data",
+        str(tmp_path),
+        "--af-close-data",
+        str(tmp_path),
+    ]
     assert legacy_main(args) == 2
     assert "x.json" in capsys.readouterr().err

@@ -44,8 +44,19 @@ def test_compare_unfused_shows_where_a_divergence_starts(tmp_path):
 
 def test_cli_flags(tmp_path):
     on_graph, off_graph, on, off = _run(tmp_path, shift_matmul=True)
-    base = ["compare", "--af-open-graph", on_graph, "--af-close-graph", off_graph, "--af-open-data", on,
-            "--af-close-data", off, "--format", "json"]  # fmt: skip
+    base = [
+        "compare",
+        "--af-open-graph",
+        on_graph,
+        "--af-close-graph",
+        off_graph,
+        "--af-open-data",
+        on,
+        "--af-close-data",
+        off,
+        "--format",
+        "json",
+    ]
     result = CliRunner().invoke(main, [*base, "--compare-unfused", "--fused-types", "AscBackend,Nope"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
@@ -53,14 +64,30 @@ def test_cli_flags(tmp_path):
     assert "--fused-types Nope: no fused op of that type" in result.stderr
 
 
-@pytest.mark.parametrize("name", ["ge_proto_00046_afterUBMatch.txt", "ge_proto_origin.txt", "atc_om_model.json"])
+@pytest.mark.parametrize(
+    "name", ["ge_proto_00046_afterUBMatch.txt", "ge_proto_origin.txt", "atc_om_model.json"]
+)
 def test_real_graphs_compare_against_themselves_without_their_dumps(tmp_path, name):
     graph = str(real_ge(name))
     write_dump(tmp_path / "dumps", "Add", "unrelated", "output", 0, np.zeros(3, np.float16))
-    result = CliRunner().invoke(main, ["compare", "--af-open-graph", graph, "--af-close-graph", graph,
-                                       "--af-open-data", str(tmp_path / "dumps"), "--af-close-data",
-                                       str(tmp_path / "dumps"), "--compare-unfused", "--compare-input",
-                                       "--format", "json"])  # fmt: skip
+    result = CliRunner().invoke(
+        main,
+        [
+            "compare",
+            "--af-open-graph",
+            graph,
+            "--af-close-graph",
+            graph,
+            "--af-open-data",
+            str(tmp_path / "dumps"),
+            "--af-close-data",
+            str(tmp_path / "dumps"),
+            "--compare-unfused",
+            "--compare-input",
+            "--format",
+            "json",
+        ],
+    )
     assert result.exit_code in (0, 1), result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)  # no traceback
     out = json.loads(result.stdout)

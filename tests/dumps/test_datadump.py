@@ -22,23 +22,33 @@ A = np.arange(6, dtype=np.float16).reshape(2, 3)
     [
         # {type}.{name}.{task}.{stream}.{timestamp}: msaccucmp convert without -f
         ("Add.Add_1.45.0.1675157077183551.output.0.npy", ("Add", "Add_1", "output", 0, 1675157077183551)),
-        ("AscBackend.autofuse_28_Pow_RealDiv_Square.3.44.1783906987170021.output.0.npy",
-         ("AscBackend", "autofuse_28_Pow_RealDiv_Square", "output", 0, 1783906987170021)),
+        (
+            "AscBackend.autofuse_28_Pow_RealDiv_Square.3.44.1783906987170021.output.0.npy",
+            ("AscBackend", "autofuse_28_Pow_RealDiv_Square", "output", 0, 1783906987170021),
+        ),
         # FFTS+: stream, task, timestamp, task type, context, thread, device
-        ("Add.partition0_rank1_Add.0.3.1673383728093446.4.1.0.0.input.12.npy",
-         ("Add", "partition0_rank1_Add", "input", 12, 1673383728093446)),
+        (
+            "Add.partition0_rank1_Add.0.3.1673383728093446.4.1.0.0.input.12.npy",
+            ("Add", "partition0_rank1_Add", "input", 12, 1673383728093446),
+        ),
         # adump dump stream: dumpNumber, task, stream, timestamp, FFTSPLUS, ctx, thread, device
-        ("Mul.m-1.7.3.2.1700000000000001.FFTSPLUS.0.1.0.output.1.npy", ("Mul", "m-1", "output", 1, 1700000000000001)),
+        (
+            "Mul.m-1.7.3.2.1700000000000001.FFTSPLUS.0.1.0.output.1.npy",
+            ("Mul", "m-1", "output", 1, 1700000000000001),
+        ),
         # exception dump: task, timestamp
         ("Cast.c.3.1700000000000002.output.0.npy", ("Cast", "c", "output", 0, 1700000000000002)),
         # convert -f FORMAT appends the shape
-        ("Add.Add_1.45.0.1675157077183551.output.0.1x16x4x4.npy", ("Add", "Add_1", "output", 0, 1675157077183551)),
+        (
+            "Add.Add_1.45.0.1675157077183551.output.0.1x16x4x4.npy",
+            ("Add", "Add_1", "output", 0, 1675157077183551),
+        ),
         ("Add.Add_1.45.0.1675157077183551.output.0.7.npy", ("Add", "Add_1", "output", 0, 1675157077183551)),
         ("Add.Add_1.45.0.1675157077183551.output.0..npy", ("Add", "Add_1", "output", 0, 1675157077183551)),
         # no .npy (a mapping.csv value of a raw dump), equal-length numbers: the last one
         ("Add.a.1.2.output.3", ("Add", "a", "output", 3, 2)),
     ],
-)  # fmt: skip
+)
 def test_parse_dump_names(name, expected):
     f = parse_dump_name(name)
     assert (f.op_type, f.op_name, f.io, f.index, f.timestamp) == expected
@@ -63,8 +73,14 @@ def test_unparseable_names(name):
     assert parse_dump_name(name) is None
 
 
-@given(st.lists(st.sampled_from(["Add", "a_b", "1", "17", "1783906987170021", "input", "output", "", "x", "2x3",
-                                  "-", "npy", "０"]), max_size=9))  # fmt: skip
+@given(
+    st.lists(
+        st.sampled_from(
+            ["Add", "a_b", "1", "17", "1783906987170021", "input", "output", "", "x", "2x3", "-", "npy", "０"]
+        ),
+        max_size=9,
+    )
+)
 def test_parser_never_raises(fields):
     parsed = parse_dump_name(".".join(fields) + ".npy")
     assert parsed is None or (parsed.io in ("input", "output") and parsed.index >= 0)

@@ -104,8 +104,9 @@ def test_a_pair_needing_a_cast_and_a_flattening_is_profiled_as_compared(tmp_path
     """Declared float16 but dumped as float32 (8, 16), against a float16 (128,): compare casts
     and flattens; the profile must read the same two tensors (it used to fail to reshape)."""
     paths = build_cast_and_flatten(tmp_path)
-    cmp = DumpComparison(*(str(paths[k]) for k in ("af_open_graph", "af_close_graph", "af_open_data",
-                                                     "af_close_data")))  # fmt: skip
+    cmp = DumpComparison(
+        *(str(paths[k]) for k in ("af_open_graph", "af_close_graph", "af_open_data", "af_close_data"))
+    )
     rec, sides = cmp.record_and_sides(cmp.outputs["F"][0])
     assert "SHAPE_FLATTENED" in rec.status and "compared as declared float16" in rec.conversion
     prof = error_profile(sides.fused, sides.original, rec.result.stats)

@@ -11,16 +11,35 @@ def _ub_graph(tmp_path):
     g = (
         GraphBuilder()
         .op("x", "Data", outputs=[tensor([1, 4, 2, 2])])
-        .op("conv1", "Conv2D", inputs=["x:0"], outputs=[tensor([1, 4, 2, 2], origin_name="scale_conv1", origin_index=0)],
-            attrs={"_datadump_original_op_names": ["scale_conv1", "conv1", "bn_conv1"]})
-        .op("relu", "Relu", inputs=["conv1:0"], outputs=[tensor([1, 4, 2, 2])],
-            attrs={"_datadump_original_op_names": ["relu"]})  # only itself: not fused
-        .op("cast", "Cast", inputs=["relu:0"], outputs=[tensor([1, 4, 2, 2])],
-            attrs={"_datadump_original_op_names": []})  # empty: not fused
-        .fused("autofuse_0_Mul", inputs=["cast:0"], outputs=[tensor([1, 4, 2, 2], origin_name="mul", origin_index=0)],
-               original=[("mul", "Mul")])
+        .op(
+            "conv1",
+            "Conv2D",
+            inputs=["x:0"],
+            outputs=[tensor([1, 4, 2, 2], origin_name="scale_conv1", origin_index=0)],
+            attrs={"_datadump_original_op_names": ["scale_conv1", "conv1", "bn_conv1"]},
+        )
+        .op(
+            "relu",
+            "Relu",
+            inputs=["conv1:0"],
+            outputs=[tensor([1, 4, 2, 2])],
+            attrs={"_datadump_original_op_names": ["relu"]},
+        )  # only itself: not fused
+        .op(
+            "cast",
+            "Cast",
+            inputs=["relu:0"],
+            outputs=[tensor([1, 4, 2, 2])],
+            attrs={"_datadump_original_op_names": []},
+        )  # empty: not fused
+        .fused(
+            "autofuse_0_Mul",
+            inputs=["cast:0"],
+            outputs=[tensor([1, 4, 2, 2], origin_name="mul", origin_index=0)],
+            original=[("mul", "Mul")],
+        )
         .op("fused_by_type", "FusedAscBackend", inputs=["autofuse_0_Mul:0"], outputs=[tensor([1, 4, 2, 2])])
-    )  # fmt: skip
+    )
     return load_graph(g.write(tmp_path / "g.json"))
 
 
@@ -39,11 +58,20 @@ def test_inputs_fed_by_a_ub_fused_op_trace_to_its_origin(tmp_path):
     g = (
         GraphBuilder()
         .op("x", "Data", outputs=[tensor([4])])
-        .op("conv1", "Conv2D", inputs=["x:0"], outputs=[tensor([4], origin_name="bn_conv1", origin_index=0)],
-            attrs={"_datadump_original_op_names": ["conv1", "bn_conv1"]})
-        .fused("autofuse_0", inputs=["conv1:0"], outputs=[tensor([4], origin_name="relu", origin_index=0)],
-               original=[("relu", "Relu")])
-    )  # fmt: skip
+        .op(
+            "conv1",
+            "Conv2D",
+            inputs=["x:0"],
+            outputs=[tensor([4], origin_name="bn_conv1", origin_index=0)],
+            attrs={"_datadump_original_op_names": ["conv1", "bn_conv1"]},
+        )
+        .fused(
+            "autofuse_0",
+            inputs=["conv1:0"],
+            outputs=[tensor([4], origin_name="relu", origin_index=0)],
+            original=[("relu", "Relu")],
+        )
+    )
     model = load_graph(g.write(tmp_path / "h.json"))
     inp = fused_ops(model, types=["AscBackend"])[0].inputs[0]
     assert (inp.src_op, inp.origin_op, inp.origin_index) == ("conv1", "bn_conv1", 0)
@@ -64,7 +92,10 @@ def test_unfused_ops_present_in_both_runs_are_compared_by_name(tmp_path):
     from fpinspect.dumps.fusion import compared_ops
 
     on, off = chain_pair()
-    on_model, off_model = load_graph(on.write(tmp_path / "on.json")), load_graph(off.write(tmp_path / "off.json"))
+    on_model, off_model = (
+        load_graph(on.write(tmp_path / "on.json")),
+        load_graph(off.write(tmp_path / "off.json")),
+    )
     assert [op.name for op in compared_ops(on_model, off_model)] == ["autofuse_0_Mul_Add"]
     walked = compared_ops(on_model, off_model, unfused=True)
     assert [op.name for op in walked] == ["autofuse_0_Mul_Add", "Relu_3"]  # not x, w (data), out (NetOutput)

@@ -14,7 +14,9 @@ from fpinspect.dumps.ge_decode import c_unescape
 from fpinspect.dumps.ge_text import c_escape, parse_text_graph
 from fpinspect.dumps.graph import load_graph
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_dumps" / "regression" / "dumpgraph_af_open" / "Build.json"
+SAMPLE = (
+    Path(__file__).resolve().parents[2] / "sample_dumps" / "regression" / "dumpgraph_af_open" / "Build.json"
+)
 
 
 def _both(tmp_path, model_json: dict):
@@ -34,13 +36,19 @@ def test_a_text_graph_gives_the_model_its_json_gives(tmp_path):
 
 def test_nested_repeated_enums_escapes_and_subgraphs(tmp_path):
     on, _ = chain_pair()
-    text = "café \"quoted\" back\\slash 层\n"
-    on.op("odd", "Cast", inputs=["x:0", "", "Relu_3:-1"],
-          outputs=[tensor([4, 16], "DT_BF16", "FRACTAL_Z:4")],
-          attrs={"note": text, "names": ["a/b", "层"], "ratio": 0.5, "flags": [True, False], "k": 0})
+    text = 'café "quoted" back\\slash 层\n'
+    on.op(
+        "odd",
+        "Cast",
+        inputs=["x:0", "", "Relu_3:-1"],
+        outputs=[tensor([4, 16], "DT_BF16", "FRACTAL_Z:4")],
+        attrs={"note": text, "names": ["a/b", "层"], "ratio": 0.5, "flags": [True, False], "k": 0},
+    )
     on.subgraph("body").op("inner", "Relu", inputs=["odd:0"], outputs=[tensor([2], "DT_INT8")])
     from_json, from_text = _both(tmp_path, on.to_json())
-    assert "\\345\\261\\202" in (tmp_path / "ge_proto_00000001_graph_1_Build.txt").read_text()  # octal escapes
+    assert (
+        "\\345\\261\\202" in (tmp_path / "ge_proto_00000001_graph_1_Build.txt").read_text()
+    )  # octal escapes
     odd = from_text.ops["odd"]
     assert odd.attrs["note"] == text and odd.attrs["names"] == ["a/b", "层"]
     assert odd.attrs["ratio"] == 0.5 and odd.attrs["flags"] == [True, False] and odd.attrs["k"] == 0
@@ -61,12 +69,15 @@ def test_fields_the_schema_lacks_are_skipped():
     assert shape == {"name": "m", "graph": [{"name": "g", "op": [{"name": "a", "type": "Data"}]}]}
 
 
-@pytest.mark.parametrize(("content", "needle"), [
-    ('graph { name: "g" op { name: "a" ', "protobuf text format"),
-    ('graph { op { name: 5 } }', "protobuf text format"),
-    ('graph { op { input_desc { dtype: DT_NOPE } } }', "DT_NOPE"),
-    ("graph { }\n", "no operators"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ('graph { name: "g" op { name: "a" ', "protobuf text format"),
+        ("graph { op { name: 5 } }", "protobuf text format"),
+        ("graph { op { input_desc { dtype: DT_NOPE } } }", "DT_NOPE"),
+        ("graph { }\n", "no operators"),
+    ],
+)
 def test_malformed_text_graphs_are_one_sentence_input_errors(tmp_path, content, needle):
     path = tmp_path / "ge_proto_bad.txt"
     path.write_text(content, encoding="utf-8")
@@ -118,8 +129,13 @@ def test_fast_printer_form_reader_equals_protobuf_text_format_on_real_files(name
 
 def test_fast_reader_equals_text_format_on_escapes_defaults_and_unknowns():
     on, _ = chain_pair()
-    on.op("odd", "Cast", inputs=["x:0"], outputs=[tensor([4], "DT_BF16", "FRACTAL_Z:4")],
-          attrs={"note": "café \"q\" b\\s 层\n\t", "names": ["a/b", "层"], "ratio": 0.1, "k": 0, "no": False})
+    on.op(
+        "odd",
+        "Cast",
+        inputs=["x:0"],
+        outputs=[tensor([4], "DT_BF16", "FRACTAL_Z:4")],
+        attrs={"note": 'café "q" b\\s 层\n\t', "names": ["a/b", "层"], "ratio": 0.1, "k": 0, "no": False},
+    )
     text = text_graph(on.to_json())
     text += 'graph {\n  name: "extra"\n  future {\n    deep {\n      x: 1\n    }\n  }\n  op {\n    name: "y"\n    id: 0\n  }\n}\n'
     fast, reference = _fast_and_reference(text)

@@ -53,10 +53,17 @@ def test_chain_model_ops_nodes_and_edges(tmp_path):
 
 
 def test_proto3_defaults_are_absent_fields(tmp_path):
-    raw = {"graph": [{"name": "g", "op": [
-        {"name": "c", "type": "Const", "output_desc": [{"dtype": "DT_FLOAT"}]},
-        {"name": "n", "type": "Neg", "id": 1, "input": ["c:0"], "output_desc": [{}]},
-    ]}]}  # fmt: skip
+    raw = {
+        "graph": [
+            {
+                "name": "g",
+                "op": [
+                    {"name": "c", "type": "Const", "output_desc": [{"dtype": "DT_FLOAT"}]},
+                    {"name": "n", "type": "Neg", "id": 1, "input": ["c:0"], "output_desc": [{}]},
+                ],
+            }
+        ]
+    }
     model = load(tmp_path, raw)
     c = model.ops["c"]
     assert c.inputs == [] and c.control_inputs == [] and c.attrs == {} and c.input_desc == []
@@ -187,10 +194,21 @@ def test_c_unescape_octal_hex_and_invalid_utf8():
 
 
 def test_attr_map_forms_and_null_entries(tmp_path):
-    raw = {"graph": [{"name": "g", "op": [
-        {"name": "a", "type": "Data", "attr": [None, {"key": "k", "value": {"i": 1}}, {"key": "e"}]},
-        {"name": "b", "type": "Data", "attr": {"k": {"f": "1.5"}}},
-    ]}]}  # fmt: skip
+    raw = {
+        "graph": [
+            {
+                "name": "g",
+                "op": [
+                    {
+                        "name": "a",
+                        "type": "Data",
+                        "attr": [None, {"key": "k", "value": {"i": 1}}, {"key": "e"}],
+                    },
+                    {"name": "b", "type": "Data", "attr": {"k": {"f": "1.5"}}},
+                ],
+            }
+        ]
+    }
     model = load(tmp_path, raw)
     assert model.ops["a"].attrs == {"k": 1, "e": None}
     assert model.ops["b"].attrs == {"k": 1.5}
@@ -217,11 +235,19 @@ def test_inputs_unconnected_control_and_colons_in_names(tmp_path):
 
 
 def test_null_entries_in_repeated_fields(tmp_path):
-    raw = {"graph": [None, {"name": "g", "op": [
-        None,
-        {"name": "x", "type": "Data", "output_desc": [None, {"dtype": "DT_FLOAT"}]},
-        {"name": "y", "type": "Abs", "input": ["x:1", None], "input_desc": [None]},
-    ]}]}  # fmt: skip
+    raw = {
+        "graph": [
+            None,
+            {
+                "name": "g",
+                "op": [
+                    None,
+                    {"name": "x", "type": "Data", "output_desc": [None, {"dtype": "DT_FLOAT"}]},
+                    {"name": "y", "type": "Abs", "input": ["x:1", None], "input_desc": [None]},
+                ],
+            },
+        ]
+    }
     model = load(tmp_path, raw)
     assert model.graphs == ["g"]
     assert model.ops["x"].output_desc == [TensorDesc(), TensorDesc(dtype="DT_FLOAT")]
@@ -513,8 +539,29 @@ def _json_paths(node, path=()):
 
 CHAIN_JSON = chain_pair()[0].to_json()
 CHAIN_PATHS = [p for p in _json_paths(CHAIN_JSON) if p]
-ODD_VALUES = [None, 0, -1, "3", "x", "", "a:b", "x:-1", "1.5", 1.5, True, [], {}, [None], [1, "a"], {"s": 1},
-              {"list": {"val_type": []}}, {"dim": "x"}, "FRACTAL_Z:q", [[]], {"i": []}]  # fmt: skip
+ODD_VALUES = [
+    None,
+    0,
+    -1,
+    "3",
+    "x",
+    "",
+    "a:b",
+    "x:-1",
+    "1.5",
+    1.5,
+    True,
+    [],
+    {},
+    [None],
+    [1, "a"],
+    {"s": 1},
+    {"list": {"val_type": []}},
+    {"dim": "x"},
+    "FRACTAL_Z:q",
+    [[]],
+    {"i": []},
+]
 
 
 @settings(max_examples=300, deadline=None)

@@ -42,18 +42,36 @@ def test_outline_lists_the_fused_ops_of_the_model(path):
 
 
 def test_outline_keeps_file_order_duplicates_and_types(tmp_path):
-    ops = [{"name": "b", "type": "AscBackend"}, {"name": "a", "type": "Conv2D", "attr": [
-        {"key": "_datadump_original_op_names", "value": {"list": {"s": ["a", "bn"], "val_type": "VT_LIST_STRING"}}},
-        {"key": "other", "value": {"i": 3}}]}, {"name": "b", "type": "Relu"}, None, {"name": "c", "type": "Relu"}]
+    ops = [
+        {"name": "b", "type": "AscBackend"},
+        {
+            "name": "a",
+            "type": "Conv2D",
+            "attr": [
+                {
+                    "key": "_datadump_original_op_names",
+                    "value": {"list": {"s": ["a", "bn"], "val_type": "VT_LIST_STRING"}},
+                },
+                {"key": "other", "value": {"i": 3}},
+            ],
+        },
+        {"name": "b", "type": "Relu"},
+        None,
+        {"name": "c", "type": "Relu"},
+    ]
     path = tmp_path / "g.json"
     path.write_text(json.dumps({"graph": [{"name": "root", "op": ops}]}))
     assert [(op.name, op.type, op.original_op_names) for op in outline_fused_ops(path)] == [
-        ("b", "AscBackend", []), ("a", "Conv2D", ["a", "bn"])]
+        ("b", "AscBackend", []),
+        ("a", "Conv2D", ["a", "bn"]),
+    ]
     assert [op.name for op in outline_fused_ops(path, ["Conv2D"])] == ["a"]
     assert [op.name for op in compared_ops(load_graph(path))] == ["b", "a"]
 
 
-@pytest.mark.parametrize("text", ['{"graph": [', '{"graph": 3}', '{"graph": [{"op": [{"name": 5}]}]}', "\xff"])
+@pytest.mark.parametrize(
+    "text", ['{"graph": [', '{"graph": 3}', '{"graph": [{"op": [{"name": 5}]}]}', "\xff"]
+)
 def test_what_cannot_be_outlined_is_left_to_the_full_load(tmp_path, text):
     path = tmp_path / "bad.json"
     path.write_bytes(text.encode("latin-1"))

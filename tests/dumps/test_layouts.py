@@ -220,9 +220,16 @@ def test_ndc1hwc0_round_trip_property(n, c, d, h, w, c0, dst):
 
 @pytest.mark.parametrize(
     ("src", "dst"),
-    [("NCHW", "ND"), ("ND", "NHWC"), ("NCHW", "NCHW"), (None, "ND"), ("", "NCDHW"), ("FRACTAL_Z:4", "fractal_z"),
-     ("nc1hwc0", "NC1HWC0")],
-)  # fmt: skip
+    [
+        ("NCHW", "ND"),
+        ("ND", "NHWC"),
+        ("NCHW", "NCHW"),
+        (None, "ND"),
+        ("", "NCDHW"),
+        ("FRACTAL_Z:4", "fractal_z"),
+        ("nc1hwc0", "NC1HWC0"),
+    ],
+)
 def test_no_conversion_needed(src, dst):
     assert not needs_conversion(src, dst)
 
@@ -242,9 +249,14 @@ def test_identity_returns_the_same_array():
 
 @pytest.mark.parametrize(
     ("src", "dst", "axes"),
-    [("NCHW", "NHWC", (0, 2, 3, 1)), ("NHWC", "NCHW", (0, 3, 1, 2)), ("NCHW", "HWCN", (2, 3, 1, 0)),
-     ("NCDHW", "NDHWC", (0, 2, 3, 4, 1)), ("NC", "CN", (1, 0))],
-)  # fmt: skip
+    [
+        ("NCHW", "NHWC", (0, 2, 3, 1)),
+        ("NHWC", "NCHW", (0, 3, 1, 2)),
+        ("NCHW", "HWCN", (2, 3, 1, 0)),
+        ("NCDHW", "NDHWC", (0, 2, 3, 4, 1)),
+        ("NC", "CN", (1, 0)),
+    ],
+)
 def test_plain_permutations(src, dst, axes):
     a = RNG.standard_normal((2, 3, 4, 5, 6)[: len(src)])
     out = convert_layout(a, src, dst, a.transpose(axes).shape)
@@ -266,9 +278,18 @@ def test_layout_names_are_case_insensitive():
 
 
 def test_required_conversions_are_registered():
-    required = {("NC1HWC0", "NCHW"), ("NC1HWC0", "NHWC"), ("NC1HWC0", "ND"), ("NDC1HWC0", "NCDHW"),
-                ("NDC1HWC0", "NDHWC"), ("NDC1HWC0", "ND"), ("FRACTAL_NZ", "ND"), ("FRACTAL_Z", "NCHW"),
-                ("FRACTAL_Z", "HWCN"), ("C1HWNCoC0", "HWCN")}  # fmt: skip
+    required = {
+        ("NC1HWC0", "NCHW"),
+        ("NC1HWC0", "NHWC"),
+        ("NC1HWC0", "ND"),
+        ("NDC1HWC0", "NCDHW"),
+        ("NDC1HWC0", "NDHWC"),
+        ("NDC1HWC0", "ND"),
+        ("FRACTAL_NZ", "ND"),
+        ("FRACTAL_Z", "NCHW"),
+        ("FRACTAL_Z", "HWCN"),
+        ("C1HWNCoC0", "HWCN"),
+    }
     assert required <= set(conversions())
     assert {"ND", "NCHW", "NHWC", "HWCN"} <= PLAIN_LAYOUTS
 

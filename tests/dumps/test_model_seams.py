@@ -21,8 +21,9 @@ def paths(tmp_path_factory):
 
 
 def comparison(paths) -> DumpComparison:
-    return DumpComparison(*(str(paths[k]) for k in ("af_open_graph", "af_close_graph", "af_open_data",
-                                                      "af_close_data")))  # fmt: skip
+    return DumpComparison(
+        *(str(paths[k]) for k in ("af_open_graph", "af_close_graph", "af_open_data", "af_close_data"))
+    )
 
 
 def test_browsing_plans_name_the_fusion_on_dumps_and_no_status(paths):
@@ -63,7 +64,9 @@ def test_the_sweep_computes_demanded_pairs_first_and_each_once(paths):
     assert seen[0] == (late.key, True)
     assert sorted(k for k, _ in seen) == sorted(p.key for p in plans)
     threaded = cmp.sweep(plans, jobs=3)
-    assert sorted(rec.plan.key for rec, _ in threaded) == sorted(p.key for p in plans) and threaded.done == len(plans)
+    assert sorted(rec.plan.key for rec, _ in threaded) == sorted(
+        p.key for p in plans
+    ) and threaded.done == len(plans)
 
 
 class _Replayed:

@@ -27,9 +27,17 @@ def _field(number: int, payload: bytes) -> bytes:  # a length-delimited field
 def _hand_encoded() -> tuple[bytes, bytes]:
     """(header, whole file) encoded by hand from the documented numbers (§2.2), not by fpinspect's schema."""
     shape = _field(1, _varint(2) + _varint(3))  # Shape.dim = [2, 3], packed
-    original_op = _field(1, b"Add_2") + bytes([0x10, 1]) + bytes([0x20, 29])  # name, output_index 1, FRACTAL_NZ
-    output = (bytes([0x08, 2, 0x10, 3]) + _field(3, shape) + _field(4, original_op)  # DT_FLOAT16, NC1HWC0
-              + bytes([0x30, 12]) + _field(7, shape) + bytes([0x40, 4]))  # size 12, original_shape, sub_format 4
+    original_op = (
+        _field(1, b"Add_2") + bytes([0x10, 1]) + bytes([0x20, 29])
+    )  # name, output_index 1, FRACTAL_NZ
+    output = (
+        bytes([0x08, 2, 0x10, 3])
+        + _field(3, shape)
+        + _field(4, original_op)  # DT_FLOAT16, NC1HWC0
+        + bytes([0x30, 12])
+        + _field(7, shape)
+        + bytes([0x40, 4])
+    )  # size 12, original_shape, sub_format 4
     header = _field(1, b"2.0") + bytes([0x10, 77]) + _field(3, output) + _field(6, b"fused")
     return header, struct.pack("<Q", len(header)) + header + np.arange(6, dtype=np.float16).tobytes()
 
@@ -58,9 +66,13 @@ def test_round_trip_maps_payloads_in_place(tmp_path):
     a = np.arange(2 * 1 * 3 * 3 * 16, dtype=np.float16).reshape(2, 1, 3, 3, 16)
     b = np.linspace(-1, 1, 6, dtype=np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
     c = np.array([[1, -2], [3, 4]], dtype=np.int32)
-    write_raw_dump(path, "mul", [RawPayload(a, "DT_FLOAT16", "NC1HWC0", (2, 5, 3, 3)), RawPayload(b, "DT_BF16", "ND")],
-                   [RawPayload(c, "DT_INT32", "ND", original_op=("orig", 2), original_format="NCHW")],
-                   dump_time=123)  # fmt: skip
+    write_raw_dump(
+        path,
+        "mul",
+        [RawPayload(a, "DT_FLOAT16", "NC1HWC0", (2, 5, 3, 3)), RawPayload(b, "DT_BF16", "ND")],
+        [RawPayload(c, "DT_INT32", "ND", original_op=("orig", 2), original_format="NCHW")],
+        dump_time=123,
+    )
     dump = read_raw_header(path)
     assert (dump.op_name, dump.version, dump.dump_time) == ("mul", "2.0", 123)
     assert [t.io for t in dump.inputs + dump.outputs] == ["input", "input", "output"]
@@ -73,7 +85,12 @@ def test_round_trip_maps_payloads_in_place(tmp_path):
     reader = tensor_file(str(path), dump.outputs[0])
     assert np.array_equal(reader.read(0, reader.size).reshape(2, 2), c)
     desc = dump.inputs[0].desc()
-    assert (desc.layout, desc.shape, desc.origin_shape, desc.dtype) == ("NC1HWC0", a.shape, (2, 5, 3, 3), "DT_FLOAT16")
+    assert (desc.layout, desc.shape, desc.origin_shape, desc.dtype) == (
+        "NC1HWC0",
+        a.shape,
+        (2, 5, 3, 3),
+        "DT_FLOAT16",
+    )
 
 
 def test_buffers_and_workspaces_follow_the_tensors(tmp_path):
@@ -84,7 +101,9 @@ def test_buffers_and_workspaces_follow_the_tensors(tmp_path):
     header.space.add(size=3)
     blob = header.SerializeToString()
     path = tmp_path / "Relu.x.1.1.1700000000000001"
-    path.write_bytes(struct.pack("<Q", len(blob)) + blob + np.array([1.5, 2.5], np.float32).tobytes() + b"B" * 8)
+    path.write_bytes(
+        struct.pack("<Q", len(blob)) + blob + np.array([1.5, 2.5], np.float32).tobytes() + b"B" * 8
+    )
     dump = read_raw_header(path)
     assert (dump.buffer_bytes, dump.workspace_bytes) == (5, 3)
     assert tensor_array(str(path), dump.outputs[0]).tolist() == [1.5, 2.5]
@@ -96,14 +115,20 @@ def _good(tmp_path) -> bytes:
     return path.read_bytes()
 
 
-@pytest.mark.parametrize(("damage", "needle"), [
-    (lambda blob: blob[:-3], "add up to"),  # truncated payload
-    (lambda blob: blob + b"\0", "add up to"),  # trailing bytes
-    (lambda blob: struct.pack("<Q", 1 << 40) + blob[8:], "header length says"),  # oversized header
-    (lambda blob: blob[:5], "too short"),
-    (lambda blob: b"", "too short"),
-    (lambda blob: struct.pack("<Q", 6) + b"\xff\xff\xff\xff\xff\xff" + blob, "not a DumpData"),  # garbage header
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("damage", "needle"),
+    [
+        (lambda blob: blob[:-3], "add up to"),  # truncated payload
+        (lambda blob: blob + b"\0", "add up to"),  # trailing bytes
+        (lambda blob: struct.pack("<Q", 1 << 40) + blob[8:], "header length says"),  # oversized header
+        (lambda blob: blob[:5], "too short"),
+        (lambda blob: b"", "too short"),
+        (
+            lambda blob: struct.pack("<Q", 6) + b"\xff\xff\xff\xff\xff\xff" + blob,
+            "not a DumpData",
+        ),  # garbage header
+    ],
+)
 def test_damaged_files_are_raw_load_errors(tmp_path, damage, needle):
     path = tmp_path / "Add.add.1.0.1700000000000001"
     path.write_bytes(damage(_good(tmp_path)))
@@ -144,8 +169,12 @@ def test_a_shape_that_disagrees_with_the_size_is_a_status(tmp_path):
 
 def test_scalars_and_empty_tensors_keep_their_shapes(tmp_path):
     path = tmp_path / "Add.add.1.0.1700000000000001"
-    write_raw_dump(path, "add", [RawPayload(np.array(3.5, np.float16), "DT_FLOAT16", "ND")],
-                   [RawPayload(np.zeros((0, 3), np.float32), "DT_FLOAT", "ND")])  # fmt: skip
+    write_raw_dump(
+        path,
+        "add",
+        [RawPayload(np.array(3.5, np.float16), "DT_FLOAT16", "ND")],
+        [RawPayload(np.zeros((0, 3), np.float32), "DT_FLOAT", "ND")],
+    )
     dump = read_raw_header(path)
     assert dump.inputs[0].shape == () and tensor_array(str(path), dump.inputs[0]) == np.float16(3.5)
     assert tensor_array(str(path), dump.outputs[0]).shape == (0, 3)

@@ -34,8 +34,9 @@ def _pair(tmp_path, names="ABCD"):
 
 
 def _compare(tmp_path):
-    return DumpComparison(str(tmp_path / "on.json"), str(tmp_path / "off.json"), str(tmp_path / "open"),
-                          str(tmp_path / "close")).run()  # fmt: skip
+    return DumpComparison(
+        str(tmp_path / "on.json"), str(tmp_path / "off.json"), str(tmp_path / "open"), str(tmp_path / "close")
+    ).run()
 
 
 H = np.arange(4, dtype=np.float16)
@@ -65,7 +66,12 @@ def test_header_layout_and_shapes_win_over_the_graph(tmp_path):
     nchw = np.random.default_rng(0).standard_normal((1, 4, 1, 1)).astype(np.float16)
     packed = pack_layout(nchw, "NCHW", "NC1HWC0")  # 4 channels padded to 16
     packed[..., 4:] = 9  # padding garbage must be cropped away
-    _raw(open_dir, "AscBackend", "F", [RawPayload(packed, "DT_FLOAT16", "NC1HWC0", nchw.shape, ("A", 0), "NCHW")])
+    _raw(
+        open_dir,
+        "AscBackend",
+        "F",
+        [RawPayload(packed, "DT_FLOAT16", "NC1HWC0", nchw.shape, ("A", 0), "NCHW")],
+    )
     _raw(close_dir, "Mul", "A", [RawPayload(nchw.reshape(4), "DT_FLOAT16", "ND")])
     rec = _compare(tmp_path).records[0]
     assert "FORMAT_CONVERTED" in rec.status and rec.result.max_abs == 0
@@ -105,7 +111,11 @@ def test_a_raw_header_supplies_the_mapping_the_graph_lacks(tmp_path):
     outs = [tensor([4])]  # no origin attributes
     on = GraphBuilder().op("x", "Data", outputs=[tensor([4])])
     on.fused("F", inputs=["x:0"], outputs=outs, original=[("A", "Mul")])
-    off = GraphBuilder().op("x", "Data", outputs=[tensor([4])]).op("A", "Mul", inputs=["x:0"], outputs=[tensor([4])])
+    off = (
+        GraphBuilder()
+        .op("x", "Data", outputs=[tensor([4])])
+        .op("A", "Mul", inputs=["x:0"], outputs=[tensor([4])])
+    )
     on.write(tmp_path / "on.json")
     off.write(tmp_path / "off.json")
     _raw(tmp_path / "open", "AscBackend", "F", [RawPayload(H, "DT_FLOAT16", "ND", original_op=("A", 0))])

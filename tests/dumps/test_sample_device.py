@@ -13,9 +13,16 @@ SAMPLE = Path(__file__).resolve().parents[2] / "sample_dumps" / "device"
 
 
 def _report(open_data: Path, close_data: Path) -> dict:
-    return DumpComparison(str(SAMPLE / "dumpgraph_af_open" / "Build.json"),
-                          str(SAMPLE / "dumpgraph_af_close" / "Build.json"), str(open_data),
-                          str(close_data)).run(compare_input=True).to_json()  # fmt: skip
+    return (
+        DumpComparison(
+            str(SAMPLE / "dumpgraph_af_open" / "Build.json"),
+            str(SAMPLE / "dumpgraph_af_close" / "Build.json"),
+            str(open_data),
+            str(close_data),
+        )
+        .run(compare_input=True)
+        .to_json()
+    )
 
 
 def test_device_sample_is_raw_and_compares_clean():
@@ -30,7 +37,9 @@ def test_device_sample_is_raw_and_compares_clean():
 
 def test_device_sample_converts_to_the_same_records(tmp_path):
     for side in ("open", "close"):
-        result = CliRunner().invoke(main, ["convert", str(SAMPLE / f"datadump_af_{side}"), str(tmp_path / side)])
+        result = CliRunner().invoke(
+            main, ["convert", str(SAMPLE / f"datadump_af_{side}"), str(tmp_path / side)]
+        )
         assert result.exit_code == 0, result.output
     converted = _report(tmp_path / "open", tmp_path / "close")
     raw = _report(SAMPLE / "datadump_af_open", SAMPLE / "datadump_af_close")

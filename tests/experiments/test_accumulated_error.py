@@ -98,8 +98,21 @@ def test_partial_histograms_and_cdfs_stream_while_running(tiny):
 
 
 def _summary(p99, mx, nan=0):
-    return {"p50_ulp": 0.2, "p99_ulp": p99, "max_ulp": mx, "mean_ulp": 0.3, "p50_rel": 0, "p99_rel": 0, "max_rel": 0,
-            "p50_abs": 0, "p99_abs": 0, "max_abs": 0, "worst": [0, 1], "nan_mismatch": nan, "inf_mismatch": 0}  # fmt: skip
+    return {
+        "p50_ulp": 0.2,
+        "p99_ulp": p99,
+        "max_ulp": mx,
+        "mean_ulp": 0.3,
+        "p50_rel": 0,
+        "p99_rel": 0,
+        "max_rel": 0,
+        "p50_abs": 0,
+        "p99_abs": 0,
+        "max_abs": 0,
+        "worst": [0, 1],
+        "nan_mismatch": nan,
+        "inf_mismatch": 0,
+    }
 
 
 def _row(chain, eager, fused):

@@ -178,7 +178,9 @@ def test_codegen_variants_apply_inside_the_block_and_are_restored():
     backend = CpuBackend()
     variants = backend.codegen_variants()
     assert not variants[0].options and variants[0].threads is None  # the default comes first
-    scalar_one = next(v for v in variants if v.options and v.threads == 1) if torch.get_num_threads() > 1 else None
+    scalar_one = (
+        next(v for v in variants if v.options and v.threads == 1) if torch.get_num_threads() > 1 else None
+    )
     threads, simdlen = torch.get_num_threads(), config.cpp.simdlen
     if scalar_one is not None:
         with backend.variant(scalar_one):

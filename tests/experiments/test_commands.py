@@ -131,9 +131,22 @@ def test_bad_overrides_are_one_sentence_and_exit_2(args, text):
 
 def _tiny_d(*extra):
     return invoke(
-        "run", "D", "--device", "cpu", "--format", "json", "--seed", "11",
-        "--set", "chains=reshape_squeeze_expand", "--set", "dtypes=float32", "--set", "shapes=[[4, 6]]", *extra,
-    )  # fmt: skip
+        "run",
+        "D",
+        "--device",
+        "cpu",
+        "--format",
+        "json",
+        "--seed",
+        "11",
+        "--set",
+        "chains=reshape_squeeze_expand",
+        "--set",
+        "dtypes=float32",
+        "--set",
+        "shapes=[[4, 6]]",
+        *extra,
+    )
 
 
 @pytest.mark.slow

@@ -28,8 +28,15 @@ def test_ulp_error_bins_tolerate_reference_noise_at_edges():
     err = np.array([0.0, 0.25, 0.5, 1.0 + 2e-13, 1.5, 9.0, np.nan])
     h = ulp_error_histogram("h", "t", err)
     assert dict(zip(h.bins, h.counts)) == {
-        "0": 1, "(0, 0.5]": 2, "(0.5, 1]": 1, "(1, 2]": 1, "(2, 4]": 0, "(4, 8]": 0, "> 8": 1, "NaN": 1,
-    }  # fmt: skip
+        "0": 1,
+        "(0, 0.5]": 2,
+        "(0.5, 1]": 1,
+        "(1, 2]": 1,
+        "(2, 4]": 0,
+        "(4, 8]": 0,
+        "> 8": 1,
+        "NaN": 1,
+    }
     shares = ulp_error_shares(err)
     assert list(shares) == ["0", "(0, 0.5]", "(0.5, 1]", "> 1"]
     assert shares["> 1"] == pytest.approx(2 / 7)

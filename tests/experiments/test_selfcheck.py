@@ -15,8 +15,13 @@ from fpinspect.experiments.registry import get_task
 from fpinspect.experiments.tasks import selfcheck
 from fpinspect.numerics import FORMATS, error_stats, ulp_diff
 
-SMALL = replace(selfcheck.SelfCheckSettings.profile("quick"), anchors=4, float32_pairs=1 << 17,
-                stats_size=1 << 13, device_size=1 << 12)  # fmt: skip
+SMALL = replace(
+    selfcheck.SelfCheckSettings.profile("quick"),
+    anchors=4,
+    float32_pairs=1 << 17,
+    stats_size=1 << 13,
+    device_size=1 << 12,
+)
 
 
 class HostBackend:
@@ -45,7 +50,11 @@ def test_the_real_toolkit_passes_every_check(passing):
     # every pattern against each anchor, plus each non-NaN value against its neighbour
     assert pairs["float16"] == 65536 * SMALL.anchors + (65536 - 2046) - 1
     assert {e.histogram.name for e in events if isinstance(e, HistogramEvent)} >= {
-        "s_float16_ulp_diff", "s_bfloat16_ulp_diff", "s_float32_ulp_diff", "s_float16_error_stats"}
+        "s_float16_ulp_diff",
+        "s_bfloat16_ulp_diff",
+        "s_float32_ulp_diff",
+        "s_float16_error_stats",
+    }
     stages = {e.stage for e in events if isinstance(e, Progress)}
     assert {"S exhaustive float16", "S sampled float32", "S error_stats"} <= stages
 
@@ -92,4 +101,6 @@ def test_s_opens_only_the_device_and_refuses_one_that_is_missing():
     assert get_task("S").fusing is False  # no compiler stack: the child starts in the time torch takes
     with ExperimentProcess("S", device="npu") as p:
         events = list(p.events())
-    assert len(events) == 1 and events[0].kind == "usage" and "torch_npu is not installed" in events[0].message
+    assert (
+        len(events) == 1 and events[0].kind == "usage" and "torch_npu is not installed" in events[0].message
+    )

@@ -47,7 +47,11 @@ def test_task_ids_are_case_insensitive():
 def test_overrides_parse_by_field_type():
     from fpinspect.experiments.tasks.data_movement import DataMovementSettings
 
-    s = get_task("C2").settings.profile("quick").with_overrides(5, ["runs=7", "chunk_sizes=256,512", "high=0.5"])
+    s = (
+        get_task("C2")
+        .settings.profile("quick")
+        .with_overrides(5, ["runs=7", "chunk_sizes=256,512", "high=0.5"])
+    )
     assert (s.seed, s.runs, s.chunk_sizes, s.high) == (5, 7, (256, 512), 0.5)
     d = DataMovementSettings().with_overrides(None, ["shapes=[[4, 6], [5, 7]]", "dtypes=bfloat16"])
     assert d.shapes == ((4, 6), (5, 7)) and d.dtypes == ("bfloat16",)

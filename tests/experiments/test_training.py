@@ -23,9 +23,17 @@ from fpinspect.experiments.training.divergence import FACTOR, first_divergence, 
 
 #: A GPT small enough that a compile and a few steps take seconds.
 TINY = dict(
-    n_layer=1, n_head=2, n_embd=16, block_size=16, batch_size=4, steps=8, sample_every=2,
-    checkpoint_every=4, eval_batches=2, warmup_steps=2,
-)  # fmt: skip
+    n_layer=1,
+    n_head=2,
+    n_embd=16,
+    block_size=16,
+    batch_size=4,
+    steps=8,
+    sample_every=2,
+    checkpoint_every=4,
+    eval_batches=2,
+    warmup_steps=2,
+)
 #: No run of the tiny GPT may take longer than this; a hang fails the test instead.
 DEADLINE_S = 240
 
@@ -79,8 +87,11 @@ def payload(fused_offset: np.ndarray, noise_offset: float) -> dict:
 
     return {
         "runs": {"eager": run(0.0), "fused": run(fused_offset), "noise": run(noise_offset)},
-        "parameters": 1, "world_size": 1, "grad_scaler": False, "threads_per_process": 1,
-    }  # fmt: skip
+        "parameters": 1,
+        "world_size": 1,
+        "grad_scaler": False,
+        "threads_per_process": 1,
+    }
 
 
 def test_verdict_fails_when_fused_leaves_the_noise_band():

@@ -23,8 +23,19 @@ def topics(result):
 
 
 def _round(label, hashes, kernel="k" * 64, misses=1, hits=0):
-    return Round(label, sum(hashes.values()), kernel, ["kernel"], ["mm"], hashes, 1.0, "/c", 0, 3,
-                 {"fx_graph_cache_hits": hits, "fx_graph_cache_misses": misses})  # fmt: skip
+    return Round(
+        label,
+        sum(hashes.values()),
+        kernel,
+        ["kernel"],
+        ["mm"],
+        hashes,
+        1.0,
+        "/c",
+        0,
+        3,
+        {"fx_graph_cache_hits": hits, "fx_graph_cache_misses": misses},
+    )
 
 
 def test_a_fails_on_two_outputs_a_warm_cold_start_and_a_new_kernel():
@@ -76,15 +87,43 @@ def _c2(distinct=1, chunk_results=(1.0, 1.0009765625)):
     s = ReductionOrderSettings(n=8, chunk_sizes=(2, 4), runs=3, trials=1)
     one = np.array([1.0])
     versions = [
-        Version(str(c), c, np.array([r], np.float16), np.array([r], np.float32), np.array([r], np.float16),
-                np.array([r], np.float32), distinct, None, 1)
+        Version(
+            str(c),
+            c,
+            np.array([r], np.float16),
+            np.array([r], np.float32),
+            np.array([r], np.float16),
+            np.array([r], np.float32),
+            distinct,
+            None,
+            1,
+        )
         for c, r in zip(s.chunk_sizes, chunk_results)
-    ] + [Version("sum", None, np.array([1.0], np.float16), np.array([1.0], np.float32), np.array([1.0], np.float16),
-                 np.array([1.0], np.float32), 1, None, 1)]  # fmt: skip
+    ] + [
+        Version(
+            "sum",
+            None,
+            np.array([1.0], np.float16),
+            np.array([1.0], np.float32),
+            np.array([1.0], np.float16),
+            np.array([1.0], np.float32),
+            1,
+            None,
+            1,
+        )
+    ]
     storage = [StorageVersion(c, np.array([r], np.float16), 1) for c, r in zip(s.chunk_sizes, chunk_results)]
     trials = Trials(1, {2: [0.5], 4: [0.25]}, [[0, 1], [1, 0]])
-    obs = [Observation("shape [1, 8]", "shape", np.array([1.0], np.float32), np.array([1.0], np.float16),
-                       np.array([1.0], np.float32), 1)]  # fmt: skip
+    obs = [
+        Observation(
+            "shape [1, 8]",
+            "shape",
+            np.array([1.0], np.float32),
+            np.array([1.0], np.float16),
+            np.array([1.0], np.float32),
+            1,
+        )
+    ]
     return ReductionOrderResult(s, versions, one, 8.0, storage, trials, obs)
 
 

@@ -19,9 +19,18 @@ SAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "sample_dumps", "re
 
 def _compare_args(*extra):
     s = os.path.abspath(SAMPLE)
-    return ["compare", "--af-open-graph", f"{s}/dumpgraph_af_open/Build.json",
-            "--af-close-graph", f"{s}/dumpgraph_af_close/Build.json",
-            "--af-open-data", f"{s}/datadump_af_open", "--af-close-data", f"{s}/datadump_af_close", *extra]  # fmt: skip
+    return [
+        "compare",
+        "--af-open-graph",
+        f"{s}/dumpgraph_af_open/Build.json",
+        "--af-close-graph",
+        f"{s}/dumpgraph_af_close/Build.json",
+        "--af-open-data",
+        f"{s}/datadump_af_open",
+        "--af-close-data",
+        f"{s}/datadump_af_close",
+        *extra,
+    ]
 
 
 @pytest.mark.parametrize(
@@ -45,24 +54,35 @@ def test_the_report_file_appears_whole(tmp_path):
 
 def test_stdout_on_a_full_disk_is_one_sentence():
     with open("/dev/full", "w") as full:
-        proc = subprocess.run([sys.executable, "-m", "fpinspect", *_compare_args("--format", "json")],
-                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "fpinspect", *_compare_args("--format", "json")],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == ["fpinspect: cannot write the report to standard output (No space left on device)."]
+    assert proc.stderr.strip().splitlines() == [
+        "fpinspect: cannot write the report to standard output (No space left on device)."
+    ]
 
 
 @pytest.mark.parametrize("b_shape, code", [((3,), "SHAPE_MISMATCH")])
 def test_diff_max_ulp_fails_when_nothing_was_compared(tmp_path, b_shape, code):
     np.save(tmp_path / "a.npy", np.ones(4, np.float16))
     np.save(tmp_path / "b.npy", np.ones(b_shape, np.float16))
-    res = CliRunner().invoke(main, ["diff", str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), "--max-ulp", "0"])
+    res = CliRunner().invoke(
+        main, ["diff", str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), "--max-ulp", "0"]
+    )
     assert res.exit_code == 1 and code in res.output
 
 
 def test_diff_max_ulp_fails_on_non_numeric_data(tmp_path):
     np.save(tmp_path / "a.npy", np.array(["x", "y"]))
     np.save(tmp_path / "b.npy", np.array(["x", "y"]))
-    res = CliRunner().invoke(main, ["diff", str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), "--max-ulp", "0"])
+    res = CliRunner().invoke(
+        main, ["diff", str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), "--max-ulp", "0"]
+    )
     assert res.exit_code == 1 and "COMPUTE_ERROR" in res.output
 
 
@@ -83,8 +103,21 @@ def test_ctrl_c_is_one_line_and_status_130(tmp_path):
     n = 4 << 30  # sparse files of zeros: no disk used, many seconds of work to interrupt
     for name in ("a", "b"):
         np.lib.format.open_memmap(tmp_path / f"{name}.npy", mode="w+", dtype=np.float16, shape=(n,)).flush()
-    proc = subprocess.Popen([sys.executable, "-m", "fpinspect", "diff", str(tmp_path / "a.npy"), str(tmp_path / "b.npy"),
-                             "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fpinspect",
+            "diff",
+            str(tmp_path / "a.npy"),
+            str(tmp_path / "b.npy"),
+            "--jobs",
+            "2",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while not (_reading(proc.pid, tmp_path / "a.npy") or _reading(proc.pid, tmp_path / "b.npy")):
         assert proc.poll() is None and time.monotonic() < deadline, "the diff never started reading"

@@ -37,17 +37,33 @@ FUZZ = settings(
 )
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False)
     | st.text(max_size=12),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
     max_leaves=6,
-)  # fmt: skip
+)
 
 
 def _compare(open_graph, close_graph, open_data, close_data, *extra):
-    args = ["compare", "--af-open-graph", str(open_graph), "--af-close-graph", str(close_graph),
-            "--af-open-data", str(open_data), "--af-close-data", str(close_data), "--format", "json",
-            "--jobs", "1", *extra]  # fmt: skip
+    args = [
+        "compare",
+        "--af-open-graph",
+        str(open_graph),
+        "--af-close-graph",
+        str(close_graph),
+        "--af-open-data",
+        str(open_data),
+        "--af-close-data",
+        str(close_data),
+        "--format",
+        "json",
+        "--jobs",
+        "1",
+        *extra,
+    ]
     return CliRunner().invoke(main, args)
 
 
@@ -80,8 +96,12 @@ def sample_graph():
 @pytest.fixture(scope="module")
 def baseline():
     s = SAMPLE
-    res = _compare(s / "dumpgraph_af_open/Build.json", s / "dumpgraph_af_close/Build.json",
-                   s / "datadump_af_open", s / "datadump_af_close")  # fmt: skip
+    res = _compare(
+        s / "dumpgraph_af_open/Build.json",
+        s / "dumpgraph_af_close/Build.json",
+        s / "datadump_af_open",
+        s / "datadump_af_close",
+    )
     return _assert_documented(res)
 
 
@@ -110,13 +130,22 @@ def test_mutated_graph_json(tmp_path_factory, sample_graph, data):
         load_graph(str(target))
     except InputError:
         pass
-    _assert_documented(_compare(target, SAMPLE / "dumpgraph_af_close/Build.json",
-                                SAMPLE / "datadump_af_open", SAMPLE / "datadump_af_close"))  # fmt: skip
+    _assert_documented(
+        _compare(
+            target,
+            SAMPLE / "dumpgraph_af_close/Build.json",
+            SAMPLE / "datadump_af_open",
+            SAMPLE / "datadump_af_close",
+        )
+    )
 
 
 @FUZZ
-@given(cut=st.integers(0, 400), flips=st.lists(st.tuples(st.integers(0, 127), st.integers(0, 255)), max_size=4),
-       header=st.none() | st.text(string.printable, max_size=80))  # fmt: skip
+@given(
+    cut=st.integers(0, 400),
+    flips=st.lists(st.tuples(st.integers(0, 127), st.integers(0, 255)), max_size=4),
+    header=st.none() | st.text(string.printable, max_size=80),
+)
 def test_mutated_npy_header_spoils_only_its_pair(tmp_path_factory, baseline, cut, flips, header):
     data = tmp_path_factory.mktemp("dumps") / "open"
     shutil.copytree(SAMPLE / "datadump_af_open", data)
@@ -134,14 +163,23 @@ def test_mutated_npy_header_spoils_only_its_pair(tmp_path_factory, baseline, cut
         open_npy(victim)
     except InputError:
         pass
-    report = _assert_documented(_compare(SAMPLE / "dumpgraph_af_open/Build.json",
-                                         SAMPLE / "dumpgraph_af_close/Build.json",
-                                         data, SAMPLE / "datadump_af_close"))  # fmt: skip
+    report = _assert_documented(
+        _compare(
+            SAMPLE / "dumpgraph_af_open/Build.json",
+            SAMPLE / "dumpgraph_af_close/Build.json",
+            data,
+            SAMPLE / "datadump_af_close",
+        )
+    )
     assert report is not None
     assert len(report["records"]) == len(baseline["records"])
     for got, want in zip(report["records"], baseline["records"]):
         if got["fused_file"] is None or Path(got["fused_file"]).name != victim.name:
-            assert (got["fused_op"], got["status"], got["cosine"]) == (want["fused_op"], want["status"], want["cosine"])
+            assert (got["fused_op"], got["status"], got["cosine"]) == (
+                want["fused_op"],
+                want["status"],
+                want["cosine"],
+            )
 
 
 name_chars = st.sampled_from(list("Aa_-.0123456789 :/é层") + ["output", "input", ".npy"])
@@ -155,7 +193,9 @@ def test_any_file_names(tmp_path_factory, names):
         assert parse_dump_name(name) is None or parse_dump_name(name).index >= 0
         if not name or "/" in name or name in (".", ".."):
             continue
-        np.save(folder / f"{name}.npy" if not name.endswith(".npy") else folder / name, np.ones(2, np.float16))
+        np.save(
+            folder / f"{name}.npy" if not name.endswith(".npy") else folder / name, np.ones(2, np.float16)
+        )
     try:
         DumpIndex.scan(folder)
     except InputError:
@@ -166,7 +206,9 @@ def test_any_file_names(tmp_path_factory, names):
 @FUZZ
 @given(data=st.data())
 def test_real_ge_graphs_survive_truncation(tmp_path_factory, data):
-    source = data.draw(st.sampled_from(sorted(REAL_GE.glob("*.json")) + sorted(REAL_GE.glob("ge_proto_*.txt"))))
+    source = data.draw(
+        st.sampled_from(sorted(REAL_GE.glob("*.json")) + sorted(REAL_GE.glob("ge_proto_*.txt")))
+    )
     text = source.read_bytes()
     cut = data.draw(st.integers(0, len(text)))
     target = tmp_path_factory.mktemp("real") / source.name

@@ -24,10 +24,20 @@ def run_dir(tmp_path):
 
 
 def _args(run: Path, *extra):
-    return ["compare", "--af-open-graph", str(run / "dumpgraph_af_open/Build.json"),
-            "--af-close-graph", str(run / "dumpgraph_af_close/Build.json"),
-            "--af-open-data", str(run / "datadump_af_open"), "--af-close-data", str(run / "datadump_af_close"),
-            "--format", "json", *extra]  # fmt: skip
+    return [
+        "compare",
+        "--af-open-graph",
+        str(run / "dumpgraph_af_open/Build.json"),
+        "--af-close-graph",
+        str(run / "dumpgraph_af_close/Build.json"),
+        "--af-open-data",
+        str(run / "datadump_af_open"),
+        "--af-close-data",
+        str(run / "datadump_af_close"),
+        "--format",
+        "json",
+        *extra,
+    ]
 
 
 def _json(res):
@@ -47,8 +57,11 @@ def test_an_unexpected_error_in_one_pair_is_that_pairs_status(run_dir, monkeypat
     monkeypatch.setattr(compare_module, "compare_arrays", flaky)
     for jobs in ("1", "2"):
         report = _json(CliRunner().invoke(main, _args(run_dir, "--jobs", jobs, "--compare-input")))
-        hit = [r for r in report["records"] if victim in r["fused_op"] and r["fused_file"]
-               and victim in r["fused_file"]]  # fmt: skip
+        hit = [
+            r
+            for r in report["records"]
+            if victim in r["fused_op"] and r["fused_file"] and victim in r["fused_file"]
+        ]
         assert hit and all(r["status"] == ["COMPUTE_ERROR"] for r in hit)
         assert "RuntimeError: a bug nobody foresaw" in hit[0]["message"]
         others = [r for r in report["records"] if r not in hit and r["verdict"] is not None]
@@ -100,8 +113,12 @@ def test_ops_written_alike_are_ambiguous_not_compared(run_dir):
     twin["name"] = "ln1.layer_norm"
     ops.append(twin)
     path.write_text(json.dumps(graph))
-    cmp = DumpComparison(str(run_dir / "dumpgraph_af_open/Build.json"), str(path),
-                         str(run_dir / "datadump_af_open"), str(run_dir / "datadump_af_close"))  # fmt: skip
+    cmp = DumpComparison(
+        str(run_dir / "dumpgraph_af_open/Build.json"),
+        str(path),
+        str(run_dir / "datadump_af_open"),
+        str(run_dir / "datadump_af_close"),
+    )
     hit = [p for p in cmp.plans if "AMBIGUOUS_DUMP" in p.status]
     assert hit and all(p.origin_op == "ln1/layer_norm" for p in hit)
     assert "'ln1/layer_norm', 'ln1.layer_norm'" in hit[0].message

@@ -45,7 +45,9 @@ def with_specials(x, y, every=997):
     return x, y
 
 
-@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.float32, np.float64, ml_dtypes.float8_e5m2])
+@pytest.mark.parametrize(
+    "dtype", [np.float16, ml_dtypes.bfloat16, np.float32, np.float64, ml_dtypes.float8_e5m2]
+)
 def test_every_width_matches_the_definitions_with_special_values(dtype):
     n = 20 * BLOCK + 77
     ref = rng.standard_normal(n).astype(dtype)
@@ -76,7 +78,9 @@ def test_the_script_trio_propagates_nan_and_the_moments_stay_exact_far_from_zero
     ref = 1000.0 + rng.standard_normal(50_000) * 1e-3
     x = ref + rng.standard_normal(50_000) * 1e-6
     m = pair_metrics(x, ref)
-    assert m["std_y"] == pytest.approx(np.std(ref), rel=1e-9) and m["mean_x"] == pytest.approx(np.mean(x), rel=1e-12)
+    assert m["std_y"] == pytest.approx(np.std(ref), rel=1e-9) and m["mean_x"] == pytest.approx(
+        np.mean(x), rel=1e-12
+    )
     assert m["max_abs"] == np.abs(x - ref).max()
     x[1234] = np.nan
     m = pair_metrics(x, ref)
@@ -94,7 +98,9 @@ def test_sketch_path_beyond_the_exact_cap_stays_within_its_bound():
     ad = np.abs(x.astype(np.float64) - ref)
     for block, values in (("abs", ad), ("ulp", err)):
         for p in (50, 99):
-            assert s[block][f"p{p}"] == pytest.approx(float(np.percentile(values, p, method="inverted_cdf")), rel=0.005)
+            assert s[block][f"p{p}"] == pytest.approx(
+                float(np.percentile(values, p, method="inverted_cdf")), rel=0.005
+            )
     assert s["ulp"]["max"] == err.max() and s["abs"]["max"] == ad.max()
 
 
@@ -132,7 +138,9 @@ def test_compiled_kernels_work_from_a_read_only_install(tmp_path):
     go (root ignores permission bits; nobody can create a folder where a file is)."""
     src = os.path.dirname(os.path.dirname(os.path.abspath(__import__("fpinspect").__file__)))
     site = tmp_path / "site"
-    shutil.copytree(os.path.join(src, "fpinspect"), site / "fpinspect", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        os.path.join(src, "fpinspect"), site / "fpinspect", ignore=shutil.ignore_patterns("__pycache__")
+    )
     for root, _dirs, _ in os.walk(site / "fpinspect"):
         (Path(root) / "__pycache__").write_text("not a folder")
     for root, dirs, files in os.walk(site):
@@ -161,11 +169,18 @@ def test_compiled_kernels_work_from_a_read_only_install(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
     runs = {}
     try:
-        for label, code, cache in (("user cache", whole, tmp_path / "cache"),
-                                   ("nothing writable", small, tmp_path / "blocked" / "cache")):  # fmt: skip
+        for label, code, cache in (
+            ("user cache", whole, tmp_path / "cache"),
+            ("nothing writable", small, tmp_path / "blocked" / "cache"),
+        ):
             env.update(XDG_CACHE_HOME=str(cache), PYTHONPATH=str(site))
-            out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                                 env=env, cwd=tmp_path)  # fmt: skip
+            out = subprocess.run(
+                [sys.executable, "-c", textwrap.dedent(code)],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=tmp_path,
+            )
             assert out.returncode == 0, (label, out.stderr[-3000:])
             runs[label] = out.stdout.split()
     finally:
@@ -189,4 +204,6 @@ def test_kl_is_the_same_from_the_chunk_in_memory_and_from_a_second_read():
     p = np.maximum((xf - xf.min()) / (xf.max() - xf.min()), eps32)
     q = np.maximum((yf - yf.min()) / (yf.max() - yf.min()), eps32)
     p, q = p / p.sum(), q / q.sum()
-    assert in_memory == pytest.approx(reread, rel=1e-9) and in_memory == pytest.approx(np.sum(p * np.log(p / q)), rel=1e-7)
+    assert in_memory == pytest.approx(reread, rel=1e-9) and in_memory == pytest.approx(
+        np.sum(p * np.log(p / q)), rel=1e-7
+    )

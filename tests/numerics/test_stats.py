@@ -48,7 +48,11 @@ def test_same_dtype_stats_match_direct_numpy():
     assert s["abs"]["max"] == ad.max() and s["abs"]["mean"] == pytest.approx(ad.mean(), rel=1e-12)
     assert s["abs"]["p50"] == inverted_cdf(ad, 50) and s["abs"]["p99"] == inverted_cdf(ad, 99)
     assert s["ulp"]["kind"] == "diff"
-    assert (s["ulp"]["max"], s["ulp"]["p50"], s["ulp"]["p99"]) == (d.max(), inverted_cdf(d, 50), inverted_cdf(d, 99))
+    assert (s["ulp"]["max"], s["ulp"]["p50"], s["ulp"]["p99"]) == (
+        d.max(),
+        inverted_cdf(d, 50),
+        inverted_cdf(d, 99),
+    )
     assert s["ulp"]["exact"] and s["abs"]["exact"]
     share = s["ulp"]["share"]
     assert share["0"] == pytest.approx(np.mean(d == 0)) and share[">=2"] == pytest.approx(np.mean(d >= 2))
@@ -90,7 +94,10 @@ def test_chunked_and_threaded_passes_agree_with_one_pass():
             assert a[key][stat] == b[key][stat], (key, stat)
         assert a[key]["mean"] == pytest.approx(b[key]["mean"], rel=1e-10)
     w1, w2 = accumulate(x, ref, worst=10), accumulate(x, ref, chunk=4096, jobs=2, worst=10)
-    assert w1.worst_index.tolist() == w2.worst_index.tolist() and w1.worst_score.tolist() == w2.worst_score.tolist()
+    assert (
+        w1.worst_index.tolist() == w2.worst_index.tolist()
+        and w1.worst_score.tolist() == w2.worst_score.tolist()
+    )
     ma, mb = pair_metrics(x, ref), pair_metrics(x, ref, jobs=2)
     for k in ma:
         assert ma[k] == pytest.approx(mb[k], rel=1e-9, abs=1e-15), k
@@ -136,6 +143,7 @@ def test_bfloat16_and_fp8_inputs():
 
 
 # -- named metrics against their definitions -------------------------------------------------
+
 
 def test_reference_trio_parity():
     x, ref = noisy_pair(100_000)

@@ -147,8 +147,10 @@ def test_distance_is_a_metric_along_the_line(a, b, c):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.floats(min_value=0, max_value=float(np.finfo(np.float32).max), width=32),
-       st.floats(min_value=0, max_value=float(np.finfo(np.float32).max), width=32))
+@given(
+    st.floats(min_value=0, max_value=float(np.finfo(np.float32).max), width=32),
+    st.floats(min_value=0, max_value=float(np.finfo(np.float32).max), width=32),
+)
 def test_same_sign_float32_matches_numpy(a, b):
     A, B = np.array([a], np.float32), np.array([b], np.float32)
     theirs = int(nulp_diff(A, B).reshape(-1)[0])
@@ -164,6 +166,7 @@ def test_mixed_dtypes_use_the_common_format():
 
 
 # -- ulp_of / ulp_error ---------------------------------------------------------------------
+
 
 def test_ulp_of_facts():
     assert ulp_of(1.0, F16) == 2**-10
@@ -218,6 +221,7 @@ def test_power_of_two_asymmetry_is_documented_behaviour():
 
 
 # -- bit_equal ------------------------------------------------------------------------------
+
 
 def test_bit_equal_rules():
     z = np.array([0.0], F16)

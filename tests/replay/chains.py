@@ -29,9 +29,16 @@ class ChainOp:
     fn: Callable[[np.ndarray], np.ndarray] = lambda v: v  #: float32 in, float32 out
 
 
-def build_chain(root: Path, ops: list[ChainOp], regions: list[tuple[str, list[str]]], *,
-                inject: dict[str, Callable] | None = None, seed: int = 0, shape=(64, 256),
-                scale: float = 1.0) -> dict[str, Path]:  # fmt: skip
+def build_chain(
+    root: Path,
+    ops: list[ChainOp],
+    regions: list[tuple[str, list[str]]],
+    *,
+    inject: dict[str, Callable] | None = None,
+    seed: int = 0,
+    shape=(64, 256),
+    scale: float = 1.0,
+) -> dict[str, Path]:
     """Write both graphs and dump folders under ``root``; return the ``compare`` flags' paths."""
     x = (np.random.default_rng(seed).standard_normal(shape) * scale).astype(F16)
     paths = {
@@ -63,8 +70,12 @@ def build_chain(root: Path, ops: list[ChainOp], regions: list[tuple[str, list[st
         if inject and fused in inject:
             v = inject[fused](v)
         out = v.astype(F16)
-        on.fused(fused, inputs=[f"{prev}:0"], outputs=[tensor(t, origin_name=members[-1], origin_index=0)],
-                 original=[(m, by_name[m].type) for m in members])  # fmt: skip
+        on.fused(
+            fused,
+            inputs=[f"{prev}:0"],
+            outputs=[tensor(t, origin_name=members[-1], origin_index=0)],
+            original=[(m, by_name[m].type) for m in members],
+        )
         write_dump(paths["af_open_data"], "AscBackend", fused, "input", 0, value)
         write_dump(paths["af_open_data"], "AscBackend", fused, "output", 0, out)
         prev, value = fused, out

@@ -6,17 +6,29 @@ import numpy as np
 
 from fpinspect.dumps.ge_decode import InputRef, OpInfo, TensorDesc
 
-GE = {np.dtype(np.float16): "DT_FLOAT16", np.dtype(np.float32): "DT_FLOAT", np.dtype(np.float64): "DT_DOUBLE",
-      np.dtype(np.int32): "DT_INT32", np.dtype(np.int64): "DT_INT64", np.dtype(bool): "DT_BOOL"}  # fmt: skip
+GE = {
+    np.dtype(np.float16): "DT_FLOAT16",
+    np.dtype(np.float32): "DT_FLOAT",
+    np.dtype(np.float64): "DT_DOUBLE",
+    np.dtype(np.int32): "DT_INT32",
+    np.dtype(np.int64): "DT_INT64",
+    np.dtype(bool): "DT_BOOL",
+}
 
 
 def desc(shape, dtype=np.float16, layout="ND") -> TensorDesc:
-    return TensorDesc(dtype=GE[np.dtype(dtype)], shape=tuple(shape), layout=layout, origin_format=layout,
-                      origin_shape=tuple(shape))  # fmt: skip
+    return TensorDesc(
+        dtype=GE[np.dtype(dtype)],
+        shape=tuple(shape),
+        layout=layout,
+        origin_format=layout,
+        origin_shape=tuple(shape),
+    )
 
 
-def make_op(type: str, inputs: list, out_shapes: list, *, dtype=np.float16, attrs=None, out_dtypes=None,
-            layouts=None) -> OpInfo:  # fmt: skip
+def make_op(
+    type: str, inputs: list, out_shapes: list, *, dtype=np.float16, attrs=None, out_dtypes=None, layouts=None
+) -> OpInfo:
     """``inputs`` are arrays (their shapes and dtypes make the input descs) or shapes for
     inputs without a value; outputs all have ``dtype`` unless ``out_dtypes`` says otherwise."""
     in_descs = []
@@ -27,11 +39,15 @@ def make_op(type: str, inputs: list, out_shapes: list, *, dtype=np.float16, attr
         )
     out_dtypes = out_dtypes or [dtype] * len(out_shapes)
     return OpInfo(
-        name=f"{type.lower()}_0", type=type, graph="test",
-        inputs=[InputRef(f"in{k}", 0) for k in range(len(inputs))], control_inputs=[],
-        attrs=dict(attrs or {}), input_desc=in_descs,
+        name=f"{type.lower()}_0",
+        type=type,
+        graph="test",
+        inputs=[InputRef(f"in{k}", 0) for k in range(len(inputs))],
+        control_inputs=[],
+        attrs=dict(attrs or {}),
+        input_desc=in_descs,
         output_desc=[desc(s, d) for s, d in zip(out_shapes, out_dtypes)],
-    )  # fmt: skip
+    )
 
 
 def values(inputs: list) -> list:

@@ -12,8 +12,12 @@ from fpinspect.replay.run import run_with_replay
 
 
 def _compare(paths, replay="failing"):
-    c = DumpComparison(str(paths["af_open_graph"]), str(paths["af_close_graph"]), str(paths["af_open_data"]),
-                       str(paths["af_close_data"]))  # fmt: skip
+    c = DumpComparison(
+        str(paths["af_open_graph"]),
+        str(paths["af_close_graph"]),
+        str(paths["af_open_data"]),
+        str(paths["af_close_data"]),
+    )
     return run_with_replay(c, replay=replay)
 
 
@@ -21,10 +25,19 @@ def _compare(paths, replay="failing"):
 def amplification(tmp_path_factory):
     """R0 (+0.1, *0.9, +0.1, *0.9) passes at ~0.58 eps; R1 squares it (condition number 2) to
     ~1.14 eps, a fail it did not make; R2 (*1.3) is computed 0.3% too large: the regression."""
-    ops = [adds("Adds_1", 0.1), muls("Muls_2", 0.9), adds("Adds_3", 0.1), muls("Muls_4", 0.9),
-           square("Square_5"), muls("Muls_6", 1.3)]  # fmt: skip
-    regions = [("autofuse_0_Adds_Muls", ["Adds_1", "Muls_2", "Adds_3", "Muls_4"]),
-               ("autofuse_1_Square", ["Square_5"]), ("autofuse_2_Muls", ["Muls_6"])]  # fmt: skip
+    ops = [
+        adds("Adds_1", 0.1),
+        muls("Muls_2", 0.9),
+        adds("Adds_3", 0.1),
+        muls("Muls_4", 0.9),
+        square("Square_5"),
+        muls("Muls_6", 1.3),
+    ]
+    regions = [
+        ("autofuse_0_Adds_Muls", ["Adds_1", "Muls_2", "Adds_3", "Muls_4"]),
+        ("autofuse_1_Square", ["Square_5"]),
+        ("autofuse_2_Muls", ["Muls_6"]),
+    ]
     return build_chain(
         tmp_path_factory.mktemp("amp"), ops, regions, inject={"autofuse_2_Muls": lambda v: v * F32(1.003)}
     )
@@ -52,7 +65,10 @@ def test_without_replay_the_threshold_rule_blames_the_amplifier(amplification):
     summary = report.summary()
     assert summary["introduced"][0] == "autofuse_1_Square"  # the wrong op: what replay fixes
     assert "autofuse_2_Muls" not in summary["introduced"]
-    assert "threshold rule: no usable replay of output 0, not replayed" in report.localisation.by_name["autofuse_1_Square"].reason
+    assert (
+        "threshold rule: no usable replay of output 0, not replayed"
+        in report.localisation.by_name["autofuse_1_Square"].reason
+    )
 
 
 @pytest.fixture(scope="module")

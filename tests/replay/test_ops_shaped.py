@@ -54,22 +54,28 @@ def test_reduction_axes_inferred_from_shapes():
     check(make_op("ReduceMean", [X], [(2, 3)]), [X], [X64.mean(axis=(2, 3))])
 
 
-@pytest.mark.parametrize("shape_in,shape_out,axes,kept", [
-    ((6, 8), (6, 1), (1,), True),
-    ((6, 8), (8,), (0,), False),
-    ((2, 3, 4, 5), (2, 3), (2, 3), False),
-    ((2, 1, 4), (2,), (2,), False),  # dropping the size-1 dim too changes nothing
-    ((2, 3, 4), (2, 3, 4), (), True),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "shape_in,shape_out,axes,kept",
+    [
+        ((6, 8), (6, 1), (1,), True),
+        ((6, 8), (8,), (0,), False),
+        ((2, 3, 4, 5), (2, 3), (2, 3), False),
+        ((2, 1, 4), (2,), (2,), False),  # dropping the size-1 dim too changes nothing
+        ((2, 3, 4), (2, 3, 4), (), True),
+    ],
+)
 def test_reduced_axes(shape_in, shape_out, axes, kept):
     assert reduced_axes(shape_in, shape_out, "t") == (axes, kept)
 
 
-@pytest.mark.parametrize("shape_in,shape_out,message", [
-    ((4, 4), (4,), "could reduce any of"),
-    ((4, 3), (5,), "is not a reduction"),
-    ((4, 3), (4, 2), "is not a reduction"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "shape_in,shape_out,message",
+    [
+        ((4, 4), (4,), "could reduce any of"),
+        ((4, 3), (5,), "is not a reduction"),
+        ((4, 3), (4, 2), "is not a reduction"),
+    ],
+)
 def test_reduced_axes_says_when_it_cannot_tell(shape_in, shape_out, message):
     with pytest.raises(Unsupported, match=message):
         reduced_axes(shape_in, shape_out, "ReduceSum r")
@@ -202,15 +208,18 @@ def test_movement():
     check(make_op("Squeeze", [M[:, None]], [(6, 8)]), [M[:, None]], [M64])
 
 
-@pytest.mark.parametrize("typ,inputs,outs,message", [
-    ("Transpose", [M[:4, :4]], [(4, 4)], "allows 2 perms"),
-    ("StridedSlice", [M], [(3, 8)], "begin / end are not in the graph"),  # which half of a rotary split?
-    ("ConcatD", [M, M], [(6, 16)], None),
-    ("ConcatD", [M[:, :6], M[:, :6]], [(12, 6)], None),
-    ("ConcatD", [M[:6, :6], M[:6, :6]], [(6, 6)], "do not fit"),
-    ("GatherV2", [M[:, :6], np.array([1, 2])], [(2, 6)], None),
-    ("GatherV2", [M[:6, :6], np.array([1, 2, 3, 4, 5, 0])], [(6, 6)], "fit several axes"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "typ,inputs,outs,message",
+    [
+        ("Transpose", [M[:4, :4]], [(4, 4)], "allows 2 perms"),
+        ("StridedSlice", [M], [(3, 8)], "begin / end are not in the graph"),  # which half of a rotary split?
+        ("ConcatD", [M, M], [(6, 16)], None),
+        ("ConcatD", [M[:, :6], M[:, :6]], [(12, 6)], None),
+        ("ConcatD", [M[:6, :6], M[:6, :6]], [(6, 6)], "do not fit"),
+        ("GatherV2", [M[:, :6], np.array([1, 2])], [(2, 6)], None),
+        ("GatherV2", [M[:6, :6], np.array([1, 2, 3, 4, 5, 0])], [(6, 6)], "fit several axes"),
+    ],
+)
 def test_inference_says_when_it_cannot_tell(typ, inputs, outs, message):
     op = make_op(typ, inputs, outs)
     if message is None:

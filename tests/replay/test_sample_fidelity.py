@@ -16,8 +16,12 @@ SAMPLES = Path(__file__).resolve().parents[2] / "sample_dumps"
 
 def _report(case: str):
     d = SAMPLES / case
-    c = DumpComparison(str(d / "dumpgraph_af_open" / "Build.json"), str(d / "dumpgraph_af_close" / "Build.json"),
-                       str(d / "datadump_af_open"), str(d / "datadump_af_close"))  # fmt: skip
+    c = DumpComparison(
+        str(d / "dumpgraph_af_open" / "Build.json"),
+        str(d / "dumpgraph_af_close" / "Build.json"),
+        str(d / "datadump_af_open"),
+        str(d / "datadump_af_close"),
+    )
     return run_with_replay(c, replay="all")
 
 
@@ -29,8 +33,11 @@ def sample(request):
 def test_replay_is_faithful_on_every_fused_output(sample, record_property):
     case, report = sample
     rows = [(r["fused_op"], r["fused_index"], r["replay"]) for r in report.to_json()["records"]]
-    table = "\n".join(f"{case}  {op}:{i}  {rep['status']:<14} fidelity max {rep['fidelity'] and rep['fidelity']['max_ulp']} ULP"
-                      f"  {rep['reason'] or ''}" for op, i, rep in rows)  # fmt: skip
+    table = "\n".join(
+        f"{case}  {op}:{i}  {rep['status']:<14} fidelity max {rep['fidelity'] and rep['fidelity']['max_ulp']} ULP"
+        f"  {rep['reason'] or ''}"
+        for op, i, rep in rows
+    )
     record_property("fidelity", table)
     print("\n" + table)
     assert rows

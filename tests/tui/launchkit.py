@@ -12,8 +12,11 @@ from pathlib import Path
 from fpinspect.experiments.results import Histogram, Report, Table, Verdict
 from fpinspect.tui.app import InspectorApp, Settings, make_app
 
-DEVICES = {"cpu": None, "cuda": "device 'cuda' is not available: no GPU here", "npu": "device 'npu' is not "
-           "available: torch_npu is not installed"}  # fmt: skip
+DEVICES = {
+    "cpu": None,
+    "cuda": "device 'cuda' is not available: no GPU here",
+    "npu": "device 'npu' is not available: torch_npu is not installed",
+}
 SIZE = (120, 40)
 #: Task S's quick profile, smaller still: the child's start-up is most of the time.
 SMALL_S = "anchors=2 float32_pairs=65536 stats_size=8192 device_size=4096"
@@ -29,8 +32,16 @@ class FakeClock:
 
 def tasks_app(runs_dir: Path, clock=None, **settings) -> InspectorApp:
     settings.setdefault("start", "tasks")
-    return make_app(Settings(None, runs_dir=runs_dir, devices=DEVICES, clock=clock or FakeClock(),
-                             now=lambda: datetime(2026, 12, 1, 7, 45, 0), **settings))  # fmt: skip
+    return make_app(
+        Settings(
+            None,
+            runs_dir=runs_dir,
+            devices=DEVICES,
+            clock=clock or FakeClock(),
+            now=lambda: datetime(2026, 12, 1, 7, 45, 0),
+            **settings,
+        )
+    )
 
 
 async def until(pilot, ready, timeout: float = 120.0, what: str = "the condition") -> None:
@@ -45,16 +56,32 @@ async def until(pilot, ready, timeout: float = 120.0, what: str = "the condition
 
 def sample_report(task: str = "C3", agrees=(True, True)) -> Report:
     return Report(
-        task=task, title="rsqrt: Newton–Raphson iteration count", claim="§1.2 (4): iteration counts change the last bit",
-        profile="quick", environment={"device": "cpu", "device_name": "Test CPU", "torch": "2.13.0"},
+        task=task,
+        title="rsqrt: Newton–Raphson iteration count",
+        claim="§1.2 (4): iteration counts change the last bit",
+        profile="quick",
+        environment={"device": "cpu", "device_name": "Test CPU", "torch": "2.13.0"},
         settings={"dtype": "float16", "seed": 1234},
         data={"by_iterations": [{"iterations": 1, "max_ulp": 3.2}]},
-        verdicts=[Verdict("iteration variants differ", "they differ", "74.8% differ", agrees[0]),
-                  Verdict("more iterations, smaller error", "error shrinks", "3.21 → 0.5 ULP", agrees[1])],
-        tables=[Table("Plan table: iterations → last-bit error", ("iterations", "max ULP"), ((1, 3.2), (2, 0.503)))],
-        histograms=[Histogram("c3_newton_1", "Newton–Raphson, 1 iteration (fused) vs float64", "error in ULP of the result",
-                              ("0", "(0, 0.5]", "(0.5, 1]", "(1, 2]", "> 8"), (0, 66000, 39700, 156000, 12))],
-    )  # fmt: skip
+        verdicts=[
+            Verdict("iteration variants differ", "they differ", "74.8% differ", agrees[0]),
+            Verdict("more iterations, smaller error", "error shrinks", "3.21 → 0.5 ULP", agrees[1]),
+        ],
+        tables=[
+            Table(
+                "Plan table: iterations → last-bit error", ("iterations", "max ULP"), ((1, 3.2), (2, 0.503))
+            )
+        ],
+        histograms=[
+            Histogram(
+                "c3_newton_1",
+                "Newton–Raphson, 1 iteration (fused) vs float64",
+                "error in ULP of the result",
+                ("0", "(0, 0.5]", "(0.5, 1]", "(1, 2]", "> 8"),
+                (0, 66000, 39700, 156000, 12),
+            )
+        ],
+    )
 
 
 def write_result(folder: Path, report: Report) -> Path:

@@ -23,8 +23,10 @@ TIMESTAMP = 1783906987170021
 def _desc(shape, origin: str | None = None) -> dict:
     attrs = [{"key": "origin_format", "value": {"s": "ND"}}]
     if origin:
-        attrs += [{"key": "_datadump_origin_name", "value": {"s": origin}},
-                  {"key": "_datadump_origin_output_index", "value": {"i": 0}}]  # fmt: skip
+        attrs += [
+            {"key": "_datadump_origin_name", "value": {"s": origin}},
+            {"key": "_datadump_origin_output_index", "value": {"i": 0}},
+        ]
     return {"dtype": "DT_FLOAT16", "shape": {"dim": list(shape)}, "layout": "ND", "attr": attrs}
 
 
@@ -32,8 +34,16 @@ def _strings(values: list[str]) -> dict:
     return {"list": {"s": values, "val_type": "VT_LIST_STRING"}}
 
 
-def write_synthetic(root: Path, ops: int, *, dumped: int = 8, shape=(32, 64), regress_at: int = 3,
-                    seed: int = 0, indent: int | None = None) -> Path:  # fmt: skip
+def write_synthetic(
+    root: Path,
+    ops: int,
+    *,
+    dumped: int = 8,
+    shape=(32, 64),
+    regress_at: int = 3,
+    seed: int = 0,
+    indent: int | None = None,
+) -> Path:
     """Write the run under ``root`` (``dumpgraph_af_open/Build.json`` ...); returns ``root``."""
     on = [{"name": "x", "type": "Data", "output_desc": [_desc(shape)]}]
     off = [{"name": "x", "type": "Data", "output_desc": [_desc(shape)]}]
@@ -42,10 +52,19 @@ def write_synthetic(root: Path, ops: int, *, dumped: int = 8, shape=(32, 64), re
         mul, add, fused = f"Mul_{i}", f"Add_{i}", f"autofuse_{i}_Mul_Add"
         off.append({"name": mul, "type": "Mul", "input": [f"{prev_off}:0"], "output_desc": [_desc(shape)]})
         off.append({"name": add, "type": "Add", "input": [f"{mul}:0"], "output_desc": [_desc(shape)]})
-        on.append({"name": fused, "type": "AscBackend", "input": [f"{prev_on}:0"],
-                   "input_desc": [_desc(shape)], "output_desc": [_desc(shape, add)],
-                   "attr": [{"key": "_datadump_original_op_names", "value": _strings([mul, add])},
-                            {"key": "_datadump_original_op_types", "value": _strings(["Mul", "Add"])}]})  # fmt: skip
+        on.append(
+            {
+                "name": fused,
+                "type": "AscBackend",
+                "input": [f"{prev_on}:0"],
+                "input_desc": [_desc(shape)],
+                "output_desc": [_desc(shape, add)],
+                "attr": [
+                    {"key": "_datadump_original_op_names", "value": _strings([mul, add])},
+                    {"key": "_datadump_original_op_types", "value": _strings(["Mul", "Add"])},
+                ],
+            }
+        )
         prev_on, prev_off = fused, add
     for side, graph in (("open", on), ("close", off)):
         path = root / f"dumpgraph_af_{side}" / "Build.json"
@@ -59,6 +78,8 @@ def write_synthetic(root: Path, ops: int, *, dumped: int = 8, shape=(32, 64), re
     for i in range(min(dumped, ops)):
         ref = rng.standard_normal(shape).astype(np.float16)
         got = (ref.astype(np.float32) * np.float32(1.03)).astype(np.float16) if i >= regress_at else ref
-        np.save(root / "datadump_af_open" / f"AscBackend.autofuse_{i}_Mul_Add.3.44.{TIMESTAMP}.output.0.npy", got)
+        np.save(
+            root / "datadump_af_open" / f"AscBackend.autofuse_{i}_Mul_Add.3.44.{TIMESTAMP}.output.0.npy", got
+        )
         np.save(root / "datadump_af_close" / f"Add.Add_{i}.3.44.{TIMESTAMP}.output.0.npy", ref)
     return root

@@ -50,8 +50,14 @@ def test_a_lists_every_op_with_counts_and_details(tmp_path):
     drive(app, scenario)
 
 
-@pytest.mark.parametrize(("name", "fused", "every"), [("ge_proto_00046_afterUBMatch.txt", 53, 234),
-                                                     ("ge_proto_origin.txt", 0, 4), ("atc_om_model.json", 2, 19)])
+@pytest.mark.parametrize(
+    ("name", "fused", "every"),
+    [
+        ("ge_proto_00046_afterUBMatch.txt", 53, 234),
+        ("ge_proto_origin.txt", 0, 4),
+        ("atc_om_model.json", 2, 19),
+    ],
+)
 def test_real_graphs_list_their_ops(name, fused, every):
     app = app_for(str(real_ge(name)))
 

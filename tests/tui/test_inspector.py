@@ -79,7 +79,11 @@ def test_enter_shows_the_histogram_and_the_worst_elements(regression):
         assert worst.row_count == 10
         assert [str(c.label) for c in worst.ordered_columns][:3] == ["index", "A", "B"]
         profile = "\n".join(text_of(s) for s in screen.query_one(ProfileView).query(Static))
-        assert "Where errors concentrate" in profile and "by row (64)" in profile and "by column (256)" in profile
+        assert (
+            "Where errors concentrate" in profile
+            and "by row (64)" in profile
+            and "by column (256)" in profile
+        )
         assert "Mul_4:0" in text_of(screen.query_one("#pair-title", Static))
         await pilot.press("escape")
         assert isinstance(pilot.app.screen, MainScreen)
@@ -131,7 +135,11 @@ def test_i_p_c_and_s_move_around_the_graph(regression):
         assert current(pilot) == "autofuse_4_Add_Relu"
         await pilot.press("s")
         assert pilot.app.screen.query_one(OpList).shown == [
-            INTRODUCED, "autofuse_3_Tanh_Mul", "autofuse_4_Add_Relu", "autofuse_1_Mul_Add"]  # fmt: skip
+            INTRODUCED,
+            "autofuse_3_Tanh_Mul",
+            "autofuse_4_Add_Relu",
+            "autofuse_1_Mul_Add",
+        ]
 
     drive(app_for(regression), scenario)
 
@@ -149,8 +157,10 @@ def test_d_diffs_two_files_chosen_in_the_picker(regression):
         await settle(pilot)
         screen = pilot.app.screen
         assert isinstance(screen, PairScreen)
-        assert screen.subject.names == ("AscBackend.autofuse_1_Mul_Add.3.44.1783906987170021.output.0.npy",
-                                        "Adds.Add_2.3.44.1783906987170021.output.0.npy")  # fmt: skip
+        assert screen.subject.names == (
+            "AscBackend.autofuse_1_Mul_Add.3.44.1783906987170021.output.0.npy",
+            "Adds.Add_2.3.44.1783906987170021.output.0.npy",
+        )
         assert screen.query_one(UlpHistogram).bins.total == 64 * 256
         assert screen.query_one(WorstTable).row_count == 10
         assert "cosine similarity" in text_of(screen.query_one("#pair-report", Static))
@@ -231,8 +241,12 @@ def test_export_writes_what_compare_writes(regression, tmp_path):
     drive(app_for(regression), scenario)
     flags = []
     for side in ("open", "close"):
-        flags += [f"--af-{side}-graph", str(regression / f"dumpgraph_af_{side}" / "Build.json"),
-                  f"--af-{side}-data", str(regression / f"datadump_af_{side}")]  # fmt: skip
+        flags += [
+            f"--af-{side}-graph",
+            str(regression / f"dumpgraph_af_{side}" / "Build.json"),
+            f"--af-{side}-data",
+            str(regression / f"datadump_af_{side}"),
+        ]
     expected = CliRunner().invoke(cli, ["compare", *flags, "--compare-input", "--format", "csv"]).output
     assert list(csv.reader(io.StringIO(target.read_text()))) == list(csv.reader(io.StringIO(expected)))
 
@@ -267,8 +281,21 @@ def test_a_converted_pair_is_profiled_in_the_original_layout(tmp_path):
     off_value[:, 7] += np.float16(0.5)  # channel 7 differs
     packed = pack_layout(nchw, "NCHW", "NC1HWC0")
     on = GraphBuilder().op("x", "Data", outputs=[tensor([4])])
-    on.fused("F", inputs=["x:0"], outputs=[tensor(packed.shape, layout="NC1HWC0", origin_format="NCHW",
-             origin_shape=nchw.shape, origin_name="A", origin_index=0)], original=[("A", "Mul")])  # fmt: skip
+    on.fused(
+        "F",
+        inputs=["x:0"],
+        outputs=[
+            tensor(
+                packed.shape,
+                layout="NC1HWC0",
+                origin_format="NCHW",
+                origin_shape=nchw.shape,
+                origin_name="A",
+                origin_index=0,
+            )
+        ],
+        original=[("A", "Mul")],
+    )
     off = GraphBuilder().op("x", "Data", outputs=[tensor([4])])
     off.op("A", "Mul", inputs=["x:0"], outputs=[tensor(nchw.shape, layout="NCHW")])
     on.write(tmp_path / "dumpgraph_af_open" / "Build.json")
@@ -316,13 +343,25 @@ def test_the_exported_json_is_what_compare_prints(run, cast_and_flatten, tmp_pat
 
     drive(app, scenario)
     src = app.settings.sources
-    flags = ["--af-open-graph", src.open_graph, "--af-close-graph", src.close_graph,
-             "--af-open-data", src.open_data, "--af-close-data", src.close_data]  # fmt: skip
-    printed = CliRunner().invoke(cli, ["compare", *flags, "--compare-input", "--worst", str(WORST), "--format", "json"])
+    flags = [
+        "--af-open-graph",
+        src.open_graph,
+        "--af-close-graph",
+        src.close_graph,
+        "--af-open-data",
+        src.open_data,
+        "--af-close-data",
+        src.close_data,
+    ]
+    printed = CliRunner().invoke(
+        cli, ["compare", *flags, "--compare-input", "--worst", str(WORST), "--format", "json"]
+    )
     assert printed.exit_code == 0, printed.output
     exported = json.loads(target.read_text())
     assert exported == json.loads(printed.output)
-    assert exported["records"] and all(r["verdict"] is not None for r in exported["records"] if r["kind"] == "output")
+    assert exported["records"] and all(
+        r["verdict"] is not None for r in exported["records"] if r["kind"] == "output"
+    )
 
 
 def test_a_pair_needing_a_cast_and_a_flattening_drills_down(cast_and_flatten):

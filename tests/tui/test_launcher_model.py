@@ -25,7 +25,11 @@ from fpinspect.tui.widgets.charts import bin_kind
 
 def test_one_run_at_a_time_per_device():
     q = RunQueue()
-    a, b, c = q.add("S", "cpu", "quick", None), q.add("C3", "cpu", "quick", None), q.add("S", "cuda", "quick", None)
+    a, b, c = (
+        q.add("S", "cpu", "quick", None),
+        q.add("C3", "cpu", "quick", None),
+        q.add("S", "cuda", "quick", None),
+    )
     assert q.startable() == [a, c]
     a.state = c.state = RUNNING
     assert q.startable() == []
@@ -48,9 +52,14 @@ def test_events_fold_into_the_run_and_unknown_kinds_are_logged():
         payload: int
 
     run.apply(Novel(3), 13.0)
-    assert run.histograms == {h.name: h} and list(run.log)[-2:] == ["layernorm", "(Novel event: not shown here)"]
+    assert run.histograms == {h.name: h} and list(run.log)[-2:] == [
+        "layernorm",
+        "(Novel event: not shown here)",
+    ]
     # whole charts replace, points extend one line per metric
-    cdf = Curve("b_cdf", "CDF of ULP error", "ULP", "share", (Series("fused", (0.5, 1.0), (0.4, 1.0)),), xscale="log")
+    cdf = Curve(
+        "b_cdf", "CDF of ULP error", "ULP", "share", (Series("fused", (0.5, 1.0), (0.4, 1.0)),), xscale="log"
+    )
 
     run.apply(CurveEvent(cdf), 14.0)
     run.apply(CurvePoint("eager", 50, {"train_loss": 2.5}), 14.0)
@@ -67,7 +76,15 @@ def test_events_fold_into_the_run_and_unknown_kinds_are_logged():
 
 def test_ulp_bins_take_the_drill_down_colours():
     assert [bin_kind(b) for b in ("0", "1", "(0, 0.5]", "(0.5, 1]", "(1, 2]", "4-7", "> 8", "NaN")] == [
-        "exact", "near", "near", "near", "off", "off", "off", "off"]  # fmt: skip
+        "exact",
+        "near",
+        "near",
+        "near",
+        "off",
+        "off",
+        "off",
+        "off",
+    ]
 
 
 def test_kept_runs_newest_first_with_their_verdicts(tmp_path):
@@ -77,9 +94,20 @@ def test_kept_runs_newest_first_with_their_verdicts(tmp_path):
     assert (first.name, again.name) == ("20261201-070000-C3-cpu-quick", "20261201-070000-C3-cpu-quick-1")
     write_result(first, sample_report(agrees=(True, False)))  # no run.json: copied from elsewhere
     write_result(again, sample_report())
-    (again / "run.json").write_text(json.dumps({"task": "C3", "device": "cpu", "profile": "quick", "settings": {},
-                                                "started": "x", "seconds": 12.5, "status": "finished",
-                                                "verdict": "agrees"}))  # fmt: skip
+    (again / "run.json").write_text(
+        json.dumps(
+            {
+                "task": "C3",
+                "device": "cpu",
+                "profile": "quick",
+                "settings": {},
+                "started": "x",
+                "seconds": 12.5,
+                "status": "finished",
+                "verdict": "agrees",
+            }
+        )
+    )
     (store.root / "stray").mkdir()  # neither file: not listed
     assert [r.folder for r in store.history()] == [again, first]
     assert store.last_verdicts() == {"C3": "agrees"} and store.last_seconds("C3", "cpu", "quick") == 12.5
@@ -88,6 +116,8 @@ def test_kept_runs_newest_first_with_their_verdicts(tmp_path):
 
 
 def test_a_log_tail_for_people_has_no_traceback():
-    log = "compiling\nTraceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    boom()\n" \
-          "ValueError: boom\nafter"  # fmt: skip
+    log = (
+        'compiling\nTraceback (most recent call last):\n  File "x.py", line 1, in <module>\n    boom()\n'
+        "ValueError: boom\nafter"
+    )
     assert readable_tail(log) == "compiling\nValueError: boom\nafter"

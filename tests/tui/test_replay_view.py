@@ -38,7 +38,11 @@ def test_failing_ops_are_replayed_and_blamed_by_evidence(regression):
         await pilot.press("n")
         assert current(pilot) == INTRODUCED
         card = _card_text(pilot)
-        assert "replay" in card and "fused vs its eager replay" in card and "fusion itself changed the result" in card
+        assert (
+            "replay" in card
+            and "fused vs its eager replay" in card
+            and "fusion itself changed the result" in card
+        )
 
     drive(app_for(regression), scenario, size=WIDE)
 

@@ -22,16 +22,28 @@ def test_swap_side_renames_the_last_af_open_part():
 
 def test_the_open_side_finds_the_other(regression):
     s = resolve(str(regression / "dumpgraph_af_open" / "Build.json"), str(regression / "datadump_af_open"))
-    assert s == Sources(*(str(regression / f) for f in (
-        "dumpgraph_af_open/Build.json", "datadump_af_open", "dumpgraph_af_close/Build.json", "datadump_af_close")))  # fmt: skip
+    assert s == Sources(
+        *(
+            str(regression / f)
+            for f in (
+                "dumpgraph_af_open/Build.json",
+                "datadump_af_open",
+                "dumpgraph_af_close/Build.json",
+                "datadump_af_close",
+            )
+        )
+    )
     assert s.complete and s.name == "regression"
     # a run folder, or the graph alone, gives the same four paths
     assert resolve(str(regression)) == s == resolve(str(regression / "dumpgraph_af_open" / "Build.json"))
 
 
 def test_explicit_flags_win(regression, clean):
-    s = resolve(str(regression), close_graph=str(clean / "dumpgraph_af_close" / "Build.json"),
-                close_data=str(clean / "datadump_af_close"))  # fmt: skip
+    s = resolve(
+        str(regression),
+        close_graph=str(clean / "dumpgraph_af_close" / "Build.json"),
+        close_data=str(clean / "datadump_af_close"),
+    )
     assert s.close_graph.startswith(str(clean)) and s.close_data.startswith(str(clean))
     assert s.open_data == str(regression / "datadump_af_open")
 
@@ -51,12 +63,15 @@ def test_no_arguments_open_the_sample_or_say_it_is_missing(regression, tmp_path)
         resolve(sample=tmp_path / "nowhere")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["nowhere.json"], "graph nowhere.json does not exist."),
-    (["{graph}", "{graph}"], "is a file, not a dump folder"),
-    (["{graph}", "--close-graph", "missing.json"], "--close-graph missing.json does not exist."),
-    (["--close-data", "x"], "give the fusion-on GRAPH first"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["nowhere.json"], "graph nowhere.json does not exist."),
+        (["{graph}", "{graph}"], "is a file, not a dump folder"),
+        (["{graph}", "--close-graph", "missing.json"], "--close-graph missing.json does not exist."),
+        (["--close-data", "x"], "give the fusion-on GRAPH first"),
+    ],
+)
 def test_bad_input_is_one_sentence_on_stderr_and_status_2(regression, args, message):
     graph = str(regression / "dumpgraph_af_open" / "Build.json")
     result = CliRunner().invoke(open_command, [a.format(graph=graph) for a in args])

@@ -12,8 +12,12 @@ def _as_text_run(regression, tmp_path):
         folder = tmp_path / f"dumpgraph_{side}"
         folder.mkdir()
         model = json.loads((regression / f"dumpgraph_{side}" / "Build.json").read_text(encoding="utf-8"))
-        (folder / f"ge_proto_{number}_graph_1_Build.txt").write_text(format_text_graph(model), encoding="utf-8")
-        (folder / f"ge_proto_{number[:-1]}1_graph_1_PreRunBegin.txt").write_text("graph {\n}\n", encoding="utf-8")
+        (folder / f"ge_proto_{number}_graph_1_Build.txt").write_text(
+            format_text_graph(model), encoding="utf-8"
+        )
+        (folder / f"ge_proto_{number[:-1]}1_graph_1_PreRunBegin.txt").write_text(
+            "graph {\n}\n", encoding="utf-8"
+        )
         shutil.copytree(regression / f"datadump_{side}", tmp_path / f"datadump_{side}")
     return tmp_path
 

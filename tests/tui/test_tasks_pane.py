@@ -37,7 +37,9 @@ def drive(app, scenario, size=SIZE, **kw):
 
 def child_alive(pid: int) -> bool:
     try:
-        state = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True).stdout.strip()
+        state = subprocess.run(
+            ["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True
+        ).stdout.strip()
     except OSError:
         return False
     return bool(state) and not state.startswith("Z")
@@ -70,12 +72,20 @@ def test_queue_two_runs_of_s_and_see_the_result(tmp_path):
     folders = sorted((tmp_path / "runs").iterdir())
     assert [f.name for f in folders] == ["20261201-074500-S-cpu-quick", "20261201-074500-S-cpu-quick-1"]
     for folder in folders:
-        assert {"result.json", "report.md", "figures", "run.json", "run.log"} <= {p.name for p in folder.iterdir()}
+        assert {"result.json", "report.md", "figures", "run.json", "run.log"} <= {
+            p.name for p in folder.iterdir()
+        }
         assert json.loads((folder / "run.json").read_text())["status"] == "finished"
     # the hook sees a message once per node that handles it: count each one once
-    events = [e for m in {id(m): m for m in seen}.values() if isinstance(m, RunEvent) and m.run_id == 1
-              for e in m.events]  # fmt: skip
-    partial = [e for e in events if isinstance(e, HistogramEvent) and e.histogram.name == "s_float16_ulp_diff"]
+    events = [
+        e
+        for m in {id(m): m for m in seen}.values()
+        if isinstance(m, RunEvent) and m.run_id == 1
+        for e in m.events
+    ]
+    partial = [
+        e for e in events if isinstance(e, HistogramEvent) and e.histogram.name == "s_float16_ulp_diff"
+    ]
     assert len(partial) == 3 and sum(partial[0].histogram.counts) < sum(partial[-1].histogram.counts)
     assert any(isinstance(e, Progress) for e in events)
 
@@ -146,9 +156,20 @@ def test_history_lists_kept_runs_and_opens_them(tmp_path):
     write_result(runs / "20261130-101010-C3-cpu-quick", sample_report(agrees=(True, False)))
     failed = runs / "20261201-090000-S-cpu-quick"
     failed.mkdir(parents=True)
-    (failed / "run.json").write_text(json.dumps({
-        "task": "S", "device": "cpu", "profile": "quick", "settings": {}, "started": "20261201-090000",
-        "status": "error", "message": "ValueError: boom", "log_tail": "loading\nValueError: boom"}))  # fmt: skip
+    (failed / "run.json").write_text(
+        json.dumps(
+            {
+                "task": "S",
+                "device": "cpu",
+                "profile": "quick",
+                "settings": {},
+                "started": "20261201-090000",
+                "status": "error",
+                "message": "ValueError: boom",
+                "log_tail": "loading\nValueError: boom",
+            }
+        )
+    )
     app = tasks_app(runs)
 
     async def scenario(pilot):
@@ -156,8 +177,10 @@ def test_history_lists_kept_runs_and_opens_them(tmp_path):
         assert "disagrees" in str(screen.query_one("#task-table").get_row("C3"))
         await pilot.press("h")
         history = pilot.app.screen
-        assert isinstance(history, HistoryScreen) and [r.folder.name for r in history.runs] == [failed.name,
-               "20261130-101010-C3-cpu-quick"]  # fmt: skip
+        assert isinstance(history, HistoryScreen) and [r.folder.name for r in history.runs] == [
+            failed.name,
+            "20261130-101010-C3-cpu-quick",
+        ]
         await pilot.press("enter")
         body = "\n".join(text(w) for w in pilot.app.screen.query("Static"))
         assert "failed (error): ValueError: boom" in body and "Traceback" not in body

@@ -26,6 +26,15 @@ for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = [
-    "PLAIN_LAYOUTS", "FormatConversionError", "FormatUnsupported", "LayoutError", "conversions",
-    "convert_layout", "converter", "needs_conversion", "pack_layout", "packer", "split_layout",
-]  # fmt: skip
+    "PLAIN_LAYOUTS",
+    "FormatConversionError",
+    "FormatUnsupported",
+    "LayoutError",
+    "conversions",
+    "convert_layout",
+    "converter",
+    "needs_conversion",
+    "pack_layout",
+    "packer",
+    "split_layout",
+]

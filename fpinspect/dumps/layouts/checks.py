@@ -18,7 +18,9 @@ def ceil_div(size: int, block: int) -> int:
     FormatConversionError, not a division by zero.
     """
     if block < 1:
-        raise FormatConversionError(f"the block size is {block}; a storage layout's blocks hold at least 1 element")
+        raise FormatConversionError(
+            f"the block size is {block}; a storage layout's blocks hold at least 1 element"
+        )
     return -(-size // block)
 
 

@@ -19,9 +19,22 @@ Packer = Callable[[np.ndarray, int], np.ndarray]
 
 #: Layouts that are plain row-major arrays (no blocking, no padding). ``ND`` means "as the
 #: shape says", so converting between ``ND`` and any of these changes nothing.
-PLAIN_LAYOUTS = frozenset({
-    "ND", "NC", "CN", "NCL", "NCHW", "NHWC", "HWCN", "CHWN", "NCDHW", "NDHWC", "DHWCN", "DHWNC",
-})  # fmt: skip
+PLAIN_LAYOUTS = frozenset(
+    {
+        "ND",
+        "NC",
+        "CN",
+        "NCL",
+        "NCHW",
+        "NHWC",
+        "HWCN",
+        "CHWN",
+        "NCDHW",
+        "NDHWC",
+        "DHWCN",
+        "DHWNC",
+    }
+)
 
 
 class LayoutError(Exception):

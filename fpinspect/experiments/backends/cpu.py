@@ -57,7 +57,10 @@ class CpuBackend(InductorBackend):
 
         n = torch.get_num_threads()
         scalar = {"cpp.simdlen": 1}
-        out = [CodegenVariant(f"vector code on {n} threads"), CodegenVariant(f"scalar code on {n} threads", scalar)]
+        out = [
+            CodegenVariant(f"vector code on {n} threads"),
+            CodegenVariant(f"scalar code on {n} threads", scalar),
+        ]
         if n > 1:
             out += [
                 CodegenVariant("vector code on 1 thread", threads=1),

@@ -22,13 +22,25 @@ _KERNEL_DEF = re.compile(
 
 #: Inductor settings that change numerics, kernel choice or caching (torch_fusion.md §1).
 CONFIG_KEYS = (
-    "deterministic", "max_autotune", "coordinate_descent_tuning", "emulate_precision_casts",
-    "fx_graph_cache", "force_disable_caches", "split_reductions", "online_softmax",
-    "compile_threads", "cpp.simdlen", "cpp.threads", "cpp.dynamic_threads",
-    "cpp.enable_floating_point_contract_flag", "cpp.enable_unsafe_math_opt_flag",
-    "triton.persistent_reductions", "triton.cooperative_reductions", "triton.multi_kernel",
+    "deterministic",
+    "max_autotune",
+    "coordinate_descent_tuning",
+    "emulate_precision_casts",
+    "fx_graph_cache",
+    "force_disable_caches",
+    "split_reductions",
+    "online_softmax",
+    "compile_threads",
+    "cpp.simdlen",
+    "cpp.threads",
+    "cpp.dynamic_threads",
+    "cpp.enable_floating_point_contract_flag",
+    "cpp.enable_unsafe_math_opt_flag",
+    "triton.persistent_reductions",
+    "triton.cooperative_reductions",
+    "triton.multi_kernel",
     "triton.codegen_upcast_to_fp32",
-)  # fmt: skip
+)
 
 
 _EXTERN_CALL = re.compile(r"\bextern_kernels\.(\w+)\(")

@@ -44,8 +44,14 @@ def probe_devices(timeout: float = 120.0) -> dict[str, str | None]:
     root = str(Path(fpinspect.__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
     try:
-        out = subprocess.run([sys.executable, "-m", "fpinspect.experiments.backends.probe"], capture_output=True,
-                             text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-m", "fpinspect.experiments.backends.probe"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
         found = json.loads(out.stdout.strip().splitlines()[-1])
         return {name: found.get(name, "not checked") for name in CHOICES}
     except (OSError, ValueError, IndexError, subprocess.TimeoutExpired) as exc:

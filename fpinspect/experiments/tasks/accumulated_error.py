@@ -102,15 +102,25 @@ _AFFINE = (("hidden", 0.5, 1.5), ("hidden", -0.5, 0.5))
 CHAINS = {
     c.name: c
     for c in (
-        Chain("mul_add_gelu_mul", "gelu(x * a + b) * c", mul_add_gelu_mul, ("rows,hidden",),
-              (("hidden", 0.5, 1.5), ("hidden", -0.5, 0.5), ("hidden", 0.5, 1.5))),
+        Chain(
+            "mul_add_gelu_mul",
+            "gelu(x * a + b) * c",
+            mul_add_gelu_mul,
+            ("rows,hidden",),
+            (("hidden", 0.5, 1.5), ("hidden", -0.5, 0.5), ("hidden", 0.5, 1.5)),
+        ),
         Chain("layernorm", "layer_norm(x) * gamma + beta", layernorm, ("rows,hidden",), _AFFINE),
         Chain("softmax", "softmax(x, -1)", softmax, ("rows,hidden",)),
-        Chain("matmul_add_layernorm", "layer_norm(x @ w + bias)", matmul_add_layernorm, ("rows,hidden",),
-              (("hidden,hidden", None, 0.0), ("hidden", -0.1, 0.1), *_AFFINE)),
+        Chain(
+            "matmul_add_layernorm",
+            "layer_norm(x @ w + bias)",
+            matmul_add_layernorm,
+            ("rows,hidden",),
+            (("hidden,hidden", None, 0.0), ("hidden", -0.1, 0.1), *_AFFINE),
+        ),
         Chain("attention", "softmax(q k^T / sqrt(d)) v", attention, ("heads,rows,head",) * 3),
     )
-}  # fmt: skip
+}
 
 DISTRIBUTIONS = {
     "normal": "N(0, 1)",
@@ -144,7 +154,9 @@ class AccumulatedErrorSettings(TaskSettings):
             raise ValueError(f"{', '.join(empty)} must not be empty")
         odd = [d for d in self.dtypes if d not in STORAGE_DTYPES]
         if odd:
-            raise ValueError(f"dtype(s) {', '.join(odd)} not covered; choose from {', '.join(STORAGE_DTYPES)}")
+            raise ValueError(
+                f"dtype(s) {', '.join(odd)} not covered; choose from {', '.join(STORAGE_DTYPES)}"
+            )
         for kind, names, known in (
             ("chain", self.chains, CHAINS),
             ("distribution", self.distributions, DISTRIBUTIONS),
@@ -215,8 +227,11 @@ class PathErrors:
         self.nan_mismatch += st.nan_mismatch
         self.inf_mismatch += st.inf_mismatch
         self.sum_ulp += st.sum_ulp_error
-        for mine, theirs in ((self.abs_q, st.abs_quantiles), (self.rel_q, st.rel_quantiles),
-                             (self.ulp_q, st.ulp_quantiles)):  # fmt: skip
+        for mine, theirs in (
+            (self.abs_q, st.abs_quantiles),
+            (self.rel_q, st.rel_quantiles),
+            (self.ulp_q, st.ulp_quantiles),
+        ):
             mine.merge(theirs)
         if st.finite:
             if self.max_ulp is None or st.max_ulp > self.max_ulp:
@@ -234,13 +249,21 @@ class PathErrors:
             q.percentiles((50, 99)) for q in (self.ulp_q, self.rel_q, self.abs_q)
         )
         return {
-            "p50_ulp": p50_u, "p99_ulp": p99_u, "max_ulp": self.max_ulp,
+            "p50_ulp": p50_u,
+            "p99_ulp": p99_u,
+            "max_ulp": self.max_ulp,
             "mean_ulp": self.sum_ulp / self.finite if self.finite else None,
-            "p50_rel": p50_r, "p99_rel": p99_r, "max_rel": self.max_rel,
-            "p50_abs": p50_a, "p99_abs": p99_a, "max_abs": self.max_abs,
-            "worst": self.worst, "nan_mismatch": self.nan_mismatch, "inf_mismatch": self.inf_mismatch,
+            "p50_rel": p50_r,
+            "p99_rel": p99_r,
+            "max_rel": self.max_rel,
+            "p50_abs": p50_a,
+            "p99_abs": p99_a,
+            "max_abs": self.max_abs,
+            "worst": self.worst,
+            "nan_mismatch": self.nan_mismatch,
+            "inf_mismatch": self.inf_mismatch,
             "elements": self.elements,
-        }  # fmt: skip
+        }
 
 
 def no_worse(eager: dict[str, Any], fused: dict[str, Any]) -> bool:
@@ -326,11 +349,14 @@ class AccumulatedErrorResult:
                 for name, bad in (
                     ("P99", (r.fused["p99_ulp"] or 0) > (r.eager["p99_ulp"] or 0)),
                     ("max", (r.fused["max_ulp"] or 0) > (r.eager["max_ulp"] or 0)),
-                    ("special values", r.fused["nan_mismatch"] + r.fused["inf_mismatch"]
-                     > r.eager["nan_mismatch"] + r.eager["inf_mismatch"]),
+                    (
+                        "special values",
+                        r.fused["nan_mismatch"] + r.fused["inf_mismatch"]
+                        > r.eager["nan_mismatch"] + r.eager["inf_mismatch"],
+                    ),
                 )
                 if bad
-            ]  # fmt: skip
+            ]
             out.append(
                 {
                     "chain": r.chain,
@@ -401,36 +427,104 @@ class AccumulatedErrorResult:
     def tables(self) -> list[Table]:
         summary = Table(
             "Error against float64, in ULP of the result (all elements of all inputs)",
-            ("chain", "dtype", "distribution", "inputs", "eager P50", "eager P99", "eager max", "fused P50",
-             "fused P99", "fused max", "eager max rel", "fused max rel", "fused no worse"),
+            (
+                "chain",
+                "dtype",
+                "distribution",
+                "inputs",
+                "eager P50",
+                "eager P99",
+                "eager max",
+                "fused P50",
+                "fused P99",
+                "fused max",
+                "eager max rel",
+                "fused max rel",
+                "fused no worse",
+            ),
             tuple(
-                (r.chain, r.dtype, r.distribution, r.inputs, r.eager["p50_ulp"], r.eager["p99_ulp"],
-                 r.eager["max_ulp"], r.fused["p50_ulp"], r.fused["p99_ulp"], r.fused["max_ulp"], r.eager["max_rel"],
-                 r.fused["max_rel"], r.fused_no_worse)
+                (
+                    r.chain,
+                    r.dtype,
+                    r.distribution,
+                    r.inputs,
+                    r.eager["p50_ulp"],
+                    r.eager["p99_ulp"],
+                    r.eager["max_ulp"],
+                    r.fused["p50_ulp"],
+                    r.fused["p99_ulp"],
+                    r.fused["max_ulp"],
+                    r.eager["max_rel"],
+                    r.fused["max_rel"],
+                    r.fused_no_worse,
+                )
                 for r in self.rows
             ),
-        )  # fmt: skip
+        )
         absolute = Table(
             "Absolute and relative error (P50 / P99 / max)",
-            ("chain", "dtype", "distribution", "path", "abs P50", "abs P99", "abs max", "rel P50", "rel P99",
-             "rel max", "NaN mismatches", "inf mismatches"),
+            (
+                "chain",
+                "dtype",
+                "distribution",
+                "path",
+                "abs P50",
+                "abs P99",
+                "abs max",
+                "rel P50",
+                "rel P99",
+                "rel max",
+                "NaN mismatches",
+                "inf mismatches",
+            ),
             tuple(
-                (r.chain, r.dtype, r.distribution, p, d["p50_abs"], d["p99_abs"], d["max_abs"], d["p50_rel"],
-                 d["p99_rel"], d["max_rel"], d["nan_mismatch"], d["inf_mismatch"])
+                (
+                    r.chain,
+                    r.dtype,
+                    r.distribution,
+                    p,
+                    d["p50_abs"],
+                    d["p99_abs"],
+                    d["max_abs"],
+                    d["p50_rel"],
+                    d["p99_rel"],
+                    d["max_rel"],
+                    d["nan_mismatch"],
+                    d["inf_mismatch"],
+                )
                 for r in self.rows
                 for p, d in (("eager", r.eager), ("fused", r.fused))
             ),
             summary=False,
-        )  # fmt: skip
+        )
         counter = Table(
             "Counter-examples (fused worse than eager)",
-            ("chain", "dtype", "distribution", "worse in", "input", "seed", "element", "fused ULP", "eager ULP there"),
+            (
+                "chain",
+                "dtype",
+                "distribution",
+                "worse in",
+                "input",
+                "seed",
+                "element",
+                "fused ULP",
+                "eager ULP there",
+            ),
             tuple(
-                (e["chain"], e["dtype"], e["distribution"], ", ".join(e["worse_in"]), e.get("input_index"),
-                 e.get("seed"), e.get("location"), e.get("fused_ulp_error"), e.get("eager_ulp_error"))
+                (
+                    e["chain"],
+                    e["dtype"],
+                    e["distribution"],
+                    ", ".join(e["worse_in"]),
+                    e.get("input_index"),
+                    e.get("seed"),
+                    e.get("location"),
+                    e.get("fused_ulp_error"),
+                    e.get("eager_ulp_error"),
+                )
                 for e in self.counter_examples()
             ),
-        )  # fmt: skip
+        )
         return [summary, counter, absolute]
 
     def histograms(self) -> list[Histogram]:

@@ -105,8 +105,11 @@ CHAINS = {
         Chain("transpose_concat", "cat([x.T, y.T], 0)", transpose_concat, "x,y"),
         Chain("slice_broadcast_concat", "cat([x, x[:, :1].expand(m, n)], -1)", slice_broadcast_concat),
         Chain("split_transpose_concat", "a, b = split(x); cat([b.T, a.T], 0)", split_transpose_concat),
-        Chain("reshape_squeeze_expand", "x.reshape(1, mn).squeeze(0).reshape(m, 1, n).expand(m, 3, n)",
-              reshape_squeeze_expand),
+        Chain(
+            "reshape_squeeze_expand",
+            "x.reshape(1, mn).squeeze(0).reshape(m, 1, n).expand(m, 3, n)",
+            reshape_squeeze_expand,
+        ),
         Chain("gather", "gather(x, 1, index), index ~ U{0..n-1}", gather_indices, "x,index"),
         Chain(
             "broadcast_add_promote",
@@ -118,7 +121,7 @@ CHAINS = {
             hypothesis=_unrounded_sum,
         ),
     )
-}  # fmt: skip
+}
 
 #: The dtype ``z`` takes in the promotion chain: the next wider format.
 WIDER = {"float16": "float32", "bfloat16": "float32", "float32": "float64"}
@@ -271,9 +274,12 @@ class DataMovementResult:
                     f"differs in {', '.join(by_dtype)} (up to {max(c.max_ulp for c in differ)} ULP)"
                     + (f", bit-identical in {', '.join(same)}" if same else "")
                     + "; the cause — eager rounds the broadcast sum to the storage dtype, the fused kernel keeps it "
-                    + ("in float32 — is confirmed bit for bit in every differing cell." if confirmed else
-                       "in float32 — is NOT confirmed in every differing cell (see counter_examples).")
-                )  # fmt: skip
+                    + (
+                        "in float32 — is confirmed bit for bit in every differing cell."
+                        if confirmed
+                        else "in float32 — is NOT confirmed in every differing cell (see counter_examples)."
+                    )
+                )
                 agrees = True
             else:
                 measured = "bit-identical in every dtype and shape: this device shows no counter-example."
@@ -381,8 +387,16 @@ def run_cell(
         generated = False if _aliases_input(compiled.output, args) else None
     same = eager.shape == fused.shape and bit_equal(eager, fused)
     dist = ulp_diff(fused, eager) if not same else np.zeros(1, dtype=np.uint8)
-    cell = Cell(chain.name, dtype, tuple(shape), same, generated, int(dist.max()), int(np.count_nonzero(dist)),
-                int(eager.size))  # fmt: skip
+    cell = Cell(
+        chain.name,
+        dtype,
+        tuple(shape),
+        same,
+        generated,
+        int(dist.max()),
+        int(np.count_nonzero(dist)),
+        int(eager.size),
+    )
     if not same and chain.hypothesis is not None:
         cell.cause_confirmed = bit_equal(to_numpy(chain.hypothesis(*args)), fused)
     return cell, str(fused.dtype)

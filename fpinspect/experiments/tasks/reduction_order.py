@@ -314,7 +314,9 @@ def _observe(backend: Backend, s: ReductionOrderSettings, host, emit: Emit) -> l
         compiled = backend.compile(whole_sum, x)
         acc, res = (to_numpy(t) for t in compiled.output)
         eager = to_numpy(backend.eager(whole_sum)(x)[0])
-        return Observation(label, kind, acc.reshape(1), res.reshape(1), eager.reshape(1), len(compiled.kernels))
+        return Observation(
+            label, kind, acc.reshape(1), res.reshape(1), eager.reshape(1), len(compiled.kernels)
+        )
 
     emit(Message("the framework's own sum: the same elements at other shapes and compiler settings"))
     x = host.to(backend.device)
@@ -322,8 +324,13 @@ def _observe(backend: Backend, s: ReductionOrderSettings, host, emit: Emit) -> l
         out.append(observe(f"shape {list(shape)}", "shape", x.reshape(shape)))
     for v in backend.codegen_variants():
         if not v.options and v.threads is None:
-            out.append(Observation(v.label, "compiler", *(getattr(out[0], f) for f in (
-                "accumulator", "result", "eager_accumulator", "kernels"))))  # fmt: skip
+            out.append(
+                Observation(
+                    v.label,
+                    "compiler",
+                    *(getattr(out[0], f) for f in ("accumulator", "result", "eager_accumulator", "kernels")),
+                )
+            )
             continue
         with backend.variant(v):
             out.append(observe(v.label, "compiler", x))
@@ -561,7 +568,9 @@ class ReductionOrderResult:
                 "the framework's own order changes",
                 "the plan's fallback when the framework exposes no chunk size: its own sum order changes with the "
                 "shape (and, on the CPU, with cpp.simdlen and the thread count)",
-                "; ".join(parts) + "." + ("" if changed else " The framework's own order gave the same sum every time here."),
+                "; ".join(parts)
+                + "."
+                + ("" if changed else " The framework's own order gave the same sum every time here."),
                 True if changed else None,
             )
         ]
@@ -666,18 +675,31 @@ class ReductionOrderResult:
         fp64 = Table(
             f"Against the float64 sum {float(self.reference[0])!r}",
             (
-                "version", "self-deterministic", "eager = fused", f"{s.dtype} sum", "ULP error",
-                "float32 accumulator", "accumulator float32-ULP error", "accumulator bound (abs)", "within bound",
+                "version",
+                "self-deterministic",
+                "eager = fused",
+                f"{s.dtype} sum",
+                "ULP error",
+                "float32 accumulator",
+                "accumulator float32-ULP error",
+                "accumulator bound (abs)",
+                "within bound",
             ),
             tuple(
                 (
-                    k, data["self_deterministic"][k], data["eager_vs_fused_bit_equal"][k], d["value"],
-                    d["ulp_error"], d["accumulator"], d["accumulator_ulp_error"], d["accumulator_bound"],
+                    k,
+                    data["self_deterministic"][k],
+                    data["eager_vs_fused_bit_equal"][k],
+                    d["value"],
+                    d["ulp_error"],
+                    d["accumulator"],
+                    d["accumulator_ulp_error"],
+                    d["accumulator_bound"],
                     d["within_bound"],
                 )
                 for k, d in data["vs_fp64"].items()
             ),
-        )  # fmt: skip
+        )
         return [result, acc, fp64, *self.storage_tables(), *self.framework_tables()]
 
     def framework_tables(self) -> list[Table]:
@@ -686,14 +708,30 @@ class ReductionOrderResult:
         return [
             Table(
                 f"The framework's own sum of the same {s.n} elements, by {kind} (fused)",
-                (kind, "float32 accumulator", "float32 ULP vs first", f"{s.dtype} sum", "ULP vs first",
-                 "accumulator float32-ULP error", "eager = fused", "kernels"),
+                (
+                    kind,
+                    "float32 accumulator",
+                    "float32 ULP vs first",
+                    f"{s.dtype} sum",
+                    "ULP vs first",
+                    "accumulator float32-ULP error",
+                    "eager = fused",
+                    "kernels",
+                ),
                 tuple(
-                    (r["label"], r["accumulator"], r["accumulator_ulp_vs_first"], r["result"], r["result_ulp_vs_first"],
-                     r["accumulator_ulp_error"], r["eager_equal"], r["kernels"])
+                    (
+                        r["label"],
+                        r["accumulator"],
+                        r["accumulator_ulp_vs_first"],
+                        r["result"],
+                        r["result_ulp_vs_first"],
+                        r["accumulator_ulp_error"],
+                        r["eager_equal"],
+                        r["kernels"],
+                    )
                     for r in rows
                 ),
-            )  # fmt: skip
+            )
             for kind, rows in (("shape", order["shape"]), ("compiler setting", order["compiler"]))
             if rows
         ]
@@ -710,37 +748,59 @@ class ReductionOrderResult:
         fp64 = Table(
             f"{s.dtype} accumulation against the float64 sum {float(self.reference[0])!r}",
             (
-                "chunk", "self-deterministic", f"{s.dtype} sum", "ULP error", "abs error", "normwise error (u)",
-                "bound factor k", "bound (abs)", "within bound",
+                "chunk",
+                "self-deterministic",
+                f"{s.dtype} sum",
+                "ULP error",
+                "abs error",
+                "normwise error (u)",
+                "bound factor k",
+                "bound (abs)",
+                "within bound",
             ),
             tuple(
                 (
-                    c, d["self_deterministic"][c], v["value"], v["ulp_error"], v["abs_error"], v["normwise_error_u"],
-                    v["bound_factor"], v["bound"], v["within_bound"],
+                    c,
+                    d["self_deterministic"][c],
+                    v["value"],
+                    v["ulp_error"],
+                    v["abs_error"],
+                    v["normwise_error_u"],
+                    v["bound_factor"],
+                    v["bound"],
+                    v["within_bound"],
                 )
                 for c, v in d["vs_fp64"].items()
             ),
-        )  # fmt: skip
+        )
         tr = d["trials"]
         ratios = {t["to"]: t for t in tr["trend"]}
         trend = Table(
             f"{s.dtype} accumulation on {tr['inputs']} inputs: normwise error against chunk size",
             (
-                "chunk", "bound factor k", "mean error (u)", "max error (u)", "× previous chunk",
-                "bound ×", "√(bound ×)",
+                "chunk",
+                "bound factor k",
+                "mean error (u)",
+                "max error (u)",
+                "× previous chunk",
+                "bound ×",
+                "√(bound ×)",
             ),
             tuple(
                 (
-                    c, additions_per_term(s.n, c), tr["mean_normwise_error_u"][str(c)],
+                    c,
+                    additions_per_term(s.n, c),
+                    tr["mean_normwise_error_u"][str(c)],
                     tr["max_normwise_error_u"][str(c)],
                     *(
                         (ratios[c]["measured_ratio"], ratios[c]["bound_ratio"], ratios[c]["typical_ratio"])
-                        if c in ratios else (None, None, None)
+                        if c in ratios
+                        else (None, None, None)
                     ),
                 )
                 for c in sorted(s.chunk_sizes)
             ),
-        )  # fmt: skip
+        )
         return [matrix, fp64, trend]
 
     def histograms(self) -> list[Histogram]:

@@ -154,7 +154,10 @@ class RsqrtResult:
                 **_summary(_stats(self.numpy_fp32, self.reference)),
             }
         out["compiler_variants"] = {
-            label: {"bit_equal_to_default": bit_equal(a, fw), "max_ulp_vs_default": error_stats(a, fw)["ulp"]["max"]}
+            label: {
+                "bit_equal_to_default": bit_equal(a, fw),
+                "max_ulp_vs_default": error_stats(a, fw)["ulp"]["max"],
+            }
             for label, a in self.compiler_variants.items()
         }
         return out
@@ -170,7 +173,11 @@ class RsqrtResult:
                 "share of elements differing from the framework's fused rsqrt: "
                 + ", ".join(f"{k} iteration(s) {d:.2%}" for k, d in diffs.items())
                 + "."
-                + (f" Identical to the framework: {', '.join(f'{k} iteration(s)' for k in same)}." if same else ""),
+                + (
+                    f" Identical to the framework: {', '.join(f'{k} iteration(s)' for k in same)}."
+                    if same
+                    else ""
+                ),
                 bool(diffs) and not same,
             )
         ]
@@ -213,7 +220,11 @@ class RsqrtResult:
                     f"{n['share_differing_from_framework']:.2%} of elements (its error: max {n['max_ulp']:.3g}, mean "
                     f"{n['mean_ulp']:.3g} ULP). Compiler variants "
                     + (", ".join(variants) if variants else "(none on this device)")
-                    + (f": {', '.join(changed)} change the framework's result." if changed else ": no change.")
+                    + (
+                        f": {', '.join(changed)} change the framework's result."
+                        if changed
+                        else ": no change."
+                    )
                     + (
                         ""
                         if n["share_differing_from_framework"] > 0
@@ -286,7 +297,12 @@ def run(s: RsqrtSettings, backend: Backend, emit: Emit) -> RsqrtResult:
         eager = to_numpy(backend.eager(fn)(x))
         compiled = backend.compile(fn, x)
         v = Variant(
-            label, k, eager, to_numpy(compiled.output), computation_lines(compiled.kernels), len(compiled.kernels)
+            label,
+            k,
+            eager,
+            to_numpy(compiled.output),
+            computation_lines(compiled.kernels),
+            len(compiled.kernels),
         )
         variants.append(v)
         emit(HistogramEvent(_histogram(v, reference)))

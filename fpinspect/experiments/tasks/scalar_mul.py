@@ -303,7 +303,16 @@ class ScalarMulResult:
                 )
                 for k, p in self.paths.items()
             )
-            + ((f"value control: x * {self.rounded_scalar!r}", "-", "-", "-", "-", "\n".join(self.control_lines) or "-"),),
+            + (
+                (
+                    f"value control: x * {self.rounded_scalar!r}",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "\n".join(self.control_lines) or "-",
+                ),
+            ),
             summary=False,
         )
         return [shares, fp64, lowering]

@@ -141,10 +141,18 @@ def special_values(fmt: FloatFormat) -> dict[str, float]:
     """Named values every check starts with."""
     min_sub = 2.0 ** (fmt.emin - fmt.p + 1)
     out = {
-        "+0": 0.0, "-0": -0.0, "min subnormal": min_sub, "-min subnormal": -min_sub,
-        "max subnormal": 2.0**fmt.emin - min_sub, "min normal": 2.0**fmt.emin, "1": 1.0, "-1": -1.0,
-        "max": fmt.max, "-max": -fmt.max, "NaN": np.nan,
-    }  # fmt: skip
+        "+0": 0.0,
+        "-0": -0.0,
+        "min subnormal": min_sub,
+        "-min subnormal": -min_sub,
+        "max subnormal": 2.0**fmt.emin - min_sub,
+        "min normal": 2.0**fmt.emin,
+        "1": 1.0,
+        "-1": -1.0,
+        "max": fmt.max,
+        "-max": -fmt.max,
+        "NaN": np.nan,
+    }
     if fmt.has_inf:
         out.update({"+inf": np.inf, "-inf": -np.inf})
     return out
@@ -178,8 +186,14 @@ class DistanceHistogram:
             self.counts[label] = self.counts.get(label, 0) + int(count)
 
     def histogram(self) -> Histogram:
-        return Histogram(self.name, self.title, "ULP distance", tuple(self.counts), tuple(self.counts.values()),
-                         ylabel="pairs")  # fmt: skip
+        return Histogram(
+            self.name,
+            self.title,
+            "ULP distance",
+            tuple(self.counts),
+            tuple(self.counts.values()),
+            ylabel="pairs",
+        )
 
 
 @dataclass
@@ -213,9 +227,12 @@ class DistanceCheck:
 
     def summary(self) -> dict[str, Any]:
         return {
-            "oracle": self.oracle, "pairs": self.pairs, "distance_mismatches": self.distance_mismatches,
-            "status_mismatches": self.status_mismatches, "examples": [list(e) for e in self.examples],
-        }  # fmt: skip
+            "oracle": self.oracle,
+            "pairs": self.pairs,
+            "distance_mismatches": self.distance_mismatches,
+            "status_mismatches": self.status_mismatches,
+            "examples": [list(e) for e in self.examples],
+        }
 
 
 def _anchors(fmt: FloatFormat, count: int, rng: np.random.Generator) -> np.ndarray:
@@ -232,8 +249,9 @@ def exhaustive(fmt_name: str, s: SelfCheckSettings, emit: Emit) -> tuple[Distanc
     rank = sorted_rank(values)
     nan = rank < 0
     check = DistanceCheck(fmt_name, "rank in sorted float64 order")
-    hist = DistanceHistogram(f"s_{fmt_name}_ulp_diff",
-                             f"{fmt_name}: ULP distances checked against the rank oracle", fmt)  # fmt: skip
+    hist = DistanceHistogram(
+        f"s_{fmt_name}_ulp_diff", f"{fmt_name}: ULP distances checked against the rank oracle", fmt
+    )
     anchors = _anchors(fmt, s.anchors, np.random.default_rng(s.seed))
     stage = f"S exhaustive {fmt_name}"
     steps = anchors.size + 1
@@ -264,7 +282,9 @@ def _float32_pairs(s: SelfCheckSettings, rng: np.random.Generator) -> Iterator[t
             # near pairs: b is a value a few steps from a in value order (through zero from tiny a)
             step = rng.integers(-8, 9, size=n)
             tiny = rng.integers(0, 16, size=n).astype(np.float64) * 2.0 ** (fmt.emin - fmt.p + 1)
-            a = np.where(rng.random(n) < 0.25, tiny * np.sign(step + 0.5), a.astype(np.float64)).astype(np.float32)
+            a = np.where(rng.random(n) < 0.25, tiny * np.sign(step + 0.5), a.astype(np.float64)).astype(
+                np.float32
+            )
             b = a.copy()
             for k in range(8):
                 move = np.abs(step) > k
@@ -289,8 +309,9 @@ def sampled_float32(s: SelfCheckSettings, emit: Emit) -> tuple[DistanceCheck, bo
     for i, (a, b) in enumerate(_float32_pairs(s, rng)):
         ra, rb = arithmetic_rank(a, fmt), arithmetic_rank(b, fmt)
         na, nb = np.isnan(ra), np.isnan(rb)
-        expected = expected_distance(np.nan_to_num(ra).astype(np.int64), np.nan_to_num(rb).astype(np.int64),
-                                     na, nb, fmt)  # fmt: skip
+        expected = expected_distance(
+            np.nan_to_num(ra).astype(np.int64), np.nan_to_num(rb).astype(np.int64), na, nb, fmt
+        )
         hist.add(check.check(a, b, expected))
         emit(Progress("S sampled float32", i + 1, total))
         if i % 8 == 7 or i + 1 == total:
@@ -324,14 +345,20 @@ def special_cases() -> tuple[list[SpecialCase], list[tuple[str, str, bool, bool]
         top = top_rank(fmt)
         finite_top = top - (1 if fmt.has_inf else 0)
         want = [
-            ("+0", "-0", 0, FINITE), ("+0", "min subnormal", 1, FINITE),
-            ("-min subnormal", "min subnormal", 2, FINITE), ("max subnormal", "min normal", 1, FINITE),
-            ("-max", "max", 2 * finite_top, FINITE), ("NaN", "NaN", 0, BOTH_NAN),
+            ("+0", "-0", 0, FINITE),
+            ("+0", "min subnormal", 1, FINITE),
+            ("-min subnormal", "min subnormal", 2, FINITE),
+            ("max subnormal", "min normal", 1, FINITE),
+            ("-max", "max", 2 * finite_top, FINITE),
+            ("NaN", "NaN", 0, BOTH_NAN),
             ("NaN", "1", ulp_nan(fmt.dtype), NAN_MISMATCH),
-        ]  # fmt: skip
+        ]
         if fmt.has_inf:
-            want += [("max", "+inf", 1, INF_MISMATCH), ("+inf", "+inf", 0, INF_MATCH),
-                     ("-inf", "+inf", 2 * top, INF_MISMATCH)]  # fmt: skip
+            want += [
+                ("max", "+inf", 1, INF_MISMATCH),
+                ("+inf", "+inf", 0, INF_MATCH),
+                ("-inf", "+inf", 2 * top, INF_MISMATCH),
+            ]
         for a, b, dist, status in want:
             xa = np.array([sv[a]], dtype=np.float64).astype(fmt.dtype)
             xb = np.array([sv[b]], dtype=np.float64).astype(fmt.dtype)
@@ -364,7 +391,9 @@ class StatsCheck:
         return all(r[-1] for r in self.rows) and self.rounded_max_ulp <= 0.5 and self.ulp_kind == "error"
 
 
-def _stats_inputs(fmt: FloatFormat, s: SelfCheckSettings, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _stats_inputs(
+    fmt: FloatFormat, s: SelfCheckSettings, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """Float64 references with log-uniform magnitudes over the format's normal range (both
     signs), and the same values perturbed by up to ``max_ulps`` ULPs, rounded to ``fmt``."""
     top = min(fmt.emax - 1, 60)
@@ -391,17 +420,19 @@ def check_error_stats(fmt_name: str, s: SelfCheckSettings) -> tuple[StatsCheck, 
     rows = []
     for measure, values in _direct(a, ref, fmt).items():
         want = {
-            "max": float(values.max()), "mean": float(values.mean()),
+            "max": float(values.max()),
+            "mean": float(values.mean()),
             "p50": float(np.percentile(values, 50, method="inverted_cdf")),
             "p99": float(np.percentile(values, 99, method="inverted_cdf")),
-        }  # fmt: skip
+        }
         for stat, w in want.items():
             g = float(got[measure][stat])
             same = abs(g - w) <= MEAN_RTOL * abs(w) if stat == "mean" else g == w
             rows.append((measure, stat, g, w, same))
     rounded = float(np.max(ulp_error(ref.astype(fmt.dtype), ref)))
-    hist = ulp_error_histogram(f"s_{fmt_name}_error_stats", f"{fmt_name}: ULP error of the perturbed values",
-                               ulp_error(a, ref))  # fmt: skip
+    hist = ulp_error_histogram(
+        f"s_{fmt_name}_error_stats", f"{fmt_name}: ULP error of the perturbed values", ulp_error(a, ref)
+    )
     return StatsCheck(fmt_name, rows, rounded, str(got["ulp"].get("kind"))), hist
 
 
@@ -423,7 +454,7 @@ def device_rounding(s: SelfCheckSettings, backend: Backend | DeviceOnly) -> list
     for name in EXHAUSTIVE:
         fmt = float_format(name)
         e = rng.integers(fmt.emin - fmt.p - 1, min(fmt.emax + 2, 127), size=s.device_size)
-        x = (np.ldexp(rng.uniform(1.0, 2.0, size=s.device_size), e) * rng.choice([-1.0, 1.0], s.device_size))
+        x = np.ldexp(rng.uniform(1.0, 2.0, size=s.device_size), e) * rng.choice([-1.0, 1.0], s.device_size)
         x = x.astype(np.float32)
         got = to_numpy(from_numpy(x).to(backend.device).to(torch_dtype(name)))
         want = x.astype(fmt.dtype)
@@ -455,10 +486,14 @@ class SelfCheckResult:
                 + [f"{f}: bit_equal {case}" for f, case, want, got in self.bit_cases if want != got],
             },
             "error_stats": {
-                c.fmt: {"agrees": c.ok, "rounded_max_ulp": c.rounded_max_ulp, "ulp_kind": c.ulp_kind,
-                        "disagreements": [f"{m} {st}: {g!r} vs {w!r}" for m, st, g, w, ok in c.rows if not ok]}
+                c.fmt: {
+                    "agrees": c.ok,
+                    "rounded_max_ulp": c.rounded_max_ulp,
+                    "ulp_kind": c.ulp_kind,
+                    "disagreements": [f"{m} {st}: {g!r} vs {w!r}" for m, st, g, w, ok in c.rows if not ok],
+                }
                 for c in self.stats
-            },  # fmt: skip
+            },
             "device_rounding": {r.fmt: {"values": r.values, "differing": r.differing} for r in self.rounding},
             "all_passed": all(v.agrees for v in self.verdicts()),
         }
@@ -496,7 +531,11 @@ class SelfCheckResult:
                 "NaN payloads apart",
                 f"{len(self.specials) + len(self.bit_cases) - len(special_bad) - len(bits_bad)} of "
                 f"{len(self.specials) + len(self.bit_cases)} cases as specified"
-                + (f"; wrong: {', '.join(f'{c.fmt} {c.case}' for c in special_bad[:5])}" if special_bad else "")
+                + (
+                    f"; wrong: {', '.join(f'{c.fmt} {c.case}' for c in special_bad[:5])}"
+                    if special_bad
+                    else ""
+                )
                 + ".",
                 not special_bad and not bits_bad,
             ),
@@ -524,16 +563,32 @@ class SelfCheckResult:
             Table(
                 "ulp_diff against the oracles",
                 ("format", "oracle", "pairs", "distance mismatches", "status mismatches"),
-                tuple((c.fmt, c.oracle, c.pairs, c.distance_mismatches, c.status_mismatches)
-                      for c in [*self.exhaustive, self.float32]),  # fmt: skip
+                tuple(
+                    (c.fmt, c.oracle, c.pairs, c.distance_mismatches, c.status_mismatches)
+                    for c in [*self.exhaustive, self.float32]
+                ),
             ),
             Table(
                 "error_stats against numpy float64",
-                ("format", "max ULP (error_stats)", "max ULP (float64)", "P99 ULP (error_stats)",
-                 "P99 ULP (float64)", "correctly rounded max ULP", "agrees"),
-                tuple((c.fmt, *(v for r in c.rows if r[0] == "ulp" and r[1] in ("max", "p99") for v in r[2:4]),
-                       c.rounded_max_ulp, c.ok) for c in self.stats),
-            ),  # fmt: skip
+                (
+                    "format",
+                    "max ULP (error_stats)",
+                    "max ULP (float64)",
+                    "P99 ULP (error_stats)",
+                    "P99 ULP (float64)",
+                    "correctly rounded max ULP",
+                    "agrees",
+                ),
+                tuple(
+                    (
+                        c.fmt,
+                        *(v for r in c.rows if r[0] == "ulp" and r[1] in ("max", "p99") for v in r[2:4]),
+                        c.rounded_max_ulp,
+                        c.ok,
+                    )
+                    for c in self.stats
+                ),
+            ),
             Table(
                 "Rounding on the device",
                 ("device", "format", "values", "differing from numpy"),
@@ -542,8 +597,10 @@ class SelfCheckResult:
             Table(
                 "Special values",
                 ("format", "case", "expected", "got", "expected status", "status"),
-                tuple((c.fmt, c.case, c.expected, c.got, STATUS_NAMES[c.status], STATUS_NAMES[c.got_status])
-                      for c in self.specials),  # fmt: skip
+                tuple(
+                    (c.fmt, c.case, c.expected, c.got, STATUS_NAMES[c.status], STATUS_NAMES[c.got_status])
+                    for c in self.specials
+                ),
                 summary=False,
             ),
             Table(

@@ -87,10 +87,20 @@ class TrainingSettings(TaskSettings):
     resume: bool = False
 
     QUICK: ClassVar = {
-        "n_layer": 4, "n_head": 4, "n_embd": 64, "block_size": 64, "batch_size": 16, "steps": 300,
-        "sample_every": 10, "eval_batches": 4, "lr": 2e-3, "min_lr": 2e-4, "warmup_steps": 30,
-        "checkpoint_every": 100, "threads": 1,
-    }  # fmt: skip
+        "n_layer": 4,
+        "n_head": 4,
+        "n_embd": 64,
+        "block_size": 64,
+        "batch_size": 16,
+        "steps": 300,
+        "sample_every": 10,
+        "eval_batches": 4,
+        "lr": 2e-3,
+        "min_lr": 2e-4,
+        "warmup_steps": 30,
+        "checkpoint_every": 100,
+        "threads": 1,
+    }
 
     def __post_init__(self):
         problems = []

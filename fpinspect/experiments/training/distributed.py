@@ -31,9 +31,14 @@ def torchrun_launcher(nproc: int) -> list[str]:
     """The command prefix that starts ``nproc`` ranks of a Python module on this machine
     (a free rendezvous port, no restarts)."""
     return [
-        sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",
-        "--max-restarts=0", f"--monitor-interval={MONITOR_INTERVAL_S}",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc-per-node={nproc}",
+        "--max-restarts=0",
+        f"--monitor-interval={MONITOR_INTERVAL_S}",
+    ]
 
 
 @dataclass(frozen=True)

@@ -114,8 +114,9 @@ ELEMENTWISE: set[str] = set()
 ROWS_INDEPENDENT: dict[str, Callable[[OpCall], bool]] = {}
 
 
-def semantics(*types: str, elementwise: bool = False,
-              rows_independent: Callable[[OpCall], bool] | None = None) -> Callable[[Semantic], Semantic]:  # fmt: skip
+def semantics(
+    *types: str, elementwise: bool = False, rows_independent: Callable[[OpCall], bool] | None = None
+) -> Callable[[Semantic], Semantic]:
     """Register ``fn`` as the semantic of each GE op type in ``types``."""
 
     def register(fn: Semantic) -> Semantic:
@@ -169,6 +170,7 @@ def reduced_axes(
     if not found:
         raise Unsupported(f"{what}: output shape {out_shape} is not a reduction of {in_shape}")
     if len(found) > 1:
-        raise Unsupported(f"{what}: the graph has no axes and {in_shape} -> {out_shape} "
-                          f"could reduce any of {sorted(found)}")  # fmt: skip
+        raise Unsupported(
+            f"{what}: the graph has no axes and {in_shape} -> {out_shape} could reduce any of {sorted(found)}"
+        )
     return found.pop(), False

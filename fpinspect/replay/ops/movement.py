@@ -23,8 +23,18 @@ def _to_output_shape(call: OpCall) -> list[np.ndarray]:
     return [x.reshape(out)]
 
 
-semantics("Reshape", "Flatten", "FlattenV2", "Squeeze", "SqueezeV2", "SqueezeV3", "Unsqueeze", "UnsqueezeV2",
-          "UnsqueezeV3", "ExpandDims")(_to_output_shape)  # fmt: skip
+semantics(
+    "Reshape",
+    "Flatten",
+    "FlattenV2",
+    "Squeeze",
+    "SqueezeV2",
+    "SqueezeV3",
+    "Unsqueeze",
+    "UnsqueezeV2",
+    "UnsqueezeV3",
+    "ExpandDims",
+)(_to_output_shape)
 
 
 @semantics("Transpose", "TransposeD")
@@ -37,8 +47,10 @@ def transpose(call: OpCall) -> list[np.ndarray]:
         out = call.out_shape(0)
         found = [p for p in permutations(range(x.ndim)) if tuple(x.shape[a] for a in p) == tuple(out)]
         if len(found) != 1:
-            raise Unsupported(f"Transpose {call.name}: no perm in the graph and {x.shape} -> {out} "
-                              f"{'is not a transpose' if not found else f'allows {len(found)} perms'}")  # fmt: skip
+            raise Unsupported(
+                f"Transpose {call.name}: no perm in the graph and {x.shape} -> {out} "
+                f"{'is not a transpose' if not found else f'allows {len(found)} perms'}"
+            )
         perm = list(found[0])
     return [np.transpose(x, perm)]
 
@@ -54,12 +66,17 @@ def _concat_axis(call: OpCall, parts: list[np.ndarray], attr_index: int | None) 
     if given is not None:
         return norm_axes(given, rank, f"{call.type} {call.name}")[0]
     out = call.out_shape(0)
-    found = [a for a in range(rank)
-             if sum(p.shape[a] for p in parts) == out[a]
-             and all(p.shape[:a] + p.shape[a + 1:] == tuple(out[:a]) + tuple(out[a + 1:]) for p in parts)]  # fmt: skip
+    found = [
+        a
+        for a in range(rank)
+        if sum(p.shape[a] for p in parts) == out[a]
+        and all(p.shape[:a] + p.shape[a + 1 :] == tuple(out[:a]) + tuple(out[a + 1 :]) for p in parts)
+    ]
     if len(found) != 1:
-        raise Unsupported(f"{call.type} {call.name}: no concat_dim in the graph and the shapes "
-                          f"{'do not fit' if not found else 'fit several axes'}")  # fmt: skip
+        raise Unsupported(
+            f"{call.type} {call.name}: no concat_dim in the graph and the shapes "
+            f"{'do not fit' if not found else 'fit several axes'}"
+        )
     return found[0]
 
 
@@ -104,12 +121,17 @@ def _split_axis(call: OpCall, given: list[int] | None) -> int:
     if given is not None:
         return norm_axes(given, len(x_shape), f"{call.type} {call.name}")[0]
     outs = call.output_shapes
-    found = [a for a in range(len(x_shape))
-             if sum(o[a] for o in outs) == x_shape[a]
-             and all(tuple(o[:a]) + tuple(o[a + 1:]) == x_shape[:a] + x_shape[a + 1:] for o in outs)]  # fmt: skip
+    found = [
+        a
+        for a in range(len(x_shape))
+        if sum(o[a] for o in outs) == x_shape[a]
+        and all(tuple(o[:a]) + tuple(o[a + 1 :]) == x_shape[:a] + x_shape[a + 1 :] for o in outs)
+    ]
     if len(found) != 1:
-        raise Unsupported(f"{call.type} {call.name}: no split_dim in the graph and the output shapes "
-                          f"{'do not fit' if not found else 'fit several axes'}")  # fmt: skip
+        raise Unsupported(
+            f"{call.type} {call.name}: no split_dim in the graph and the output shapes "
+            f"{'do not fit' if not found else 'fit several axes'}"
+        )
     return found[0]
 
 
@@ -160,8 +182,10 @@ def _whole_or_unsupported(call: OpCall, what: str) -> list[np.ndarray]:
     x = call.x(0)
     if tuple(x.shape) == tuple(call.out_shape(0)):
         return [x]
-    raise Unsupported(f"{call.type} {call.name}: {what} not in the graph, and where {x.shape} -> "
-                      f"{call.out_shape(0)} starts cannot be told from shapes")  # fmt: skip
+    raise Unsupported(
+        f"{call.type} {call.name}: {what} not in the graph, and where {x.shape} -> "
+        f"{call.out_shape(0)} starts cannot be told from shapes"
+    )
 
 
 @semantics("StridedSlice", "StridedSliceD")
@@ -214,8 +238,10 @@ def _gather_axis(call: OpCall, x_shape, idx_shape, k: int | None) -> int:
         if tuple(x_shape[:a]) + tuple(idx_shape) + tuple(x_shape[a + 1 :]) == out
     ]
     if len(found) != 1:
-        raise Unsupported(f"{call.type} {call.name}: no axis in the graph and the shapes "
-                          f"{'do not fit' if not found else 'fit several axes'}")  # fmt: skip
+        raise Unsupported(
+            f"{call.type} {call.name}: no axis in the graph and the shapes "
+            f"{'do not fit' if not found else 'fit several axes'}"
+        )
     return found[0]
 
 

@@ -26,5 +26,8 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm"):
-            yield Static(Content.assemble((self.question, "bold"), Content.styled("\ny: yes · n / escape: no",
-                                                                                   styled.MUTED)))  # fmt: skip
+            yield Static(
+                Content.assemble(
+                    (self.question, "bold"), Content.styled("\ny: yes · n / escape: no", styled.MUTED)
+                )
+            )

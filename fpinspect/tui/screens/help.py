@@ -38,12 +38,19 @@ class HelpScreen(ModalScreen[None]):
         for active in sorted(self.bindings.values(), key=rank):
             b = active.binding
             if b.description:
-                entries.setdefault((b.action, b.tooltip or b.description), []).append(self.app.get_key_display(b))
-        rows = [Content.assemble((", ".join(keys).ljust(14), "bold $text-accent"), description)
-                for (_, description), keys in entries.items()]  # fmt: skip
+                entries.setdefault((b.action, b.tooltip or b.description), []).append(
+                    self.app.get_key_display(b)
+                )
+        rows = [
+            Content.assemble((", ".join(keys).ljust(14), "bold $text-accent"), description)
+            for (_, description), keys in entries.items()
+        ]
         keys = Content("\n").join([Content.styled("Keys", "bold"), *rows])
         with VerticalScroll(id="help-body"):
             yield Static(keys)
             yield Static(Content.from_markup(GLOSSARY), id="help-glossary")
-            yield Static(Content.styled("ctrl+p: command palette (go to op, diff files, export)   escape: close",
-                                        styled.MUTED))  # fmt: skip
+            yield Static(
+                Content.styled(
+                    "ctrl+p: command palette (go to op, diff files, export)   escape: close", styled.MUTED
+                )
+            )

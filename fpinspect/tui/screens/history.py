@@ -43,17 +43,36 @@ class HistoryScreen(Screen):
     def on_mount(self) -> None:
         self.runs = self.store.history()
         title = self.query_one("#history-title", Static)
-        title.update(Content.assemble(("Kept runs", "bold"), Content.styled(
-            f" in {shown_path(self.store.root)} · enter: open · o: open any result.json · escape: back", styled.MUTED)))  # fmt: skip
+        title.update(
+            Content.assemble(
+                ("Kept runs", "bold"),
+                Content.styled(
+                    f" in {shown_path(self.store.root)} · enter: open · o: open any result.json · escape: back",
+                    styled.MUTED,
+                ),
+            )
+        )
         table = self.query_one(DataTable)
         table.add_columns("started", "task", "device", "profile", "status", "verdict", "took", "folder")
         for run in self.runs:
             r = run.record
-            table.add_row(started_text(run), r.task, r.device, r.profile, r.status, r.verdict or "-",
-                          clock_text(r.seconds), run.folder.name)  # fmt: skip
+            table.add_row(
+                started_text(run),
+                r.task,
+                r.device,
+                r.profile,
+                r.status,
+                r.verdict or "-",
+                clock_text(r.seconds),
+                run.folder.name,
+            )
         if not self.runs:
-            title.update(Content.assemble(("No kept runs yet", "bold"),
-                                          Content.styled(f" in {shown_path(self.store.root)}.", styled.MUTED)))  # fmt: skip
+            title.update(
+                Content.assemble(
+                    ("No kept runs yet", "bold"),
+                    Content.styled(f" in {shown_path(self.store.root)}.", styled.MUTED),
+                )
+            )
         table.focus()
 
     @on(DataTable.RowSelected, "#history-table")

@@ -44,27 +44,69 @@ BATCH_SECONDS = 0.1
 
 class MainScreen(Screen):
     BINDINGS = [
-        Binding("slash", "filter", "Filter", tooltip="Filter by op name, type, original op, verdict or cause",
-                id="filter"),
+        Binding(
+            "slash",
+            "filter",
+            "Filter",
+            tooltip="Filter by op name, type, original op, verdict or cause",
+            id="filter",
+        ),
         Binding("n", "next_failing(1)", "Next fail", tooltip="Next failing op", id="next-failing"),
         Binding("N", "next_failing(-1)", "Prev fail", tooltip="Previous failing op", id="previous-failing"),
-        Binding("i", "jump_introduced", "First error", tooltip="The first op that introduces an error",
-                id="jump-introduced"),
-        Binding("p", "neighbour('producers')", "Producer", show=False, tooltip="Go to a fused op feeding this one",
-                id="producers"),
-        Binding("c", "neighbour('consumers')", "Consumer", show=False, tooltip="Go to a fused op fed by this one",
-                id="consumers"),
-        Binding("s", "sort", "Sort", show=False, tooltip="Sort by worst error / back to graph order", id="sort-worst"),
-        Binding("a", "toggle_all", "All ops", show=False,
-                tooltip="List every op of the graph (with counts by type) / the fused ops only", id="all-ops"),
+        Binding(
+            "i",
+            "jump_introduced",
+            "First error",
+            tooltip="The first op that introduces an error",
+            id="jump-introduced",
+        ),
+        Binding(
+            "p",
+            "neighbour('producers')",
+            "Producer",
+            show=False,
+            tooltip="Go to a fused op feeding this one",
+            id="producers",
+        ),
+        Binding(
+            "c",
+            "neighbour('consumers')",
+            "Consumer",
+            show=False,
+            tooltip="Go to a fused op fed by this one",
+            id="consumers",
+        ),
+        Binding(
+            "s",
+            "sort",
+            "Sort",
+            show=False,
+            tooltip="Sort by worst error / back to graph order",
+            id="sort-worst",
+        ),
+        Binding(
+            "a",
+            "toggle_all",
+            "All ops",
+            show=False,
+            tooltip="List every op of the graph (with counts by type) / the fused ops only",
+            id="all-ops",
+        ),
         Binding("d", "diff_files", "Diff", tooltip="Diff two .npy files (mode 2)", id="diff-files"),
-        Binding("r", "replay", "Replay", show=False,
-                tooltip="Replay the op's original ops on its own inputs (eager and fp64)", id="replay"),
+        Binding(
+            "r",
+            "replay",
+            "Replay",
+            show=False,
+            tooltip="Replay the op's original ops on its own inputs (eager and fp64)",
+            id="replay",
+        ),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter"),
-    ]  # fmt: skip
+    ]
 
-    def __init__(self, sources: Sources, *, fused_types: list[str] | None = None,
-                 compare_unfused: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self, sources: Sources, *, fused_types: list[str] | None = None, compare_unfused: bool = False
+    ) -> None:
         super().__init__()
         self.sources = sources
         self.walk = {"fused_types": fused_types, "compare_unfused": compare_unfused}
@@ -143,8 +185,13 @@ class MainScreen(Screen):
         self.post_message(RecordsComputed(records, len(records), len(records), on_demand=True))
 
     @work(thread=True, group="replay", exit_on_error=False)
-    def replay(self, comparison: DumpComparison, queue: LifoQueue[str], known: dict[str, OpReplay],
-               localise: Callable[[], bool]) -> None:  # fmt: skip
+    def replay(
+        self,
+        comparison: DumpComparison,
+        queue: LifoQueue[str],
+        known: dict[str, OpReplay],
+        localise: Callable[[], bool],
+    ) -> None:
         """Replay the fused ops on ``queue`` one by one, the one asked for last first (those in
         ``known`` are done); post each with the localisation all replays so far give, once
         ``localise()`` says every pair is compared. One runs at a time (:meth:`_start_replay`)."""
@@ -158,7 +205,9 @@ class MainScreen(Screen):
             if name in evidence:
                 continue
             try:
-                evidence[name] = background.call(replay_op, comparison, name, None, lambda: worker.is_cancelled)
+                evidence[name] = background.call(
+                    replay_op, comparison, name, None, lambda: worker.is_cancelled
+                )
                 loc = background.call(comparison.localise, None, dict(evidence)) if localise() else None
             except background.Cancelled:
                 return
@@ -182,7 +231,11 @@ class MainScreen(Screen):
         self.post_message(Exported(path, len(report.records)))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group == "replay" and event.state == WorkerState.SUCCESS and not self.to_replay.empty():
+        if (
+            event.worker.group == "replay"
+            and event.state == WorkerState.SUCCESS
+            and not self.to_replay.empty()
+        ):
             self._start_replay()  # an op was queued as the worker found the queue empty
         if event.state == WorkerState.ERROR:
             self.notify(f"{event.worker.group} failed: {event.worker.error}", severity="error", timeout=10)
@@ -201,8 +254,11 @@ class MainScreen(Screen):
         ops = self.query_one(OpList)
         ops.set_rows(rows, list(range(len(rows))))
         ops.focus()
-        self.query_one(Banner).say(f"{len(rows)} fused ops, in file order for now: reading the graphs and dump "
-                                   f"folders of {self.sources.name}…", busy=True)  # fmt: skip
+        self.query_one(Banner).say(
+            f"{len(rows)} fused ops, in file order for now: reading the graphs and dump "
+            f"folders of {self.sources.name}…",
+            busy=True,
+        )
 
     @on(Loaded)
     def _loaded(self, msg: Loaded) -> None:
@@ -214,9 +270,11 @@ class MainScreen(Screen):
         banner = self.query_one(Banner)
         if not insp.rows:
             self._show_all(True)
-            banner.say(f"{insp.sources.open_graph} has no fused op (of any fusion kind): is it the fusion-off "
-                       "graph? Listing all its ops; give the graph of the run with fusion on to compare.",
-                       tone="failed")  # fmt: skip
+            banner.say(
+                f"{insp.sources.open_graph} has no fused op (of any fusion kind): is it the fusion-off "
+                "graph? Listing all its ops; give the graph of the run with fusion on to compare.",
+                tone="failed",
+            )
             self.swept = True
         elif insp.comparing:
             plans = insp.sweep_order()
@@ -237,8 +295,9 @@ class MainScreen(Screen):
         if msg.on_demand:
             return
         failing = sum(1 for r in insp.rows if r.verdict == "fail")
-        self.query_one(Banner).say(f"Comparing pairs: {msg.done} of {msg.total} done, {failing} failing ops so far…",
-                                   busy=True)  # fmt: skip
+        self.query_one(Banner).say(
+            f"Comparing pairs: {msg.done} of {msg.total} done, {failing} failing ops so far…", busy=True
+        )
 
     @on(Localised)
     def _localised(self, msg: Localised) -> None:
@@ -270,8 +329,9 @@ class MainScreen(Screen):
         if self._replaying is not None and not self._replaying.is_finished:
             return
         insp = self.inspection
-        self._replaying = self.replay(insp.comparison, self.to_replay, dict(insp.replays),
-                                      lambda: insp.localisation is not None)  # fmt: skip
+        self._replaying = self.replay(
+            insp.comparison, self.to_replay, dict(insp.replays), lambda: insp.localisation is not None
+        )
 
     def _show_localisation(self, localisation) -> None:
         insp = self.inspection
@@ -283,9 +343,16 @@ class MainScreen(Screen):
         first = insp.first_introduced
         banner = self.query_one(Banner)
         if first is not None:
-            banner.say(Content.assemble(("First introduced error: ", "bold"), (first.name, "bold $text-error"),
-                                        f" ({first.type}): {first.reason}.  ", ("i", "bold reverse"), " jumps there"),
-                       tone="introduced")  # fmt: skip
+            banner.say(
+                Content.assemble(
+                    ("First introduced error: ", "bold"),
+                    (first.name, "bold $text-error"),
+                    f" ({first.type}): {first.reason}.  ",
+                    ("i", "bold reverse"),
+                    " jumps there",
+                ),
+                tone="introduced",
+            )
         else:
             failing = any(r.verdict == "fail" for r in insp.rows)
             banner.say(localisation.advice(), tone="failed" if failing else "clean")
@@ -348,9 +415,13 @@ class MainScreen(Screen):
 
     def drill(self, plan: PairPlan) -> None:
         if self.inspection.comparison is None:
-            self.notify("Browsing one graph: there is no fusion-off side to compare with.", severity="warning")
+            self.notify(
+                "Browsing one graph: there is no fusion-off side to compare with.", severity="warning"
+            )
             return
-        self.app.push_screen(PairScreen(RecordPair(self.inspection.comparison, plan), self.inspection.replay(plan)))
+        self.app.push_screen(
+            PairScreen(RecordPair(self.inspection.comparison, plan), self.inspection.replay(plan))
+        )
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
@@ -389,7 +460,9 @@ class MainScreen(Screen):
         if insp is None or current is None:
             return
         if insp.comparison is None:
-            self.notify("Browsing one graph: replay needs the fusion-off graph and dumps.", severity="warning")
+            self.notify(
+                "Browsing one graph: replay needs the fusion-off graph and dumps.", severity="warning"
+            )
             return
         if current.name in insp.replays:
             self.notify(f"{current.name} is replayed: its output cards show the replay.", timeout=3)
@@ -417,8 +490,10 @@ class MainScreen(Screen):
         elif len(found) == 1:
             self.go_to(found[0])
         else:
-            self.app.search_commands([SimpleCommand(n, partial(self.go_to, n)) for n in found],
-                                     placeholder=f"{kind} of {name}: choose one…")  # fmt: skip
+            self.app.search_commands(
+                [SimpleCommand(n, partial(self.go_to, n)) for n in found],
+                placeholder=f"{kind} of {name}: choose one…",
+            )
 
     def _show_all(self, show: bool) -> None:
         insp = self.inspection
@@ -431,8 +506,13 @@ class MainScreen(Screen):
         fused = sum(f for _, _, f in insp.type_counts())
         kinds = ", ".join(f"{t} {n}" + (f" ({f} fused)" if f else "") for t, n, f in insp.type_counts()[:8])
         more = " …" if len(insp.type_counts()) > 8 else ""
-        banner.note(Content.assemble((f"All {len(insp.rows)} ops, {fused} fused: ", "bold"), kinds + more,
-                                     ("   a: fused ops only", styled.MUTED)))  # fmt: skip
+        banner.note(
+            Content.assemble(
+                (f"All {len(insp.rows)} ops, {fused} fused: ", "bold"),
+                kinds + more,
+                ("   a: fused ops only", styled.MUTED),
+            )
+        )
 
     def action_toggle_all(self) -> None:
         if self.inspection is None:
@@ -471,19 +551,34 @@ class MainScreen(Screen):
             return
         rows = self.inspection.rows
         self.app.search_commands(
-            [SimpleCommand(r.name, partial(self.go_to, r.name), f"{r.op.type} · {r.verdict or 'not compared'}")
-             for r in rows], placeholder="Go to fused op…")  # fmt: skip
+            [
+                SimpleCommand(
+                    r.name, partial(self.go_to, r.name), f"{r.op.type} · {r.verdict or 'not compared'}"
+                )
+                for r in rows
+            ],
+            placeholder="Go to fused op…",
+        )
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         """This screen's entries in the command palette."""
         yield SystemCommand("Go to op…", "Jump to a fused op by name", self.action_go_to_op)
         yield SystemCommand("Diff two .npy files…", "Mode 2: compare any two tensors", self.action_diff_files)
         for fmt in ("csv", "json"):
-            yield SystemCommand(f"Export comparison as {fmt.upper()}…", "Every record, inputs too, as fpinspect "
-                                f"compare --compare-input --worst {WORST} --format {fmt} writes it", partial(self.action_export, fmt))  # fmt: skip
-        yield SystemCommand("Jump to the first introduced error", "The fused op where the error starts",
-                            self.action_jump_introduced)  # fmt: skip
+            yield SystemCommand(
+                f"Export comparison as {fmt.upper()}…",
+                "Every record, inputs too, as fpinspect "
+                f"compare --compare-input --worst {WORST} --format {fmt} writes it",
+                partial(self.action_export, fmt),
+            )
+        yield SystemCommand(
+            "Jump to the first introduced error",
+            "The fused op where the error starts",
+            self.action_jump_introduced,
+        )
         yield SystemCommand("Sort by worst error / graph order", "Toggle the list order", self.action_sort)
-        yield SystemCommand("All ops / fused ops only", "List every op of the graph, with counts by type, or "
-                            "the fused ops only", self.action_toggle_all)  # fmt: skip
-
+        yield SystemCommand(
+            "All ops / fused ops only",
+            "List every op of the graph, with counts by type, or the fused ops only",
+            self.action_toggle_all,
+        )

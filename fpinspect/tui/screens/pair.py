@@ -64,8 +64,9 @@ class PairScreen(Screen):
 
     def _three_way(self) -> Content:
         ev = self.replay
-        return Content("\n").join([Content.styled("Replay on this op's own inputs", "bold"), three_way(ev),
-                                   conclusion(ev)])  # fmt: skip
+        return Content("\n").join(
+            [Content.styled("Replay on this op's own inputs", "bold"), three_way(ev), conclusion(ev)]
+        )
 
     def on_mount(self) -> None:
         if self.replay is None:
@@ -93,7 +94,9 @@ class PairScreen(Screen):
             if result is None or not result.compared:
                 return
             a, b = background.call(subject.arrays)
-            profile = error_profile(a, b, result.stats, layout=subject.layout, stop=lambda: worker.is_cancelled)
+            profile = error_profile(
+                a, b, result.stats, layout=subject.layout, stop=lambda: worker.is_cancelled
+            )
         except background.Cancelled:
             return
         except (InputError, LayoutError, ValueError) as exc:
@@ -116,9 +119,15 @@ class PairScreen(Screen):
         report = self.query_one("#pair-report", Static)
         histogram = self.query_one(UlpHistogram)
         if res is None:  # a pair of the comparison that could not be compared (no file, no mapping ...)
-            report.update(Content("Not compared: ") + styled.status(rec.status) + Content(f"\n{rec.plan.message or ''}"))
+            report.update(
+                Content("Not compared: ") + styled.status(rec.status) + Content(f"\n{rec.plan.message or ''}")
+            )
         else:
-            report.update(pair_report(replace(res, worst=[], status=rec.status if rec else res.status), *self.subject.names))
+            report.update(
+                pair_report(
+                    replace(res, worst=[], status=rec.status if rec else res.status), *self.subject.names
+                )
+            )
         compared = res is not None and res.compared
         if compared:
             histogram.bins = ulp_bins(res.stats)

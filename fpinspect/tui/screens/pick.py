@@ -46,9 +46,15 @@ class PickFilesScreen(ModalScreen[tuple[str, str] | None]):
 
     def _prompt(self) -> None:
         which = "A, the file under test" if not self.chosen else "B, the reference"
-        title = Content.assemble(("Diff two .npy files: ", "bold"), f"choose {which}",
-                                 ("\nenter opens a folder or picks a file · backspace: parent folder · "
-                                  "tab: type a path · escape: cancel", styled.MUTED))  # fmt: skip
+        title = Content.assemble(
+            ("Diff two .npy files: ", "bold"),
+            f"choose {which}",
+            (
+                "\nenter opens a folder or picks a file · backspace: parent folder · "
+                "tab: type a path · escape: cancel",
+                styled.MUTED,
+            ),
+        )
         if self.chosen:
             title += Content.styled(f"\nA = {self.chosen[0]}", styled.MUTED)
         self.query_one("#picker-title", Static).update(title)

@@ -36,12 +36,22 @@ class PickResultScreen(ModalScreen[Path | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
-            yield Static(Content.assemble(("Open a result.json", "bold"), Content.styled(
-                "\nenter opens a folder or picks a file · backspace: parent folder · tab: type a path · "
-                "escape: cancel", styled.MUTED)), id="picker-title")  # fmt: skip
+            yield Static(
+                Content.assemble(
+                    ("Open a result.json", "bold"),
+                    Content.styled(
+                        "\nenter opens a folder or picks a file · backspace: parent folder · tab: type a path · "
+                        "escape: cancel",
+                        styled.MUTED,
+                    ),
+                ),
+                id="picker-title",
+            )
             yield JsonTree(str(self.start), id="picker-tree")
-            yield Input(placeholder="or type a path to a result.json (or its run folder) and press enter",
-                        id="picker-path")  # fmt: skip
+            yield Input(
+                placeholder="or type a path to a result.json (or its run folder) and press enter",
+                id="picker-path",
+            )
 
     def action_up(self) -> None:
         tree = self.query_one(JsonTree)

@@ -74,8 +74,15 @@ def open_kept_run(app: App, run: KeptRun) -> None:
     if run.has_result:
         open_result_file(app, run.result_path)
     else:
-        app.push_screen(ResultScreen(ResultView(failure=(r.status, r.message or "no result was written",
-                                                         r.log_tail), source=run.folder, label=label)))  # fmt: skip
+        app.push_screen(
+            ResultScreen(
+                ResultView(
+                    failure=(r.status, r.message or "no result was written", r.log_tail),
+                    source=run.folder,
+                    label=label,
+                )
+            )
+        )
 
 
 def open_result_file(app: App, path: Path) -> bool:
@@ -108,9 +115,17 @@ class TasksScreen(Screen):
         Binding("p", "cycle('profile')", "Profile", id="tasks.profile"),
     ]
 
-    def __init__(self, store: RunStore, *, task: str | None = None, device: str | None = None,
-                 profile: str = "quick", devices: dict[str, str | None] | None = None,
-                 clock: Callable[[], float] = time.monotonic, now: Callable[[], datetime] = datetime.now) -> None:  # fmt: skip
+    def __init__(
+        self,
+        store: RunStore,
+        *,
+        task: str | None = None,
+        device: str | None = None,
+        profile: str = "quick",
+        devices: dict[str, str | None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        now: Callable[[], datetime] = datetime.now,
+    ) -> None:
         """``devices`` preset the availability check (None runs it); ``clock`` times the runs
         and ``now`` names their folders (both replaceable for tests)."""
         super().__init__()
@@ -185,8 +200,13 @@ class TasksScreen(Screen):
         table.clear()
         for t in self.tasks:
             v = last.get(t.id)
-            table.add_row(Text(t.id, "bold"), t.priority or "-", Text(v or "-", _VERDICT_TONE.get(v, "dim")),
-                          one_line(t.claim, 90), key=t.id)  # fmt: skip
+            table.add_row(
+                Text(t.id, "bold"),
+                t.priority or "-",
+                Text(v or "-", _VERDICT_TONE.get(v, "dim")),
+                one_line(t.claim, 90),
+                key=t.id,
+            )
         table.move_cursor(row=keep)
 
     @property
@@ -201,7 +221,9 @@ class TasksScreen(Screen):
         base = task.settings.profile(self.profile)
         self.query_one("#seed", Input).value = str(base.seed)
         others = {k: v for k, v in base.to_dict().items() if k not in ("seed", "dtype")}
-        shown = " ".join(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in others.items())
+        shown = " ".join(
+            f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in others.items()
+        )
         box = self.query_one("#overrides", Input)
         box.value = ""
         box.placeholder = one_line(f"KEY=VALUE: {shown}", 200) if shown else "no settings to override"
@@ -214,7 +236,9 @@ class TasksScreen(Screen):
         parts = []
         for profile in PROFILES:
             took = self.store.last_seconds(task.id, self.device, profile)
-            cost = f"≈ {clock_text(took)} (last run on {self.device})" if took else "not run on this device yet"
+            cost = (
+                f"≈ {clock_text(took)} (last run on {self.device})" if took else "not run on this device yet"
+            )
             parts.append(Content.assemble((profile, "bold" if profile == self.profile else ""), f": {cost}"))
         self.query_one("#estimate", Static).update(Content("\n").join(parts))
 
@@ -237,10 +261,13 @@ class TasksScreen(Screen):
         self._show_devices()
         if self.devices.get(self.device):
             self.notify(f"{self.devices[self.device]}: runs go to cpu.", severity="warning", timeout=6)
-            next(b for b in self.query_one("#device", RadioSet).query(RadioButton) if b.name == "cpu").value = True
+            next(
+                b for b in self.query_one("#device", RadioSet).query(RadioButton) if b.name == "cpu"
+            ).value = True
         if cpu_note:
-            self.query_one("#device-note", Static).update(Content.styled(
-                f"cpu: only tasks without fused kernels ({cpu_note})", styled.MUTED))  # fmt: skip
+            self.query_one("#device-note", Static).update(
+                Content.styled(f"cpu: only tasks without fused kernels ({cpu_note})", styled.MUTED)
+            )
 
     # -- form ------------------------------------------------------------------------------
     @on(DataTable.RowHighlighted, "#task-table")
@@ -303,11 +330,16 @@ class TasksScreen(Screen):
             try:
                 run.folder = self.store.new_run(run.task, run.device, run.profile, self.now())
             except OSError as exc:
-                run.state, run.failure = FAILED, Failed("usage", f"cannot create a run folder in {self.store.root}: "
-                                                                 f"{exc.strerror or exc}")  # fmt: skip
+                run.state, run.failure = (
+                    FAILED,
+                    Failed(
+                        "usage", f"cannot create a run folder in {self.store.root}: {exc.strerror or exc}"
+                    ),
+                )
                 continue
-            process = ExperimentProcess(run.task, run.settings, device=run.device, profile=run.profile,
-                                        workdir=run.folder / "work")  # fmt: skip
+            process = ExperimentProcess(
+                run.task, run.settings, device=run.device, profile=run.profile, workdir=run.folder / "work"
+            )
             self.processes[run.id] = process
             run.state, run.started = RUNNING, self.clock()
             run.say(f"starting the child process in {run.folder.name} (torch loads first)")
@@ -363,24 +395,34 @@ class TasksScreen(Screen):
         folder = run.folder
         RunStore.keep_log(folder, process.log_path)
         shutil.rmtree(folder / "work", ignore_errors=True)
-        base = dict(task=run.task, device=run.device, profile=run.profile, settings=run.settings.to_dict(),
-                    started=folder.name[:15])  # fmt: skip
+        base = dict(
+            task=run.task,
+            device=run.device,
+            profile=run.profile,
+            settings=run.settings.to_dict(),
+            started=folder.name[:15],
+        )
         if isinstance(final, Finished):
             try:
                 report = Report.from_dict(final.result)
                 written = write_outputs(report, folder)
             except Exception as exc:
                 tail = f"{type(exc).__name__}: {exc}"
-                RunStore.write_record(folder, RunRecord(**base, status="error", message=tail, seconds=seconds))
+                RunStore.write_record(
+                    folder, RunRecord(**base, status="error", message=tail, seconds=seconds)
+                )
                 return RunEnded(run.id, log_tail=tail)
-            RunStore.write_record(folder, RunRecord(**base, status="finished", seconds=seconds,
-                                                    verdict=verdict_summary(report)))  # fmt: skip
+            RunStore.write_record(
+                folder, RunRecord(**base, status="finished", seconds=seconds, verdict=verdict_summary(report))
+            )
             return RunEnded(run.id, report=report, written=written)
         failure = final if isinstance(final, Failed) else Failed("crash", "the run ended without a result")
         log = folder / "run.log"
         tail = readable_tail(log.read_text(encoding="utf-8", errors="replace")) if log.is_file() else ""
-        RunStore.write_record(folder, RunRecord(**base, status=failure.kind, message=failure.message,
-                                                log_tail=tail, seconds=seconds))  # fmt: skip
+        RunStore.write_record(
+            folder,
+            RunRecord(**base, status=failure.kind, message=failure.message, log_tail=tail, seconds=seconds),
+        )
         return RunEnded(run.id, log_tail=tail)
 
     @on(RunEvent)
@@ -418,7 +460,9 @@ class TasksScreen(Screen):
         tone = {RUNNING: "bold", FINISHED: "green", FAILED: "red"}
         for run in self.queue.runs:
             state = run.state if run.failure is None else run.failure.kind
-            table.add_row(str(run.id), run.task, run.device, Text(state, tone.get(run.state, "")), key=str(run.id))
+            table.add_row(
+                str(run.id), run.task, run.device, Text(state, tone.get(run.state, "")), key=str(run.id)
+            )
         if self.watched is not None:
             table.move_cursor(row=self.queue.runs.index(self.watched))
 
@@ -478,8 +522,9 @@ class TasksScreen(Screen):
             view = ResultView(run.report, written=run.written)
         else:
             failure = run.failure or Failed("crash", "no result")
-            view = ResultView(failure=(failure.kind, failure.message, run.log_tail),
-                              source=run.folder, label=run.label)  # fmt: skip
+            view = ResultView(
+                failure=(failure.kind, failure.message, run.log_tail), source=run.folder, label=run.label
+            )
         self.app.push_screen(ResultScreen(view))
 
     def action_history(self) -> None:
@@ -493,9 +538,15 @@ class TasksScreen(Screen):
     def palette_commands(self) -> Iterable[SystemCommand]:
         """This screen's entries in the command palette."""
         yield SystemCommand("Run the highlighted task", "Queue it on the chosen device", self.start_selected)
-        yield SystemCommand("Cancel the watched run…", "Stop its child process (asks first)", self.action_cancel_run)
-        yield SystemCommand("History of kept runs", f"Runs under {shown_path(self.store.root)}", self.action_history)
-        yield SystemCommand("Open a result.json…", "Any result, also one from another machine", self.action_open_result)
+        yield SystemCommand(
+            "Cancel the watched run…", "Stop its child process (asks first)", self.action_cancel_run
+        )
+        yield SystemCommand(
+            "History of kept runs", f"Runs under {shown_path(self.store.root)}", self.action_history
+        )
+        yield SystemCommand(
+            "Open a result.json…", "Any result, also one from another machine", self.action_open_result
+        )
 
     def stop_all(self) -> None:
         """Stop every child now (the app is closing)."""

@@ -58,7 +58,13 @@ class LineChart(Widget):
     """Lines ``label -> (xs, ys)`` on shared axes, one mark and colour per line, with the
     y range on the left and the x range below."""
 
-    COMPONENT_CLASSES = {"line-chart--axis", "line-chart--s0", "line-chart--s1", "line-chart--s2", "line-chart--s3"}
+    COMPONENT_CLASSES = {
+        "line-chart--axis",
+        "line-chart--s0",
+        "line-chart--s1",
+        "line-chart--s2",
+        "line-chart--s3",
+    }
     DEFAULT_CSS = """
     LineChart {
         height: 1fr;
@@ -72,7 +78,9 @@ class LineChart(Widget):
     }
     """
 
-    lines: reactive[dict[str, tuple[tuple[float, ...], tuple[float, ...]]]] = reactive(dict, always_update=True)
+    lines: reactive[dict[str, tuple[tuple[float, ...], tuple[float, ...]]]] = reactive(
+        dict, always_update=True
+    )
     xlabel: reactive[str] = reactive("")
     #: Logarithmic x axis (positive x only; others are left out).
     xlog: reactive[bool] = reactive(False)
@@ -81,8 +89,12 @@ class LineChart(Widget):
         return (math.log10(x) if x > 0 else math.nan) if self.xlog else x
 
     def _grid(self, width: int, rows: int) -> tuple[dict[tuple[int, int], int], float, float, float, float]:
-        points = [(self._x(x), y) for xs, ys in self.lines.values() for x, y in zip(xs, ys)
-                  if math.isfinite(self._x(x)) and math.isfinite(y)]  # fmt: skip
+        points = [
+            (self._x(x), y)
+            for xs, ys in self.lines.values()
+            for x, y in zip(xs, ys)
+            if math.isfinite(self._x(x)) and math.isfinite(y)
+        ]
         if not points:
             return {}, 0.0, 1.0, 0.0, 1.0
         x0, x1 = min(p[0] for p in points), max(p[0] for p in points)
@@ -115,8 +127,13 @@ class LineChart(Widget):
             segments = [Segment(label.rjust(label_w) + " ┤", axis)]
             for col in range(plot_w):
                 s = cells.get((y, col))
-                segments.append(Segment(" ") if s is None else
-                                Segment(MARKS[s % len(MARKS)], self.get_component_rich_style(f"line-chart--s{s % 4}")))  # fmt: skip
+                segments.append(
+                    Segment(" ")
+                    if s is None
+                    else Segment(
+                        MARKS[s % len(MARKS)], self.get_component_rich_style(f"line-chart--s{s % 4}")
+                    )
+                )
             return Strip(segments).crop_extend(0, width, base)
         if y == rows:
             return Strip([Segment(" " * label_w + " └" + "─" * plot_w, axis)]).crop_extend(0, width, base)
@@ -127,7 +144,11 @@ class LineChart(Widget):
         if y == rows + 2:
             segments = [Segment(" " * (label_w + 2))]
             for s, label in enumerate(self.lines):
-                segments.append(Segment(f"{MARKS[s % len(MARKS)]} {label}   ",
-                                        self.get_component_rich_style(f"line-chart--s{s % 4}")))  # fmt: skip
+                segments.append(
+                    Segment(
+                        f"{MARKS[s % len(MARKS)]} {label}   ",
+                        self.get_component_rich_style(f"line-chart--s{s % 4}"),
+                    )
+                )
             return Strip(segments).crop_extend(0, width, base)
         return Strip.blank(width, base)

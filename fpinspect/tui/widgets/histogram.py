@@ -38,7 +38,12 @@ class LogBars(Widget):
     say what the bars are (:meth:`bar_counts`, :meth:`bar_label`, :meth:`bar_kind`: ``exact``,
     ``near`` or ``off``, each in its own colour) and what the axis counts (:meth:`unit`)."""
 
-    COMPONENT_CLASSES = {"ulp-histogram--axis", "ulp-histogram--exact", "ulp-histogram--near", "ulp-histogram--off"}
+    COMPONENT_CLASSES = {
+        "ulp-histogram--axis",
+        "ulp-histogram--exact",
+        "ulp-histogram--near",
+        "ulp-histogram--off",
+    }
     DEFAULT_CSS = """
     LogBars {
         height: 1fr;
@@ -86,7 +91,9 @@ class LogBars(Widget):
             label = compact(top) if y == 0 else ("0" if level == 1 else "")
             segments = [Segment(label.rjust(label_w) + " ┤", axis)]
             scale = math.log10(top + 1) if top else 1.0
-            styles = {k: self.get_component_rich_style(f"ulp-histogram--{k}") for k in ("exact", "near", "off")}
+            styles = {
+                k: self.get_component_rich_style(f"ulp-histogram--{k}") for k in ("exact", "near", "off")
+            }
             for i, c in enumerate(counts):
                 eighths = round(math.log10(int(c) + 1) / scale * plot_rows * 8) if c else 0
                 # any non-empty bin shows at least a sliver

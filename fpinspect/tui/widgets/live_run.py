@@ -69,8 +69,9 @@ class LiveRun(Vertical):
                 plot.display = False
             self._show_log(None)
             return
-        state = {QUEUED: "queued, waiting for the device", FINISHED: "finished", FAILED: "failed"}.get(run.state,
-                                                                                                     "running")  # fmt: skip
+        state = {QUEUED: "queued, waiting for the device", FINISHED: "finished", FAILED: "failed"}.get(
+            run.state, "running"
+        )
         if run.state == FAILED and run.failure is not None:
             state = f"failed ({run.failure.kind}): {run.failure.message}"
         tone = {FINISHED: "bold $text-success", FAILED: "bold $text-error"}.get(run.state, "bold")
@@ -79,8 +80,12 @@ class LiveRun(Vertical):
         head.update(Content.assemble((run.label, "bold"), " · ", (state, tone), stage), layout=False)
         bar.update(total=max(run.total, 1), progress=run.done)
         steps = f"{run.done}/{run.total}  " if run.total else ""
-        timing.update(f"{steps}elapsed {clock_text(run.elapsed(now))}  ETA {clock_text(run.eta(now))}"
-                      if run.started is not None else "", layout=False)  # fmt: skip
+        timing.update(
+            f"{steps}elapsed {clock_text(run.elapsed(now))}  ETA {clock_text(run.eta(now))}"
+            if run.started is not None
+            else "",
+            layout=False,
+        )
         # the latest two histograms side by side (B's eager and fused), then line charts: the
         # newest one beside histograms (B's CDF), else the first two (E's train and eval loss)
         shown = list(run.histograms.values())[-2:]

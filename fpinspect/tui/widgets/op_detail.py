@@ -31,11 +31,15 @@ def _names(names: list[str]) -> str:
 
 def _neighbours(pairs: list[tuple[str, bool]]) -> Content:
     """Neighbour names; those inside the same fused op in the accent colour."""
-    return Content(", ").join(Content.styled(n, "$text-accent" if inside else styled.MUTED) for n, inside in pairs)
+    return Content(", ").join(
+        Content.styled(n, "$text-accent" if inside else styled.MUTED) for n, inside in pairs
+    )
 
 
 def _original(o: OriginalOp, width: int, type_width: int) -> Content:
-    line = Content.assemble(("  " + o.name.ljust(width), "bold"), "  ", (o.type.ljust(type_width), styled.MUTED))
+    line = Content.assemble(
+        ("  " + o.name.ljust(width), "bold"), "  ", (o.type.ljust(type_width), styled.MUTED)
+    )
     if o.present is False:
         return line + Content.styled("  not in the fusion-off graph", "$text-warning")
     if o.inputs:
@@ -45,8 +49,13 @@ def _original(o: OriginalOp, width: int, type_width: int) -> Content:
     return line
 
 
-def pair_content(plan: PairPlan, record: Record | None, pending: bool, replay: ReplayEvidence | None = None,
-                 replaying: bool = False) -> Content:  # fmt: skip
+def pair_content(
+    plan: PairPlan,
+    record: Record | None,
+    pending: bool,
+    replay: ReplayEvidence | None = None,
+    replaying: bool = False,
+) -> Content:
     """One pair: what is compared with what, its verdict and metrics, its replay (outputs of a
     comparison), files and layouts."""
     p = plan
@@ -63,8 +72,10 @@ def pair_content(plan: PairPlan, record: Record | None, pending: bool, replay: R
         lines[0] += Content("   ") + styled.verdict(record.verdict)
         if result is not None and result.compared:
             ulp = result.metrics["ulp"]
-            lines[0] += Content(f"  {format_score(record.score)}  ULP max {fmt_num(ulp['max'])}"
-                                f"  cos {fmt_num(result.cosine, 'cos')}")  # fmt: skip
+            lines[0] += Content(
+                f"  {format_score(record.score)}  ULP max {fmt_num(ulp['max'])}"
+                f"  cos {fmt_num(result.cosine, 'cos')}"
+            )
         if record.reasons:
             lines.append(Content.styled("  " + "; ".join(record.reasons), styled.MUTED))
         if p.kind == "output" and result is not None and result.compared:
@@ -73,8 +84,14 @@ def pair_content(plan: PairPlan, record: Record | None, pending: bool, replay: R
         sides = [("on ", p.fused_file, p.fused_desc), ("off", p.origin_file, p.origin_desc)]
         for side, f, desc in sides if p.origin_desc or p.origin_file else sides[:1]:
             name = os.path.basename(f.path) if f else "no dump file"
-            lines.append(Content.assemble(f"  {side}  ", (styled.tensor(desc), styled.MUTED), "  ",
-                                          (name, "" if f else "$text-warning")))  # fmt: skip
+            lines.append(
+                Content.assemble(
+                    f"  {side}  ",
+                    (styled.tensor(desc), styled.MUTED),
+                    "  ",
+                    (name, "" if f else "$text-warning"),
+                )
+            )
     codes = record.status if record else list(p.status)
     tail = Content("  ") + styled.status(codes) if codes else Content("")
     if record is not None and record.conversion:
@@ -104,19 +121,26 @@ def op_info_content(insp: Inspection, name: str) -> Content:
     def tensor_line(label: str, io: str, index: int, desc) -> Content:
         f = insp.dump_of(name, io, index)
         dump = os.path.basename(f.path) if f else ("no dump file" if insp.open_index is not None else "")
-        origin = f"  origin {desc.origin_format} {list(desc.origin_shape)}" if desc and desc.origin_shape else ""
+        origin = (
+            f"  origin {desc.origin_format} {list(desc.origin_shape)}" if desc and desc.origin_shape else ""
+        )
         return Content.assemble(f"  {label}  ", (styled.tensor(desc) + origin, styled.MUTED), "  ", dump)
 
     lines = [Content.styled(f"Inputs ({len(op.inputs)})", "bold")]
     for k, ref in enumerate(op.inputs):
         source = f"← {ref.op}:{ref.index}" if ref is not None else "(not connected)"
-        lines.append(tensor_line(f"{k} {source}", "input", k, op.input_desc[k] if k < len(op.input_desc) else None))
+        lines.append(
+            tensor_line(f"{k} {source}", "input", k, op.input_desc[k] if k < len(op.input_desc) else None)
+        )
     if op.control_inputs:
         lines.append(Content.styled(f"  control: {_names(op.control_inputs)}", styled.MUTED))
     lines.append(Content.styled(f"Outputs ({len(op.output_desc)})", "bold"))
     lines += [tensor_line(str(i), "output", i, d) for i, d in enumerate(op.output_desc)]
     lines.append(Content.styled(f"Attributes ({len(op.attrs)})  graph {op.graph}", "bold"))
-    lines += [Content.assemble(f"  {key} ", (_value(value), styled.MUTED)) for key, value in sorted(op.attrs.items())]
+    lines += [
+        Content.assemble(f"  {key} ", (_value(value), styled.MUTED))
+        for key, value in sorted(op.attrs.items())
+    ]
     return Content("\n").join(lines)
 
 
@@ -138,13 +162,25 @@ class PairCard(Static, can_focus=True):
             super().__init__()
             self.plan = plan
 
-    def __init__(self, plan: PairPlan, record: Record | None, pending: bool, replay: ReplayEvidence | None = None,
-                 replaying: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        plan: PairPlan,
+        record: Record | None,
+        pending: bool,
+        replay: ReplayEvidence | None = None,
+        replaying: bool = False,
+    ) -> None:
         super().__init__(pair_content(plan, record, pending, replay, replaying))
         self.plan = plan
 
-    def show(self, record: Record | None, pending: bool, plan: PairPlan | None = None,
-             replay: ReplayEvidence | None = None, replaying: bool = False) -> None:  # fmt: skip
+    def show(
+        self,
+        record: Record | None,
+        pending: bool,
+        plan: PairPlan | None = None,
+        replay: ReplayEvidence | None = None,
+        replaying: bool = False,
+    ) -> None:
         """Show ``plan`` (default: the card's own) with its record and replay."""
         self.plan = plan or self.plan
         self.update(pair_content(self.plan, record, pending, replay, replaying))
@@ -181,26 +217,39 @@ class OpDetail(VerticalScroll):
         """Detail op ``name`` (None: nothing is listed)."""
         if name is None:
             self.op_name = None
-            self.query_one("#detail-head", Static).update("No op is listed." if insp.showing_all
-                                                          else "No fused op is listed.")  # fmt: skip
+            self.query_one("#detail-head", Static).update(
+                "No op is listed." if insp.showing_all else "No fused op is listed."
+            )
             for part in ("#detail-originals", "#detail-links", "#detail-info"):
                 self.query_one(part, Static).update("")
             self.query_one("#detail-pairs").remove_children()
             return
         row = insp.by_name[name]
         finding = insp.findings.get(name)
-        head = Content.assemble((name, "bold"), "  ", (row.op.type, styled.MUTED),
-                                (f"  #{row.position + 1} of {len(insp.rows)}", styled.MUTED))  # fmt: skip
+        head = Content.assemble(
+            (name, "bold"),
+            "  ",
+            (row.op.type, styled.MUTED),
+            (f"  #{row.position + 1} of {len(insp.rows)}", styled.MUTED),
+        )
         pending = row.verdict is None and insp.pending(name)
-        state = Content("\n") + (Content.styled("computing…", "$text-accent") if pending else styled.verdict(row.verdict))
+        state = Content("\n") + (
+            Content.styled("computing…", "$text-accent") if pending else styled.verdict(row.verdict)
+        )
         if finding is not None and finding.role:
             state += Content(" · ") + styled.role(finding.role)
         if finding is not None and finding.reason:
             state += Content(f": {finding.reason}")
         self.query_one("#detail-head", Static).update(head + state)
         self.query_one("#detail-originals", Static).update(self._originals(insp, name))
-        links = Content.assemble(("producers ", styled.MUTED), _names(insp.producers(name)), ("  (p)", styled.MUTED),
-                                 ("\nconsumers ", styled.MUTED), _names(insp.consumers(name)), ("  (c)", styled.MUTED))  # fmt: skip
+        links = Content.assemble(
+            ("producers ", styled.MUTED),
+            _names(insp.producers(name)),
+            ("  (p)", styled.MUTED),
+            ("\nconsumers ", styled.MUTED),
+            _names(insp.consumers(name)),
+            ("  (c)", styled.MUTED),
+        )
         self.query_one("#detail-links", Static).update(links)
         self._show_pairs(insp, name)
         info = self.query_one("#detail-info", Static)
@@ -225,11 +274,13 @@ class OpDetail(VerticalScroll):
         replaying = name in insp.replaying
         for card, plan in zip(cards, plans):
             card.show(insp.record(plan), plan.key in pending, plan, insp.replay(plan), replaying)
-        for card in cards[len(plans):]:
+        for card in cards[len(plans) :]:
             card.remove()
         if len(plans) > len(cards):
             self.query_one("#detail-pairs").mount_all(
-                PairCard(p, insp.record(p), p.key in pending, insp.replay(p), replaying) for p in plans[len(cards):])
+                PairCard(p, insp.record(p), p.key in pending, insp.replay(p), replaying)
+                for p in plans[len(cards) :]
+            )
         if name != self.op_name:
             self.op_name = name
             self.scroll_home(animate=False)

@@ -41,9 +41,14 @@ class OpList(ScrollView, can_focus=True):
     """Rows of :class:`~fpinspect.tui.model.OpRow`, shown in a given order, with a cursor."""
 
     COMPONENT_CLASSES = {
-        "op-list--header", "op-list--cursor", "op-list--pass", "op-list--warn", "op-list--fail",
-        "op-list--muted", "op-list--introduced",
-    }  # fmt: skip
+        "op-list--header",
+        "op-list--cursor",
+        "op-list--pass",
+        "op-list--warn",
+        "op-list--fail",
+        "op-list--muted",
+        "op-list--introduced",
+    }
 
     DEFAULT_CSS = """
     OpList {
@@ -194,8 +199,11 @@ class OpList(ScrollView, can_focus=True):
             return row.verdict or "-", f"op-list--{row.verdict}" if row.verdict else "op-list--muted"
         if key == "worst":
             return format_score(row.score), None if row.score is not None else "op-list--muted"
-        style = {"introduced": "op-list--introduced", "unverified": "op-list--warn",
-                 "more_accurate": "op-list--pass"}.get(row.role or "")  # fmt: skip
+        style = {
+            "introduced": "op-list--introduced",
+            "unverified": "op-list--warn",
+            "more_accurate": "op-list--pass",
+        }.get(row.role or "")
         return (row.role or "").replace("_", " "), style or "op-list--muted"
 
     def render_line(self, y: int) -> Strip:
@@ -210,7 +218,11 @@ class OpList(ScrollView, can_focus=True):
         if index >= len(self._order):
             return Strip.blank(width, base)
         row = self._rows[self._order[index]]
-        line = base + self.get_component_rich_style("op-list--cursor", partial=True) if index == self.cursor else base
+        line = (
+            base + self.get_component_rich_style("op-list--cursor", partial=True)
+            if index == self.cursor
+            else base
+        )
         segments = [Segment(" ", line)]
         for i, (key, _, w, right) in enumerate(cols):
             if i:

@@ -23,8 +23,10 @@ def axis_summary(ax: AxisProfile) -> Content:
     if spots[0].share < 2 / ax.off.size:
         body = "evenly spread"
     else:
-        body = ", ".join(f"{h.start if h.stop - h.start == 1 else f'{h.start}-{h.stop - 1}'} {fmt_num(h.share, 'pct')}"
-                         for h in spots)  # fmt: skip
+        body = ", ".join(
+            f"{h.start if h.stop - h.start == 1 else f'{h.start}-{h.stop - 1}'} {fmt_num(h.share, 'pct')}"
+            for h in spots
+        )
     held = int(ax.off.astype(bool).sum())
     return head + Content(body) + Content.styled(f" · off in {held} of {ax.off.size}", styled.MUTED)
 
@@ -49,10 +51,14 @@ class ProfileView(Vertical):
             self.mount(Static(Content.styled(problem or "no profile", styled.MUTED)))
             return
         share = profile.off / profile.elements if profile.elements else 0.0
-        title = Content.assemble(("Where errors concentrate", "bold"),
-                                 (f"  {fmt_num(profile.off)} of {fmt_num(profile.elements)} elements "
-                                  f"({fmt_num(share, 'pct')}) are off by more than {OFF_ULP:g} ULP or NaN/inf",
-                                  styled.MUTED))  # fmt: skip
+        title = Content.assemble(
+            ("Where errors concentrate", "bold"),
+            (
+                f"  {fmt_num(profile.off)} of {fmt_num(profile.elements)} elements "
+                f"({fmt_num(share, 'pct')}) are off by more than {OFF_ULP:g} ULP or NaN/inf",
+                styled.MUTED,
+            ),
+        )
         parts: list = [Static(title)]
         if profile.off:
             for ax in profile.axes:

@@ -28,10 +28,17 @@ def replay_lines(ev: ReplayEvidence | None, replaying: bool, indent: str = "  ")
 def three_way(ev: ReplayEvidence) -> Content:
     """``fused 0.21 eps · eager 4.6 eps from fp64 · fused vs its eager replay 4.6 eps fail · fidelity 0 ULP``."""
     return Content.assemble(
-        "fused ", (format_score(ev.red("fused_vs_fp64")), "bold"), " · eager ", (format_score(ev.red("eager_vs_fp64")), "bold"),
-        (" from fp64 · ", styled.MUTED), "fused vs its eager replay ", (format_score(ev.red("fused_vs_replay")), "bold"),
-        " ", styled.verdict(ev.verdict), (f" · fidelity {max_ulp(ev.results.get('fidelity'))} ULP", styled.MUTED),
-    )  # fmt: skip
+        "fused ",
+        (format_score(ev.red("fused_vs_fp64")), "bold"),
+        " · eager ",
+        (format_score(ev.red("eager_vs_fp64")), "bold"),
+        (" from fp64 · ", styled.MUTED),
+        "fused vs its eager replay ",
+        (format_score(ev.red("fused_vs_replay")), "bold"),
+        " ",
+        styled.verdict(ev.verdict),
+        (f" · fidelity {max_ulp(ev.results.get('fidelity'))} ULP", styled.MUTED),
+    )
 
 
 def conclusion(ev: ReplayEvidence) -> Content:

@@ -50,37 +50,59 @@ class ResultView(VerticalScroll):
     }
     """
 
-    def __init__(self, report: Report | None = None, *, source: Path | None = None,
-                 written: list[Path] | None = None, failure: tuple[str, str, str] | None = None,
-                 label: str = "", **kwargs) -> None:  # fmt: skip
+    def __init__(
+        self,
+        report: Report | None = None,
+        *,
+        source: Path | None = None,
+        written: list[Path] | None = None,
+        failure: tuple[str, str, str] | None = None,
+        label: str = "",
+        **kwargs,
+    ) -> None:
         """``source``: the result.json (or run folder) shown; ``written``: files of a run
         just finished; ``failure``: ``(kind, message, log tail)`` of a failed run."""
         super().__init__(**kwargs)
-        self.report, self.source, self.written, self.failure, self.label = report, source, written, failure, label
+        self.report, self.source, self.written, self.failure, self.label = (
+            report,
+            source,
+            written,
+            failure,
+            label,
+        )
 
     def compose(self) -> ComposeResult:
         if self.failure is not None:
             kind, message, tail = self.failure
-            yield Static(Content.assemble((f"{self.label} failed", "bold $text-error"), f" ({kind}): {message}"),
-                         classes="result-head")  # fmt: skip
+            yield Static(
+                Content.assemble((f"{self.label} failed", "bold $text-error"), f" ({kind}): {message}"),
+                classes="result-head",
+            )
             yield Static(Content.styled("Last lines of the child's log:", styled.MUTED))
             yield Static(Content(tail or "(the log is empty)"), classes="failure-log")
             if self.source is not None:
-                yield Static(Content.styled(f"Run folder: {shown_path(self.source)}", styled.MUTED), classes="result-files")
+                yield Static(
+                    Content.styled(f"Run folder: {shown_path(self.source)}", styled.MUTED),
+                    classes="result-files",
+                )
             return
         r = self.report
         env = r.environment
         verdict = verdict_summary(r)
         yield Static(
             Content.assemble(
-                (f"{r.task} — {r.title}", "bold"), "   ", (verdict, _TONE[verdict]),
+                (f"{r.task} — {r.title}", "bold"),
+                "   ",
+                (verdict, _TONE[verdict]),
                 Content.styled(f"\nClaim {r.claim}", styled.MUTED),
-                Content.styled(f"\n{r.device} ({env.get('device_name', '?')}), torch {env.get('torch', '?')}, "
-                               f"{r.settings.get('dtype')}, seed {r.settings.get('seed')}, profile {r.profile}",
-                               styled.MUTED),
+                Content.styled(
+                    f"\n{r.device} ({env.get('device_name', '?')}), torch {env.get('torch', '?')}, "
+                    f"{r.settings.get('dtype')}, seed {r.settings.get('seed')}, profile {r.profile}",
+                    styled.MUTED,
+                ),
             ),
             classes="result-head",
-        )  # fmt: skip
+        )
         yield Static(Content.styled("Expectation and measurement", "bold"), classes="result-title")
         yield Static(verdict_table(r), classes="result-table")
         for t in sorted(r.tables, key=lambda t: not t.summary):

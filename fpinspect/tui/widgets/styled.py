@@ -10,8 +10,12 @@ from ...dumps.ge_decode import TensorDesc
 from ...dumps.ge_types import numpy_dtype_name
 
 VERDICT_STYLE = {"pass": "$text-success", "warn": "$text-warning", "fail": "bold $text-error"}
-ROLE_STYLE = {"introduced": "bold $text-error", "inherited": "$foreground-muted", "unverified": "$text-warning",
-              "more_accurate": "bold $text-success"}  # fmt: skip
+ROLE_STYLE = {
+    "introduced": "bold $text-error",
+    "inherited": "$foreground-muted",
+    "unverified": "$text-warning",
+    "more_accurate": "bold $text-success",
+}
 MUTED = "$foreground-muted"
 
 
@@ -25,8 +29,12 @@ def role(r: str | None) -> Content:
 
 def status(codes: list[str]) -> Content:
     """Status codes, problems in the error colour and OK in the success colour."""
-    parts = [Content.styled(c, "$text-error" if c in BAD_STATUSES else "$text-success" if c == "OK" else "$text-warning")
-             for c in codes]  # fmt: skip
+    parts = [
+        Content.styled(
+            c, "$text-error" if c in BAD_STATUSES else "$text-success" if c == "OK" else "$text-warning"
+        )
+        for c in codes
+    ]
     return Content(" ").join(parts)
 
 

@@ -20,11 +20,24 @@ class WorstTable(DataTable):
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
 
     def show(self, worst: list[dict]) -> None:
-        rows = [(str(e["index"]), fmt_num(e["a"]), fmt_num(e["b"]), fmt_num(e["abs"], "e3"), fmt_num(e["rel"], "e3"),
-                 fmt_num(e["ulp"]), e["a_bits"], e["b_bits"]) for e in worst]  # fmt: skip
+        rows = [
+            (
+                str(e["index"]),
+                fmt_num(e["a"]),
+                fmt_num(e["b"]),
+                fmt_num(e["abs"], "e3"),
+                fmt_num(e["rel"], "e3"),
+                fmt_num(e["ulp"]),
+                e["a_bits"],
+                e["b_bits"],
+            )
+            for e in worst
+        ]
         self.clear(columns=True)
         # fixed widths, measured here: the table is filled once
         for i, col in enumerate(COLUMNS):
             label = Text(col, justify="right") if col in _RIGHT else col
             self.add_column(label, width=max([len(col), *(len(r[i]) for r in rows)]), key=col)
-        self.add_rows([Text(v, justify="right") if col in _RIGHT else v for col, v in zip(COLUMNS, r)] for r in rows)
+        self.add_rows(
+            [Text(v, justify="right") if col in _RIGHT else v for col, v in zip(COLUMNS, r)] for r in rows
+        )

@@ -26,6 +26,24 @@ BAD_STATUSES = {
 }
 
 
+#: The columns of a worst-elements table (``diff`` and the inspector's drill-down).
+WORST_COLUMNS = ("index", "A", "B", "abs", "rel", "ULP", "A bits", "B bits")
+
+
+def worst_row(e: dict) -> tuple[str, ...]:
+    """One worst element (an entry of ``PairResult.worst``) as the cells of :data:`WORST_COLUMNS`."""
+    return (
+        str(e["index"]),
+        fmt_num(e["a"]),
+        fmt_num(e["b"]),
+        fmt_num(e["abs"], "e3"),
+        fmt_num(e["rel"], "e3"),
+        fmt_num(e["ulp"]),
+        e["a_bits"],
+        e["b_bits"],
+    )
+
+
 def fmt_num(v, kind: str = "g") -> str:
     """Compact, aligned-friendly number text; ``-`` for missing, NaN / inf spelled out."""
     if v is None:
@@ -148,19 +166,10 @@ def pair_report(res: PairResult, name_a: str, name_b: str) -> Group:
     )
     if res.worst:
         w = Table(title="Worst elements", title_justify="left", box=box.SIMPLE_HEAD)
-        for col in ("index", "A", "B", "abs", "rel", "ULP", "A bits", "B bits"):
+        for col in WORST_COLUMNS:
             w.add_column(col, justify="right" if col != "index" else "left", no_wrap=True)
         for e in res.worst:
-            w.add_row(
-                str(e["index"]),
-                fmt_num(e["a"]),
-                fmt_num(e["b"]),
-                fmt_num(e["abs"], "e3"),
-                fmt_num(e["rel"], "e3"),
-                fmt_num(e["ulp"]),
-                e["a_bits"],
-                e["b_bits"],
-            )
+            w.add_row(*worst_row(e))
         parts.append(w)
     return Group(*parts)
 

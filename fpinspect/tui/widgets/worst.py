@@ -5,9 +5,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
-from ...cli.render import fmt_num
+from ...cli.render import WORST_COLUMNS as COLUMNS
+from ...cli.render import worst_row
 
-COLUMNS = ("index", "A", "B", "abs", "rel", "ULP", "A bits", "B bits")
 _RIGHT = {"A", "B", "abs", "rel", "ULP"}
 
 
@@ -20,19 +20,7 @@ class WorstTable(DataTable):
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
 
     def show(self, worst: list[dict]) -> None:
-        rows = [
-            (
-                str(e["index"]),
-                fmt_num(e["a"]),
-                fmt_num(e["b"]),
-                fmt_num(e["abs"], "e3"),
-                fmt_num(e["rel"], "e3"),
-                fmt_num(e["ulp"]),
-                e["a_bits"],
-                e["b_bits"],
-            )
-            for e in worst
-        ]
+        rows = [worst_row(e) for e in worst]
         self.clear(columns=True)
         # fixed widths, measured here: the table is filled once
         for i, col in enumerate(COLUMNS):

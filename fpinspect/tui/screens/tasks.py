@@ -137,6 +137,7 @@ class TasksScreen(Screen):
         self.devices: dict[str, str | None] = {"cpu": None, **{d: CHECKING for d in CHOICES if d != "cpu"}}
         self._preset_devices = devices
         self.clock, self.now = clock, now
+        self.closing = False  #: set by stop_all when the app closes
         self.queue = RunQueue()
         self.watched: TrackedRun | None = None
         self.processes: dict[int, ExperimentProcess] = {}
@@ -444,6 +445,8 @@ class TasksScreen(Screen):
             run.state, run.failure = FAILED, Failed("cancelled", f"{run.label} was stopped")
         run.ended = run.ended if run.ended is not None else self.clock()
         run.report, run.written, run.log_tail = msg.report, msg.written, msg.log_tail
+        if self.closing:
+            return
         self._schedule()
         self._refresh_queue()
         self._fill_tasks()
@@ -549,7 +552,11 @@ class TasksScreen(Screen):
         )
 
     def stop_all(self) -> None:
-        """Stop every child now (the app is closing)."""
+        """Stop every child now (the app is closing): nothing queued starts any more, and a run
+        that ends while the app closes only updates its record (no screen is pushed then)."""
+        self.closing = True
+        for run in self.queue.runs:
+            run.cancel_requested = True
         for process in list(self.processes.values()):
             process.cancel()
 

@@ -17,7 +17,7 @@ from .graph import GeModel
 ORIGINAL_OP_NAMES = "_datadump_original_op_names"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OutputMap:
     """Output ``index`` of a fused op and the original output it replaces.
 
@@ -32,7 +32,7 @@ class OutputMap:
     desc: TensorDesc
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FusedInput:
     """Data input ``index`` of a fused op, traced to the original output it corresponds to.
 
@@ -53,7 +53,7 @@ class FusedInput:
     desc: TensorDesc | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FusedOp:
     """A fused op (:func:`is_fused`) with its mapping to the original ops.
 
@@ -219,14 +219,20 @@ def original_subgraph(off_model: GeModel, names: Iterable[str]) -> nx.DiGraph:
     are left out; check them with :meth:`GeModel.has_op`.
     """
     present = [n for n in dict.fromkeys(names) if off_model.has_op(n)]
+    inside = set(present)
     sub = nx.DiGraph()
     for n in present:
         sub.add_node(n, type=off_model.ops[n].type, graph=off_model.ops[n].graph)
-    for u, v, data in off_model.nx.subgraph(present).edges(data=True):
-        if not sub.has_edge(u, v):
-            sub.add_edge(u, v, kind="control", ports=[])
-        edge = sub.edges[u, v]
-        if data["kind"] == "data":
-            edge["kind"] = "data"
-            edge["ports"] = sorted([*edge["ports"], (data["src_index"], data["dst_index"])])
+    for v in present:
+        op = off_model.ops[v]
+        for u in op.control_inputs:
+            if u in inside and not sub.has_edge(u, v):
+                sub.add_edge(u, v, kind="control", ports=[])
+        for k, ref in enumerate(op.inputs):
+            if ref is not None and ref.op in inside:
+                if not sub.has_edge(ref.op, v):
+                    sub.add_edge(ref.op, v, kind="control", ports=[])
+                edge = sub.edges[ref.op, v]
+                edge["kind"] = "data"
+                edge["ports"] = sorted([*edge["ports"], (ref.index, k)])
     return sub

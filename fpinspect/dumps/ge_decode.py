@@ -250,7 +250,7 @@ def decode_attrs(entries: Any, what: str = "attr") -> dict[str, Any]:
 # --------------------------------------------------------------------------- tensors and ops
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TensorDesc:
     """One ``TensorDescriptor``: what an op's input or output looks like on the device.
 
@@ -310,7 +310,7 @@ def tensor_desc(value: Any, what: str = "tensor desc") -> TensorDesc:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class InputRef:
     """A data input: output ``index`` of op ``op``."""
 
@@ -318,7 +318,7 @@ class InputRef:
     index: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OpInfo:
     """One op of the dump graph.
 

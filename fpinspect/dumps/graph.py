@@ -1,6 +1,6 @@
 """Load a GE dump graph — atc's JSON (``atc --mode=5 --json``) or GE's ``ge_proto_*.txt`` — into
-:class:`GeModel`: typed ops (:mod:`.ge_decode`) and a networkx graph of their data and control
-edges, with a deterministic topological order.
+:class:`GeModel`: typed ops (:mod:`.ge_decode`), their data and control edges followed either
+way, and a deterministic topological order (a networkx graph of the same on request).
 
 Every graph of ``graph[]`` is read: the root graph and all subgraphs. The fusion mapping built
 on the model is :mod:`.fusion`; GE's type tables are :mod:`.ge_types`.
@@ -9,18 +9,22 @@ on the model is :mod:`.fusion`; GE's type tables are :mod:`.ge_types`.
 from __future__ import annotations
 
 import gc
+import heapq
 import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import msgspec
-import networkx as nx
 
 from .errors import InputError
 from .ge_decode import Malformed, OpInfo, as_dict, as_list, as_str, op_info
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 _GRAPH_ERROR = "GRAPH_LOAD_ERROR"
 
@@ -31,19 +35,20 @@ class GeModel:
 
     ``graphs`` are the graph names in file order (root first; an unnamed graph is called
     ``graph_<position>``). ``ops`` maps op name -> :class:`OpInfo` in file order, over all
-    graphs. ``nx`` has one node per op (attributes ``type``, ``graph``, ``attrs``,
-    ``output_desc``, ``missing=False``) and one per name referenced but not defined
-    (``type=None``, ``missing=True``); data edges carry ``kind="data"``, ``src_index``,
-    ``dst_index``; control edges ``kind="control"``. ``warnings`` lists what was tolerated:
-    duplicate op names (first kept), references to undefined ops, a cycle.
+    graphs. ``warnings`` lists what was tolerated: duplicate op names (first kept), references
+    to undefined ops, a cycle. The edges are the ops' own inputs (:attr:`OpInfo.inputs` and
+    :attr:`OpInfo.control_inputs`); :meth:`data_producers` and :meth:`data_consumers` follow
+    them either way, and :attr:`nx` is the same graph in networkx, built on first use.
     """
 
     path: str
     graphs: list[str]
     ops: dict[str, OpInfo]
-    nx: nx.MultiDiGraph
     warnings: list[str] = field(default_factory=list)
+    #: names referenced but not defined -> the graph of the first op referencing them
+    missing: dict[str, str] = field(default_factory=dict)
     _order: list[str] = field(default_factory=list, repr=False)
+    _consumers: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     def has_op(self, name: str) -> bool:
         """True if an op of this exact name is defined in any graph of the file."""
@@ -58,43 +63,110 @@ class GeModel:
         """
         return list(self._order)
 
+    def data_producers(self, name: str) -> list[str]:
+        """The ops feeding op ``name`` through data edges, each once, in input order
+        (``[]`` for a name the file references but does not define)."""
+        op = self.ops.get(name)
+        return list(dict.fromkeys(ref.op for ref in op.inputs if ref is not None)) if op else []
 
-def _build_nx(ops: dict[str, OpInfo], warnings: list[str]) -> nx.MultiDiGraph:
-    g = nx.MultiDiGraph()
+    def data_consumers(self, name: str) -> list[str]:
+        """The ops fed by op (or undefined name) ``name`` through data edges, each once, in file order."""
+        return list(self._consumers.get(name, ()))
+
+    @cached_property
+    def nx(self) -> nx.MultiDiGraph:
+        """The graph in networkx: one node per op (attributes ``type``, ``graph``, ``attrs``,
+        ``output_desc``, ``missing=False``) and one per name referenced but not defined
+        (``type=None``, ``missing=True``); data edges carry ``kind="data"``, ``src_index``,
+        ``dst_index``; control edges ``kind="control"``. Nodes in file order (undefined names
+        where first referenced), edges op by op, data inputs before control ones."""
+        import networkx  # imported here: only callers of this property need it
+
+        g = networkx.MultiDiGraph()
+        for op in self.ops.values():
+            g.add_node(
+                op.name,
+                type=op.type,
+                graph=op.graph,
+                attrs=op.attrs,
+                output_desc=op.output_desc,
+                missing=False,
+            )
+        for op in self.ops.values():
+            for src, attrs in _in_edges(op):
+                if src not in g:
+                    g.add_node(
+                        src, type=None, graph=self.missing[src], attrs={}, output_desc=[], missing=True
+                    )
+                g.add_edge(src, op.name, **attrs)
+        return g
+
+
+def _in_edges(op: OpInfo) -> Iterator[tuple[str, dict]]:
+    """The edges into ``op``: its data inputs in order, then its control inputs."""
+    for k, ref in enumerate(op.inputs):
+        if ref is not None:
+            yield ref.op, {"kind": "data", "src_index": ref.index, "dst_index": k}
+    for name in op.control_inputs:
+        yield name, {"kind": "control"}
+
+
+def _edges(
+    ops: dict[str, OpInfo], graphs: list[str], warnings: list[str]
+) -> tuple[dict[str, str], list[str], dict[str, list[str]]]:
+    """The undefined names referenced (-> the graph of their first reference), the
+    topological order (:meth:`GeModel.topological_order`) and each op's data consumers."""
+    missing: dict[str, str] = {}
+    succ: dict[str, list[str]] = {}  # every edge, with multiplicity: what the order counts
+    consumers: dict[str, list[str]] = {}
+    indegree: dict[str, int] = {}
     for op in ops.values():
-        g.add_node(
-            op.name, type=op.type, graph=op.graph, attrs=op.attrs, output_desc=op.output_desc, missing=False
-        )
-    for op in ops.values():
-        sources = [
-            (ref.op, dict(kind="data", src_index=ref.index, dst_index=k))
-            for k, ref in enumerate(op.inputs)
-            if ref is not None
-        ]
-        sources += [(name, dict(kind="control")) for name in op.control_inputs]
-        for src, attrs in sources:
-            if src not in ops and src not in g:
-                g.add_node(src, type=None, graph=op.graph, attrs={}, output_desc=[], missing=True)
-                warnings.append(f"op {op.name!r} references {src!r}, which is not in the file")
-            g.add_edge(src, op.name, **attrs)
-    return g
+        name = op.name
+        data = [ref.op for ref in op.inputs if ref is not None]
+        for src in (*data, *op.control_inputs):
+            if src not in ops and src not in missing:
+                missing[src] = op.graph
+                warnings.append(f"op {name!r} references {src!r}, which is not in the file")
+            succ.setdefault(src, []).append(name)
+        for src in dict.fromkeys(data):
+            consumers.setdefault(src, []).append(name)
+        indegree[name] = len(data) + len(op.control_inputs)
+    return missing, _topological_order(ops, missing, graphs, succ, indegree, warnings), consumers
 
 
 def _topological_order(
-    g: nx.MultiDiGraph, ops: dict[str, OpInfo], graphs: list[str], warnings: list[str]
+    ops: dict[str, OpInfo],
+    missing: dict[str, str],
+    graphs: list[str],
+    succ: dict[str, list[str]],
+    indegree: dict[str, int],
+    warnings: list[str],
 ) -> list[str]:
+    """Kahn's algorithm, the ready op of the smallest ``(graph rank, position)`` first:
+    positions are the file order, undefined names after every op, where first referenced."""
     rank = {name: i for i, name in enumerate(graphs)}
-    position = {name: i for i, name in enumerate(g.nodes)}  # node insertion = file order
-
-    def key(node: str) -> tuple[int, int]:
-        return rank.get(g.nodes[node]["graph"], len(graphs)), position[node]
-
-    try:
-        order = nx.lexicographical_topological_sort(g, key=key)
-        return [name for name in order if name in ops]
-    except nx.NetworkXUnfeasible:
+    key: dict[str, tuple[int, int]] = {}
+    for position, (name, graph) in enumerate(
+        [*((op.name, op.graph) for op in ops.values()), *missing.items()]
+    ):
+        key[name] = (rank.get(graph, len(graphs)), position)
+    ready = [(*key[name], name) for name in missing] + [
+        (*key[name], name) for name, n in indegree.items() if n == 0
+    ]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        name = heapq.heappop(ready)[2]
+        if name in ops:
+            order.append(name)
+        for child in succ.get(name, ()):
+            indegree[child] -= 1
+            if indegree[child] == 0:
+                heapq.heappush(ready, (*key[child], child))
+    if len(order) < len(ops):
         warnings.append("the graph has a cycle; ops are ordered as in the file")
         return list(ops)
+    return order
 
 
 @contextmanager
@@ -233,6 +305,5 @@ def _model(path: str, data: Any) -> GeModel:
             ops[op.name] = op
     if not ops:
         raise Malformed("it defines no operators")
-    g = _build_nx(ops, warnings)
-    order = _topological_order(g, ops, graphs, warnings)
-    return GeModel(path=path, graphs=graphs, ops=ops, nx=g, warnings=warnings, _order=order)
+    missing, order, consumers = _edges(ops, graphs, warnings)
+    return GeModel(path, graphs, ops, warnings, missing, order, consumers)

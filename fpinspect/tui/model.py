@@ -24,7 +24,7 @@ from .sources import Sources
 WORST = 10
 
 
-@dataclass
+@dataclass(slots=True)
 class OpRow:
     """One fused op as the list shows it. ``verdict`` and ``score`` are the worst over the
     op's computed outputs (:func:`~fpinspect.dumps.verdict.worst_verdict`, as the localisation);
@@ -56,8 +56,7 @@ class OriginalOp:
 
 
 def _data_neighbours(model: GeModel, name: str, upstream: bool) -> list[str]:
-    edges = model.nx.in_edges(name, data="kind") if upstream else model.nx.out_edges(name, data="kind")
-    return list(dict.fromkeys(u if upstream else v for u, v, kind in edges if kind == "data"))
+    return model.data_producers(name) if upstream else model.data_consumers(name)
 
 
 def outline_rows(ops: list[FusedOp]) -> list[OpRow]:

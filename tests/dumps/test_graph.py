@@ -327,6 +327,49 @@ def test_cycle_falls_back_to_file_order(tmp_path):
     assert any("cycle" in w for w in model.warnings)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 2),  # the graph the op is in
+            st.lists(st.tuples(st.integers(0, 9), st.integers(-1, 2)), max_size=4),  # inputs: op, index
+        ),
+        min_size=1,
+        max_size=10,
+    )
+)
+def test_edges_and_order_are_networkx_s(tmp_path_factory, spec):
+    """The model's own adjacency and order agree with networkx on the same graph: producers
+    and consumers through data edges, the lexicographical topological order by (graph, file
+    position), cycles, self-loops, parallel and control edges, names never defined."""
+    import networkx as nx
+
+    b = GraphBuilder()
+    graphs = {0: b}
+    for i, (where, inputs) in enumerate(spec):
+        if where not in graphs:
+            graphs[where] = b.subgraph(f"sub{where}")
+        names = [f"op{j}" if j < len(spec) else f"ghost{j}" for j, _ in inputs]
+        graphs[where].op(f"op{i}", "Abs", inputs=[f"{n}:{k}" for n, (_, k) in zip(names, inputs)])
+    model = load(tmp_path_factory.mktemp("g"), b)
+    g = model.nx
+    for name in g.nodes:
+        ins = [u for u, _, kind in g.in_edges(name, data="kind") if kind == "data"]
+        outs = [v for _, v, kind in g.out_edges(name, data="kind") if kind == "data"]
+        assert model.data_producers(name) == list(dict.fromkeys(ins))
+        assert model.data_consumers(name) == list(dict.fromkeys(outs))
+    rank = {n: i for i, n in enumerate(model.graphs)}
+    position = {n: i for i, n in enumerate(g.nodes)}
+    try:
+        order = nx.lexicographical_topological_sort(
+            g, key=lambda n: (rank.get(g.nodes[n]["graph"], len(rank)), position[n])
+        )
+        expected = [n for n in order if n in model.ops]
+    except nx.NetworkXUnfeasible:
+        expected = list(model.ops)
+    assert model.topological_order() == expected
+
+
 # --------------------------------------------------------------------------- dtypes and sources
 
 

@@ -3,7 +3,6 @@ below, render."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -12,7 +11,7 @@ from rich.console import Console
 
 from .. import __version__
 from .fusion_options import compare_unfused_option, fused_types_option, type_list
-from .output import check_destination, report_file
+from .output import check_destination, indented_json, report_file
 from .usage import UsageProblem
 
 
@@ -87,7 +86,7 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
     res = compare_npy(a, b, jobs=_jobs(jobs), worst=max(0, worst))
     with report_file(None) as out:
         if fmt == "json":
-            click.echo(json.dumps(res.to_json(), indent=2), file=out)
+            click.echo(indented_json(res.to_json()), file=out)
         else:
             console().print(pair_report(res, a, b))
     if not res.compared and any(s in res.status for s in ("NPY_LOAD_ERROR", "FILE_NOT_FOUND")):
@@ -239,7 +238,7 @@ def compare(
         click.echo(f"fpinspect: warning: {warning}", err=True)
     with report_file(output) as out:
         if fmt == "json":
-            click.echo(json.dumps(report.to_json(), indent=2), file=out)
+            click.echo(indented_json(report.to_json()), file=out)
         elif fmt == "csv":
             compare_csv(report, out)
         else:

@@ -9,10 +9,13 @@ traceback at interpreter exit.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
 import sys
 import tempfile
+
+import msgspec
 
 from .usage import UsageProblem
 
@@ -84,3 +87,18 @@ def _quiet_stdout() -> None:
     with contextlib.suppress(OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+
+
+def indented_json(obj) -> str:
+    """``json.dumps(obj, indent=2)``, byte for byte, at the C encoder's speed.
+
+    ``json.dumps`` with an indent falls back to its pure-Python encoder (a second per 10 000
+    compare records); the compact C encoding reformatted by msgspec is the same text. msgspec
+    refuses lone surrogates (undecodable file names, kept by ``os.fsdecode``): such a
+    report is indented by ``json.dumps`` itself.
+    """
+    compact = json.dumps(obj)
+    try:
+        return msgspec.json.format(compact.encode(), indent=2).decode()
+    except msgspec.DecodeError:
+        return json.dumps(obj, indent=2)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from functools import cached_property
 
 from .datadump import DumpIndex
 from .fusion import FusedOp, compared_ops, fused_type_counts, is_fused
@@ -75,6 +76,17 @@ class DumpComparison:
         self.outputs: dict[str, list[PairPlan]] = self.pairs.outputs
         self.inputs: dict[str, list[PairPlan]] = self.pairs.inputs
         self.plans: list[PairPlan] = self.pairs.all
+        self._fused_by_name = {op.name: op for op in self.fused}
+
+    def fused_op(self, name: str) -> FusedOp:
+        """The compared op ``name`` (``KeyError`` if it is not one)."""
+        return self._fused_by_name[name]
+
+    @cached_property
+    def close_positions(self) -> dict[str, int]:
+        """Each fusion-off op's place in that graph's topological order (ordering a few ops
+        by it costs nothing, where filtering the whole order once per fused op was quadratic)."""
+        return {n: i for i, n in enumerate(self.close_model.topological_order())}
 
     # -- loading ---------------------------------------------------------------------------
     def sides(self, plan: PairPlan) -> Sides:

@@ -212,9 +212,9 @@ def replay_op(comparison, name: str, thresholds: ThresholdTable | None = None, c
     """Replay fused op ``name`` of ``comparison`` (a :class:`~fpinspect.dumps.compare.DumpComparison`)
     for each of its comparable outputs. Never raises for bad data: problems are statuses."""
     thresholds = thresholds or comparison.thresholds
-    fused = next(op for op in comparison.fused if op.name == name)
+    fused = comparison.fused_op(name)
     plans = [p for p in comparison.outputs[name] if p.comparable]
-    sub = extract(comparison.close_model, fused)
+    sub = extract(comparison.close_model, fused, comparison.close_positions)
 
     def every(status: str, reason: str, unsupported=()) -> OpReplay:
         return OpReplay(

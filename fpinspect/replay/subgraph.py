@@ -10,6 +10,7 @@ input), in the fusion-off graph the output of the original producer.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..dumps.fusion import FusedOp
@@ -66,11 +67,15 @@ class Subgraph:
         return list(dict.fromkeys(op.type for op in self.ops))
 
 
-def extract(off_model: GeModel, fused: FusedOp) -> Subgraph:
-    """The subgraph of ``fused``'s originals in ``off_model`` (see the module docstring)."""
+def extract(off_model: GeModel, fused: FusedOp, positions: Mapping[str, int] | None = None) -> Subgraph:
+    """The subgraph of ``fused``'s originals in ``off_model`` (see the module docstring).
+    ``positions``: each op's place in ``off_model``'s topological order, when the caller keeps
+    them (extracting many subgraphs); else they are computed."""
     names = list(dict.fromkeys(fused.original_op_names))
     present = {n for n in names if off_model.has_op(n)}
-    order = [n for n in off_model.topological_order() if n in present]
+    if positions is None:
+        positions = {n: i for i, n in enumerate(off_model.topological_order())}
+    order = sorted(present, key=positions.__getitem__)
     ops = [off_model.ops[n] for n in order]
     boundary: dict[Key, BoundaryInput] = {}
     uses: Counter = Counter()

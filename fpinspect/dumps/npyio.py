@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import errno
 import os
+import re
 import stat
 import struct
 
@@ -81,7 +82,45 @@ def _header_v3(f) -> tuple[tuple, bool, np.dtype]:
     return d["shape"], d["fortran_order"], np.lib.format.descr_to_dtype(d["descr"])
 
 
+#: The header dict exactly as numpy writes it (``format._write_array_header``) for a plain dtype:
+#: keys sorted, a ``repr`` of each value, a trailing ``, }``, then padding spaces and a newline.
+_DIM = "(?:0|[1-9][0-9]*)"  # a Python int literal: no leading zeros
+_CANONICAL = re.compile(
+    r"\{'descr': '([<>|=]?[A-Za-z][A-Za-z0-9]*(?:\[[A-Za-z0-9]+\])?)', 'fortran_order': (True|False), "
+    rf"'shape': \(({_DIM},|{_DIM}(?:, {_DIM})+|)\), \}} *\n?"
+)
+_MAGIC_LENGTH = 8  # b"\x93NUMPY" and the two version bytes
+
+
+def _canonical_header(f, version) -> tuple[tuple, bool, np.dtype] | None:
+    """The header of a file numpy wrote, read without ``ast.literal_eval`` (which compiles the
+    dict: most of the cost of opening a 64 KiB file); ``None`` for any other spelling, which
+    :func:`_read_header` then parses as numpy does. Leaves ``f`` after the header when it matches."""
+    width = 2 if version == (1, 0) else 4
+    raw = f.read(width)
+    if len(raw) != width:
+        return None
+    (length,) = struct.unpack("<H" if width == 2 else "<I", raw)
+    if length > MAX_HEADER:
+        return None
+    text = f.read(length)
+    match = _CANONICAL.fullmatch(text.decode("latin-1")) if len(text) == length else None
+    if match is None:
+        return None
+    descr, fortran, dims = match.groups()
+    try:
+        dtype = np.lib.format.descr_to_dtype(descr)
+    except Exception:  # numpy's parser says why, in its words
+        return None
+    return tuple(int(d) for d in dims.split(",") if d), fortran == "True", dtype
+
+
 def _read_header(f, version) -> tuple[tuple, bool, np.dtype]:
+    if version in ((1, 0), (2, 0), (3, 0)):
+        found = _canonical_header(f, version)
+        if found is not None:
+            return found
+        f.seek(_MAGIC_LENGTH)
     if version == (1, 0):
         return np.lib.format.read_array_header_1_0(f, max_header_size=MAX_HEADER)
     if version == (2, 0):

@@ -1,0 +1,78 @@
+"""The .npy header as numpy writes it is read without ``ast.literal_eval``; any other spelling
+goes through numpy's own parser, so both give numpy's answer (or its refusal)."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+from fpinspect.dumps import npyio
+from fpinspect.dumps.errors import InputError
+from fpinspect.dumps.npyio import open_npy
+
+ARRAYS = [
+    np.zeros(()),
+    np.zeros(5, np.float16),
+    np.zeros((2, 3), ">f4"),
+    np.zeros((0, 4)),
+    np.asfortranarray(np.zeros((3, 4))),
+    np.zeros(3, "M8[ns]"),
+    np.zeros(2, "U5"),
+    np.zeros(2, bool),
+    np.zeros(3, "V2"),
+    np.zeros((1, 1, 1, 1), np.complex64),
+    np.zeros((12345678901, 0), np.int8),
+]
+
+
+def _numpy_header(path):
+    with open(path, "rb") as f:
+        version = np.lib.format.read_magic(f)
+        read = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+        return read[version](f) if version in read else npyio._header_v3(f)
+
+
+@pytest.mark.parametrize("version", [(1, 0), (2, 0), (3, 0)])
+@pytest.mark.parametrize("arr", ARRAYS, ids=lambda a: f"{a.dtype.str}{a.shape}")
+def test_numpy_written_headers_read_without_literal_eval(tmp_path, arr, version):
+    path = tmp_path / "a.npy"
+    with open(path, "wb") as f:
+        np.lib.format.write_array(f, arr, version=version)
+    with open(path, "rb") as f:
+        fast = npyio._canonical_header(f, np.lib.format.read_magic(f))
+    assert fast == _numpy_header(path)
+    got = open_npy(path)
+    assert (got.header_shape, got.fortran_order, got.stored_dtype) == fast
+
+
+def _with_header(path, text: str) -> None:
+    header = text.encode("latin-1")
+    header += b" " * (-(10 + len(header) + 1) % 64) + b"\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + b"\0" * 8)
+
+
+def test_other_spellings_are_numpy_s_to_parse(tmp_path):
+    path = tmp_path / "b.npy"
+    _with_header(path, '{"shape": (4,), "fortran_order": False, "descr": "<f2"}')  # another writer's
+    got = open_npy(path)
+    assert (got.header_shape, got.stored_dtype) == ((4,), np.dtype("<f2"))
+    structured = tmp_path / "s.npy"
+    np.save(structured, np.zeros(2, [("a", "<f4")]))
+    assert open_npy(structured).stored_dtype == np.dtype([("a", "<f4")])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{'descr': '<f2', 'fortran_order': False, 'shape': (04,), }",  # not a Python literal
+        "{'descr': '<q9', 'fortran_order': False, 'shape': (4,), }",  # no such dtype
+    ],
+)
+def test_what_numpy_refuses_stays_refused(tmp_path, text):
+    path = tmp_path / "c.npy"
+    _with_header(path, text)
+    with pytest.raises(InputError, match="corrupt .npy header"):
+        open_npy(path)

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from .. import __version__
 from .fusion_options import compare_unfused_option, fused_types_option, type_list
-from .output import check_destination, indented_json, report_file
+from .output import check_destination, indented_json, report_file, write_json_object
 from .usage import UsageProblem
 
 
@@ -238,7 +238,7 @@ def compare(
         click.echo(f"fpinspect: warning: {warning}", err=True)
     with report_file(output) as out:
         if fmt == "json":
-            click.echo(indented_json(report.to_json()), file=out)
+            write_json_object(out, report.json_fields())
         elif fmt == "csv":
             compare_csv(report, out)
         else:

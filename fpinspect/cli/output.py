@@ -14,6 +14,7 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Iterator
 
 import msgspec
 
@@ -102,3 +103,22 @@ def indented_json(obj) -> str:
         return msgspec.json.format(compact.encode(), indent=2).decode()
     except msgspec.DecodeError:
         return json.dumps(obj, indent=2)
+
+
+def write_json_object(out, fields: list[tuple[str, object]]) -> None:
+    """Write ``indented_json(dict(fields))`` to ``out``, where a field whose value is an
+    iterator is written as a list, one item at a time (the same text, without the whole
+    object in memory). JSON strings hold no raw newline, so each item's indented text is
+    nested by prefixing its lines."""
+    out.write("{")
+    for i, (key, value) in enumerate(fields):
+        out.write(f"{',' if i else ''}\n  {json.dumps(key)}: ")
+        if isinstance(value, Iterator):
+            empty = True
+            for item in value:
+                out.write(("[\n    " if empty else ",\n    ") + indented_json(item).replace("\n", "\n    "))
+                empty = False
+            out.write("[]" if empty else "\n  ]")
+        else:
+            out.write(indented_json(value).replace("\n", "\n  "))
+    out.write("\n}\n" if fields else "}\n")

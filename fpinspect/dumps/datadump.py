@@ -180,21 +180,21 @@ def raw_entries(path: str, parsed: DumpFile) -> list[DumpFile]:
     return [replace(parsed, path=path, io=t.io, index=t.index, raw=t) for t in dump.inputs + dump.outputs]
 
 
-def resolve_name(name: str, mapping: dict[str, str]) -> DumpFile | None:
-    """Parse ``name`` directly, else through ``mapping``.
+def resolve_name(name: str, mapping: dict[str, str], path: str = "") -> DumpFile | None:
+    """Parse ``name`` directly, else through ``mapping``; the result has ``path``.
 
     The mapping key is either the whole file name (``{uuid}.npy`` -> original file name) or
     its first dot field (``{number}.output.0.npy`` where ``{number}`` names a raw dump; the
     rest of the name is appended to the original).
     """
-    parsed = parse_dump_name(name)
+    parsed = parse_dump_name(name, path)
     if parsed is not None:
         return parsed
     if name in mapping:
-        return parse_dump_name(mapping[name])
+        return parse_dump_name(mapping[name], path)
     key, sep, rest = name.partition(".")
     if sep and key in mapping:
-        return parse_dump_name(f"{mapping[key]}.{rest}")
+        return parse_dump_name(f"{mapping[key]}.{rest}", path)
     return None
 
 
@@ -230,7 +230,10 @@ class DumpIndex:
     def __post_init__(self) -> None:
         # A raw dump and the .npy converted from it are one dump, counted once.
         counts = Counter(key for key, _ in {(_tensor_key(f), f.dump) for f in self.files if not f.problem})
-        self.files = [replace(f, candidates=counts.get(_tensor_key(f), 1)) for f in self.files]
+        self.files = [
+            f if f.candidates == (n := counts.get(_tensor_key(f), 1)) else replace(f, candidates=n)
+            for f in self.files
+        ]
         self._latest: dict[tuple[str, str, int], DumpFile] = {}
         self._unreadable: dict[str, DumpFile] = {}  # op name -> latest raw file with a bad header
         for f in sorted(self.files, key=lambda f: (f.timestamp, f.dump, f.raw is not None, f.path)):
@@ -278,11 +281,11 @@ class DumpIndex:
                 raw = resolve_raw_name(name, mapping)
                 files += raw_entries(path, raw) if raw is not None else []
                 continue
-            parsed = resolve_name(name, mapping)
+            parsed = resolve_name(name, mapping, path)
             if parsed is None:
                 skipped.append(path)
             else:
-                files.append(replace(parsed, path=path))
+                files.append(parsed)
         return cls(
             folder=root,
             iterations=iterations,

@@ -120,8 +120,14 @@ def json_number(v):
 def json_clean(obj):
     """``obj`` (dicts, lists, numbers, numpy scalars) with every number through :func:`json_number`
     and every key a string: what ``json.dumps`` writes without NaN or Infinity."""
+    # the plain builtin types first, by exact type: a record holds a hundred values
+    kind = type(obj)
+    if kind is float:
+        return obj if math.isfinite(obj) else None
+    if kind is str or kind is int or kind is bool or obj is None:
+        return obj
     if isinstance(obj, dict):
-        return {str(k): json_clean(v) for k, v in obj.items()}
+        return {k if type(k) is str else str(k): json_clean(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [json_clean(v) for v in obj]
     if isinstance(obj, (float, int, np.floating, np.integer, np.bool_)) and not isinstance(obj, bool):

@@ -1,12 +1,21 @@
-"""`fpinspect compare` on a dump pair with a few large tensors, against the reference's way.
+"""`fpinspect compare` on a few large tensors, or on many small ones, against the reference's way.
 
     .venv/bin/python benchmarks/bench_compare.py [--quick] [--dir TMP]
+    .venv/bin/python benchmarks/bench_compare.py --pairs 10000 [--data DIR]
 
 The pair: three fused ops, each replacing one original op, each output a float16 tensor of
 48 Mi elements (96 MiB; 288 MiB per side). The baseline does what
 ``fusion_precision_analyzer.py`` does per pair — load both files whole, cast to float64,
 compute cosine / max abs / max rel — in one process. Targets: fpinspect at most as slow,
 under 1/4 of the baseline's peak memory, and ``--jobs 2`` faster than ``--jobs 1``.
+
+With ``--pairs N``: N fused ops whose outputs are float16 tensors of 64 KiB (what a real model
+has thousands of), each in a fresh process, files in the page cache, side by side: ``np.load``
+of every file (the floor), that plus one plain numpy pass per pair
+(``abs(a.astype(f32) - b.astype(f32)).max()``: what the data costs), the reference's way, and
+``fpinspect compare --format json`` with jobs 1 and 2 (compile cache warm). Printed: wall time,
+peak RSS, the time per pair above reading and above reading + the numpy pass, and each time as
+a multiple of the read-only time. ``--data DIR`` keeps the generated dumps there for reruns.
 """
 
 from __future__ import annotations
@@ -80,11 +89,122 @@ def write_pair(root: str, ops: int, n: int) -> dict[str, str]:
     }
 
 
+READ_DIRS = """
+import sys, os, numpy as np
+for d in sys.argv[1:3]:
+    for name in os.listdir(d):
+        np.load(os.path.join(d, name))
+"""
+
+_PAIRS_OF = """
+import sys, os, numpy as np
+open_dir, close_dir = sys.argv[1], sys.argv[2]
+close = {name.split(".")[1]: name for name in os.listdir(close_dir)}
+def pairs():
+    for name in sorted(os.listdir(open_dir)):
+        i = name.split(".")[1].split("_")[1]
+        yield np.load(os.path.join(open_dir, name)), np.load(os.path.join(close_dir, close[f"Op_{i}"]))
+"""
+
+NUMPY_PASS_PAIRS = (
+    _PAIRS_OF
+    + """
+for a, b in pairs():
+    m = float(np.abs(a.astype(np.float32) - b.astype(np.float32)).max())
+"""
+)
+
+BASELINE_PAIRS = (
+    _PAIRS_OF
+    + """
+for a, b in pairs():
+    a = a.astype(np.float64).flatten(); b = b.astype(np.float64).flatten()
+    cos = np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-8)
+    diff = np.abs(a - b)
+    res = (cos, np.max(diff), np.max(diff / (np.maximum(np.abs(a), np.abs(b)) + 1e-8)))
+"""
+)
+
+COMPARE_JSON = (
+    "import sys; from fpinspect.cli import main; "
+    "sys.argv=['fpinspect','compare','--format','json','--output',sys.argv[6],'--jobs',sys.argv[5],"
+    "'--af-open-graph',sys.argv[1],'--af-close-graph',sys.argv[2],'--af-open-data',sys.argv[3],"
+    "'--af-close-data',sys.argv[4]]; main()"
+)
+
+DIFF_ONE = "import sys; from fpinspect.cli import main; sys.argv=['fpinspect','diff',sys.argv[1],sys.argv[2]]; main()"
+
+SMALL = 32 * 1024  # float16 elements of a small pair: 64 KiB
+
+
+def small_pairs(root: str, pairs: int) -> dict[str, str]:
+    """The dump pair of ``pairs`` small fused outputs under ``root``, written unless already there."""
+    paths = {
+        "open_graph": os.path.join(root, "open.json"),
+        "close_graph": os.path.join(root, "close.json"),
+        "open_data": os.path.join(root, "open"),
+        "close_data": os.path.join(root, "close"),
+    }
+    complete = all(
+        os.path.isdir(paths[k]) and len(os.listdir(paths[k])) == pairs for k in ("open_data", "close_data")
+    )
+    if not complete or not os.path.exists(paths["close_graph"]):
+        write_pair(root, pairs, SMALL)
+    return paths
+
+
+def bench_many_pairs(root: str, pairs: int) -> None:
+    """``fpinspect compare`` on ``pairs`` fused outputs of 64 KiB float16 (see the module docstring)."""
+    paths = small_pairs(root, pairs)
+    data = (paths["open_data"], paths["close_data"])
+    print(f"compare: {pairs} fused outputs of {SMALL * 2 // 1024} KiB float16 each, load average {_load()}")
+    child(READ_DIRS, *data)  # page cache warm for everyone
+    one = [os.path.join(d, sorted(os.listdir(d))[0]) for d in data]
+    child(DIFF_ONE, *one)  # the compile cache warm: the float16 pass and KL
+    read = child(READ_DIRS, *data)
+    numpy_pass = child(NUMPY_PASS_PAIRS, *data)
+    rows = [
+        ("np.load every file (the floor)", read),
+        ("+ one numpy pass per pair (the data)", numpy_pass),
+        ("reference's way (load, float64, trio)", child(BASELINE_PAIRS, *data)),
+    ]
+    out = os.path.join(root, "report.json")
+    for jobs in (1, 2):
+        run = child(COMPARE_JSON, *paths.values(), str(jobs), out)
+        rows.append((f"fpinspect compare --jobs {jobs}", run))
+    for label, (t, mem, _) in rows:
+        above = ""
+        if label.startswith("fpinspect"):
+            above = (
+                f"  {(t - read[0]) / pairs * 1e3:5.2f} ms/pair above reading, "
+                f"{(t - numpy_pass[0]) / pairs * 1e3:5.2f} above reading + the pass"
+            )
+        print(
+            f"  {label:40s}: {t:6.2f} s  x{t / read[0]:5.2f} of reading  peak RSS {mem / MiB:5.0f} MiB{above}"
+        )
+    with open(out) as f:
+        print(f"  ({len(json.load(f)['records'])} records in the report; load average {_load()})")
+
+
+def _load() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="16x smaller tensors, to check the script")
     p.add_argument("--dir", default=None, help="folder for the temporary dumps (needs ~600 MiB)")
+    p.add_argument("--pairs", type=int, default=None, help="many small pairs instead (e.g. 10000)")
+    p.add_argument("--data", default=None, help="with --pairs: keep the generated dumps in this folder")
     args = p.parse_args()
+    if args.pairs:
+        if args.data:
+            os.makedirs(args.data, exist_ok=True)
+            bench_many_pairs(args.data, args.pairs)
+        else:
+            with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+                bench_many_pairs(tmp, args.pairs)
+        return
     ops, n = 3, (48 * MiB) // (16 if args.quick else 1)
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         paths = write_pair(tmp, ops, n)

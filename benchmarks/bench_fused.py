@@ -13,19 +13,16 @@ Side by side, each in a fresh process, files in the page cache:
    * ``fpinspect diff --format json`` (the pass, KL, the worst elements, JSON) with jobs 1 and 2.
    Targets: the fused pass at most as slow as the numpy pass, its first call within 3x of it.
 2. ``fpinspect compare`` on a dump pair of N (10 000; ``--quick``: 1 000) fused ops whose
-   outputs are float16 tensors of 64 KiB: reading every file, the reference's way (load each
-   pair, trio), and ``fpinspect compare`` with jobs 1 and 2; the per-pair overhead is the time
-   above reading, per pair.
+   outputs are float16 tensors of 64 KiB: ``bench_compare.py --pairs N``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 
-from bench_compare import write_pair
+from bench_compare import bench_many_pairs
 from bench_numerics import BASELINE, MiB, child, write_fp16
 
 READ_ONLY = """
@@ -60,33 +57,6 @@ print(time.perf_counter() - t, s.script_max_abs)
 DIFF = (
     "import sys; from fpinspect.cli import main; "
     "sys.argv=['fpinspect','diff','--format','json','--jobs',sys.argv[3],sys.argv[1],sys.argv[2]]; main()"
-)
-
-READ_DIRS = """
-import sys, os, numpy as np
-for d in sys.argv[1:3]:
-    for name in os.listdir(d):
-        np.load(os.path.join(d, name))
-"""
-
-BASELINE_PAIRS = """
-import sys, os, numpy as np
-open_dir, close_dir, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-close = {name.split(".")[1]: name for name in os.listdir(close_dir)}
-for name in sorted(os.listdir(open_dir)):
-    i = name.split(".")[1].split("_")[1]
-    a = np.load(os.path.join(open_dir, name)); b = np.load(os.path.join(close_dir, close[f"Op_{i}"]))
-    a = a.astype(np.float64).flatten(); b = b.astype(np.float64).flatten()
-    cos = np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-8)
-    diff = np.abs(a - b)
-    res = (cos, np.max(diff), np.max(diff / (np.maximum(np.abs(a), np.abs(b)) + 1e-8)))
-"""
-
-COMPARE = (
-    "import sys; from fpinspect.cli import main; "
-    "sys.argv=['fpinspect','compare','--format','json','--output',sys.argv[6],'--jobs',sys.argv[5],"
-    "'--af-open-graph',sys.argv[1],'--af-close-graph',sys.argv[2],'--af-open-data',sys.argv[3],"
-    "'--af-close-data',sys.argv[4]]; main()"
 )
 
 
@@ -125,47 +95,6 @@ def bench_pair(tmp: str, n: int) -> None:
         row(label, run, numpy_t[0])
     os.remove(a)
     os.remove(b)
-
-
-def bench_many_pairs(tmp: str, pairs: int) -> None:
-    n = 32 * 1024  # 64 KiB of float16
-    paths = write_pair(tmp, pairs, n)
-    print(f"[2] fpinspect compare on {pairs} fused outputs of {n * 2 // 1024} KiB float16 each")
-    child(READ_DIRS, paths["open_data"], paths["close_data"])  # page cache warm
-    read = child(READ_DIRS, paths["open_data"], paths["close_data"])
-    rows = [("np.load every file (floor)", read)]
-    rows.append(
-        (
-            "reference's way (load each pair, trio)",
-            child(BASELINE_PAIRS, paths["open_data"], paths["close_data"], str(pairs)),
-        )
-    )
-    out = os.path.join(tmp, "report.json")
-    for jobs in (1, 2):
-        rows.append(
-            (
-                f"fpinspect compare --jobs {jobs}",
-                child(
-                    COMPARE,
-                    paths["open_graph"],
-                    paths["close_graph"],
-                    paths["open_data"],
-                    paths["close_data"],
-                    str(jobs),
-                    out,
-                ),
-            )
-        )
-    for label, (t, mem, _) in rows:
-        over = (
-            f"  {(t - read[0]) / pairs * 1e3:6.2f} ms per pair above reading"
-            if label.startswith("fpinspect")
-            else ""
-        )
-        print(f"    {label:38s}: {t:7.2f} s  peak RSS {mem / MiB:6.0f} MiB{over}")
-    with open(out) as f:
-        records = json.load(f)["records"]
-    print(f"    ({len(records)} records in the report)")
 
 
 def main() -> None:

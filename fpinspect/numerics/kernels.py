@@ -98,9 +98,18 @@ LOG_BINS = 64
 SKETCH_MANT_BITS = 7
 SKETCH_BUCKETS = 1 << (11 + SKETCH_MANT_BITS)
 _SKETCH_SHIFT = np.uint64(52 - SKETCH_MANT_BITS)
-#: Length of a sketch the compiled pass fills: one more bucket, for the elements that do not
-#: count (dropped by :meth:`~fpinspect.numerics.quantiles.RealQuantiles.collected`).
-SKETCH_STORE = SKETCH_BUCKETS + 1
+#: Copies of a bin that a block's scatter loops increment in turn (element ``j`` uses copy
+#: ``j % LANES``): runs of equal keys then do not wait on each other's stores.
+LANES = 8
+#: A sketch as the compiled pass fills it: the buckets, then ``LANES`` slots for the elements
+#: that do not count (dropped), then ``LANES`` copies of bucket 0 (exact zeros, the commonest
+#: key). :meth:`~fpinspect.numerics.quantiles.RealQuantiles.collected` folds them.
+SKETCH_SKIP = SKETCH_BUCKETS
+SKETCH_ZERO = SKETCH_BUCKETS + LANES
+SKETCH_STORE = SKETCH_BUCKETS + 2 * LANES
+#: Integer ULP distances below this are counted per block in a small table (``LANES`` copies
+#: of each bin, in L1); a branch sends the rarer larger ones to the histogram itself.
+SMALL_DIST = 16
 _EPS64 = float(np.finfo(np.float64).eps)
 _EPS32 = float(np.finfo(np.float32).eps)
 _INV_EPS32 = 1.0 / _EPS32  # a power of two: multiplying is dividing exactly
@@ -205,16 +214,23 @@ _KERNEL = dict(nogil=True, cache=True, error_model="numpy")
 _VECTOR = dict(_KERNEL, fastmath={"reassoc"})
 
 
+@njit(inline="always", error_model="numpy")
+def _sketch_slot(v, counts, lane):
+    """The slot of a sketch store (:data:`SKETCH_STORE`) that element ``v`` increments."""
+    k = sketch_key(v)
+    return np.int32((k if k != 0 else SKETCH_ZERO + lane) if counts else SKETCH_SKIP + lane)
+
+
 @njit(**_VECTOR)
-def _ulp_diff_block(ua, ub, xs, ys, start, m, sign_mask, mag_mask):
-    """Over one block, kind "diff": counts of bit-equal pairs, of distances 0, 1, 2, 3, of 4 and
-    more, of +0 against -0, the exact sum of the distances below 2**32, and the largest distance."""
+def _ulp_diff_block(ua, ub, xs, ys, start, m, sign_mask, mag_mask, slots):
+    """Over one block, kind "diff": counts of bit-equal pairs, of distances of
+    :data:`SMALL_DIST` and more, of +0 against -0, the exact sum of the distances below
+    2**32, and the largest distance. ``slots[j]`` gets element ``j``'s slot in the small
+    table: ``LANES * d + j % LANES`` for a distance ``d < SMALL_DIST``, ``LANES * SMALL_DIST
+    + j % LANES`` for the others and for elements not both finite."""
     zero_u = np.uint64(0)
-    one_u = np.uint64(1)
-    two_u = np.uint64(2)
-    three_u = np.uint64(3)
     small_limit = np.uint64(1 << 32)
-    n_bits = n_zero = n_one = n_two = n_three = n_big = n_signed_zero = 0
+    n_bits = n_far = n_signed_zero = 0
     total = zero_u
     top = zero_u
     for j in range(m):
@@ -224,22 +240,29 @@ def _ulp_diff_block(ua, ub, xs, ys, start, m, sign_mask, mag_mask):
         n_bits += a_raw == b_raw
         dist = _ulp_distance(a_raw, b_raw, sign_mask, mag_mask)
         dist = dist if fin else zero_u
-        n_zero += fin & (dist == zero_u)
-        n_one += fin & (dist == one_u)
-        n_two += dist == two_u
-        n_three += dist == three_u
-        n_big += dist > three_u
+        near = dist < np.uint64(SMALL_DIST)
+        n_far += ~near
+        slot = np.int64(dist) if fin & near else np.int64(SMALL_DIST)
+        slots[j] = np.int32(slot * LANES + (j & (LANES - 1)))
         # equal values with different bits: +0 against -0
         n_signed_zero += fin & (dist == zero_u) & (a_raw != b_raw)
         total += dist if dist < small_limit else zero_u
         top = max(top, dist)
-    return n_bits, n_zero, n_one, n_two, n_three, n_big, n_signed_zero, total, top
+    return n_bits, n_far, n_signed_zero, total, top
+
+
+@njit(**_KERNEL)
+def _scatter(slots, m, table):
+    """``table[slots[j]] += 1`` for the first ``m`` slots."""
+    for j in range(m):
+        table[slots[j]] += 1
 
 
 @njit(**_VECTOR)
-def _ulp_error_block(xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol):
+def _ulp_error_block(xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol, slots):
     """Over one block, kind "error": the sum of the ULP errors, the largest one's bits (-1 for
-    none), and the counts within ``share_tol`` and within ``1 + share_tol``."""
+    none), and the counts within ``share_tol`` and within ``1 + share_tol``; ``slots[j]`` gets
+    element ``j``'s sketch slot (:func:`_sketch_slot`)."""
     total = 0.0
     top = np.int64(-1)
     n_tol = n_le1 = 0
@@ -252,12 +275,14 @@ def _ulp_error_block(xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol):
         top = max(top, _bits(err) if fin else np.int64(-1))
         n_tol += fin & (err <= share_tol)
         n_le1 += fin & (err <= 1.0 + share_tol)
+        slots[j] = _sketch_slot(err, fin, j & (LANES - 1))
     return total, top, n_tol, n_le1
 
 
 @njit(**_VECTOR)
-def _common_block(xs, ys, m, cx, cy, tiny):
-    """Everything but the ULPs over one decoded block: a vector loop (no branch, no store).
+def _common_block(xs, ys, m, cx, cy, tiny, slots):
+    """Everything but the ULPs over one decoded block: a vector loop (no branch). ``slots[0, j]``
+    and ``slots[1, j]`` get element ``j``'s slots in the abs and rel sketches (:func:`_sketch_slot`).
 
     Maxima are taken over integer bit patterns (exact; masked elements count -1 or 0)."""
     s_dot = s_xx = s_yy = s_d2 = s_ad = s_yy_fin = s_rms = s_rel = 0.0
@@ -319,6 +344,9 @@ def _common_block(xs, ys, m, cx, cy, tiny):
         n_rel += counted
         s_rel += q if counted else 0.0
         rel_bits = max(rel_bits, _bits(q) if counted else np.int64(-1))
+        lane = j & (LANES - 1)
+        slots[0, j] = _sketch_slot(ad, fin, lane)
+        slots[1, j] = _sketch_slot(q, counted, lane)
     return (
         s_dot,
         s_xx,
@@ -402,18 +430,19 @@ def _first_index(
 
 @njit(**_KERNEL)
 def _count_large_distances(ua, ub, xs, ys, start, m, sign_mask, mag_mask, hist_exact, hist_log):
-    """Histogram the ULP distances of 4 and more of one block; return the float64 sum of those
-    of 2**32 and more. Every element adds 0 or 1 to a bin: no branch to mispredict."""
+    """Histogram the ULP distances of :data:`SMALL_DIST` and more of one block; return the
+    float64 sum of those of 2**32 and more. Few elements are that far apart: a branch skips
+    the others."""
     huge = 0.0
     for j in range(m):
         dist = _ulp_distance(ua[start + j], ub[start + j], sign_mask, mag_mask)
-        counts = (dist > np.uint64(3)) & math.isfinite(xs[j]) & math.isfinite(ys[j])
-        exact = dist < EXACT_BINS
-        hist_exact[np.intp(dist) if exact else 0] += counts & exact
-        if counts and not exact:
-            hist_log[int_log_bin(dist)] += 1
-            if dist >= np.uint64(1 << 32):
-                huge += np.float64(dist)
+        if dist >= np.uint64(SMALL_DIST) and math.isfinite(xs[j]) and math.isfinite(ys[j]):
+            if dist < EXACT_BINS:
+                hist_exact[np.intp(dist)] += 1
+            else:
+                hist_log[int_log_bin(dist)] += 1
+                if dist >= np.uint64(1 << 32):
+                    huge += np.float64(dist)
     return huge
 
 
@@ -436,35 +465,6 @@ def _keep_block(xs, ys, m, first, tiny, same, emin, emax, inv_ulp, ulp_size, kee
             fin = math.isfinite(x) & math.isfinite(y)
             err = _ulp_error(abs(x - y), abs(y), emin, emax, inv_ulp, ulp_size)
             keep_ulp[first + j] = err if fin else nan
-
-
-@njit(**_KERNEL)
-def _sketch_block(
-    xs, ys, m, tiny, same, emin, emax, inv_ulp, ulp_size, keys, sketch_abs, sketch_rel, sketch_ulp
-):
-    """Count one block into the sketches: keys in a vector loop, then one branch-free increment
-    each (the last bucket of a sketch takes the elements that do not count)."""
-    for j in range(m):
-        x = xs[j]
-        y = ys[j]
-        fin = math.isfinite(x) & math.isfinite(y)
-        ad = abs(x - y)
-        ay = abs(y)
-        keys[0, j] = sketch_key(ad) if fin else SKETCH_BUCKETS
-        keys[1, j] = sketch_key(ad / ay) if fin & (ay >= tiny) else SKETCH_BUCKETS
-    for j in range(m):
-        sketch_abs[keys[0, j]] += 1
-    for j in range(m):
-        sketch_rel[keys[1, j]] += 1
-    if not same:
-        for j in range(m):
-            x = xs[j]
-            y = ys[j]
-            fin = math.isfinite(x) & math.isfinite(y)
-            err = _ulp_error(abs(x - y), abs(y), emin, emax, inv_ulp, ulp_size)
-            keys[2, j] = sketch_key(err) if fin else SKETCH_BUCKETS
-        for j in range(m):
-            sketch_ulp[keys[2, j]] += 1
 
 
 @njit(**_KERNEL)
@@ -566,7 +566,8 @@ def fused_pass(
     emax = emin + inv_ulp.size - 1
     xs = np.empty(BLOCK, dtype=np.float64)
     ys = np.empty(BLOCK, dtype=np.float64)
-    keys = np.empty((3, BLOCK), dtype=np.int32)
+    slots = np.empty((3, BLOCK), dtype=np.int32)
+    small = np.zeros((SMALL_DIST + 1) * LANES, dtype=np.int64)  # ULP distances < SMALL_DIST
 
     # centre of this chunk's moment sums: the mean of its first finite elements
     cx = cy = 0.0
@@ -587,7 +588,7 @@ def fused_pass(
     s_dot = s_xx = s_yy = s_d2 = s_ad = s_yy_fin = s_rms = s_rel = s_ulp = s_ulp_huge = 0.0
     sx = sxx = sy = syy = 0.0
     u_sum = np.uint64(0)
-    nf = n_bits = n_re1 = n_re5 = n_rel = n_zero = n_one = n_two = n_three = n_signed_zero = 0
+    nf = n_bits = n_re1 = n_re5 = n_rel = n_signed_zero = 0
     n_tol = n_le1 = n_nan_abs = n_nan_rel = 0
     script_abs_bits = _bits(acc[SCRIPT_MAX_ABS])
     script_rel_bits = _bits(acc[SCRIPT_MAX_REL])
@@ -642,7 +643,7 @@ def fused_pass(
             b_rel,
             b_s_rel,
             b_rel_bits,
-        ) = _common_block(xs, ys, m, cx, cy, tiny)
+        ) = _common_block(xs, ys, m, cx, cy, tiny, slots)
         s_dot += b_dot
         s_xx += b_xx
         s_yy += b_yy
@@ -670,21 +671,18 @@ def fused_pass(
 
         b_dist = np.uint64(0)
         b_err_bits = np.int64(-1)
-        b_big = 0
+        b_far = 0
         if same:
-            b_bits, b_zero, b_one, b_two, b_three, b_big, b_signed_zero, b_sum, b_dist = _ulp_diff_block(
-                ua, ub, xs, ys, start, m, sign_mask, mag_mask
+            b_bits, b_far, b_signed_zero, b_sum, b_dist = _ulp_diff_block(
+                ua, ub, xs, ys, start, m, sign_mask, mag_mask, slots[2]
             )
+            _scatter(slots[2], m, small)
             n_bits += b_bits
-            n_zero += b_zero
-            n_one += b_one
-            n_two += b_two
-            n_three += b_three
             n_signed_zero += b_signed_zero
             u_sum += b_sum
         else:
             b_ulp, b_err_bits, b_tol, b_le1 = _ulp_error_block(
-                xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol
+                xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol, slots[2]
             )
             s_ulp += b_ulp
             n_tol += b_tol
@@ -755,7 +753,7 @@ def fused_pass(
                     inv_ulp,
                     ulp_size,
                 )
-            if b_big > 0:
+            if b_far > 0:
                 s_ulp_huge += _count_large_distances(
                     ua, ub, xs, ys, start, m, sign_mask, mag_mask, hist_exact, hist_log
                 )
@@ -784,9 +782,10 @@ def fused_pass(
                 xs, ys, m, first, tiny, same, emin, emax, inv_ulp, ulp_size, keep_abs, keep_rel, keep_ulp
             )
         if sketch:
-            _sketch_block(
-                xs, ys, m, tiny, same, emin, emax, inv_ulp, ulp_size, keys, sketch_abs, sketch_rel, sketch_ulp
-            )
+            _scatter(slots[0], m, sketch_abs)
+            _scatter(slots[1], m, sketch_rel)
+            if not same:
+                _scatter(slots[2], m, sketch_ulp)
         b_score = np.float64(b_dist) if same else b_err
         if track_worst and (n_mismatch > 0 or b_score > worst_floor):
             worst_floor = _worst_block(
@@ -839,10 +838,8 @@ def fused_pass(
     ucnt[SUM_ULP_DIFF] += u_sum
     ucnt[MAX_ULP_DIFF] = max_dist
     if same:
-        hist_exact[0] += n_zero
-        hist_exact[1] += n_one
-        hist_exact[2] += n_two
-        hist_exact[3] += n_three
+        for d in range(SMALL_DIST):
+            hist_exact[d] += small[d * LANES : (d + 1) * LANES].sum()
     cnt[COUNT] += n
     cnt[FINITE] += nf
     cnt[BIT_EQUAL] += n_bits

@@ -118,13 +118,16 @@ class RealQuantiles:
     def collected(cls, kept: np.ndarray | None, buckets: np.ndarray, n: int) -> RealQuantiles:
         """The store the compiled pass filled: ``kept`` holds one value per element (NaN where
         the element did not count) or is ``None`` when the pass filled the sketch ``buckets``
-        (whose one extra bucket at the end took the elements that did not count)."""
+        (:data:`~fpinspect.numerics.kernels.SKETCH_STORE`: the extra slots at the end hold the
+        elements that did not count and copies of bucket 0)."""
         q = cls()
         if kept is not None:
             v = kept if kept.size == n else kept[: K.compact_counted(kept)]
             q.values, q.kept, q.n = ([v] if v.size else []), int(v.size), int(v.size)
         else:
-            q.values, q.buckets, q.n = None, buckets[: cls._NBUCKETS], int(n)
+            folded = buckets[: cls._NBUCKETS].copy()
+            folded[0] += buckets[K.SKETCH_ZERO : K.SKETCH_ZERO + K.LANES].sum()
+            q.values, q.buckets, q.n = None, folded, int(n)
         return q
 
     def _add_sketch(self, v: np.ndarray) -> None:

@@ -207,3 +207,26 @@ def test_kl_is_the_same_from_the_chunk_in_memory_and_from_a_second_read():
     assert in_memory == pytest.approx(reread, rel=1e-9) and in_memory == pytest.approx(
         np.sum(p * np.log(p / q)), rel=1e-7
     )
+
+
+def test_sketches_and_ulp_histogram_count_every_element_exactly_on_the_sketch_path():
+    """Beyond the exact cap: the ULP histogram bin by bin (distances at and around the small
+    table's edge, far ones, special values in some blocks) and the abs / rel sketches bucket by
+    bucket (half the errors exactly zero, the commonest key) equal counting the definitions."""
+    from fpinspect.numerics.kernels import SKETCH_BUCKETS, SMALL_DIST, sketch_add
+    from fpinspect.numerics.stats import accumulate
+
+    n = (1 << 21) + 3 * BLOCK + 5
+    ref = rng.uniform(1, 2, n).astype(np.float16)
+    steps = rng.choice([0, 0, 1, 2, SMALL_DIST - 1, SMALL_DIST, SMALL_DIST + 1, 300], n)
+    x = (ref.view(np.uint16) + steps.astype(np.uint16)).view(np.float16)
+    x[rng.integers(0, n, 50)] = -x[rng.integers(0, n, 50)]  # far apart: opposite signs
+    x, ref = with_specials(x, ref, every=40_009)
+    s = accumulate(x, ref)
+    fin, xf, yf, ad = definitions(x, ref)
+    d = ulp_diff(x, ref)[fin].astype(np.int64)
+    assert s.ulp_hist.exact.tolist() == np.bincount(d, minlength=1 << 16).tolist()
+    for got, values in ((s.abs_quantiles, ad), (s.rel_quantiles, ad / np.abs(yf))):
+        want = np.zeros(SKETCH_BUCKETS, np.int64)
+        sketch_add(values, want)
+        assert got.buckets.tolist() == want.tolist() and got.n == values.size

@@ -84,7 +84,9 @@ class NpyFile:
         self.data_offset = data_offset
         self._fortran_map = None
 
-    def read(self, lo: int, hi: int) -> np.ndarray:
+    def read(self, lo: int, hi: int, out: np.ndarray | None = None) -> np.ndarray:
+        """Elements ``[lo, hi)``; read into ``out`` (a buffer from :meth:`buffer`, reused
+        chunk after chunk: a fresh one per read costs its page faults) when given."""
         if self.fortran_order:
             if self._fortran_map is None:
                 self._fortran_map = np.memmap(
@@ -101,7 +103,7 @@ class NpyFile:
         n = hi - lo
         with open(self.path, "rb") as f:
             f.seek(self.data_offset + lo * self.stored_dtype.itemsize)
-            out = np.empty(n, dtype=self.stored_dtype)
+            out = np.empty(n, dtype=self.stored_dtype) if out is None else out[:n]
             got = f.readinto(out.view(np.uint8))
         if got != n * self.stored_dtype.itemsize:
             raise ValueError(f"{self.path}: file is truncated (expected {self.size} elements)")
@@ -182,9 +184,22 @@ class ChunkReader:
             self.src = x.reshape(-1) if x.flags.c_contiguous else x
         self.size = int(self.src.size)
 
-    def read(self, lo: int, hi: int) -> np.ndarray:
+    def buffer(self, n: int) -> np.ndarray | None:
+        """A buffer of ``n`` elements for :meth:`read` to fill, where reading copies (a file
+        read in order); ``None`` where a read is a view or a conversion anyway."""
         f = self.src
-        if isinstance(f, (NpyFile, CastView)):
+        if isinstance(f, NpyFile) and not f.fortran_order:
+            return np.empty(n, dtype=f.stored_dtype)
+        return None
+
+    def read(self, lo: int, hi: int, out: np.ndarray | None = None) -> np.ndarray:
+        """Elements ``[lo, hi)`` in C order and machine byte order; into ``out`` (from
+        :meth:`buffer`, of this reader) where that is not ``None``. The result is valid until
+        ``out`` is filled again."""
+        f = self.src
+        if isinstance(f, NpyFile):
+            return f.read(lo, hi, out)
+        if isinstance(f, CastView):
             return f.read(lo, hi)
         if f.ndim == 1:
             return as_native(np.asarray(f[lo:hi]))

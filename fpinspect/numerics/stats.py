@@ -517,8 +517,11 @@ def accumulate(
 
     def work(part: list[tuple[int, int]]) -> _Pass:
         state = _Pass(plan, keep)
+        # a one-chunk pair keeps its chunk (for KL): its reads get buffers of their own
+        width = chunk if len(ranges) > 1 else 0
+        buf_a, buf_r = (ra.buffer(width), rr.buffer(width)) if width else (None, None)
         for lo, hi in part:
-            ca, cr = ra.read(lo, hi), rr.read(lo, hi)
+            ca, cr = ra.read(lo, hi, buf_a), rr.read(lo, hi, buf_r)
             state.feed(lo, ca, cr)
             if len(ranges) == 1:
                 last.append((ca, cr))
@@ -600,8 +603,9 @@ def _kl_divergence(s: PairStats, chunks, ra: ChunkReader, rr: ChunkReader, jobs:
         return sums
 
     def reread(part):
+        buf_a, buf_r = ra.buffer(CHUNK), rr.buffer(CHUNK)
         for lo, hi in part:
-            yield ra.read(lo, hi), rr.read(lo, hi)
+            yield ra.read(lo, hi, buf_a), rr.read(lo, hi, buf_r)
             ra.release(lo, hi)
             rr.release(lo, hi)
 

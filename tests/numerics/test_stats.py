@@ -112,6 +112,41 @@ def test_memmap_input_larger_than_a_chunk(tmp_path):
     assert error_stats(mx, mr) == error_stats(x, ref)
 
 
+def _flat(d, prefix=""):
+    out = {}
+    for k, v in d.items():
+        out.update(_flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {prefix + k: v})
+    return out
+
+
+def _npy_file(path):
+    from fpinspect.numerics.chunks import NpyFile
+
+    with open(path, "rb") as f:
+        np.lib.format.read_magic(f)
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+        return NpyFile(path, shape, dtype, fortran, f.tell())
+
+
+def test_file_readers_reuse_their_buffers_and_agree_with_arrays(tmp_path):
+    """Chunks read from files into one buffer per thread, refilled chunk after chunk: the
+    statistics, worst elements and KL (a second read) equal those of the arrays in memory."""
+    x, ref = noisy_pair(300_000)
+    x[[5, 70_001]] = np.nan
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "r.npy", ref)
+    fx, fr = _npy_file(tmp_path / "x.npy"), _npy_file(tmp_path / "r.npy")
+    want = accumulate(x, ref, chunk=40_000, worst=5, kl=True)
+    for jobs in (1, 2):
+        got = accumulate(fx, fr, chunk=40_000, worst=5, kl=True, jobs=jobs)
+        g, w = _flat(got.error_stats()), _flat(want.error_stats())
+        assert g.keys() == w.keys()
+        for k in w:  # sums in another order on two threads
+            assert g[k] == (pytest.approx(w[k], rel=1e-12) if k.endswith("mean") else w[k]), k
+        assert got.worst_index.tolist() == want.worst_index.tolist()
+        assert got.kl == pytest.approx(want.kl, rel=1e-9)
+
+
 def test_percentiles_beyond_the_exact_cap_stay_within_the_sketch_bound():
     v = rng.lognormal(0, 3, 200_000)
     q = RealQuantiles(cap=10_000)

@@ -132,6 +132,13 @@ COMPARE_JSON = (
     "'--af-close-data',sys.argv[4]]; main()"
 )
 
+# The same command run from another source tree (``git archive COMMIT | tar -x -C DIR``): the
+# editable install's import hook is dropped so that DIR's fpinspect is the one imported.
+OTHER_SOURCE = (
+    "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+    "sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in type(f).__module__]; "
+)
+
 DIFF_ONE = "import sys; from fpinspect.cli import main; sys.argv=['fpinspect','diff',sys.argv[1],sys.argv[2]]; main()"
 
 SMALL = 32 * 1024  # float16 elements of a small pair: 64 KiB
@@ -153,8 +160,9 @@ def small_pairs(root: str, pairs: int) -> dict[str, str]:
     return paths
 
 
-def bench_many_pairs(root: str, pairs: int) -> None:
-    """``fpinspect compare`` on ``pairs`` fused outputs of 64 KiB float16 (see the module docstring)."""
+def bench_many_pairs(root: str, pairs: int, before: str | None = None) -> None:
+    """``fpinspect compare`` on ``pairs`` fused outputs of 64 KiB float16 (see the module docstring);
+    with ``before`` (a source tree), also that tree's ``compare --jobs 1``."""
     paths = small_pairs(root, pairs)
     data = (paths["open_data"], paths["close_data"])
     print(f"compare: {pairs} fused outputs of {SMALL * 2 // 1024} KiB float16 each, load average {_load()}")
@@ -169,6 +177,10 @@ def bench_many_pairs(root: str, pairs: int) -> None:
         ("reference's way (load, float64, trio)", child(BASELINE_PAIRS, *data)),
     ]
     out = os.path.join(root, "report.json")
+    if before:
+        child(OTHER_SOURCE + DIFF_ONE, before, *one)
+        run = child(OTHER_SOURCE + COMPARE_JSON, before, *paths.values(), "1", out + ".before")
+        rows.append(("fpinspect compare --jobs 1, before", run))
     for jobs in (1, 2):
         run = child(COMPARE_JSON, *paths.values(), str(jobs), out)
         rows.append((f"fpinspect compare --jobs {jobs}", run))
@@ -183,7 +195,12 @@ def bench_many_pairs(root: str, pairs: int) -> None:
             f"  {label:40s}: {t:6.2f} s  x{t / read[0]:5.2f} of reading  peak RSS {mem / MiB:5.0f} MiB{above}"
         )
     with open(out) as f:
-        print(f"  ({len(json.load(f)['records'])} records in the report; load average {_load()})")
+        text = f.read()
+    same = ""
+    if before:
+        with open(out + ".before") as f:
+            same = "; the same bytes as before's" if f.read() == text else "; NOT the same bytes as before's"
+    print(f"  ({len(json.loads(text)['records'])} records in the report{same}; load average {_load()})")
 
 
 def _load() -> str:
@@ -196,14 +213,19 @@ def main() -> None:
     p.add_argument("--dir", default=None, help="folder for the temporary dumps (needs ~600 MiB)")
     p.add_argument("--pairs", type=int, default=None, help="many small pairs instead (e.g. 10000)")
     p.add_argument("--data", default=None, help="with --pairs: keep the generated dumps in this folder")
+    p.add_argument(
+        "--before",
+        default=None,
+        help="with --pairs: also time compare from this source tree (an older commit)",
+    )
     args = p.parse_args()
     if args.pairs:
         if args.data:
             os.makedirs(args.data, exist_ok=True)
-            bench_many_pairs(args.data, args.pairs)
+            bench_many_pairs(args.data, args.pairs, args.before)
         else:
             with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-                bench_many_pairs(tmp, args.pairs)
+                bench_many_pairs(tmp, args.pairs, args.before)
         return
     ops, n = 3, (48 * MiB) // (16 if args.quick else 1)
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:

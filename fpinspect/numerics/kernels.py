@@ -222,12 +222,14 @@ def _sketch_slot(v, counts, lane):
 
 
 @njit(**_VECTOR)
-def _ulp_diff_block(ua, ub, xs, ys, start, m, sign_mask, mag_mask, slots):
+def _ulp_diff_block(ua, ub, xs, ys, m, sign_mask, mag_mask, slots):
     """Over one block, kind "diff": counts of bit-equal pairs, of distances of
     :data:`SMALL_DIST` and more, of +0 against -0, the exact sum of the distances below
     2**32, and the largest distance. ``slots[j]`` gets element ``j``'s slot in the small
     table: ``LANES * d + j % LANES`` for a distance ``d < SMALL_DIST``, ``LANES * SMALL_DIST
-    + j % LANES`` for the others and for elements not both finite."""
+    + j % LANES`` for the others and for elements not both finite. ``ua``, ``ub`` are the
+    block's bit patterns (slices: an index known to be non-negative, and no branch, let the
+    loop compile to vector instructions)."""
     zero_u = np.uint64(0)
     small_limit = np.uint64(1 << 32)
     n_bits = n_far = n_signed_zero = 0
@@ -235,14 +237,14 @@ def _ulp_diff_block(ua, ub, xs, ys, start, m, sign_mask, mag_mask, slots):
     top = zero_u
     for j in range(m):
         fin = math.isfinite(xs[j]) & math.isfinite(ys[j])
-        a_raw = ua[start + j]
-        b_raw = ub[start + j]
+        a_raw = ua[j]
+        b_raw = ub[j]
         n_bits += a_raw == b_raw
-        dist = _ulp_distance(a_raw, b_raw, sign_mask, mag_mask)
-        dist = dist if fin else zero_u
+        dist = _ulp_distance(a_raw, b_raw, sign_mask, mag_mask) * np.uint64(fin)
         near = dist < np.uint64(SMALL_DIST)
         n_far += ~near
-        slot = np.int64(dist) if fin & near else np.int64(SMALL_DIST)
+        slot = np.int64(dist) if near else np.int64(SMALL_DIST)
+        slot = slot if fin else np.int64(SMALL_DIST)
         slots[j] = np.int32(slot * LANES + (j & (LANES - 1)))
         # equal values with different bits: +0 against -0
         n_signed_zero += fin & (dist == zero_u) & (a_raw != b_raw)
@@ -605,14 +607,19 @@ def fused_pass(
     for start in range(0, n, BLOCK):
         m = min(BLOCK, n - start)
         first = offset + start
+        # slices: indices known to be non-negative (no wraparound test per element)
+        block_a = ua[start : start + m]
+        block_b = ub[start : start + m]
         if use_table:
             for j in range(m):
-                xs[j] = table_a[ua[start + j]]
-                ys[j] = table_b[ub[start + j]]
+                xs[j] = table_a[block_a[j]]
+                ys[j] = table_b[block_b[j]]
         else:
+            float_a = fa[start : start + m]
+            float_b = fb[start : start + m]
             for j in range(m):
-                xs[j] = fa[start + j]
-                ys[j] = fb[start + j]
+                xs[j] = float_a[j]
+                ys[j] = float_b[j]
 
         (
             b_dot,
@@ -674,7 +681,7 @@ def fused_pass(
         b_far = 0
         if same:
             b_bits, b_far, b_signed_zero, b_sum, b_dist = _ulp_diff_block(
-                ua, ub, xs, ys, start, m, sign_mask, mag_mask, slots[2]
+                block_a, block_b, xs, ys, m, sign_mask, mag_mask, slots[2]
             )
             _scatter(slots[2], m, small)
             n_bits += b_bits

@@ -282,58 +282,65 @@ def _ulp_error_block(xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol, slots)
 
 
 @njit(**_VECTOR)
-def _common_block(xs, ys, m, cx, cy, tiny, slots):
-    """Everything but the ULPs over one decoded block: a vector loop (no branch). ``slots[0, j]``
-    and ``slots[1, j]`` get element ``j``'s slots in the abs and rel sketches (:func:`_sketch_slot`).
-
-    Maxima are taken over integer bit patterns (exact; masked elements count -1 or 0)."""
-    s_dot = s_xx = s_yy = s_d2 = s_ad = s_yy_fin = s_rms = s_rel = 0.0
-    sx = sxx = sy = syy = 0.0
-    n_nan_abs = n_nan_rel = n_fin = n_re1 = n_re5 = n_rel = 0
-    script_abs_bits = script_rel_bits = max_ay_bits = rms_bits = np.int64(0)
-    abs_bits = rel_bits = np.int64(-1)
-    min_x_key = min_y_key = _I64_MAX
-    max_x_key = max_y_key = _I64_MIN
+def _sums_block(xs, ys, m, cx, cy):
+    """The sums over one decoded block's elements finite on both sides: ``(x*y, x*x, y*y,
+    (x - y)^2, |x - y|, x - cx, (x - cx)^2, y - cy, (y - cy)^2, count)``. A vector loop (no
+    branch, no store); a second loop, :func:`_ratios_block`, takes the rest: one loop holding
+    every running value would spill registers."""
+    s_dot = s_xx = s_yy = s_d2 = s_ad = sx = sxx = sy = syy = 0.0
+    n_fin = 0
     for j in range(m):
         x = xs[j]
         y = ys[j]
-        # the reference script's trio, over all elements (NaN / inf propagate in the sums)
-        s_dot += x * y
-        s_xx += x * x
-        s_yy += y * y
-        d = x - y
-        ad = abs(d)
-        ax = abs(x)
-        ay = abs(y)
-        ad_nan = ad != ad
-        n_nan_abs += ad_nan
-        script_abs_bits = max(script_abs_bits, np.int64(0) if ad_nan else _bits(ad))
-        r = ad / ((ax if ax > ay else ay) + _REF_GUARD)
-        r_nan = r != r
-        n_nan_rel += r_nan
-        script_rel_bits = max(script_rel_bits, np.int64(0) if r_nan else _bits(r))
-        # elements finite on both sides
         fin = math.isfinite(x) & math.isfinite(y)
         n_fin += fin
-        df = d if fin else 0.0
+        xf = x if fin else 0.0
         yf = y if fin else 0.0
+        s_dot += xf * yf
+        s_xx += xf * xf
+        s_yy += yf * yf
+        df = xf - yf
         s_d2 += df * df
-        s_ad += ad if fin else 0.0
-        s_yy_fin += yf * yf
-        abs_bits = max(abs_bits, _bits(ad) if fin else np.int64(-1))
-        max_ay_bits = max(max_ay_bits, _bits(ay) if fin else np.int64(0))
+        s_ad += abs(df)
         dx = x - cx if fin else 0.0
         dy = y - cy if fin else 0.0
         sx += dx
         sxx += dx * dx
         sy += dy
         syy += dy * dy
+    return s_dot, s_xx, s_yy, s_d2, s_ad, sx, sxx, sy, syy, n_fin
+
+
+@njit(**_VECTOR)
+def _ratios_block(xs, ys, m, tiny, slots):
+    """The maxima, ranges and relative errors over one decoded block's elements finite on both
+    sides: a vector loop (no branch). Maxima are taken over integer bit patterns (exact;
+    elements that do not count -1 or 0), ranges over order keys (:func:`_order_key`).
+    ``slots[0, j]`` and ``slots[1, j]`` get element ``j``'s slots in the abs and rel sketches
+    (:func:`_sketch_slot`)."""
+    s_rms = s_rel = 0.0
+    n_re1 = n_re5 = n_rel = 0
+    script_rel_bits = rms_bits = np.int64(0)
+    abs_bits = rel_bits = np.int64(-1)
+    min_x_key = min_y_key = _I64_MAX
+    max_x_key = max_y_key = _I64_MIN
+    for j in range(m):
+        x = xs[j]
+        y = ys[j]
+        fin = math.isfinite(x) & math.isfinite(y)
+        ad = abs(x - y)
+        ax = abs(x)
+        ay = abs(y)
+        abs_bits = max(abs_bits, _bits(ad) if fin else np.int64(-1))
         kx = _order_key(x)
         ky = _order_key(y)
         min_x_key = min(min_x_key, kx if fin else _I64_MAX)
         max_x_key = max(max_x_key, kx if fin else _I64_MIN)
         min_y_key = min(min_y_key, ky if fin else _I64_MAX)
         max_y_key = max(max_y_key, ky if fin else _I64_MIN)
+        # the reference script's relative error (its non-finite elements: _count_specials)
+        r = ad / ((ax if ax > ay else ay) + _REF_GUARD)
+        script_rel_bits = max(script_rel_bits, _bits(r) if fin else np.int64(0))
         # one quotient serves the three relative errors; they differ only where |y| is tiny
         q = ad / ay
         rms = q if fin & (ay > _EPS64) else 0.0
@@ -350,27 +357,12 @@ def _common_block(xs, ys, m, cx, cy, tiny, slots):
         slots[0, j] = _sketch_slot(ad, fin, lane)
         slots[1, j] = _sketch_slot(q, counted, lane)
     return (
-        s_dot,
-        s_xx,
-        s_yy,
-        n_nan_abs,
-        script_abs_bits,
-        n_nan_rel,
-        script_rel_bits,
-        n_fin,
-        s_d2,
-        s_ad,
-        s_yy_fin,
         abs_bits,
-        max_ay_bits,
-        sx,
-        sxx,
-        sy,
-        syy,
         min_x_key,
         max_x_key,
         min_y_key,
         max_y_key,
+        script_rel_bits,
         s_rms,
         rms_bits,
         n_re5,
@@ -383,13 +375,34 @@ def _common_block(xs, ys, m, cx, cy, tiny, slots):
 
 @njit(**_KERNEL)
 def _count_specials(xs, ys, m, cnt):
-    """Count the special values of one block; return how many are mismatches."""
+    """Count the special values of one block, and take them into the reference script's trio,
+    which runs over all elements: ``(mismatches, sum x*y, sum x*x, sum y*y, max |x - y| (-1 if
+    none), 1 if some |x - y| is NaN, max script relative error (-1 if none), 1 if one is NaN)``
+    over the elements not finite on both sides."""
     mismatches = 0
+    s_dot = s_xx = s_yy = 0.0
+    script_abs = script_rel = -1.0
+    abs_nan = rel_nan = 0
     for j in range(m):
         x = xs[j]
         y = ys[j]
         if math.isfinite(x) and math.isfinite(y):
             continue
+        s_dot += x * y
+        s_xx += x * x
+        s_yy += y * y
+        ad = abs(x - y)
+        ax = abs(x)
+        ay = abs(y)
+        r = ad / ((ax if ax > ay else ay) + _REF_GUARD)
+        if ad != ad:
+            abs_nan = 1
+        else:
+            script_abs = max(script_abs, ad)
+        if r != r:
+            rel_nan = 1
+        else:
+            script_rel = max(script_rel, r)
         nx, ny = x != x, y != y
         if nx and ny:
             cnt[BOTH_NAN] += 1
@@ -401,7 +414,7 @@ def _count_specials(xs, ys, m, cnt):
         else:
             cnt[INF_MISMATCH] += 1
             mismatches += 1
-    return mismatches
+    return mismatches, s_dot, s_xx, s_yy, script_abs, abs_nan, script_rel, rel_nan
 
 
 @njit(**_KERNEL)
@@ -587,14 +600,14 @@ def fused_pass(
         cx /= nc
         cy /= nc
 
-    s_dot = s_xx = s_yy = s_d2 = s_ad = s_yy_fin = s_rms = s_rel = s_ulp = s_ulp_huge = 0.0
+    s_dot = s_xx = s_yy = s_d2 = s_ad = s_rms = s_rel = s_ulp = s_ulp_huge = 0.0
+    x_dot = x_xx = x_yy = 0.0  # the script's sums over the elements not finite on both sides
     sx = sxx = sy = syy = 0.0
     u_sum = np.uint64(0)
     nf = n_bits = n_re1 = n_re5 = n_rel = n_signed_zero = 0
     n_tol = n_le1 = n_nan_abs = n_nan_rel = 0
     script_abs_bits = _bits(acc[SCRIPT_MAX_ABS])
     script_rel_bits = _bits(acc[SCRIPT_MAX_REL])
-    max_ay_bits = _bits(acc[MAX_ABS_REF])
     rms_bits = _bits(acc[MSACCUCMP_MAX_REL])
     min_x_key, max_x_key = _order_key(acc[MIN_X]), _order_key(acc[MAX_X])
     min_y_key, max_y_key = _order_key(acc[MIN_Y]), _order_key(acc[MAX_Y])
@@ -621,28 +634,24 @@ def fused_pass(
                 xs[j] = float_a[j]
                 ys[j] = float_b[j]
 
+        b_dot, b_xx, b_yy, b_d2, b_ad, b_sx, b_sxx, b_sy, b_syy, b_nf = _sums_block(xs, ys, m, cx, cy)
+        s_dot += b_dot
+        s_xx += b_xx
+        s_yy += b_yy
+        s_d2 += b_d2
+        s_ad += b_ad
+        sx += b_sx
+        sxx += b_sxx
+        sy += b_sy
+        syy += b_syy
+        nf += b_nf
         (
-            b_dot,
-            b_xx,
-            b_yy,
-            b_nan_abs,
-            b_script_abs_bits,
-            b_nan_rel,
-            b_script_rel_bits,
-            b_nf,
-            b_d2,
-            b_ad,
-            b_yy_fin,
             b_abs_bits,
-            b_ay_bits,
-            b_sx,
-            b_sxx,
-            b_sy,
-            b_syy,
             b_min_x,
             b_max_x,
             b_min_y,
             b_max_y,
+            b_script_rel_bits,
             b_rms,
             b_rms_bits,
             b_re5,
@@ -650,23 +659,9 @@ def fused_pass(
             b_rel,
             b_s_rel,
             b_rel_bits,
-        ) = _common_block(xs, ys, m, cx, cy, tiny, slots)
-        s_dot += b_dot
-        s_xx += b_xx
-        s_yy += b_yy
-        n_nan_abs += b_nan_abs
-        n_nan_rel += b_nan_rel
-        script_abs_bits = max(script_abs_bits, b_script_abs_bits)
+        ) = _ratios_block(xs, ys, m, tiny, slots)
+        script_abs_bits = max(script_abs_bits, b_abs_bits)
         script_rel_bits = max(script_rel_bits, b_script_rel_bits)
-        nf += b_nf
-        s_d2 += b_d2
-        s_ad += b_ad
-        s_yy_fin += b_yy_fin
-        max_ay_bits = max(max_ay_bits, b_ay_bits)
-        sx += b_sx
-        sxx += b_sxx
-        sy += b_sy
-        syy += b_syy
         min_x_key, max_x_key = min(min_x_key, b_min_x), max(max_x_key, b_max_x)
         min_y_key, max_y_key = min(min_y_key, b_min_y), max(max_y_key, b_max_y)
         s_rms += b_rms
@@ -695,7 +690,18 @@ def fused_pass(
             n_tol += b_tol
             n_le1 += b_le1
 
-        n_mismatch = _count_specials(xs, ys, m, cnt) if b_nf < m else 0
+        n_mismatch = 0
+        if b_nf < m:
+            n_mismatch, e_dot, e_xx, e_yy, e_abs, e_abs_nan, e_rel, e_rel_nan = _count_specials(
+                xs, ys, m, cnt
+            )
+            x_dot += e_dot
+            x_xx += e_xx
+            x_yy += e_yy
+            script_abs_bits = max(script_abs_bits, _bits(e_abs))
+            script_rel_bits = max(script_rel_bits, _bits(e_rel))
+            n_nan_abs += e_abs_nan
+            n_nan_rel += e_rel_nan
 
         # the first index of a new maximum (ties keep the lower index)
         b_abs = _from_bits(b_abs_bits) if b_abs_bits >= 0 else -1.0
@@ -816,17 +822,16 @@ def fused_pass(
                 cnt,
             )
 
-    acc[SCRIPT_DOT] += s_dot
-    acc[SCRIPT_SUM_XX] += s_xx
-    acc[SCRIPT_SUM_YY] += s_yy
+    acc[SCRIPT_DOT] += s_dot + x_dot
+    acc[SCRIPT_SUM_XX] += s_xx + x_xx
+    acc[SCRIPT_SUM_YY] += s_yy + x_yy
     acc[SCRIPT_MAX_ABS] = _from_bits(script_abs_bits)
     acc[SCRIPT_MAX_REL] = _from_bits(script_rel_bits)
     cnt[SCRIPT_MAX_ABS_NAN] |= n_nan_abs > 0
     cnt[SCRIPT_MAX_REL_NAN] |= n_nan_rel > 0
     acc[SUM_SQ_DIFF] += s_d2
     acc[SUM_ABS_DIFF] += s_ad
-    acc[SUM_SQ_REF] += s_yy_fin
-    acc[MAX_ABS_REF] = _from_bits(max_ay_bits)
+    acc[SUM_SQ_REF] += s_yy
     acc[MSACCUCMP_SUM_REL] += s_rms
     acc[MSACCUCMP_MAX_REL] = _from_bits(rms_bits)
     acc[SUM_REL] += s_rel
@@ -837,6 +842,8 @@ def fused_pass(
     acc[MAX_ULP_ERROR] = max_err
     acc[MIN_X], acc[MAX_X] = _from_order_key(min_x_key), _from_order_key(max_x_key)
     acc[MIN_Y], acc[MAX_Y] = _from_order_key(min_y_key), _from_order_key(max_y_key)
+    if acc[MIN_Y] <= acc[MAX_Y]:  # some element was finite on both sides: max |y| is an end
+        acc[MAX_ABS_REF] = max(abs(acc[MIN_Y]), abs(acc[MAX_Y]))
     if nf:
         mean_x = cx + sx / nf
         mean_y = cy + sy / nf

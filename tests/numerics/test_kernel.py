@@ -13,6 +13,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from refscript import reference_trio
 
 from fpinspect.numerics import accumulate, error_stats, pair_metrics, ulp_diff, ulp_error
 from fpinspect.numerics.kernels import BLOCK
@@ -230,3 +231,31 @@ def test_sketches_and_ulp_histogram_count_every_element_exactly_on_the_sketch_pa
         want = np.zeros(SKETCH_BUCKETS, np.int64)
         sketch_add(values, want)
         assert got.buckets.tolist() == want.tolist() and got.n == values.size
+
+
+@pytest.mark.parametrize(
+    "put",
+    [
+        {},  # all finite
+        {7: (np.inf, 1.0)},  # one infinity against a number
+        {7: (np.inf, np.inf), BLOCK + 3: (-np.inf, -np.inf)},  # equal infinities
+        {7: (np.inf, -np.inf)},
+        {BLOCK - 1: (np.nan, 2.0), 2 * BLOCK: (1.0, np.inf)},
+    ],
+)
+def test_the_script_trio_takes_the_special_values_of_a_block_as_the_script_does(put):
+    """The trio runs over all elements: the finite ones in the vector loops, the others where
+    the special values are counted; max |ref| (normwise) stays over the finite ones."""
+    ref = rng.standard_normal(3 * BLOCK + 11) * 3
+    x = ref * (1 + rng.uniform(-1e-3, 1e-3, ref.size))
+    ref[100] = -50.0  # the largest |ref|, at the low end
+    for i, (xi, yi) in put.items():
+        x[i], ref[i] = xi, yi
+    m = pair_metrics(x, ref)
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = reference_trio(x, ref)
+    for got, w in zip((m["cosine"], m["max_abs"], m["max_rel"]), want):
+        assert (math.isnan(got) and math.isnan(w)) or got == pytest.approx(w, rel=1e-12), (got, w)
+    s = error_stats(x, ref)
+    fin = np.isfinite(x) & np.isfinite(ref)
+    assert s["normwise"] == np.abs(x[fin] - ref[fin]).max() / 50.0

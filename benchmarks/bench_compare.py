@@ -15,7 +15,8 @@ of every file (the floor), that plus one plain numpy pass per pair
 (``abs(a.astype(f32) - b.astype(f32)).max()``: what the data costs), the reference's way, and
 ``fpinspect compare --format json`` with jobs 1 and 2 (compile cache warm). Printed: wall time,
 peak RSS, the time per pair above reading and above reading + the numpy pass, and each time as
-a multiple of the read-only time. ``--data DIR`` keeps the generated dumps there for reruns.
+a multiple of the read-only time; wall and CPU time (user + system: on a shared machine the
+CPU time is the steadier of the two). ``--data DIR`` keeps the generated dumps there for reruns.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import tempfile
 
 from bench_numerics import MiB, child, write_fp16
@@ -160,6 +162,15 @@ def small_pairs(root: str, pairs: int) -> dict[str, str]:
     return paths
 
 
+def _timed(code: str, *args: str) -> tuple[float, float, int]:
+    """:func:`child`'s wall time and peak RSS, with the child's CPU time (user + system):
+    on a machine shared with other work the CPU time moves much less than the wall time."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall, mem, _ = child(code, *args)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), mem
+
+
 def bench_many_pairs(root: str, pairs: int, before: str | None = None) -> None:
     """``fpinspect compare`` on ``pairs`` fused outputs of 64 KiB float16 (see the module docstring);
     with ``before`` (a source tree), also that tree's ``compare --jobs 1``."""
@@ -169,30 +180,33 @@ def bench_many_pairs(root: str, pairs: int, before: str | None = None) -> None:
     child(READ_DIRS, *data)  # page cache warm for everyone
     one = [os.path.join(d, sorted(os.listdir(d))[0]) for d in data]
     child(DIFF_ONE, *one)  # the compile cache warm: the float16 pass and KL
-    read = child(READ_DIRS, *data)
-    numpy_pass = child(NUMPY_PASS_PAIRS, *data)
+    read = _timed(READ_DIRS, *data)
+    numpy_pass = _timed(NUMPY_PASS_PAIRS, *data)
     rows = [
         ("np.load every file (the floor)", read),
         ("+ one numpy pass per pair (the data)", numpy_pass),
-        ("reference's way (load, float64, trio)", child(BASELINE_PAIRS, *data)),
+        ("reference's way (load, float64, trio)", _timed(BASELINE_PAIRS, *data)),
     ]
     out = os.path.join(root, "report.json")
     if before:
         child(OTHER_SOURCE + DIFF_ONE, before, *one)
-        run = child(OTHER_SOURCE + COMPARE_JSON, before, *paths.values(), "1", out + ".before")
+        run = _timed(OTHER_SOURCE + COMPARE_JSON, before, *paths.values(), "1", out + ".before")
         rows.append(("fpinspect compare --jobs 1, before", run))
     for jobs in (1, 2):
-        run = child(COMPARE_JSON, *paths.values(), str(jobs), out)
-        rows.append((f"fpinspect compare --jobs {jobs}", run))
-    for label, (t, mem, _) in rows:
+        rows.append(
+            (f"fpinspect compare --jobs {jobs}", _timed(COMPARE_JSON, *paths.values(), str(jobs), out))
+        )
+    print(
+        f"  {'':40s}  {'wall':>7s} {'cpu':>7s}  {'x reading':>9s}  {'peak RSS':>8s}   ms per pair (cpu) above:"
+    )
+    print(f"  {'':40s}  {'':7s} {'':7s}  {'wall cpu':>9s}  {'':8s}   reading, reading + the pass")
+    for label, (wall, cpu, mem) in rows:
         above = ""
         if label.startswith("fpinspect"):
-            above = (
-                f"  {(t - read[0]) / pairs * 1e3:5.2f} ms/pair above reading, "
-                f"{(t - numpy_pass[0]) / pairs * 1e3:5.2f} above reading + the pass"
-            )
+            above = f"   {(cpu - read[1]) / pairs * 1e3:5.2f}    {(cpu - numpy_pass[1]) / pairs * 1e3:5.2f}"
         print(
-            f"  {label:40s}: {t:6.2f} s  x{t / read[0]:5.2f} of reading  peak RSS {mem / MiB:5.0f} MiB{above}"
+            f"  {label:40s}: {wall:6.2f}s {cpu:6.2f}s  {wall / read[0]:4.1f} {cpu / read[1]:4.1f}  "
+            f"{mem / MiB:5.0f} MiB{above}"
         )
     with open(out) as f:
         text = f.read()

@@ -87,7 +87,8 @@ def run_mode1(
     print(f"解析开启融合 dump 图: {open_graph}")
     print(f"解析关闭融合 dump 图: {close_graph}")
     try:
-        cmp = DumpComparison(open_graph, close_graph, open_data, close_data)
+        # the reference script's table: the trio and the status, no KL nor worst elements
+        cmp = DumpComparison(open_graph, close_graph, open_data, close_data, worst=0, kl=False)
     except InputError as exc:
         print(f"fusion-precision-analyzer: {exc}", file=sys.stderr)
         return 2

@@ -220,6 +220,7 @@ def compare(
             worst=max(0, worst),
             fused_types=type_list(fused_types),
             compare_unfused=compare_unfused,
+            kl=fmt == "json",  # the only format that shows it
         )
     except InputError as exc:
         raise UsageProblem(str(exc)) from None

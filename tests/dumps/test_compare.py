@@ -355,3 +355,14 @@ def test_bfloat16_stored_as_float32_is_judged_as_bfloat16(tmp_path):
     assert got[0] == ["OK"] and rec.result.metrics["ulp"]["dtype"] == "bfloat16"
     assert rec.verdict == "pass" and rec.score < 1  # in float32 eps this would be ~ 10^4
     assert "compared as declared bfloat16" in rec.conversion
+
+
+def test_kl_left_out_changes_nothing_else(tmp_path):
+    """``kl=False`` (compare's table and CSV, the drop-in) drops the second pass and only that."""
+    paths = build_network(tmp_path, inject="R2=scale")
+    with_kl, without = (compare(paths, kl=kl).run(compare_input=True) for kl in (True, False))
+    a, b = with_kl.to_json(), without.to_json()
+    assert all(r["metrics"]["kl"] is not None for r in a["records"] if r["verdict"] is not None)
+    for r in a["records"]:
+        r["metrics"].pop("kl", None)
+    assert a == b

@@ -45,11 +45,14 @@ class RecordsComputed(Message):
 
 
 class Localised(Message):
-    """Every pair is computed and each failing op is classified."""
+    """Every pair is computed and each failing op is classified. ``findings`` is the
+    localisation's :attr:`~fpinspect.dumps.localise.Localisation.by_name`, built by the worker
+    that posts the message (for 100 000 ops, a pause the screen need not take)."""
 
     def __init__(self, localisation: Localisation) -> None:
         super().__init__()
         self.localisation = localisation
+        self.findings = localisation.by_name
 
 
 class Replayed(Message):
@@ -59,6 +62,7 @@ class Replayed(Message):
     def __init__(self, name: str, replay: OpReplay, localisation: Localisation | None) -> None:
         super().__init__()
         self.name, self.replay, self.localisation = name, replay, localisation
+        self.findings = localisation.by_name if localisation is not None else None  # as Localised's
 
 
 class PairComputed(Message):

@@ -8,8 +8,10 @@ screen's handlers feed them in with :meth:`Inspection.add`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import MappingProxyType
 
 from ..dumps import DumpComparison, DumpIndex, FusedOp, GeModel, PairPlan, Record, load_graph
 from ..dumps.fusion import compared_ops, fused_op, is_fused, original_subgraph
@@ -24,22 +26,44 @@ from .sources import Sources
 WORST = 10
 
 
+#: The findings of rows listed before any localisation (never written to).
+_NO_FINDINGS: Mapping[str, OpFinding] = MappingProxyType({})
+
+
 @dataclass(slots=True)
 class OpRow:
-    """One fused op as the list shows it. ``verdict`` and ``score`` are the worst over the
-    op's computed outputs (:func:`~fpinspect.dumps.verdict.worst_verdict`, as the localisation);
-    ``role`` comes from the localisation once every pair is computed."""
+    """One fused op as the list shows it. ``computed_verdict`` and ``computed_score`` are the
+    worst over the op's computed outputs (:func:`~fpinspect.dumps.verdict.worst_verdict`, as the
+    localisation). ``findings`` is the localisation's findings by op name, one mapping shared by
+    every row of an :class:`Inspection` and updated in place, so that a localisation of 100 000
+    ops reaches the list without touching each row; an op's finding, once there, gives its
+    ``verdict``, ``score`` and ``role``."""
 
     position: int
     op: FusedOp
-    verdict: str | None = None
-    score: float | None = None
-    role: str | None = None
+    findings: Mapping[str, OpFinding]
+    computed_verdict: str | None = None
+    computed_score: float | None = None
     haystack: str = ""
 
     @property
     def name(self) -> str:
         return self.op.name
+
+    @property
+    def verdict(self) -> str | None:
+        finding = self.findings.get(self.op.name)
+        return finding.verdict if finding is not None else self.computed_verdict
+
+    @property
+    def score(self) -> float | None:
+        finding = self.findings.get(self.op.name)
+        return finding.score if finding is not None else self.computed_score
+
+    @property
+    def role(self) -> str | None:
+        finding = self.findings.get(self.op.name)
+        return finding.role if finding is not None else None
 
 
 @dataclass(frozen=True)
@@ -65,11 +89,23 @@ def outline_rows(ops: list[FusedOp]) -> list[OpRow]:
     return _rows(ops)
 
 
-def _rows(ops: list[FusedOp]) -> list[OpRow]:
-    rows = [OpRow(i, op) for i, op in enumerate(ops)]
-    for row in rows:
-        row.haystack = " ".join([row.name, row.op.type, *row.op.original_op_names]).lower()
-    return rows
+def _rows(ops: list[FusedOp], findings: Mapping[str, OpFinding] = _NO_FINDINGS) -> list[OpRow]:
+    return [
+        OpRow(i, op, findings, haystack=" ".join([op.name, op.type, *op.original_op_names]).lower())
+        for i, op in enumerate(ops)
+    ]
+
+
+def view_of(rows: list[OpRow], text: str = "", by_worst: bool = False) -> list[int]:
+    """Positions of the ``rows`` to list: those matching ``text`` (in name, type, original op
+    names, verdict or role; case-insensitive), in graph order or worst score first."""
+    needle = text.strip().lower()
+    if not needle and not by_worst:
+        return list(range(len(rows)))
+    shown = [r for r in rows if not needle or needle in r.haystack or needle == r.verdict or needle == r.role]
+    if by_worst:
+        shown.sort(key=lambda r: (r.score is None, -(r.score or 0.0), r.position))
+    return [r.position for r in shown]
 
 
 class Inspection:
@@ -98,7 +134,9 @@ class Inspection:
         self.comparison = comparison
         self.open_index = comparison.open_index if comparison is not None else open_index
         self.pairs = pairs
-        self.fused_rows = _rows(pairs.fused)
+        #: the localisation's findings by op name (empty until it comes), shared by every row
+        self.findings: dict[str, OpFinding] = {}
+        self.fused_rows = _rows(pairs.fused, self.findings)
         self._all_rows: list[OpRow] | None = None
         self._more_pairs: PairPlans | None = None  # the plans of the ops only the full list shows
         self.showing_all = False
@@ -108,7 +146,8 @@ class Inspection:
         self.by_name = {row.name: row for row in self.rows}
         self.records: dict[tuple, Record] = {}
         self.localisation: Localisation | None = None
-        self.findings: dict[str, OpFinding] = {}
+        #: names of the ops whose computed verdict is "fail"
+        self.failing: set[str] = set()
         #: replays of fused ops (by name), and the ops being replayed now
         self.replays: dict[str, OpReplay] = {}
         self.replaying: set[str] = set()
@@ -141,12 +180,12 @@ class Inspection:
                 views.get(n) or fused_op(self.open_model, n, same_name=not is_fused(self.open_model.ops[n]))
                 for n in self.open_model.topological_order()
             ]
-            self._all_rows = _rows(ops)
+            self._all_rows = _rows(ops, self.findings)
             known = {r.name: r for r in self.fused_rows}
             for row in self._all_rows:  # what was computed while the fused ops were listed
                 if row.name in known:
                     old = known[row.name]
-                    row.verdict, row.score, row.role = old.verdict, old.score, old.role
+                    row.computed_verdict, row.computed_score = old.computed_verdict, old.computed_score
         return self._all_rows
 
     def _row_index(self) -> dict[str, list[OpRow]]:
@@ -219,12 +258,14 @@ class Inspection:
         return []
 
     def sweep_order(self) -> list[PairPlan]:
-        """Every plan, outputs of all ops first (they decide the list's verdicts), in list order."""
+        """Every plan that can be compared (:attr:`~fpinspect.dumps.PairPlan.comparable`),
+        outputs of all ops first (they decide the list's verdicts), in list order. The others
+        have nothing to compute: :meth:`record` gives theirs when asked."""
         if self.comparison is None:
             return []
         pairs = self.pairs
-        return [p for op in pairs.fused for p in pairs.outputs[op.name]] + [
-            p for op in pairs.fused for p in pairs.inputs[op.name]
+        return [p for op in pairs.fused for p in pairs.outputs[op.name] if p.comparable] + [
+            p for op in pairs.fused for p in pairs.inputs[op.name] if p.comparable
         ]
 
     def pending(self, name: str) -> list[PairPlan]:
@@ -239,7 +280,12 @@ class Inspection:
         return op.outputs.get(plan.fused_index) if op is not None and plan.kind == "output" else None
 
     def record(self, plan: PairPlan) -> Record | None:
-        return self.records.get(plan.key)
+        """The record of ``plan``: once computed, or at once for a plan with nothing to compare
+        (its planning status, from the comparison's cache)."""
+        rec = self.records.get(plan.key)
+        if rec is None and self.comparison is not None and not plan.comparable:
+            rec = self.comparison.compute(plan)
+        return rec
 
     def add(self, records: list[Record]) -> set[int]:
         """Take in computed records; returns the positions of the rows that changed."""
@@ -249,20 +295,23 @@ class Inspection:
             self.records[rec.plan.key] = rec
             if rec.plan.kind == "output":
                 for row in index.get(rec.plan.fused_op, []):
-                    row.verdict = worst_verdict([row.verdict, rec.verdict])
-                    if rec.score is not None and (row.score is None or rec.score > row.score):
-                        row.score = rec.score
+                    row.computed_verdict = worst_verdict([row.computed_verdict, rec.verdict])
+                    if row.computed_verdict == "fail":
+                        self.failing.add(row.name)
+                    if rec.score is not None and (
+                        row.computed_score is None or rec.score > row.computed_score
+                    ):
+                        row.computed_score = rec.score
                     if self.by_name.get(row.name) is row:
                         changed.add(row.position)
         return changed
 
-    def localise(self, localisation: Localisation) -> None:
+    def localise(self, localisation: Localisation, findings: Mapping[str, OpFinding] | None = None) -> None:
+        """Take in ``localisation``; ``findings`` is its :attr:`~.Localisation.by_name` when the
+        caller has it already (a worker builds it: 100 000 findings are a pause to build)."""
         self.localisation = localisation
-        self.findings = localisation.by_name
-        index = self._row_index()
-        for finding in localisation.ops:
-            for row in index.get(finding.name, []):
-                row.verdict, row.score, row.role = finding.verdict, finding.score, finding.role
+        self.findings.clear()
+        self.findings.update(localisation.by_name if findings is None else findings)
 
     @property
     def first_introduced(self) -> OpFinding | None:
@@ -285,17 +334,8 @@ class Inspection:
 
     # -- the list ------------------------------------------------------------------------
     def view(self, text: str = "", by_worst: bool = False) -> list[int]:
-        """Row positions to list: those matching ``text`` (in name, type, original op names,
-        verdict or role; case-insensitive), in graph order or worst score first."""
-        needle = text.strip().lower()
-        rows = [
-            r
-            for r in self.rows
-            if not needle or needle in r.haystack or needle == r.verdict or needle == r.role
-        ]
-        if by_worst:
-            rows.sort(key=lambda r: (r.score is None, -(r.score or 0.0), r.position))
-        return [r.position for r in rows]
+        """:func:`view_of` :attr:`rows`."""
+        return view_of(self.rows, text, by_worst)
 
     # -- the graphs ------------------------------------------------------------------------
     def _nearest_fused(self, name: str, upstream: bool) -> list[str]:

@@ -60,3 +60,38 @@ def test_keys_move_along_the_outline_while_the_run_loads(run20k, monkeypatch):
         asyncio.run(main())
     finally:
         gate.set()
+
+
+def test_a_filter_typed_while_the_run_loads_applies_at_once_and_stays(tmp_path, monkeypatch):
+    root = write_synthetic(tmp_path, 30, dumped=2)
+    real_load, gate = Inspection.load, threading.Event()
+
+    def held_load(*args, **kwargs):
+        gate.wait()
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(Inspection, "load", held_load)
+    app = app_for(root)
+    matching = ["autofuse_2_Mul_Add", *(f"autofuse_{i}_Mul_Add" for i in range(20, 30))]
+
+    async def main() -> None:
+        async with app.run_test(size=(100, 30)) as pilot:
+            ops = app.screen.query_one(OpList)
+            await _until(lambda: ops.current is not None)
+            await pilot.press("slash", *"autofuse_2")
+            assert app.screen.inspection is None
+            assert ops.shown == matching  # the outline is filtered as the filter is typed
+            await pilot.press("enter", "down")
+            assert ops.current.name == "autofuse_20_Mul_Add"
+            gate.set()
+            await settle(pilot)
+            assert app.screen.inspection is not None
+            assert ops.shown == matching and ops.current.name == "autofuse_20_Mul_Add"
+            assert app.screen.query_one("#filter").value == "autofuse_2"
+            await pilot.press("escape")
+            assert len(ops.shown) == 30 and ops.current.name == "autofuse_20_Mul_Add"
+
+    try:
+        asyncio.run(main())
+    finally:
+        gate.set()

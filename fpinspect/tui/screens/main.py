@@ -3,12 +3,14 @@ the error starts, and move around with the keyboard."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from collections.abc import Callable, Iterable
 from functools import partial
 from queue import Empty, LifoQueue
 from time import monotonic
+from typing import TypeVar
 
 from textual import on, work
 from textual.app import ComposeResult, SystemCommand
@@ -22,12 +24,13 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...cli.render import compare_csv
 from ...dumps import DumpComparison, InputError, PairPlan
+from ...dumps.graph import collector_paused
 from ...dumps.outline import outline_fused_ops
 from ...replay.evidence import OpReplay, replay_op
 from ...replay.run import run_with_replay
 from .. import background
 from ..messages import Exported, Loaded, LoadFailed, Localised, Outlined, RecordsComputed, Replayed
-from ..model import WORST, Inspection, outline_rows
+from ..model import WORST, Inspection, OpRow, outline_rows, view_of
 from ..pairs import FilePair, RecordPair
 from ..sources import Sources
 from ..widgets import styled
@@ -38,8 +41,21 @@ from .pair import PairScreen
 from .pick import PickFilesScreen
 from .prompt import PathPrompt
 
+T = TypeVar("T")
+
 #: Seconds between batches of records posted by the sweep (keeps the message rate low).
 BATCH_SECONDS = 0.1
+
+
+def _long_lived(make: Callable[[], T]) -> T:
+    """``make()`` with the cyclic collector paused, and what it built then frozen
+    (:func:`gc.freeze`): a loaded run or a localisation lives as long as the screen, and left
+    to the collector its millions of objects would be rescanned on every full collection —
+    pauses of seconds on whichever thread triggers one, the screen's too, for 100 000 ops."""
+    with collector_paused():
+        made = make()
+    gc.freeze()
+    return made
 
 
 class MainScreen(Screen):
@@ -111,6 +127,8 @@ class MainScreen(Screen):
         self.sources = sources
         self.walk = {"fused_types": fused_types, "compare_unfused": compare_unfused}
         self.inspection: Inspection | None = None
+        #: the fused ops listed while the run loads (:class:`~..messages.Outlined`)
+        self.outline: list[OpRow] | None = None
         self.by_worst = False
         #: pairs the sweep computes next: those of the op just highlighted
         self.demand: LifoQueue[PairPlan] = LifoQueue()
@@ -141,7 +159,7 @@ class MainScreen(Screen):
             outline = background.call(outline_fused_ops, sources.open_graph, self.walk["fused_types"])
             if outline:
                 self.post_message(Outlined(outline))
-            insp = background.call(partial(Inspection.load, sources, **self.walk))
+            insp = background.call(_long_lived, partial(Inspection.load, sources, **self.walk))
         except background.Cancelled:
             return
         except InputError as exc:
@@ -168,7 +186,11 @@ class MainScreen(Screen):
             return
         self.post_message(RecordsComputed(batch, sweep.done, sweep.total))
         if not worker.is_cancelled:
-            self.post_message(Localised(comparison.localise()))
+            try:  # the records of the plans with nothing to compare are made here, in bulk
+                localisation = background.call(_long_lived, comparison.localise)
+            except background.Cancelled:
+                return
+            self.post_message(Localised(localisation))
 
     @work(thread=True, exclusive=True, group="on-demand", exit_on_error=False)
     def compute_on_demand(self, comparison: DumpComparison, plans: list[PairPlan]) -> None:
@@ -208,7 +230,11 @@ class MainScreen(Screen):
                 evidence[name] = background.call(
                     replay_op, comparison, name, None, lambda: worker.is_cancelled
                 )
-                loc = background.call(comparison.localise, None, dict(evidence)) if localise() else None
+                loc = (
+                    background.call(_long_lived, partial(comparison.localise, None, dict(evidence)))
+                    if localise()
+                    else None
+                )
             except background.Cancelled:
                 return
             self.post_message(Replayed(name, evidence[name], loc))
@@ -250,10 +276,11 @@ class MainScreen(Screen):
         """List the fused ops while the rest loads: the keys move along them meanwhile."""
         if self.inspection is not None:
             return
-        rows = outline_rows(msg.ops)
+        rows = self.outline = outline_rows(msg.ops)
         ops = self.query_one(OpList)
-        ops.set_rows(rows, list(range(len(rows))))
-        ops.focus()
+        ops.set_rows(rows, view_of(rows, self.query_one("#filter", Input).value, self.by_worst))
+        if not self.query_one("#filter", Input).has_class("-shown"):  # not while a filter is typed
+            ops.focus()
         self.query_one(Banner).say(
             f"{len(rows)} fused ops, in file order for now: reading the graphs and dump "
             f"folders of {self.sources.name}…",
@@ -263,10 +290,11 @@ class MainScreen(Screen):
     @on(Loaded)
     def _loaded(self, msg: Loaded) -> None:
         insp = self.inspection = msg.inspection
+        self.outline = None
+        self._apply_view()  # keeps the op highlighted in the outline, and the filter typed
         ops = self.query_one(OpList)
-        keep = ops.current.name if ops.current else None  # the op highlighted in the outline
-        ops.set_rows(insp.rows, insp.view(), keep)
-        ops.focus()
+        if not self.query_one("#filter", Input).has_class("-shown"):  # not while a filter is typed
+            ops.focus()
         banner = self.query_one(Banner)
         if not insp.rows:
             self._show_all(True)
@@ -294,15 +322,15 @@ class MainScreen(Screen):
             self.query_one(OpDetail).show(insp, current.name)
         if msg.on_demand:
             return
-        failing = sum(1 for r in insp.rows if r.verdict == "fail")
         self.query_one(Banner).say(
-            f"Comparing pairs: {msg.done} of {msg.total} done, {failing} failing ops so far…", busy=True
+            f"Comparing pairs: {msg.done} of {msg.total} done, {len(insp.failing)} failing ops so far…",
+            busy=True,
         )
 
     @on(Localised)
     def _localised(self, msg: Localised) -> None:
         self.swept = True
-        self._show_localisation(msg.localisation)
+        self._show_localisation(msg.localisation, msg.findings)
         # then the evidence: replay the failing and warned ops, in list order
         insp = self.inspection
         names = [r.name for r in insp.rows if r.verdict in ("fail", "warn") and r.name not in insp.replays]
@@ -318,7 +346,7 @@ class MainScreen(Screen):
         insp.replays[msg.name] = msg.replay
         insp.replaying.discard(msg.name)
         if msg.localisation is not None:
-            self._show_localisation(msg.localisation)
+            self._show_localisation(msg.localisation, msg.findings)
         else:
             current = self.query_one(OpList).current
             if current is not None and current.name == msg.name:
@@ -333,11 +361,14 @@ class MainScreen(Screen):
             insp.comparison, self.to_replay, dict(insp.replays), lambda: insp.localisation is not None
         )
 
-    def _show_localisation(self, localisation) -> None:
+    def _show_localisation(self, localisation, findings) -> None:
         insp = self.inspection
-        insp.localise(localisation)
+        insp.localise(localisation, findings)
         ops = self.query_one(OpList)
-        self._apply_view()  # sorted by worst: now with every score
+        if self.by_worst or self.query_one("#filter", Input).value.strip():
+            self._apply_view()  # sorted by worst: now with every score; verdicts filtered anew
+        else:
+            ops.refresh()  # the same rows in the same order, with their findings
         if ops.current is not None:
             self.query_one(OpDetail).show(insp, ops.current.name)
         first = insp.first_introduced
@@ -397,12 +428,14 @@ class MainScreen(Screen):
 
     # -- moving around --------------------------------------------------------------------
     def _apply_view(self) -> None:
-        if self.inspection is None:
+        """List the rows the filter matches, in the chosen order: the run's once loaded, the
+        outline's before."""
+        rows = self.inspection.rows if self.inspection is not None else self.outline
+        if rows is None:
             return
         ops = self.query_one(OpList)
         keep = ops.current.name if ops.current else None
-        text = self.query_one("#filter", Input).value
-        ops.set_rows(self.inspection.rows, self.inspection.view(text, self.by_worst), keep)
+        ops.set_rows(rows, view_of(rows, self.query_one("#filter", Input).value, self.by_worst), keep)
 
     def go_to(self, name: str) -> None:
         """Highlight op ``name``, clearing the filter if it hides the op."""

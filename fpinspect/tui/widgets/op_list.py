@@ -92,6 +92,7 @@ class OpList(ScrollView, can_focus=True):
         super().__init__(**kwargs)
         self._rows: list[OpRow] = []
         self._order: list[int] = []
+        self._positions: dict[str, int] | None = None  # op name -> row position, built on first use
         self._type_width = 4
         self._number_width = 1
 
@@ -106,21 +107,34 @@ class OpList(ScrollView, can_focus=True):
         return [self._rows[i].name for i in self._order]
 
     def set_rows(self, rows: list[OpRow], order: list[int], keep: str | None = None) -> None:
-        """Show ``rows[i] for i in order``; the cursor stays on op ``keep`` if it is listed."""
+        """Show ``rows[i] for i in order`` (``rows[i].position == i``); the cursor stays on op
+        ``keep`` if it is listed."""
+        if rows is not self._rows:  # a new list: what depends on every row is worked out once
+            self._type_width = min(16, max((len(r.op.type) for r in rows), default=4))
+            self._number_width = len(str(len(rows)))
+            self._positions = None
         self._rows, self._order = rows, order
-        self._type_width = min(16, max((len(r.op.type) for r in rows), default=4))
-        self._number_width = len(str(len(rows)))
         self.virtual_size = Size(0, len(order) + 1)
-        names = [rows[i].name for i in order]
-        self.cursor = names.index(keep) if keep in names else 0
+        self.cursor = self._index(keep) or 0
+
+    def _index(self, name: str | None) -> int | None:
+        """Where op ``name`` is listed (``None``: it is not)."""
+        if name is None:
+            return None
+        if self._positions is None:
+            self._positions = {r.name: r.position for r in self._rows}
+        try:
+            return self._order.index(self._positions[name])
+        except (KeyError, ValueError):
+            return None
 
     def move_to(self, name: str) -> bool:
         """Put the cursor on op ``name``; False if it is not listed."""
-        for i, pos in enumerate(self._order):
-            if self._rows[pos].name == name:
-                self.cursor = i
-                return True
-        return False
+        index = self._index(name)
+        if index is None:
+            return False
+        self.cursor = index
+        return True
 
     def refresh_rows(self, positions: set[int]) -> None:
         """Repaint if any of these rows is on screen."""

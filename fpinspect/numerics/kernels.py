@@ -552,8 +552,15 @@ def fused_pass(
     sketch_ulp,
     worst_score,
     worst_index,
+    values,
+    slots,
+    small,
 ):
     """Update the running statistics with one chunk; element ``i`` has flat index ``offset + i``.
+
+    ``values`` (float64, ``(2, BLOCK)``), ``slots`` (int32, ``(3, BLOCK)``) and ``small``
+    (int64, ``(SMALL_DIST + 1) * LANES``, zero) are scratch arrays the caller allocates once
+    (:func:`scratch`): allocating here would cost each chunk and numba more compile time.
 
     ``tiny`` is the smallest normal of the measured format (below it a relative error is
     excluded); ``share_tol`` the tolerance of the ULP share cuts; ``sign_mask`` / ``mag_mask``
@@ -579,10 +586,8 @@ def fused_pass(
     if track_worst and cnt[WORST_FILLED] == worst_score.size:
         worst_floor = worst_score[worst_score.size - 1]
     emax = emin + inv_ulp.size - 1
-    xs = np.empty(BLOCK, dtype=np.float64)
-    ys = np.empty(BLOCK, dtype=np.float64)
-    slots = np.empty((3, BLOCK), dtype=np.int32)
-    small = np.zeros((SMALL_DIST + 1) * LANES, dtype=np.int64)  # ULP distances < SMALL_DIST
+    xs = values[0]
+    ys = values[1]
 
     # centre of this chunk's moment sums: the mean of its first finite elements
     cx = cy = 0.0
@@ -852,8 +857,10 @@ def fused_pass(
     ucnt[SUM_ULP_DIFF] += u_sum
     ucnt[MAX_ULP_DIFF] = max_dist
     if same:
-        for d in range(SMALL_DIST):
-            hist_exact[d] += small[d * LANES : (d + 1) * LANES].sum()
+        for i in range(small.size):
+            if i < SMALL_DIST * LANES:
+                hist_exact[i // LANES] += small[i]
+            small[i] = 0
     cnt[COUNT] += n
     cnt[FINITE] += nf
     cnt[BIT_EQUAL] += n_bits
@@ -865,6 +872,15 @@ def fused_pass(
     cnt[ULP_WITHIN_TOL] += n_tol
     cnt[ULP_WITHIN_ONE] += n_le1 - n_tol
     cnt[ULP_ABOVE_ONE] += 0 if same else nf - n_le1
+
+
+def scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The scratch arrays :func:`fused_pass` works in: ``(values, slots, small)``."""
+    return (
+        np.empty((2, BLOCK), dtype=np.float64),
+        np.empty((3, BLOCK), dtype=np.int32),
+        np.zeros((SMALL_DIST + 1) * LANES, dtype=np.int64),
+    )
 
 
 @njit(**_KERNEL)

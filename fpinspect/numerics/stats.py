@@ -124,6 +124,7 @@ class _Pass:
         ]
         self.worst_score = np.zeros(plan.worst, dtype=np.float64)
         self.worst_index = np.full(plan.worst, -1, dtype=np.int64)
+        self.scratch = K.scratch()
 
     def feed(self, offset: int, a: np.ndarray, b: np.ndarray) -> None:
         p = self.plan
@@ -160,6 +161,7 @@ class _Pass:
             su,
             self.worst_score,
             self.worst_index,
+            *self.scratch,
         )
         # flush the exact integer sum before it could overflow 64 bits
         self.ulp_sum += int(self.ucnt[K.SUM_ULP_DIFF])

@@ -1,16 +1,21 @@
 """The fused compiled pass against reading the data, the reference's way and a plain numpy pass.
 
-    .venv/bin/python benchmarks/bench_fused.py [--quick] [--dir TMP] [--pairs N]
+    .venv/bin/python benchmarks/bench_fused.py [--quick] [--dir TMP] [--pairs N] [--only pair|pairs]
+                                               [--repeat R]
 
-Side by side, each in a fresh process, files in the page cache:
+Side by side, each in a fresh process, files in the page cache; each timed ``R`` times (3),
+the fastest kept (the machine may be shared: the load average is printed before and after):
 
 1. One pair of float16 files (2 x 256 MiB; ``--quick``: 2 x 16 MiB):
    * reading both files in 1 Mi-element chunks and nothing else (the floor);
    * the reference's way (``fusion_precision_analyzer.py``: load whole, float64 copies, trio);
    * one plain numpy pass, ``abs(a.astype(f32) - b.astype(f32)).max()`` in 1 Mi chunks;
    * the fused pass (``accumulate``, every statistic but KL): its first call with an empty
-     compile cache, then ``--jobs 1`` and ``--jobs 2`` with the cache warm;
+     compile cache (once), then ``--jobs 1`` and ``--jobs 2`` with the cache warm, and the
+     speed-up of 2 threads over 1;
    * ``fpinspect diff --format json`` (the pass, KL, the worst elements, JSON) with jobs 1 and 2.
+   The numpy and fused passes are also timed inside their process (wall and CPU seconds:
+   no interpreter start or imports; with the cache warm, no loading of the compiled kernels).
    Targets: the fused pass at most as slow as the numpy pass, its first call within 3x of it.
 2. ``fpinspect compare`` on a dump pair of N (10 000; ``--quick``: 1 000) fused ops whose
    outputs are float16 tensors of 64 KiB: ``bench_compare.py --pairs N``.
@@ -38,20 +43,22 @@ for path in sys.argv[1:3]:
 NUMPY_PASS = """
 import sys, time, numpy as np
 a = np.load(sys.argv[1], mmap_mode="r"); b = np.load(sys.argv[2], mmap_mode="r")
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 m = 0.0
 for lo in range(0, a.size, 1 << 20):
     m = max(m, float(np.abs(a[lo:lo + (1 << 20)].astype(np.float32) - b[lo:lo + (1 << 20)].astype(np.float32)).max()))
-print(time.perf_counter() - t, m)
+print(time.perf_counter() - t, time.process_time() - c, m)
 """
 
 FUSED = """
 import sys, time, numpy as np
 from fpinspect.numerics.stats import accumulate
 a = np.load(sys.argv[1], mmap_mode="r"); b = np.load(sys.argv[2], mmap_mode="r")
-t = time.perf_counter()
+if sys.argv[4] == "warm":  # the kernels loaded from the compile cache before the clock starts
+    accumulate(a[:4096], b[:4096], worst=10)
+t, c = time.perf_counter(), time.process_time()
 s = accumulate(a, b, jobs=int(sys.argv[3]), worst=10)
-print(time.perf_counter() - t, s.script_max_abs)
+print(time.perf_counter() - t, time.process_time() - c, s.script_max_abs)
 """
 
 DIFF = (
@@ -60,39 +67,58 @@ DIFF = (
 )
 
 
-def row(label: str, run: tuple[float, int, str], base: float) -> None:
-    """One line: the process's wall time and peak RSS; for the numpy and fused passes also the
-    pass alone, timed inside the process (no interpreter start, imports or compile-cache load)."""
-    t, mem, out = run
-    inner = (
-        f"  (the pass alone {float(out.split()[0]):6.2f} s)" if label.startswith(("plain", "fused")) else ""
-    )
-    print(
-        f"    {label:38s}: {t:7.2f} s  peak RSS {mem / MiB:6.0f} MiB  x{t / base:5.2f} of the numpy pass{inner}"
-    )
+def best(repeat: int, code: str, *args: str) -> tuple[float, int, str]:
+    """The fastest of ``repeat`` runs of :func:`child` (by wall time)."""
+    return min((child(code, *args) for _ in range(repeat)), key=lambda run: run[0])
 
 
-def bench_pair(tmp: str, n: int) -> None:
+def inner(run: tuple[float, int, str]) -> tuple[float, float]:
+    """``(wall, CPU)`` seconds of the pass alone, as the child printed them."""
+    wall, cpu = run[2].split()[:2]
+    return float(wall), float(cpu)
+
+
+def row(label: str, run: tuple[float, int, str], base: tuple[float, int, str]) -> None:
+    """One line: the process's wall time and peak RSS against the numpy pass's process; for the
+    numpy and fused passes also the pass alone (wall, CPU) against the numpy pass alone."""
+    t, mem, _ = run
+    alone = ""
+    if label.startswith(("plain", "fused")):
+        (w, c), (bw, bc) = inner(run), inner(base)
+        alone = f"  | the pass alone {w:5.2f} s (x{w / bw:4.2f}), CPU {c:5.2f} s (x{c / bc:4.2f})"
+    print(f"    {label:38s}: {t:6.2f} s (x{t / base[0]:5.2f})  peak RSS {mem / MiB:5.0f} MiB{alone}")
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def bench_pair(tmp: str, n: int, repeat: int) -> None:
     a, b = os.path.join(tmp, "a.npy"), os.path.join(tmp, "b.npy")
     write_fp16(a, n, 3)
     write_fp16(b, n, 4, scale=1.0005)
     print(f"[1] one pair of float16 files, 2 x {n * 2 / MiB:.0f} MiB ({n / MiB:.0f} Mi elements each)")
+    print(f"    before: {load()} ({os.cpu_count()} cores)")
     child(READ_ONLY, a, b)  # page cache warm for everyone
-    rows = [("read both, 1 Mi chunks (floor)", child(READ_ONLY, a, b))]
+    rows = [("read both, 1 Mi chunks (floor)", best(repeat, READ_ONLY, a, b))]
     rows.append(("reference's way (load whole, float64)", child(BASELINE, a, b)))
-    numpy_t = child(NUMPY_PASS, a, b)
+    numpy_t = best(repeat, NUMPY_PASS, a, b)
     rows.append(("plain numpy pass (abs diff max)", numpy_t))
     with tempfile.TemporaryDirectory() as cache:
         os.environ["NUMBA_CACHE_DIR"] = cache  # an empty compile cache: the first call compiles
-        rows.append(("fused pass, first call (compiles)", child(FUSED, a, b, "1")))
+        rows.append(("fused pass, first call (compiles)", child(FUSED, a, b, "1", "cold")))
         child(DIFF, a, b, "1")  # compiles (and caches) what diff adds: KL, the worst elements
-        rows.append(("fused pass --jobs 1", child(FUSED, a, b, "1")))
-        rows.append(("fused pass --jobs 2", child(FUSED, a, b, "2")))
-        rows.append(("fpinspect diff --jobs 1 (+KL, JSON)", child(DIFF, a, b, "1")))
-        rows.append(("fpinspect diff --jobs 2", child(DIFF, a, b, "2")))
+        jobs1, jobs2 = best(repeat, FUSED, a, b, "1", "warm"), best(repeat, FUSED, a, b, "2", "warm")
+        rows.append(("fused pass --jobs 1", jobs1))
+        rows.append(("fused pass --jobs 2", jobs2))
+        rows.append(("fpinspect diff --jobs 1 (+KL, JSON)", best(repeat, DIFF, a, b, "1")))
+        rows.append(("fpinspect diff --jobs 2", best(repeat, DIFF, a, b, "2")))
         del os.environ["NUMBA_CACHE_DIR"]
+    print(f"    after:  {load()}")
+    print("    (x: against the numpy pass; process wall time, then the pass alone)")
     for label, run in rows:
-        row(label, run, numpy_t[0])
+        row(label, run, numpy_t)
+    print(f"    --jobs 2 over --jobs 1, the pass alone: x{inner(jobs1)[0] / inner(jobs2)[0]:.2f} faster")
     os.remove(a)
     os.remove(b)
 
@@ -104,11 +130,15 @@ def main() -> None:
     p.add_argument(
         "--pairs", type=int, default=None, help="small pairs in part 2 (default 10 000, quick 1 000)"
     )
+    p.add_argument("--only", choices=("pair", "pairs"), help="run only part 1 (pair) or part 2 (pairs)")
+    p.add_argument("--repeat", type=int, default=3, help="runs of each timed child; the fastest is kept")
     args = p.parse_args()
-    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        bench_pair(tmp, (128 * MiB) // (16 if args.quick else 1))
-    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        bench_many_pairs(tmp, args.pairs or (1000 if args.quick else 10_000))
+    if args.only != "pairs":
+        with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+            bench_pair(tmp, (128 * MiB) // (16 if args.quick else 1), max(1, args.repeat))
+    if args.only != "pair":
+        with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+            bench_many_pairs(tmp, args.pairs or (1000 if args.quick else 10_000))
 
 
 if __name__ == "__main__":

@@ -59,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--entry", default="run")
     p.add_argument("--workdir", type=Path, required=True)
     p.add_argument("--settings", required=True, help="the task's settings as a JSON object")
+    p.add_argument("--nice", type=int, default=0, help="added to the process's CPU niceness first")
     return p
 
 
@@ -111,8 +112,19 @@ def rank_events_path(workdir: Path, rank: int) -> Path:
     return workdir / f"rank{rank}.events"
 
 
+def lower_priority(increment: int) -> None:
+    """Add ``increment`` to this process's niceness (inherited by the compiler workers it
+    starts); where the platform has no ``os.nice`` the run goes on at normal priority."""
+    try:
+        os.nice(increment)
+    except (AttributeError, OSError) as exc:
+        print(f"fpinspect: could not lower the priority by {increment}: {exc}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.nice:
+        lower_priority(args.nice)
     rank = int(os.environ.get("RANK", "0"))
     if rank == 0:
         events = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)

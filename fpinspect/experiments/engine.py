@@ -54,7 +54,9 @@ class ExperimentProcess:
     ``settings`` default to ``profile``'s; ``env`` is added to this process's environment
     for the child; ``workdir`` is the child's working directory (a temporary one, removed
     on success, when not given). ``launcher`` is the command that starts the child's
-    module (default: this Python; task E passes ``torchrun``'s). Unknown task ids raise
+    module (default: this Python; task E passes ``torchrun``'s). ``nice`` is added to the
+    child's CPU niceness before it imports torch (0: as this process), so a
+    watching UI keeps its share of the cores. Unknown task ids raise
     :class:`~.registry.UnknownTask` here, before any process starts.
     """
 
@@ -69,6 +71,7 @@ class ExperimentProcess:
         env: Mapping[str, str] | None = None,
         workdir: Path | None = None,
         launcher: Sequence[str] | None = None,
+        nice: int = 0,
     ):
         task = get_task(task_id)
         self.task_id = task.id
@@ -78,6 +81,7 @@ class ExperimentProcess:
         self.entry = entry
         self.env = dict(env or {})
         self.launcher = list(launcher) if launcher else [sys.executable]
+        self.nice = nice
         self._own_workdir = workdir is None
         self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix=f"fpinspect-{task.id}-"))
         self.log_path = self.workdir / f"{entry}.log"
@@ -103,6 +107,7 @@ class ExperimentProcess:
             str(self.workdir),
             "--settings",
             json.dumps(self.settings.to_dict()),
+            *(["--nice", str(self.nice)] if self.nice else []),
         ]
 
     def start(self) -> None:

@@ -122,6 +122,12 @@ class TaskSettings:
             return dataclasses.replace(cls(), **cls.QUICK)
         raise ValueError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")
 
+    def work(self) -> float | None:
+        """How much computing these settings ask for, in a unit of the task's own (stated
+        where it is defined), so that ``work()`` of two profiles scales a time measured with
+        one to the other; None where the task does not say."""
+        return None
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready field values (tuples, nested ones included, become lists)."""
         return {f.name: _lists(getattr(self, f.name)) for f in dataclasses.fields(self)}

@@ -61,6 +61,9 @@ class TrackedRun:
     #: The last lines of a failed run's log (tracebacks cut to their last line).
     log_tail: str = ""
     cancel_requested: bool = False
+    #: Bumped by every event that changes a histogram or a curve: a view redraws its plots
+    #: only when this moved since it last drew them.
+    plots_revision: int = 0
 
     @property
     def label(self) -> str:
@@ -98,6 +101,7 @@ class TrackedRun:
             # the latest updated last: B's eager and fused of the chain running now
             self.histograms.pop(event.histogram.name, None)
             self.histograms[event.histogram.name] = event.histogram
+            self.plots_revision += 1
         elif isinstance(event, Finished):
             self.state, self.ended = FINISHED, now
         elif isinstance(event, Failed):
@@ -107,6 +111,7 @@ class TrackedRun:
             c = event.curve
             self.curves[c.title or c.name] = {line.label: (tuple(line.x), tuple(line.y)) for line in c.series}
             self.curve_axes[c.title or c.name] = (c.xlabel, c.xscale == "log")
+            self.plots_revision += 1
         elif isinstance(event, CurvePoint):
             # one sample of a training (E): extends the series' line of each metric
             for metric, value in event.values.items():
@@ -114,6 +119,7 @@ class TrackedRun:
                 xs, ys = lines.get(event.series, ((), ()))
                 lines[event.series] = (xs + (float(event.step),), ys + (float(value),))
                 self.curve_axes[metric] = ("step", False)
+            self.plots_revision += 1
         else:
             self.say(f"({type(event).__name__} event: not shown here)")
 

@@ -56,3 +56,9 @@ def test_a_child_that_dies_is_reported_as_a_crash_with_its_log():
         assert p.kept_log is not None and p.kept_log.exists()
     p.kept_log.unlink()
     p.workdir.rmdir()
+
+
+def test_the_child_is_asked_to_lower_its_priority_only_when_told(tmp_path):
+    assert "--nice" not in ExperimentProcess("S", workdir=tmp_path).command()
+    command = ExperimentProcess("S", workdir=tmp_path, nice=5).command()
+    assert command[command.index("--nice") + 1] == "5"

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
+import threading
 import time
+import traceback
 from datetime import datetime
 from pathlib import Path
 
@@ -18,6 +21,8 @@ DEVICES = {
     "npu": "device 'npu' is not available: torch_npu is not installed",
 }
 SIZE = (120, 40)
+#: Seconds a whole pilot run may take, the app's shutdown and asyncio.run's closing included.
+DRIVE_TIMEOUT = 240.0
 #: Task S's quick profile, smaller still: the child's start-up is most of the time.
 SMALL_S = "anchors=2 float32_pairs=65536 stats_size=8192 device_size=4096"
 
@@ -89,3 +94,44 @@ def write_result(folder: Path, report: Report) -> Path:
     path = folder / "result.json"
     path.write_text(json.dumps(report.to_dict()), "utf-8")
     return path
+
+
+def drive(app, scenario, size=SIZE, timeout: float = DRIVE_TIMEOUT, **kw) -> None:
+    """Run ``scenario(pilot)`` inside ``app.run_test`` in ``asyncio.run`` on a thread of its
+    own, and fail (not hang) when the whole of it, the app's shutdown and the joining of its
+    worker threads included, is not over within ``timeout`` seconds: the failure shows the
+    stack of every thread and of every asyncio task then."""
+    box: dict = {}
+
+    async def main():
+        box["loop"] = asyncio.get_running_loop()
+        async with app.run_test(size=size, **kw) as pilot:
+            await pilot.pause()
+            await scenario(pilot)
+
+    def run() -> None:
+        try:
+            asyncio.run(main())
+        except BaseException as exc:  # re-raised in the test's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="pilot-loop", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        raise AssertionError(f"the pilot run did not end within {timeout:.0f} s:\n{stacks(box.get('loop'))}")
+    if "error" in box:
+        raise box["error"]
+
+
+def stacks(loop) -> str:
+    """Every thread's stack, then every pending asyncio task of ``loop`` with its stack."""
+    names = {t.ident: t.name for t in threading.enumerate()}
+    out = []
+    for ident, frame in sys._current_frames().items():
+        out.append(f"--- thread {names.get(ident, ident)}\n" + "".join(traceback.format_stack(frame)))
+    if loop is not None:
+        for task in asyncio.all_tasks(loop):
+            lines = "".join(traceback.format_list(traceback.extract_stack(f)) for f in task.get_stack())
+            out.append(f"--- task {task.get_name()} ({task.get_coro()!r})\n{lines}")
+    return "\n".join(out)

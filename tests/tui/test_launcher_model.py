@@ -121,3 +121,18 @@ def test_a_log_tail_for_people_has_no_traceback():
         "ValueError: boom\nafter"
     )
     assert readable_tail(log) == "compiling\nValueError: boom\nafter"
+
+
+def test_only_plot_events_move_the_plots_revision():
+    run = TrackedRun(1, "B", "cpu", "quick", None, state=RUNNING)
+    h = sample_report().histograms[0]
+    for event, moves in (
+        (Progress("B", 1, 4), False),
+        (Message("softmax"), False),
+        (HistogramEvent(h), True),
+        (CurvePoint("eager", 10, {"train_loss": 5.0}), True),
+        (CurveEvent(Curve("cdf", "CDF", "x", "share", (Series("a", (1.0,), (1.0,)),))), True),
+    ):
+        before = run.plots_revision
+        run.apply(event, 0.0)
+        assert (run.plots_revision != before) == moves, event

@@ -148,6 +148,11 @@ class AccumulatedErrorSettings(TaskSettings):
     QUICK: ClassVar = {"inputs": 100, "rows": 16, "hidden": 256}
     UNUSED: ClassVar = ("dtype",)
 
+    def work(self) -> float:
+        """Activation elements computed: inputs × dtypes × distributions × chains × rows × hidden."""
+        cells = len(self.dtypes) * len(self.distributions) * len(self.chains)
+        return float(self.inputs) * cells * self.rows * self.hidden
+
     def __post_init__(self):
         empty = [n for n in ("dtypes", "distributions", "chains") if not getattr(self, n)]
         if empty:

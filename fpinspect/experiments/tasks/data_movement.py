@@ -141,6 +141,10 @@ class DataMovementSettings(TaskSettings):
     QUICK: ClassVar = {"shapes": ((16, 16), (37, 53), (256, 768))}
     UNUSED: ClassVar = ("dtype",)
 
+    def work(self) -> float:
+        """Elements moved: dtypes × chains × the elements of every shape."""
+        return float(len(self.dtypes) * len(self.chains) * sum(r * c for r, c in self.shapes))
+
     def __post_init__(self):
         empty = [n for n in ("dtypes", "shapes", "chains") if not getattr(self, n)]
         if empty:

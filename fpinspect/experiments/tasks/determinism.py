@@ -54,6 +54,11 @@ class DeterminismSettings(TaskSettings):
 
     QUICK: ClassVar = {"shape": (2, 128, 256), "runs": 100}
 
+    def work(self) -> float:
+        """Multiply-adds of the matmul over both rounds: 2 × runs × batch × sequence × hidden²."""
+        batch, sequence, hidden = self.shape
+        return 2.0 * self.runs * batch * sequence * hidden * hidden
+
 
 @dataclass
 class Round:

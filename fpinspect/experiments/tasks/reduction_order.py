@@ -83,6 +83,10 @@ class ReductionOrderSettings(TaskSettings):
 
     QUICK: ClassVar = {"runs": 100}
 
+    def work(self) -> float:
+        """Elements summed: n × (runs of each chunked order and of the framework's sum + trials)."""
+        return float(self.n) * (self.runs * (len(self.chunk_sizes) + 1) + self.trials)
+
     def __post_init__(self):
         for c in self.chunk_sizes:
             if c < 1 or c & (c - 1) or self.n % c:

@@ -102,6 +102,12 @@ class TrainingSettings(TaskSettings):
         "threads": 1,
     }
 
+    def work(self) -> float:
+        """Training multiply-adds of the three runs, about 6 × parameters × tokens (the
+        transformer blocks' 12 × layers × width² parameters; tokens = steps × batch × context)."""
+        parameters = 12 * self.n_layer * self.n_embd * self.n_embd
+        return 3 * 6.0 * parameters * self.steps * self.batch_size * self.block_size
+
     def __post_init__(self):
         problems = []
         if self.dtype not in ("bfloat16", "float16", "float32"):

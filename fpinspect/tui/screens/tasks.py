@@ -9,6 +9,7 @@ run's state (:mod:`..launcher`), and a timer redraws the watched run four times 
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 import time
@@ -28,6 +29,7 @@ from textual.widgets import DataTable, Footer, Header, Input, RadioButton, Radio
 from textual.worker import get_current_worker
 
 from ...experiments.backends.probe import CHOICES, probe_devices
+from ...experiments.costs import estimate
 from ...experiments.engine import ExperimentProcess
 from ...experiments.events import Failed, Finished
 from ...experiments.output import write_outputs
@@ -47,6 +49,7 @@ from ...experiments.settings import PROFILES, SettingError
 from ..launcher import FAILED, FINISHED, QUEUED, RUNNING, RunQueue, TrackedRun
 from ..messages import DevicesProbed, RunEnded, RunEvent
 from ..widgets import styled
+from ..widgets.choice import CHOSEN, UNCHOSEN, Choice
 from ..widgets.live_run import LiveRun, clock_text
 from ..widgets.result_view import ResultView
 from .confirm import ConfirmScreen
@@ -54,6 +57,11 @@ from .pick_result import PickResultScreen
 from .result import ResultScreen
 
 CHECKING = "still checking whether it is available…"
+#: Environment variable: how much lower the runs' CPU priority is than the app's (niceness
+#: added to each child; 0 runs them at the app's priority).
+RUN_NICE_ENV = "FPINSPECT_RUN_NICE"
+#: The default: the child yields the cores to the UI, so keys stay quick while it runs.
+RUN_NICE = 10
 #: Seconds between redraws of the watched run while events stream.
 REDRAW_SECONDS = 0.25
 #: Seconds between a follower's checks of its worker's cancellation.
@@ -125,9 +133,11 @@ class TasksScreen(Screen):
         devices: dict[str, str | None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         now: Callable[[], datetime] = datetime.now,
+        nice: int | None = None,
     ) -> None:
         """``devices`` preset the availability check (None runs it); ``clock`` times the runs
-        and ``now`` names their folders (both replaceable for tests)."""
+        and ``now`` names their folders (both replaceable for tests); ``nice`` is added to each
+        run's niceness (None: ``$FPINSPECT_RUN_NICE``, else :data:`RUN_NICE`)."""
         super().__init__()
         self.store = store
         self.tasks = all_tasks()
@@ -137,6 +147,7 @@ class TasksScreen(Screen):
         self.devices: dict[str, str | None] = {"cpu": None, **{d: CHECKING for d in CHOICES if d != "cpu"}}
         self._preset_devices = devices
         self.clock, self.now = clock, now
+        self.nice, self._nice_problem = (nice, None) if nice is not None else run_nice()
         self.closing = False  #: set by stop_all when the app closes
         self.queue = RunQueue()
         self.watched: TrackedRun | None = None
@@ -152,12 +163,12 @@ class TasksScreen(Screen):
                 yield Static(Content.styled("Device", "bold"))
                 with RadioSet(id="device"):
                     for name in CHOICES:
-                        yield RadioButton(name, value=name == self.device, name=name)
+                        yield Choice(name, value=name == self.device, name=name)
                 yield Static(id="device-note")
                 yield Static(Content.styled("Profile", "bold"))
                 with RadioSet(id="profile"):
                     for name in PROFILES:
-                        yield RadioButton(name, value=name == self.profile, name=name)
+                        yield Choice(name, value=name == self.profile, name=name)
                 yield Static(id="estimate")
                 with Horizontal(id="overrides-row"):
                     yield Input(placeholder="seed", type="integer", id="seed")
@@ -188,6 +199,8 @@ class TasksScreen(Screen):
         self._show_devices()
         self._task_changed()
         table.focus()
+        if self._nice_problem:
+            self.notify(self._nice_problem, severity="warning", timeout=8)
         self.set_interval(REDRAW_SECONDS, self._redraw)
         if self._preset_devices is not None:
             self.post_message(DevicesProbed(self._preset_devices))
@@ -231,16 +244,28 @@ class TasksScreen(Screen):
         self._show_estimate()
 
     def _show_estimate(self) -> None:
+        """Each profile's cost on the chosen device before anything runs, with where the
+        figure comes from (:func:`~fpinspect.experiments.costs.estimate`); the chosen
+        profile is marked ``●`` (not by colour alone)."""
         task = self.selected_task
         if task is None:
             return
         parts = []
         for profile in PROFILES:
-            took = self.store.last_seconds(task.id, self.device, profile)
-            cost = (
-                f"≈ {clock_text(took)} (last run on {self.device})" if took else "not run on this device yet"
+            guess = estimate(
+                task, profile, self.device, self.store.last_seconds(task.id, self.device, profile)
             )
-            parts.append(Content.assemble((profile, "bold" if profile == self.profile else ""), f": {cost}"))
+            cost = (
+                f"{'~' if guess.rough else '≈'} {duration_text(guess.seconds)} ({guess.source})"
+                if guess is not None
+                else "no estimate: not measured, not run on this device yet"
+            )
+            chosen = profile == self.profile
+            parts.append(
+                Content.assemble(
+                    f"{CHOSEN if chosen else UNCHOSEN} ", (profile, "bold" if chosen else ""), f": {cost}"
+                )
+            )
         self.query_one("#estimate", Static).update(Content("\n").join(parts))
 
     def _show_devices(self) -> None:
@@ -339,7 +364,12 @@ class TasksScreen(Screen):
                 )
                 continue
             process = ExperimentProcess(
-                run.task, run.settings, device=run.device, profile=run.profile, workdir=run.folder / "work"
+                run.task,
+                run.settings,
+                device=run.device,
+                profile=run.profile,
+                workdir=run.folder / "work",
+                nice=self.nice,
             )
             self.processes[run.id] = process
             run.state, run.started = RUNNING, self.clock()
@@ -349,7 +379,8 @@ class TasksScreen(Screen):
     @work(thread=True, group="runs", exit_on_error=False)
     def follow(self, run: TrackedRun, process: ExperimentProcess) -> None:
         """Start the child and post its events; the child is read on a daemon thread, so a
-        cancelled worker (quitting) stops waiting at once, and always stops the child."""
+        cancelled worker (quitting) stops waiting at once, always stops the child, and still
+        writes the run's record (as cancelled, unless the child had said how it ended)."""
         worker = get_current_worker()
         started = time.monotonic()
         events: SimpleQueue = SimpleQueue()
@@ -365,12 +396,10 @@ class TasksScreen(Screen):
         threading.Thread(target=read, name=f"fpinspect-run-{run.id}", daemon=True).start()
         final, done = None, False
         try:
-            while not done:
+            while not done and not worker.is_cancelled:
                 try:
                     batch = [events.get(timeout=POLL_SECONDS)]
                 except Empty:
-                    if worker.is_cancelled:
-                        return
                     continue
                 # what else has arrived goes in the same message: a fast stream costs the
                 # UI one message per wake-up, not one per event
@@ -385,11 +414,13 @@ class TasksScreen(Screen):
                 final = next((e for e in reversed(batch) if isinstance(e, (Finished, Failed))), final)
                 if batch:
                     self.post_message(RunEvent(run.id, batch))
-                if worker.is_cancelled:
-                    return
         finally:
             process.close()
-        self.post_message(self._settle(run, process, final, time.monotonic() - started))
+        if final is None and worker.is_cancelled:
+            final = Failed("cancelled", f"{run.label} was stopped: the app closed")
+        ended = self._settle(run, process, final, time.monotonic() - started)
+        if not worker.is_cancelled:
+            self.post_message(ended)
 
     def _settle(self, run: TrackedRun, process: ExperimentProcess, final, seconds: float) -> RunEnded:
         """Write the run's folder (on the worker thread: figures take a while) and say how it ended."""
@@ -497,8 +528,12 @@ class TasksScreen(Screen):
             return
 
         def answer(yes: bool | None) -> None:
-            if yes:
+            if not yes:
+                return
+            if run.active:
                 self.cancel(run)
+            else:  # it ended while the question was open
+                self.notify(f"{run.label} has already ended: nothing to cancel.", timeout=3)
 
         self.app.push_screen(ConfirmScreen(f"Cancel {run.label}?"), answer)
 
@@ -559,6 +594,29 @@ class TasksScreen(Screen):
             run.cancel_requested = True
         for process in list(self.processes.values()):
             process.cancel()
+
+
+def duration_text(seconds: float) -> str:
+    """``clock_text`` up to two days, whole days beyond (a full profile on a CPU)."""
+    return f"{seconds / 86400:,.0f} days" if seconds >= 2 * 86400 else clock_text(seconds)
+
+
+def run_nice() -> tuple[int, str | None]:
+    """The niceness added to runs from ``$FPINSPECT_RUN_NICE`` and, when its value is not a
+    whole number from 0 to 19, the sentence that says so (the default applies then)."""
+    text = os.environ.get(RUN_NICE_ENV, "").strip()
+    if not text:
+        return RUN_NICE, None
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if 0 <= value <= 19:
+        return value, None
+    return (
+        RUN_NICE,
+        f"${RUN_NICE_ENV} is {text!r}, not a whole number from 0 to 19: runs get niceness {RUN_NICE}.",
+    )
 
 
 def table_focused(event: DataTable.RowHighlighted) -> bool:

@@ -39,6 +39,8 @@ class LiveRun(Vertical):
         super().__init__(**kwargs)
         #: (run id, lines of it shown) in the log pane
         self._logged: tuple[int, int] | None = None
+        #: (run id, its plots_revision) last drawn in the plots
+        self._plotted: tuple[int, int] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="live-head")
@@ -67,6 +69,7 @@ class LiveRun(Vertical):
             timing.update("")
             for plot in (h0, h1, *curves):
                 plot.display = False
+            self._plotted = None
             self._show_log(None)
             return
         state = {QUEUED: "queued, waiting for the device", FINISHED: "finished", FAILED: "failed"}.get(
@@ -86,6 +89,14 @@ class LiveRun(Vertical):
             else "",
             layout=False,
         )
+        if self._plotted != (run.id, run.plots_revision):
+            self._plotted = (run.id, run.plots_revision)
+            self._show_plots(run, h0, h1, curves)
+        self._show_log(run)
+
+    def _show_plots(
+        self, run: TrackedRun, h0: TaskHistogram, h1: TaskHistogram, curves: list[LineChart]
+    ) -> None:
         # the latest two histograms side by side (B's eager and fused), then line charts: the
         # newest one beside histograms (B's CDF), else the first two (E's train and eval loss)
         shown = list(run.histograms.values())[-2:]
@@ -102,7 +113,6 @@ class LiveRun(Vertical):
                 chart.border_title = name
                 chart.xlabel, chart.xlog = run.curve_axes.get(name, ("", False))
                 chart.lines = run.curves[name]
-        self._show_log(run)
 
     def _show_log(self, run: TrackedRun | None) -> None:
         """Append the lines not shown yet; start over for another run."""

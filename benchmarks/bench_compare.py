@@ -213,8 +213,38 @@ def bench_many_pairs(root: str, pairs: int, before: str | None = None) -> None:
     same = ""
     if before:
         with open(out + ".before") as f:
-            same = "; the same bytes as before's" if f.read() == text else "; NOT the same bytes as before's"
+            old = f.read()
+        same = (
+            "; the same bytes as before's"
+            if old == text
+            else f"; {_differences(json.loads(old), json.loads(text))}"
+        )
     print(f"  ({len(json.loads(text)['records'])} records in the report{same}; load average {_load()})")
+
+
+def _differences(old, new) -> str:
+    """How two reports differ: the values that changed, by field, and the largest relative change."""
+    changed: dict[str, int] = {}
+    worst = 0.0
+
+    def walk(x, y, path: str) -> None:
+        nonlocal worst
+        if isinstance(x, dict) and isinstance(y, dict) and x.keys() == y.keys():
+            for k in x:
+                walk(x[k], y[k], f"{path}.{k}" if path else k)
+        elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+            for u, v in zip(x, y):
+                walk(u, v, path)
+        elif x != y:
+            changed[path] = changed.get(path, 0) + 1
+            if isinstance(x, float) and isinstance(y, float) and x:
+                worst = max(worst, abs(x - y) / abs(x))
+            else:
+                worst = float("inf")
+
+    walk(old, new, "")
+    fields = ", ".join(f"{k} x{n}" for k, n in sorted(changed.items()))
+    return f"differs from before's in {fields} (largest relative change {worst:.1e})"
 
 
 def _load() -> str:

@@ -180,6 +180,18 @@ class DumpComparison:
             self.op_records(), AMPLIFICATION if amplification is None else amplification, evidence
         )
 
+    def compute_all(self, *, jobs: int = 1, progress=None) -> None:
+        """Compute every comparable record (inputs too: localisation needs them; cached ones are
+        not computed again) on ``jobs`` threads; ``progress(done, total)`` after each record."""
+        todo = [p for p in self.plans if p.comparable]
+        if jobs > 1:
+            # Bigger tensors first, so the pool does not end on one long pair.
+            todo.sort(key=lambda p: -_file_size(p.fused_file.path))
+        sweep = self.sweep(todo, jobs=jobs)
+        for _ in sweep:
+            if progress is not None:
+                progress(sweep.done, sweep.total)
+
     def run(
         self,
         *,
@@ -189,16 +201,8 @@ class DumpComparison:
         progress=None,
         evidence: Mapping[str, Evidence] | None = None,
     ) -> Report:
-        """Compute every record (inputs too: localisation needs them) and localise.
-        ``progress(done, total)`` is called after each record."""
-        todo = [p for p in self.plans if p.comparable]
-        if jobs > 1:
-            # Bigger tensors first, so the pool does not end on one long pair.
-            todo.sort(key=lambda p: -_file_size(p.fused_file.path))
-        sweep = self.sweep(todo, jobs=jobs)
-        for _ in sweep:
-            if progress is not None:
-                progress(sweep.done, sweep.total)
+        """Compute every record (:meth:`compute_all`) and localise."""
+        self.compute_all(jobs=jobs, progress=progress)
         loc = self.localise(amplification, evidence)
         shown = [self.compute(p) for p in self.plans if compare_input or p.kind == "output"]
         fused = sum(1 for op in self.fused if self.is_fused(op.name))

@@ -63,7 +63,7 @@ def run_with_replay(
     and their evidence given to the localisation and to each output record. Replays in
     ``known`` (the inspector's) are used as they are, and kept in the evidence."""
     # every record first: which ops to replay depends on their verdicts
-    comparison.run(compare_input=compare_input, jobs=jobs, amplification=amplification, progress=progress)
+    comparison.compute_all(jobs=jobs, progress=progress)
     known = dict(known or {})
     todo = [n for n in ops_to_replay(comparison, replay) if n not in known]
     # an op left out has no evidence, which its finding then says (the threshold rule decided)

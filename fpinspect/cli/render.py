@@ -301,7 +301,8 @@ def compare_csv(report, out) -> None:
     w = csv.writer(out)
     w.writerow(CSV_COLUMNS)
     loc = report.localisation.by_name
-    for j, rec in zip(report.to_json()["records"], report.records):
+    for rec in report.records:  # one record's JSON at a time, not the whole report's
+        j = report.record_json(rec)
         m = j["metrics"]
         replay = j.get("replay") or {}
         versus = replay.get("fused_vs_replay") or {}

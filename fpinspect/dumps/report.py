@@ -72,14 +72,15 @@ class Report:
 
     def to_json(self) -> dict:
         """The ``--format json`` object: ``{"records": [...], "summary": {...}}``."""
-        return {"records": [self._record_json(r) for r in self.records], "summary": self.summary()}
+        return {"records": [self.record_json(r) for r in self.records], "summary": self.summary()}
 
     def json_fields(self) -> list[tuple[str, object]]:
         """The fields of :meth:`to_json` in order, ``records`` as an iterator: a writer can then
         encode one record at a time instead of holding every record's dict and text at once."""
-        return [("records", (self._record_json(r) for r in self.records)), ("summary", self.summary())]
+        return [("records", (self.record_json(r) for r in self.records)), ("summary", self.summary())]
 
-    def _record_json(self, record: Record) -> dict:
+    def record_json(self, record: Record) -> dict:
+        """One record of :meth:`to_json`: its own JSON with the annotations of output records."""
         out = record.to_json()
         if record.plan.kind == "output":
             for name in dict.fromkeys(("replay", *self.annotations)):

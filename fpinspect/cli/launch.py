@@ -56,6 +56,7 @@ def launch_command(ctx: click.Context, task: str | None, device: str, profile: s
 
     Opens the Tasks pane with TASK highlighted (see `fpinspect tasks`): enter runs it,
     x cancels, h lists kept runs, o opens any result.json, q quits (stopping every run).
+    Runs go at niceness +10, so the app stays responsive ($FPINSPECT_RUN_NICE: 0-19, 0 = off).
     """
     try:
         task_id = canonical_id(task) if task else None

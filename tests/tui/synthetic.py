@@ -1,7 +1,8 @@
 """A large synthetic run for the inspector's scale test and benchmark.
 
 ``ops`` fused ops in a chain, each replacing two original ops (``Mul_i``, ``Add_i``) and
-standing for ``Add_i:0``; only the first ``dumped`` fused ops have dump files (float16
+standing for ``Add_i:0`` (with ``originals=1``, one: ``Add_i``, the shape of the inspector's
+100 000-op target); only the first ``dumped`` fused ops have dump files (float16
 tensors of ``shape``). From op ``regress_at`` on, the fusion-on values are scaled by 1.03:
 that op introduces the error, the later dumped ops inherit it. Written as raw JSON in the
 shape ``atc --mode=5 --json`` gives it (attributes as key/value lists), lean on attributes
@@ -43,6 +44,7 @@ def write_synthetic(
     regress_at: int = 3,
     seed: int = 0,
     indent: int | None = None,
+    originals: int = 2,
 ) -> Path:
     """Write the run under ``root`` (``dumpgraph_af_open/Build.json`` ...); returns ``root``."""
     on = [{"name": "x", "type": "Data", "output_desc": [_desc(shape)]}]
@@ -50,8 +52,13 @@ def write_synthetic(
     prev_on, prev_off = "x", "x"
     for i in range(ops):
         mul, add, fused = f"Mul_{i}", f"Add_{i}", f"autofuse_{i}_Mul_Add"
-        off.append({"name": mul, "type": "Mul", "input": [f"{prev_off}:0"], "output_desc": [_desc(shape)]})
-        off.append({"name": add, "type": "Add", "input": [f"{mul}:0"], "output_desc": [_desc(shape)]})
+        names, types = ([mul, add], ["Mul", "Add"]) if originals == 2 else ([add], ["Add"])
+        if originals == 2:
+            off.append(
+                {"name": mul, "type": "Mul", "input": [f"{prev_off}:0"], "output_desc": [_desc(shape)]}
+            )
+        feed = mul if originals == 2 else prev_off
+        off.append({"name": add, "type": "Add", "input": [f"{feed}:0"], "output_desc": [_desc(shape)]})
         on.append(
             {
                 "name": fused,
@@ -60,8 +67,8 @@ def write_synthetic(
                 "input_desc": [_desc(shape)],
                 "output_desc": [_desc(shape, add)],
                 "attr": [
-                    {"key": "_datadump_original_op_names", "value": _strings([mul, add])},
-                    {"key": "_datadump_original_op_types", "value": _strings(["Mul", "Add"])},
+                    {"key": "_datadump_original_op_names", "value": _strings(names)},
+                    {"key": "_datadump_original_op_types", "value": _strings(types)},
                 ],
             }
         )

@@ -215,29 +215,33 @@ class MainScreen(Screen):
         localise: Callable[[], bool],
     ) -> None:
         """Replay the fused ops on ``queue`` one by one, the one asked for last first (those in
-        ``known`` are done); post each with the localisation all replays so far give, once
-        ``localise()`` says every pair is compared. One runs at a time (:meth:`_start_replay`)."""
+        ``known`` are done), and post each; once the queue is empty, post the last one again with
+        the localisation all replays so far give, if ``localise()`` says every pair is compared
+        (one localisation per run of replays: for 100 000 ops each takes seconds). One runs at
+        a time (:meth:`_start_replay`)."""
         worker = get_current_worker()
         evidence = dict(known)
+        last = None  # the op replayed last, since the last localisation
         while not worker.is_cancelled:
             try:
                 name = queue.get_nowait()
             except Empty:
-                return
-            if name in evidence:
-                continue
+                name = None
             try:
+                if name is None:
+                    if last is not None and localise():
+                        loc = background.call(_long_lived, partial(comparison.localise, None, dict(evidence)))
+                        self.post_message(Replayed(last, evidence[last], loc))
+                    return
+                if name in evidence:
+                    continue
                 evidence[name] = background.call(
                     replay_op, comparison, name, None, lambda: worker.is_cancelled
                 )
-                loc = (
-                    background.call(_long_lived, partial(comparison.localise, None, dict(evidence)))
-                    if localise()
-                    else None
-                )
             except background.Cancelled:
                 return
-            self.post_message(Replayed(name, evidence[name], loc))
+            last = name
+            self.post_message(Replayed(name, evidence[name], None))
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def export(self, comparison: DumpComparison, path: str, fmt: str, known: dict[str, OpReplay]) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import tempfile
 
 from bench_compare import bench_many_pairs
@@ -67,9 +68,17 @@ DIFF = (
 )
 
 
-def best(repeat: int, code: str, *args: str) -> tuple[float, int, str]:
-    """The fastest of ``repeat`` runs of :func:`child` (by wall time)."""
-    return min((child(code, *args) for _ in range(repeat)), key=lambda run: run[0])
+def timed(code: str, *args: str) -> tuple[float, int, str, float]:
+    """:func:`child`'s ``(wall, peak RSS, stdout)`` and the child's CPU seconds (user + system)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall, mem, out = child(code, *args)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, mem, out, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def best(repeat: int, code: str, *args: str) -> tuple[float, int, str, float]:
+    """The fastest of ``repeat`` runs of :func:`timed` (by wall time)."""
+    return min((timed(code, *args) for _ in range(repeat)), key=lambda run: run[0])
 
 
 def inner(run: tuple[float, int, str]) -> tuple[float, float]:
@@ -78,15 +87,18 @@ def inner(run: tuple[float, int, str]) -> tuple[float, float]:
     return float(wall), float(cpu)
 
 
-def row(label: str, run: tuple[float, int, str], base: tuple[float, int, str]) -> None:
-    """One line: the process's wall time and peak RSS against the numpy pass's process; for the
-    numpy and fused passes also the pass alone (wall, CPU) against the numpy pass alone."""
-    t, mem, _ = run
+def row(label: str, run: tuple[float, int, str, float], base: tuple[float, int, str, float]) -> None:
+    """One line: the process's wall and CPU time and peak RSS against the numpy pass's process;
+    for the numpy and fused passes also the pass alone (wall, CPU) against the numpy pass alone."""
+    t, mem, _, cpu = run
     alone = ""
     if label.startswith(("plain", "fused")):
         (w, c), (bw, bc) = inner(run), inner(base)
         alone = f"  | the pass alone {w:5.2f} s (x{w / bw:4.2f}), CPU {c:5.2f} s (x{c / bc:4.2f})"
-    print(f"    {label:38s}: {t:6.2f} s (x{t / base[0]:5.2f})  peak RSS {mem / MiB:5.0f} MiB{alone}")
+    print(
+        f"    {label:38s}: {t:6.2f} s (x{t / base[0]:5.2f}), CPU {cpu:6.2f} s (x{cpu / base[3]:5.2f})"
+        f"  peak RSS {mem / MiB:5.0f} MiB{alone}"
+    )
 
 
 def load() -> str:
@@ -101,12 +113,12 @@ def bench_pair(tmp: str, n: int, repeat: int) -> None:
     print(f"    before: {load()} ({os.cpu_count()} cores)")
     child(READ_ONLY, a, b)  # page cache warm for everyone
     rows = [("read both, 1 Mi chunks (floor)", best(repeat, READ_ONLY, a, b))]
-    rows.append(("reference's way (load whole, float64)", child(BASELINE, a, b)))
+    rows.append(("reference's way (load whole, float64)", timed(BASELINE, a, b)))
     numpy_t = best(repeat, NUMPY_PASS, a, b)
     rows.append(("plain numpy pass (abs diff max)", numpy_t))
     with tempfile.TemporaryDirectory() as cache:
         os.environ["NUMBA_CACHE_DIR"] = cache  # an empty compile cache: the first call compiles
-        rows.append(("fused pass, first call (compiles)", child(FUSED, a, b, "1", "cold")))
+        rows.append(("fused pass, first call (compiles)", timed(FUSED, a, b, "1", "cold")))
         child(DIFF, a, b, "1")  # compiles (and caches) what diff adds: KL, the worst elements
         jobs1, jobs2 = best(repeat, FUSED, a, b, "1", "warm"), best(repeat, FUSED, a, b, "2", "warm")
         rows.append(("fused pass --jobs 1", jobs1))

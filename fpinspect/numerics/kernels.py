@@ -374,6 +374,35 @@ def _ratios_block(xs, ys, m, tiny, slots):
 
 
 @njit(**_KERNEL)
+def _bit_equal(ua, ub, m):
+    """Whether the first ``m`` bit patterns of ``ua`` and ``ub`` are all equal (stops at the
+    first difference: a block that differs costs a few elements)."""
+    for j in range(m):
+        if ua[j] != ub[j]:
+            return False
+    return True
+
+
+@njit(**_VECTOR)
+def _equal_block(xs, m, tiny):
+    """For a block whose two sides have equal bit patterns (``x == y`` where finite), what
+    :func:`_ratios_block` would find: every error is 0, so only the range of the finite values
+    and the count of those at least ``tiny`` in magnitude remain: ``(min key, max key,
+    count)`` (:func:`_order_key`)."""
+    min_key = _I64_MAX
+    max_key = _I64_MIN
+    n_rel = 0
+    for j in range(m):
+        x = xs[j]
+        fin = math.isfinite(x)
+        k = _order_key(x)
+        min_key = min(min_key, k if fin else _I64_MAX)
+        max_key = max(max_key, k if fin else _I64_MIN)
+        n_rel += fin & (abs(x) >= tiny)
+    return min_key, max_key, n_rel
+
+
+@njit(**_KERNEL)
 def _count_specials(xs, ys, m, cnt):
     """Count the special values of one block, and take them into the reference script's trio,
     which runs over all elements: ``(mismatches, sum x*y, sum x*x, sum y*y, max |x - y| (-1 if
@@ -569,10 +598,12 @@ def fused_pass(
     representable, ``inv_ulp[e - emin]`` is its exact inverse (multiplying by it is dividing).
 
     The chunk is walked in blocks of :data:`BLOCK`, decoded to float64 once. Two loops per
-    block have no branches and no stores, so they compile to vector instructions: sums (their
-    order may differ from a plain loop), counts, and maxima. Rarer work follows per block only
-    where it is needed, recomputing its few values: special values, the first index of a new
-    maximum, ULP distances of 4 and more, the quantile stores and the worst elements, in
+    block have no branches, so they compile to vector instructions: sums (their order may
+    differ from a plain loop), counts, maxima and the sketch slots; scatter loops count the
+    slots. A block whose two sides are equal bit for bit (same format) skips every error
+    loop: its errors are all 0. Rarer work follows per block only where it is needed,
+    recomputing its few values: special values, the first index of a new maximum, ULP
+    distances of :data:`SMALL_DIST` and more, the kept values and the worst elements, in
     index order. (Each is a function of its own: one big function takes numba far longer to
     compile, and LLVM vectorises small loops more readily.)
     """
@@ -650,21 +681,32 @@ def fused_pass(
         sy += b_sy
         syy += b_syy
         nf += b_nf
-        (
-            b_abs_bits,
-            b_min_x,
-            b_max_x,
-            b_min_y,
-            b_max_y,
-            b_script_rel_bits,
-            b_rms,
-            b_rms_bits,
-            b_re5,
-            b_re1,
-            b_rel,
-            b_s_rel,
-            b_rel_bits,
-        ) = _ratios_block(xs, ys, m, tiny, slots)
+        # both sides bit for bit equal: every error is 0, decided without computing one
+        equal = same and _bit_equal(block_a, block_b, m)
+        if equal:
+            b_min_x, b_max_x, b_rel = _equal_block(xs, m, tiny)
+            b_min_y, b_max_y = b_min_x, b_max_x
+            b_abs_bits = np.int64(0) if b_nf > 0 else np.int64(-1)
+            b_rel_bits = np.int64(0) if b_rel > 0 else np.int64(-1)
+            b_script_rel_bits = b_rms_bits = np.int64(0)
+            b_rms = b_s_rel = 0.0
+            b_re5 = b_re1 = b_nf
+        else:
+            (
+                b_abs_bits,
+                b_min_x,
+                b_max_x,
+                b_min_y,
+                b_max_y,
+                b_script_rel_bits,
+                b_rms,
+                b_rms_bits,
+                b_re5,
+                b_re1,
+                b_rel,
+                b_s_rel,
+                b_rel_bits,
+            ) = _ratios_block(xs, ys, m, tiny, slots)
         script_abs_bits = max(script_abs_bits, b_abs_bits)
         script_rel_bits = max(script_rel_bits, b_script_rel_bits)
         min_x_key, max_x_key = min(min_x_key, b_min_x), max(max_x_key, b_max_x)
@@ -679,7 +721,10 @@ def fused_pass(
         b_dist = np.uint64(0)
         b_err_bits = np.int64(-1)
         b_far = 0
-        if same:
+        if equal:
+            n_bits += m
+            small[0] += b_nf  # distance 0 (copy 0 of bin 0)
+        elif same:
             b_bits, b_far, b_signed_zero, b_sum, b_dist = _ulp_diff_block(
                 block_a, block_b, xs, ys, m, sign_mask, mag_mask, slots[2]
             )
@@ -799,7 +844,10 @@ def fused_pass(
             _keep_block(
                 xs, ys, m, first, tiny, same, emin, emax, inv_ulp, ulp_size, keep_abs, keep_rel, keep_ulp
             )
-        if sketch:
+        if sketch and equal:  # every counted error is an exact zero
+            sketch_abs[SKETCH_ZERO] += b_nf
+            sketch_rel[SKETCH_ZERO] += b_rel
+        elif sketch:
             _scatter(slots[0], m, sketch_abs)
             _scatter(slots[1], m, sketch_rel)
             if not same:

@@ -259,3 +259,54 @@ def test_the_script_trio_takes_the_special_values_of_a_block_as_the_script_does(
     s = error_stats(x, ref)
     fin = np.isfinite(x) & np.isfinite(ref)
     assert s["normwise"] == np.abs(x[fin] - ref[fin]).max() / 50.0
+
+
+@pytest.mark.parametrize("n", [20 * BLOCK + 77, (1 << 21) + 3 * BLOCK])  # kept values; the sketch
+def test_blocks_equal_bit_for_bit_skip_their_errors_and_count_the_same(n):
+    """Blocks whose sides are equal bit for bit (some holding NaN, inf, -0 or subnormals on
+    both sides) beside blocks that differ, one by a single +0 / -0: everything equals the
+    definitions, the ULP histogram and the sketches bin by bin."""
+    from fpinspect.numerics.kernels import SKETCH_BUCKETS, sketch_add
+
+    ref = rng.standard_normal(n).astype(np.float16)
+    ref[BLOCK + 5 : BLOCK + 40] = np.float16(3e-6)  # subnormal: excluded from rel
+    x = ref.copy()
+    x[2 * BLOCK + 3], ref[2 * BLOCK + 3] = np.nan, np.nan
+    x[2 * BLOCK + 4] = ref[2 * BLOCK + 4] = np.inf
+    x[3 * BLOCK + 9] = ref[3 * BLOCK + 9] = -0.0
+    x[4 * BLOCK + 1], ref[4 * BLOCK + 1] = 0.0, -0.0  # equal values, not equal bits
+    differ = np.arange(5 * BLOCK, 7 * BLOCK)
+    x[differ] = (ref[differ].astype(np.float32) * 1.003).astype(np.float16)
+    x[-BLOCK:] = (ref[-BLOCK:].astype(np.float32) * 0.99).astype(np.float16)
+    s = accumulate(x, ref, worst=4)
+    es = s.error_stats()
+    fin, xf, yf, ad = definitions(x, ref)
+    d = ulp_diff(x, ref)[fin].astype(np.int64)
+    assert (es["finite"], es["bit_equal"], es["signed_zero"]) == (
+        int(fin.sum()),
+        int((x.view(np.uint16) == ref.view(np.uint16)).sum()),
+        1,
+    )
+    assert (es["both_nan"], es["both_inf"], es["nan_mismatch"], es["inf_mismatch"]) == (1, 1, 0, 0)
+    assert es["abs"]["max"] == ad.max() and es["abs"]["argmax"] == [int(np.flatnonzero(fin)[np.argmax(ad)])]
+    assert es["ulp"]["max"] == d.max() and es["ulp"]["argmax"] == [int(np.flatnonzero(fin)[np.argmax(d)])]
+    assert s.ulp_hist.exact.tolist() == np.bincount(d, minlength=1 << 16).tolist()
+    ok = np.abs(yf) >= float(np.finfo(np.float16).tiny)
+    rel = ad[ok] / np.abs(yf[ok])
+    assert es["rel"]["count"] == int(ok.sum()) and es["rel"]["max"] == rel.max()
+    assert es["rel"]["mean"] == pytest.approx(rel.mean(), rel=1e-12)
+    assert (s.min_x, s.max_x, s.min_y, s.max_y) == (xf.min(), xf.max(), yf.min(), yf.max())
+    q = np.where(np.abs(yf) > 0, ad / np.where(yf == 0, 1, np.abs(yf)), ad / np.finfo(np.float32).eps)
+    assert s.below_one_thousandth == int((q < 0.001).sum())
+    assert s.below_five_thousandths == int((q < 0.005).sum())
+    big = np.abs(yf) > np.finfo(np.float64).eps
+    assert s.msaccucmp_max_rel == (ad[big] / np.abs(yf[big])).max()
+    for p in (50, 99):
+        assert es["abs"][f"p{p}"] == pytest.approx(
+            float(np.percentile(ad, p, method="inverted_cdf")), rel=0.005, abs=1e-300
+        )
+    if not es["abs"]["exact"]:
+        for got, values in ((s.abs_quantiles, ad), (s.rel_quantiles, rel)):
+            want = np.zeros(SKETCH_BUCKETS, np.int64)
+            sketch_add(values, want)
+            assert got.buckets.tolist() == want.tolist()

@@ -12,7 +12,8 @@ the fastest kept (the machine may be shared: the load average is printed before 
    * one plain numpy pass, ``abs(a.astype(f32) - b.astype(f32)).max()`` in 1 Mi chunks;
    * the fused pass (``accumulate``, every statistic but KL): its first call with an empty
      compile cache (once), then ``--jobs 1`` and ``--jobs 2`` with the cache warm, and the
-     speed-up of 2 threads over 1;
+     speed-up of 2 threads over 1; and ``--jobs 1`` on a file against itself (every block equal
+     bit for bit, so its error loops are skipped);
    * ``fpinspect diff --format json`` (the pass, KL, the worst elements, JSON) with jobs 1 and 2.
    The numpy and fused passes are also timed inside their process (wall and CPU seconds:
    no interpreter start or imports; with the cache warm, no loading of the compiled kernels).
@@ -96,7 +97,7 @@ def row(label: str, run: tuple[float, int, str, float], base: tuple[float, int, 
         (w, c), (bw, bc) = inner(run), inner(base)
         alone = f"  | the pass alone {w:5.2f} s (x{w / bw:4.2f}), CPU {c:5.2f} s (x{c / bc:4.2f})"
     print(
-        f"    {label:38s}: {t:6.2f} s (x{t / base[0]:5.2f}), CPU {cpu:6.2f} s (x{cpu / base[3]:5.2f})"
+        f"    {label:44s}: {t:6.2f} s (x{t / base[0]:5.2f}), CPU {cpu:6.2f} s (x{cpu / base[3]:5.2f})"
         f"  peak RSS {mem / MiB:5.0f} MiB{alone}"
     )
 
@@ -123,6 +124,7 @@ def bench_pair(tmp: str, n: int, repeat: int) -> None:
         jobs1, jobs2 = best(repeat, FUSED, a, b, "1", "warm"), best(repeat, FUSED, a, b, "2", "warm")
         rows.append(("fused pass --jobs 1", jobs1))
         rows.append(("fused pass --jobs 2", jobs2))
+        rows.append(("fused pass --jobs 1, a file against itself", best(repeat, FUSED, a, a, "1", "warm")))
         rows.append(("fpinspect diff --jobs 1 (+KL, JSON)", best(repeat, DIFF, a, b, "1")))
         rows.append(("fpinspect diff --jobs 2", best(repeat, DIFF, a, b, "2")))
         del os.environ["NUMBA_CACHE_DIR"]

@@ -346,9 +346,14 @@ class MainScreen(Screen):
     def _localised(self, msg: Localised) -> None:
         self.swept = True
         self._show_localisation(msg.localisation, msg.findings)
-        # then the evidence: replay the failing and warned ops, in list order
+        # then the evidence: replay the failing and warned ops, in list order (the findings' order:
+        # until now no op without one has a verdict)
         insp = self.inspection
-        names = [r.name for r in insp.rows if r.verdict in ("fail", "warn") and r.name not in insp.replays]
+        names = [
+            f.name
+            for f in msg.localisation.ops
+            if f.verdict in ("fail", "warn") and f.name in insp.by_name and f.name not in insp.replays
+        ]
         if names:
             for name in reversed(names):
                 self.to_replay.put(name)

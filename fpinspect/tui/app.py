@@ -103,10 +103,11 @@ class InspectorApp(App[str | None]):
             self.notify("The Tasks pane is open underneath: escape goes back to it.", timeout=2)
 
     async def action_quit(self) -> None:
-        # every run's child is stopped before the app goes (the followers also stop them)
+        # every run's child is stopped before the app goes; the wait for them runs beside the UI
         if self.is_screen_installed("tasks"):
-            self.get_screen("tasks").stop_all()
-        self.exit()
+            self.get_screen("tasks").stop_all(then=self.exit)
+        else:
+            self.exit()
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -332,3 +333,50 @@ def test_the_runs_priority_setting_is_read_and_checked(monkeypatch):
         monkeypatch.setenv(RUN_NICE_ENV, bad)
         nice, problem = run_nice()
         assert nice == RUN_NICE and f"${RUN_NICE_ENV} is {bad!r}" in problem
+
+
+#: Runs a module like ``python -m`` with SIGTERM ignored: a child that stops only when killed.
+DEAF_TO_SIGTERM = (
+    "import runpy, signal, sys; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+    "module = sys.argv[2]; sys.argv = [module, *sys.argv[3:]]; "
+    "runpy.run_module(module, run_name='__main__', alter_sys=True)"
+)
+
+
+def test_quitting_keeps_the_ui_live_while_it_stops_a_child_that_ignores_sigterm(tmp_path, monkeypatch):
+    import sys
+
+    from fpinspect.experiments.engine import ExperimentProcess
+    from fpinspect.tui.screens import tasks as tasks_module
+
+    class Deaf(ExperimentProcess):
+        def __init__(self, *args, **kw):
+            super().__init__(*args, launcher=[sys.executable, "-c", DEAF_TO_SIGTERM], **kw)
+
+    monkeypatch.setattr(tasks_module, "ExperimentProcess", Deaf)
+    app = tasks_app(tmp_path / "runs", task="S", profile="full")
+    seen = {}
+
+    async def scenario(pilot):
+        screen = pilot.app.screen
+        screen.query_one("#overrides", Input).value = LONG_S
+        await pilot.press("enter", "enter")  # one runs, one waits for the cpu
+        running, queued = screen.queue.runs
+        await until(pilot, lambda: running.stage, what="the first progress event")
+        seen["pid"] = pid = screen.processes[running.id]._proc.pid
+        await pilot.press("q")
+        # SIGTERM was sent and ignored: the child lives until the engine's SIGKILL, and
+        # meanwhile the UI still answers keys, says what it waits for, and starts nothing
+        assert child_alive(pid) and pilot.app.return_code is None
+        await pilot.press("p", "enter")
+        assert screen.profile == "quick" and len(screen.queue.runs) == 2
+        assert any(n.message == "Stopping 1 run…" for n in pilot.app._notifications)
+        assert queued.state == FAILED and queued.failure.kind == "cancelled"
+        while pilot.app.return_code is None:  # the app exits by itself once the child is gone
+            await asyncio.sleep(0.05)
+        seen["stopped"] = not child_alive(pid)
+
+    drive(app, scenario, timeout=120)
+    assert seen["stopped"] and not child_alive(seen["pid"])
+    (folder,) = (tmp_path / "runs").iterdir()  # the queued run never started: no folder
+    assert json.loads((folder / "run.json").read_text())["status"] == "cancelled"

@@ -9,11 +9,13 @@ run's state (:mod:`..launcher`), and a timer redraws the watched run four times 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from datetime import datetime
 from pathlib import Path
 from queue import Empty, SimpleQueue
@@ -26,7 +28,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, RadioButton, RadioSet, Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from ...experiments.backends.probe import CHOICES, probe_devices
 from ...experiments.costs import estimate
@@ -66,6 +68,10 @@ RUN_NICE = 10
 REDRAW_SECONDS = 0.25
 #: Seconds between a follower's checks of its worker's cancellation.
 POLL_SECONDS = 0.05
+#: Seconds quitting waits in all for the stopped runs' followers to write their records: more
+#: than the engine's grace between SIGTERM and SIGKILL (5 s), so a child that ignores SIGTERM
+#: is killed and recorded before the app exits.
+STOP_SECONDS = 10.0
 #: Rich styles (DataTable cells are Rich text) of the verdict summaries.
 _VERDICT_TONE = {"agrees": "green", "disagrees": "red", "cannot tell": "yellow"}
 
@@ -333,6 +339,8 @@ class TasksScreen(Screen):
         task = self.selected_task
         if task is None:
             return None
+        if self.closing:
+            return None
         why = self.devices.get(self.device)
         if why:
             self.notify(f"{self.device}: {why}" if why == CHECKING else why, severity="error")
@@ -586,14 +594,42 @@ class TasksScreen(Screen):
             "Open a result.json…", "Any result, also one from another machine", self.action_open_result
         )
 
-    def stop_all(self) -> None:
-        """Stop every child now (the app is closing): nothing queued starts any more, and a run
-        that ends while the app closes only updates its record (no screen is pushed then)."""
+    def stop_all(self, then: Callable[[], None]) -> None:
+        """Stop every run because the app closes, then call ``then`` (the app's exit), without
+        blocking the UI: nothing queued starts any more, every running child is signalled at
+        once (each :meth:`~fpinspect.experiments.engine.ExperimentProcess.cancel` on a thread
+        of its own: SIGTERM, SIGKILL after its grace), and a worker waits for their followers,
+        which write each run's record, at most :data:`STOP_SECONDS` in all. A run that ends
+        meanwhile only updates its record (no screen is pushed then)."""
+        if self.closing:
+            self.notify("Still stopping the runs: the app closes when they have stopped.", timeout=3)
+            return
         self.closing = True
         for run in self.queue.runs:
             run.cancel_requested = True
-        for process in list(self.processes.values()):
-            process.cancel()
+            if run.state == QUEUED:
+                run.state, run.ended = FAILED, self.clock()
+                run.failure = Failed(
+                    "cancelled", f"{run.label} was cancelled before it started: the app closed"
+                )
+        followers = [w for w in self.workers if w.group == "runs" and not w.is_finished]
+        processes = list(self.processes.values())
+        for process in processes:
+            threading.Thread(target=process.cancel, name="fpinspect-stop", daemon=True).start()
+        if processes:
+            n = len(processes)
+            self.notify(f"Stopping {n} run{'s' if n > 1 else ''}…", timeout=STOP_SECONDS)
+        self.run_worker(self._when_stopped(followers, then), group="closing", exit_on_error=False)
+
+    @staticmethod
+    async def _when_stopped(followers: list[Worker], then: Callable[[], None]) -> None:
+        async def settled(worker: Worker) -> None:
+            with suppress(Exception):  # a follower that failed has nothing left to wait for
+                await worker.wait()
+
+        if followers:
+            await asyncio.wait([asyncio.ensure_future(settled(w)) for w in followers], timeout=STOP_SECONDS)
+        then()
 
 
 def duration_text(seconds: float) -> str:

@@ -3,6 +3,7 @@ below, render."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -26,8 +27,32 @@ def _existing_file(path: str, what: str) -> None:
         raise UsageProblem(f"{what} {path} is a folder, not a file.")
 
 
+#: The commands with a module of their own in this package: name -> (module, attribute). A module
+#: is imported only when its command runs or is listed (``--help``), so ``diff`` and ``compare``
+#: do not import the inspector, the experiments or the capture stack.
+_COMMAND_MODULES = {
+    "capture": (".capture", "capture_command"),
+    "convert": (".convert", "convert_command"),
+    "launch": (".launch", "launch_command"),
+    "open": (".open", "open_command"),
+    "open-result": (".launch", "open_result_command"),
+    "run": (".experiments", "run_command"),
+    "tasks": (".experiments", "tasks_command"),
+}
+
+
 class _Group(click.Group):
-    """The ``fpinspect`` group: ``ctrl+c`` ends any command with one line and status 130."""
+    """The ``fpinspect`` group: its commands of :data:`_COMMAND_MODULES` load on first use, and
+    ``ctrl+c`` ends any command with one line and status 130."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *_COMMAND_MODULES})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in _COMMAND_MODULES:
+            module, attribute = _COMMAND_MODULES[name]
+            self.add_command(getattr(importlib.import_module(module, __package__), attribute), name)
+        return super().get_command(ctx, name)
 
     def invoke(self, ctx: click.Context):
         try:
@@ -250,25 +275,6 @@ def compare(
         if any(r.verdict in levels for r in report.records) or not report.compared:
             sys.exit(1)  # a run that compared nothing is never clean
 
-
-def _register() -> None:
-    """The commands with a module of their own in this package."""
-    from .capture import capture_command
-    from .convert import convert_command
-    from .experiments import run_command, tasks_command
-    from .launch import launch_command, open_result_command
-    from .open import open_command
-
-    main.add_command(open_command)
-    main.add_command(capture_command)
-    main.add_command(convert_command)
-    main.add_command(run_command)
-    main.add_command(tasks_command)
-    main.add_command(launch_command)
-    main.add_command(open_result_command)
-
-
-_register()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -5,58 +5,59 @@ The comparison model every front end uses, one job a file: :mod:`.plan` (which t
 up), :mod:`.sides` (loading a pair's two tensors once, converted), :mod:`.records` (one
 record per pair, and the sweep that computes many), :mod:`.localise` (which op introduced an
 error), :mod:`.report` (the summary), tied together by :class:`~.compare.DumpComparison`.
+
+Importing this package imports none of its modules: each name below loads its module on
+first use, so ``fpinspect diff`` (:mod:`.pair` only) does not pay for the graph readers.
 """
 
-from .compare import DumpComparison
-from .datadump import DumpFile, DumpIndex, normalise_name
-from .errors import InputError
-from .fusion import FusedOp, fused_ops, original_subgraph
-from .ge_types import FUSED_TYPES
-from .graph import GeModel, load_graph
-from .localise import Evidence, Localisation, OpFinding, OpRecords, localise
-from .pair import STATUS_DOC, PairResult, compare_arrays, compare_npy
-from .plan import PairPlan, PairPlans, plan_pairs
-from .records import Record, Sweep
-from .report import Report
-from .sides import SIDE_ERRORS, OpSides, Sides, load_sides
-from .verdict import DEFAULTS, Thresholds, ThresholdTable, format_score, judge, load_table, worst_verdict
+from __future__ import annotations
 
-__all__ = [
-    "DEFAULTS",
-    "FUSED_TYPES",
-    "SIDE_ERRORS",
-    "STATUS_DOC",
-    "DumpComparison",
-    "DumpFile",
-    "DumpIndex",
-    "Evidence",
-    "FusedOp",
-    "GeModel",
-    "InputError",
-    "Localisation",
-    "OpFinding",
-    "OpRecords",
-    "OpSides",
-    "PairPlan",
-    "PairPlans",
-    "PairResult",
-    "Record",
-    "Report",
-    "Sides",
-    "Sweep",
-    "ThresholdTable",
-    "Thresholds",
-    "compare_arrays",
-    "compare_npy",
-    "format_score",
-    "fused_ops",
-    "judge",
-    "load_graph",
-    "load_sides",
-    "load_table",
-    "localise",
-    "normalise_name",
-    "original_subgraph",
-    "plan_pairs",
-    "worst_verdict",
-]
+import importlib
+
+_EXPORTS = {
+    "DumpComparison": ".compare",
+    "DumpFile": ".datadump",
+    "DumpIndex": ".datadump",
+    "normalise_name": ".datadump",
+    "InputError": ".errors",
+    "FusedOp": ".fusion",
+    "fused_ops": ".fusion",
+    "original_subgraph": ".fusion",
+    "FUSED_TYPES": ".ge_types",
+    "GeModel": ".graph",
+    "load_graph": ".graph",
+    "Evidence": ".localise",
+    "Localisation": ".localise",
+    "OpFinding": ".localise",
+    "OpRecords": ".localise",
+    "localise": ".localise",
+    "PairResult": ".pair",
+    "STATUS_DOC": ".pair",
+    "compare_arrays": ".pair",
+    "compare_npy": ".pair",
+    "PairPlan": ".plan",
+    "PairPlans": ".plan",
+    "plan_pairs": ".plan",
+    "Record": ".records",
+    "Sweep": ".records",
+    "Report": ".report",
+    "OpSides": ".sides",
+    "SIDE_ERRORS": ".sides",
+    "Sides": ".sides",
+    "load_sides": ".sides",
+    "DEFAULTS": ".verdict",
+    "ThresholdTable": ".verdict",
+    "Thresholds": ".verdict",
+    "format_score": ".verdict",
+    "judge": ".verdict",
+    "load_table": ".verdict",
+    "worst_verdict": ".verdict",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,63 @@
+"""``fpinspect diff`` and ``fpinspect --help`` import only what they use: not the graph readers,
+the inspector, the experiments or torch (each costs a fraction of a second per process)."""
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+#: Top-level packages or fpinspect modules a command must not import (by name prefix).
+HEAVY = (
+    "networkx",
+    "textual",
+    "google.protobuf",
+    "torch",
+    "fpinspect.tui",
+    "fpinspect.experiments",
+    "fpinspect.capture",
+    "fpinspect.replay",
+    "fpinspect.dumps.graph",
+    "fpinspect.dumps.compare",
+)
+
+
+def _imported(*argv: str) -> list[str]:
+    """The heavy modules imported by one ``fpinspect`` process run with ``argv``, in a fresh interpreter."""
+    code = textwrap.dedent(
+        f"""
+        import sys
+        from fpinspect.cli import main
+        sys.argv = ["fpinspect", *{list(argv)!r}]
+        try:
+            main()
+        except SystemExit as exc:
+            code = exc.code
+        heavy = {HEAVY!r}
+        found = sorted(m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in heavy))
+        print("IMPORTED", *found)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    line = [ln for ln in out.stdout.splitlines() if ln.startswith("IMPORTED")][-1]
+    return line.split()[1:]
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pair")
+    a = np.linspace(-2, 2, 1000, dtype=np.float16)
+    np.save(d / "a.npy", a)
+    np.save(d / "b.npy", np.nextafter(a, np.float16(9)))
+    return str(d / "a.npy"), str(d / "b.npy")
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_diff_imports_nothing_heavy(pair, fmt):
+    assert _imported("diff", "--format", fmt, *pair) == []
+
+
+def _pending_help_imports_nothing_heavy():
+    assert _imported("--help") == []

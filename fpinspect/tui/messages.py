@@ -8,15 +8,17 @@ from ..dumps import FusedOp, PairResult, Record
 from ..dumps.drilldown import ErrorProfile
 from ..dumps.localise import Localisation
 from ..replay.evidence import OpReplay
-from .model import Inspection
+from .model import Inspection, outline_rows
 
 
 class Outlined(Message):
-    """The fusion-on graph's fused ops, in file order, read before the whole run is loaded."""
+    """The fusion-on graph's fused ops, in file order, read before the whole run is loaded, and
+    their list rows, built by the worker that posts the message (not by the screen's thread)."""
 
     def __init__(self, ops: list[FusedOp]) -> None:
         super().__init__()
         self.ops = ops
+        self.rows = outline_rows(ops)
 
 
 class Loaded(Message):

@@ -31,7 +31,7 @@ from ...replay.evidence import OpReplay, replay_op
 from ...replay.run import run_with_replay
 from .. import background
 from ..messages import Exported, Loaded, LoadFailed, Localised, Outlined, RecordsComputed, Replayed
-from ..model import WORST, Inspection, OpRow, outline_rows, view_of
+from ..model import WORST, Inspection, OpRow, view_of
 from ..pairs import FilePair, RecordPair
 from ..sources import Sources
 from ..widgets import styled
@@ -291,7 +291,7 @@ class MainScreen(Screen):
         """List the fused ops while the rest loads: the keys move along them meanwhile."""
         if self.inspection is not None:
             return
-        rows = self.outline = outline_rows(msg.ops)
+        rows = self.outline = msg.rows
         ops = self.query_one(OpList)
         ops.set_rows(rows, view_of(rows, self.query_one("#filter", Input).value, self.by_worst))
         if not self.query_one("#filter", Input).has_class("-shown"):  # not while a filter is typed

@@ -8,7 +8,6 @@ import os
 import sys
 
 import click
-from rich.console import Console
 
 from .. import __version__
 from .fusion_options import compare_unfused_option, fused_types_option, type_list
@@ -104,7 +103,6 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
     counts and the worst elements. Exit status: 0 compared, 1 over --max-ulp, 2 bad input.
     """
     from ..dumps.pair import compare_npy
-    from .render import console, pair_report
 
     _existing_file(a, "file")
     _existing_file(b, "file")
@@ -113,6 +111,8 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
         if fmt == "json":
             click.echo(indented_json(res.to_json()), file=out)
         else:
+            from .render import console, pair_report  # rich: only the table needs it
+
             console().print(pair_report(res, a, b))
     if not res.compared and any(s in res.status for s in ("NPY_LOAD_ERROR", "FILE_NOT_FOUND")):
         if fmt == "json":
@@ -224,7 +224,7 @@ def compare(
     from ..dumps.errors import InputError
     from ..dumps.verdict import load_table
     from ..replay.run import run_with_replay
-    from .render import compare_csv, compare_table, console
+    from .render import compare_csv, compare_table, console, plain_console
 
     check_destination(output)
     try:
@@ -268,7 +268,7 @@ def compare(
         elif fmt == "csv":
             compare_csv(report, out)
         else:
-            con = console() if output is None else Console(file=out, width=120, highlight=False)
+            con = console() if output is None else plain_console(out)
             con.print(compare_table(report))
     if fail_on:
         levels = ("warn", "fail") if fail_on == "warn" else ("fail",)

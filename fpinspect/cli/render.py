@@ -179,6 +179,11 @@ def console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, width=None if sys.stdout.isatty() else 120)
 
 
+def plain_console(file) -> Console:
+    """A console writing a report to ``file``, 120 columns wide."""
+    return Console(file=file, width=120, highlight=False)
+
+
 def short_name(name: str | None, width: int) -> str:
     """Keep both ends of long op names: the start says the kind, the end says which."""
     if name is None:

@@ -23,8 +23,9 @@ HEAVY = (
 )
 
 
-def _imported(*argv: str) -> list[str]:
-    """The heavy modules imported by one ``fpinspect`` process run with ``argv``, in a fresh interpreter."""
+def _imported(*argv: str, heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    """The ``heavy`` modules imported by one ``fpinspect`` process run with ``argv``, in a fresh
+    interpreter."""
     code = textwrap.dedent(
         f"""
         import sys
@@ -34,7 +35,7 @@ def _imported(*argv: str) -> list[str]:
             main()
         except SystemExit as exc:
             code = exc.code
-        heavy = {HEAVY!r}
+        heavy = {heavy!r}
         found = sorted(m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in heavy))
         print("IMPORTED", *found)
         """
@@ -57,6 +58,11 @@ def pair(tmp_path_factory):
 @pytest.mark.parametrize("fmt", ["table", "json"])
 def test_diff_imports_nothing_heavy(pair, fmt):
     assert _imported("diff", "--format", fmt, *pair) == []
+
+
+def test_diff_json_does_not_import_rich(pair):
+    assert _imported("diff", "--format", "json", *pair, heavy=("rich",)) == []
+    assert _imported("diff", *pair, heavy=("rich",)) != []  # the table does
 
 
 def _pending_help_imports_nothing_heavy():

@@ -15,7 +15,8 @@ from textual.screen import Screen
 from ..experiments.runs import RunStore, default_runs_dir
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
-from .screens.tasks import TasksScreen, open_result_file
+from .screens.open_result import open_result_file
+from .screens.tasks import TasksScreen
 from .sources import Sources
 
 

@@ -15,10 +15,11 @@ from fpinspect.cli import main as cli
 from fpinspect.experiments.events import Finished, HistogramEvent, Progress
 from fpinspect.tui.launcher import FAILED, FINISHED, QUEUED, RUNNING
 from fpinspect.tui.messages import RunEvent
+from fpinspect.tui.run_follower import RUN_NICE_ENV
 from fpinspect.tui.screens.confirm import ConfirmScreen
 from fpinspect.tui.screens.history import HistoryScreen
 from fpinspect.tui.screens.result import ResultScreen
-from fpinspect.tui.screens.tasks import RUN_NICE_ENV, TasksScreen
+from fpinspect.tui.screens.tasks import TasksScreen
 from fpinspect.tui.widgets.charts import TaskHistogram
 from fpinspect.tui.widgets.result_view import ResultView
 
@@ -324,7 +325,7 @@ def test_each_profile_shows_its_cost_and_where_it_comes_from_before_any_run(tmp_
 
 
 def test_the_runs_priority_setting_is_read_and_checked(monkeypatch):
-    from fpinspect.tui.screens.tasks import RUN_NICE, run_nice
+    from fpinspect.tui.run_follower import RUN_NICE, run_nice
 
     for value, expected in (("", RUN_NICE), ("0", 0), ("19", 19)):
         monkeypatch.setenv(RUN_NICE_ENV, value)

@@ -80,11 +80,11 @@ class HistoryScreen(Screen):
         self.open_kept(self.runs[event.cursor_row])
 
     def open_kept(self, run: KeptRun) -> None:
-        from .tasks import open_kept_run
+        from .open_result import open_kept_run
 
         open_kept_run(self.app, run)
 
     def action_open_file(self) -> None:
-        from .tasks import pick_result
+        from .open_result import pick_result
 
         pick_result(self.app, self.store.root)

@@ -1,121 +1,55 @@
 """The Tasks pane (``t``, or ``fpinspect launch``): run the test plan from the inspector.
 
 The list holds every task of the registry with its claim, priority and the last kept
-verdict; the form picks the device (the ones whose backend loads here), the profile and
-overrides. ``enter`` queues the highlighted task; one run at a time goes per device, each
-followed by a thread worker that posts the child's events. The handlers fold them into the
+verdict; the form (:mod:`..widgets.run_form`) picks the device, the profile and overrides.
+``enter`` queues the highlighted task; one run at a time goes per device, each followed by a
+thread worker that posts the child's events (:mod:`..run_follower`). The handlers fold them into the
 run's state (:mod:`..launcher`), and a timer redraws the watched run four times a second.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable
 from contextlib import suppress
 from datetime import datetime
-from pathlib import Path
-from queue import Empty, SimpleQueue
 
 from rich.text import Text
 from textual import on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.content import Content
+from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, RadioButton, RadioSet, Static
+from textual.widgets import DataTable, Footer, Header, RadioSet
 from textual.worker import Worker, get_current_worker
 
 from ...experiments.backends.probe import CHOICES, probe_devices
-from ...experiments.costs import estimate
 from ...experiments.engine import ExperimentProcess
-from ...experiments.events import Failed, Finished
-from ...experiments.output import write_outputs
+from ...experiments.events import Failed
 from ...experiments.registry import all_tasks
-from ...experiments.results import Report
-from ...experiments.runs import (
-    KeptRun,
-    ResultError,
-    RunRecord,
-    RunStore,
-    load_result,
-    readable_tail,
-    shown_path,
-    verdict_summary,
-)
-from ...experiments.settings import PROFILES, SettingError
+from ...experiments.runs import RunStore, shown_path, verdict_summary
+from ...experiments.settings import SettingError
 from ..launcher import FAILED, FINISHED, QUEUED, RUNNING, RunQueue, TrackedRun
 from ..messages import DevicesProbed, RunEnded, RunEvent
-from ..widgets import styled
-from ..widgets.choice import CHOSEN, UNCHOSEN, Choice
-from ..widgets.live_run import LiveRun, clock_text
+from ..run_follower import follow_run, run_nice
+from ..widgets.live_run import LiveRun
 from ..widgets.result_view import ResultView
+from ..widgets.run_form import RunForm, one_line
 from .confirm import ConfirmScreen
-from .pick_result import PickResultScreen
+from .open_result import pick_result
 from .result import ResultScreen
 
 CHECKING = "still checking whether it is available…"
-#: Environment variable: how much lower the runs' CPU priority is than the app's (niceness
-#: added to each child; 0 runs them at the app's priority).
-RUN_NICE_ENV = "FPINSPECT_RUN_NICE"
-#: The default: the child yields the cores to the UI, so keys stay quick while it runs.
-RUN_NICE = 10
 #: Seconds between redraws of the watched run while events stream.
 REDRAW_SECONDS = 0.25
-#: Seconds between a follower's checks of its worker's cancellation.
-POLL_SECONDS = 0.05
 #: Seconds quitting waits in all for the stopped runs' followers to write their records: more
 #: than the engine's grace between SIGTERM and SIGKILL (5 s), so a child that ignores SIGTERM
 #: is killed and recorded before the app exits.
 STOP_SECONDS = 10.0
 #: Rich styles (DataTable cells are Rich text) of the verdict summaries.
 _VERDICT_TONE = {"agrees": "green", "disagrees": "red", "cannot tell": "yellow"}
-
-
-def one_line(text: str, width: int = 70) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def open_kept_run(app: App, run: KeptRun) -> None:
-    """Show a kept run: its result when it finished, else its failure record."""
-    r = run.record
-    label = f"{r.task} on {r.device} ({r.profile})"
-    if run.has_result:
-        open_result_file(app, run.result_path)
-    else:
-        app.push_screen(
-            ResultScreen(
-                ResultView(
-                    failure=(r.status, r.message or "no result was written", r.log_tail),
-                    source=run.folder,
-                    label=label,
-                )
-            )
-        )
-
-
-def open_result_file(app: App, path: Path) -> bool:
-    """Push the result view of ``path``; a file that cannot be read is one sentence."""
-    try:
-        report = load_result(path)
-    except ResultError as exc:
-        app.notify(str(exc), severity="error", timeout=8)
-        return False
-    app.push_screen(ResultScreen(ResultView(report, source=path)))
-    return True
-
-
-def pick_result(app: App, start: Path) -> None:
-    def chosen(path: Path | None) -> None:
-        if path is not None:
-            open_result_file(app, path)
-
-    app.push_screen(PickResultScreen(start), chosen)
 
 
 class TasksScreen(Screen):
@@ -165,20 +99,7 @@ class TasksScreen(Screen):
         yield Header()
         with Horizontal(id="tasks-top"):
             yield DataTable(cursor_type="row", id="task-table")
-            with Vertical(id="run-form"):
-                yield Static(Content.styled("Device", "bold"))
-                with RadioSet(id="device"):
-                    for name in CHOICES:
-                        yield Choice(name, value=name == self.device, name=name)
-                yield Static(id="device-note")
-                yield Static(Content.styled("Profile", "bold"))
-                with RadioSet(id="profile"):
-                    for name in PROFILES:
-                        yield Choice(name, value=name == self.profile, name=name)
-                yield Static(id="estimate")
-                with Horizontal(id="overrides-row"):
-                    yield Input(placeholder="seed", type="integer", id="seed")
-                    yield Input(id="overrides")
+            yield RunForm(self.device, self.profile)
         with Horizontal(id="tasks-bottom"):
             yield DataTable(cursor_type="row", id="queue")
             yield LiveRun(id="live")
@@ -200,7 +121,6 @@ class TasksScreen(Screen):
         queue.add_column("task")
         queue.add_column("device")
         queue.add_column("state", width=10)
-        self.query_one("#run-form").border_title = "Run settings"
         self.query_one("#live").border_title = "Watched run"
         self._show_devices()
         self._task_changed()
@@ -234,51 +154,27 @@ class TasksScreen(Screen):
         row = self.query_one("#task-table", DataTable).cursor_row
         return self.tasks[row] if 0 <= row < len(self.tasks) else None
 
+    @property
+    def form(self) -> RunForm:
+        return self.query_one(RunForm)
+
     def _task_changed(self) -> None:
         task = self.selected_task
         if task is None:
             return
-        base = task.settings.profile(self.profile)
-        self.query_one("#seed", Input).value = str(base.seed)
-        others = {k: v for k, v in base.to_dict().items() if k not in ("seed", "dtype")}
-        shown = " ".join(
-            f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in others.items()
-        )
-        box = self.query_one("#overrides", Input)
-        box.value = ""
-        box.placeholder = one_line(f"KEY=VALUE: {shown}", 200) if shown else "no settings to override"
+        self.form.show_task(task, self.profile)
         self._show_estimate()
 
     def _show_estimate(self) -> None:
-        """Each profile's cost on the chosen device before anything runs, with where the
-        figure comes from (:func:`~fpinspect.experiments.costs.estimate`); the chosen
-        profile is marked ``●`` (not by colour alone)."""
         task = self.selected_task
         if task is None:
             return
-        parts = []
-        for profile in PROFILES:
-            guess = estimate(
-                task, profile, self.device, self.store.last_seconds(task.id, self.device, profile)
-            )
-            cost = (
-                f"{'~' if guess.rough else '≈'} {duration_text(guess.seconds)} ({guess.source})"
-                if guess is not None
-                else "no estimate: not measured, not run on this device yet"
-            )
-            chosen = profile == self.profile
-            parts.append(
-                Content.assemble(
-                    f"{CHOSEN if chosen else UNCHOSEN} ", (profile, "bold" if chosen else ""), f": {cost}"
-                )
-            )
-        self.query_one("#estimate", Static).update(Content("\n").join(parts))
+        self.form.show_estimate(
+            task, self.device, self.profile, lambda p: self.store.last_seconds(task.id, self.device, p)
+        )
 
     def _show_devices(self) -> None:
-        for button in self.query_one("#device", RadioSet).query(RadioButton):
-            button.disabled = self.devices.get(button.name) is not None
-        notes = [f"{d}: {why}" for d, why in self.devices.items() if why]
-        self.query_one("#device-note", Static).update(Content.styled("\n".join(notes), styled.MUTED))
+        self.form.show_devices(self.devices)
 
     # -- devices -----------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="probe", exit_on_error=False)
@@ -293,13 +189,9 @@ class TasksScreen(Screen):
         self._show_devices()
         if self.devices.get(self.device):
             self.notify(f"{self.devices[self.device]}: runs go to cpu.", severity="warning", timeout=6)
-            next(
-                b for b in self.query_one("#device", RadioSet).query(RadioButton) if b.name == "cpu"
-            ).value = True
+            self.form.choose("device", "cpu")
         if cpu_note:
-            self.query_one("#device-note", Static).update(
-                Content.styled(f"cpu: only tasks without fused kernels ({cpu_note})", styled.MUTED)
-            )
+            self.form.show_device_note(f"cpu: only tasks without fused kernels ({cpu_note})")
 
     # -- form ------------------------------------------------------------------------------
     @on(DataTable.RowHighlighted, "#task-table")
@@ -317,18 +209,11 @@ class TasksScreen(Screen):
         self._task_changed()
 
     def action_cycle(self, which: str) -> None:
-        buttons = [b for b in self.query_one(f"#{which}", RadioSet).query(RadioButton) if not b.disabled]
-        current = getattr(self, which)
-        names = [b.name for b in buttons]
-        nxt = buttons[(names.index(current) + 1) % len(buttons)] if current in names else buttons[0]
-        nxt.value = True
+        self.form.cycle(which, getattr(self, which))
 
     def requested_settings(self, task):
-        """The profile's settings with the form's seed and ``KEY=VALUE`` overrides (as
-        ``fpinspect run --seed/--set`` takes them); SettingError says why not."""
-        seed = self.query_one("#seed", Input).value.strip()
-        assignments = self.query_one("#overrides", Input).value.split()
-        return task.settings.profile(self.profile).with_overrides(int(seed) if seed else None, assignments)
+        """The profile's settings with the form's seed and overrides (:meth:`RunForm.requested_settings`)."""
+        return self.form.requested_settings(task, self.profile)
 
     # -- runs ------------------------------------------------------------------------------
     @on(DataTable.RowSelected, "#task-table")
@@ -386,84 +271,17 @@ class TasksScreen(Screen):
 
     @work(thread=True, group="runs", exit_on_error=False)
     def follow(self, run: TrackedRun, process: ExperimentProcess) -> None:
-        """Start the child and post its events; the child is read on a daemon thread, so a
-        cancelled worker (quitting) stops waiting at once, always stops the child, and still
-        writes the run's record (as cancelled, unless the child had said how it ended)."""
+        """Follow the run (:func:`~..run_follower.follow_run`): a cancelled worker (quitting)
+        stops waiting at once, always stops the child, and still writes the run's record."""
         worker = get_current_worker()
-        started = time.monotonic()
-        events: SimpleQueue = SimpleQueue()
-
-        def read() -> None:
-            try:
-                for event in process.events():
-                    events.put(event)
-            except Exception as exc:  # a child that cannot start: OSError, and the like
-                events.put(Failed("crash", f"the run could not start: {exc}"))
-            events.put(None)
-
-        threading.Thread(target=read, name=f"fpinspect-run-{run.id}", daemon=True).start()
-        final, done = None, False
-        try:
-            while not done and not worker.is_cancelled:
-                try:
-                    batch = [events.get(timeout=POLL_SECONDS)]
-                except Empty:
-                    continue
-                # what else has arrived goes in the same message: a fast stream costs the
-                # UI one message per wake-up, not one per event
-                while True:
-                    try:
-                        batch.append(events.get_nowait())
-                    except Empty:
-                        break
-                if batch[-1] is None:
-                    batch.pop()
-                    done = True
-                final = next((e for e in reversed(batch) if isinstance(e, (Finished, Failed))), final)
-                if batch:
-                    self.post_message(RunEvent(run.id, batch))
-        finally:
-            process.close()
-        if final is None and worker.is_cancelled:
-            final = Failed("cancelled", f"{run.label} was stopped: the app closed")
-        ended = self._settle(run, process, final, time.monotonic() - started)
+        ended = follow_run(
+            run,
+            process,
+            lambda batch: self.post_message(RunEvent(run.id, batch)),
+            lambda: worker.is_cancelled,
+        )
         if not worker.is_cancelled:
             self.post_message(ended)
-
-    def _settle(self, run: TrackedRun, process: ExperimentProcess, final, seconds: float) -> RunEnded:
-        """Write the run's folder (on the worker thread: figures take a while) and say how it ended."""
-        folder = run.folder
-        RunStore.keep_log(folder, process.log_path)
-        shutil.rmtree(folder / "work", ignore_errors=True)
-        base = dict(
-            task=run.task,
-            device=run.device,
-            profile=run.profile,
-            settings=run.settings.to_dict(),
-            started=folder.name[:15],
-        )
-        if isinstance(final, Finished):
-            try:
-                report = Report.from_dict(final.result)
-                written = write_outputs(report, folder)
-            except Exception as exc:
-                tail = f"{type(exc).__name__}: {exc}"
-                RunStore.write_record(
-                    folder, RunRecord(**base, status="error", message=tail, seconds=seconds)
-                )
-                return RunEnded(run.id, log_tail=tail)
-            RunStore.write_record(
-                folder, RunRecord(**base, status="finished", seconds=seconds, verdict=verdict_summary(report))
-            )
-            return RunEnded(run.id, report=report, written=written)
-        failure = final if isinstance(final, Failed) else Failed("crash", "the run ended without a result")
-        log = folder / "run.log"
-        tail = readable_tail(log.read_text(encoding="utf-8", errors="replace")) if log.is_file() else ""
-        RunStore.write_record(
-            folder,
-            RunRecord(**base, status=failure.kind, message=failure.message, log_tail=tail, seconds=seconds),
-        )
-        return RunEnded(run.id, log_tail=tail)
 
     @on(RunEvent)
     def _event(self, msg: RunEvent) -> None:
@@ -630,29 +448,6 @@ class TasksScreen(Screen):
         if followers:
             await asyncio.wait([asyncio.ensure_future(settled(w)) for w in followers], timeout=STOP_SECONDS)
         then()
-
-
-def duration_text(seconds: float) -> str:
-    """``clock_text`` up to two days, whole days beyond (a full profile on a CPU)."""
-    return f"{seconds / 86400:,.0f} days" if seconds >= 2 * 86400 else clock_text(seconds)
-
-
-def run_nice() -> tuple[int, str | None]:
-    """The niceness added to runs from ``$FPINSPECT_RUN_NICE`` and, when its value is not a
-    whole number from 0 to 19, the sentence that says so (the default applies then)."""
-    text = os.environ.get(RUN_NICE_ENV, "").strip()
-    if not text:
-        return RUN_NICE, None
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if 0 <= value <= 19:
-        return value, None
-    return (
-        RUN_NICE,
-        f"${RUN_NICE_ENV} is {text!r}, not a whole number from 0 to 19: runs get niceness {RUN_NICE}.",
-    )
 
 
 def table_focused(event: DataTable.RowHighlighted) -> bool:

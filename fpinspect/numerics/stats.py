@@ -16,6 +16,7 @@ cosine, max abs, max rel), computed over all elements exactly as
 from __future__ import annotations
 
 import math
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
@@ -100,31 +101,115 @@ class Moments:
         return math.sqrt(self.m2 / self.n) if self.n else None
 
 
+def _initial(size: int, dtype, values: dict[int, float]) -> np.ndarray:
+    a = np.zeros(size, dtype=dtype)
+    for i, v in values.items():
+        a[i] = v
+    a.flags.writeable = False
+    return a
+
+
+#: What a pass's running values start from (a minimum from +inf, an index from -1, ...).
+_ACC_START = _initial(
+    K.N_ACC,
+    np.float64,
+    {
+        K.MIN_X: math.inf,
+        K.MIN_Y: math.inf,
+        K.MAX_X: -math.inf,
+        K.MAX_Y: -math.inf,
+        K.MAX_ABS: -1.0,
+        K.MAX_REL: -1.0,
+        K.MAX_ULP_ERROR: -1.0,
+    },
+)
+_CNT_START = _initial(K.N_CNT, np.int64, {K.MAX_ABS_INDEX: -1, K.MAX_REL_INDEX: -1, K.MAX_ULP_INDEX: -1})
+
+
+class _Workspace:
+    """One thread's arrays for the pass over a pair of at most :data:`EXACT_CAP` elements,
+    reused pair after pair: allocating them (a 512 KiB histogram among them) cost a small
+    pair more than its data. :class:`_Pass` resets what it reads and :meth:`_Pass.release`
+    zeroes the histogram bins the pass touched; :class:`PairStats` keeps copies."""
+
+    def __init__(self):
+        self.acc = np.empty(K.N_ACC, dtype=np.float64)
+        self.cnt = np.empty(K.N_CNT, dtype=np.int64)
+        self.ucnt = np.empty(K.N_UCNT, dtype=np.uint64)
+        self.hist_exact = np.zeros(K.EXACT_BINS, dtype=np.int64)
+        self.hist_log = np.zeros(K.LOG_BINS, dtype=np.int64)
+        # a pass keeping every value fills no sketch: one slot each, never touched
+        self.sketches = [np.zeros(1, dtype=np.int64) for _ in range(3)]
+        self.worst_score = np.empty(0, dtype=np.float64)
+        self.worst_index = np.empty(0, dtype=np.int64)
+        self.scratch = K.scratch()
+        self.busy = False
+
+
+_local = threading.local()
+
+
+def _workspace() -> _Workspace | None:
+    """This thread's :class:`_Workspace`, or ``None`` while a pass of this thread holds it."""
+    space = getattr(_local, "workspace", None)
+    if space is None:
+        space = _local.workspace = _Workspace()
+    if space.busy:
+        return None
+    space.busy = True
+    return space
+
+
 class _Pass:
-    """The running state of one thread's share of a pass: the arrays the kernel updates."""
+    """The running state of one thread's share of a pass: the arrays the kernel updates.
+
+    A pass keeping every value (a small pair) works in its thread's :class:`_Workspace`
+    until :meth:`release`; a larger one allocates its own arrays (its sketches alone are 6 MiB)."""
 
     def __init__(self, plan: _Plan, keep: tuple[np.ndarray, np.ndarray, np.ndarray]):
         self.plan = plan
-        self.acc = np.zeros(K.N_ACC, dtype=np.float64)
-        self.acc[[K.MIN_X, K.MIN_Y]] = math.inf
-        self.acc[[K.MAX_X, K.MAX_Y]] = -math.inf
-        self.acc[[K.MAX_ABS, K.MAX_REL, K.MAX_ULP_ERROR]] = -1.0
-        self.cnt = np.zeros(K.N_CNT, dtype=np.int64)
-        self.cnt[[K.MAX_ABS_INDEX, K.MAX_REL_INDEX, K.MAX_ULP_INDEX]] = -1
-        self.ucnt = np.zeros(K.N_UCNT, dtype=np.uint64)
+        self.keep = keep
         self.ulp_sum = 0  # exact (Python int) sum of the integer ULP distances below 2**32
+        space = self.space = _workspace() if plan.keep_values else None
+        if space is not None:
+            self.acc, self.cnt, self.ucnt = space.acc, space.cnt, space.ucnt
+            self.acc[:] = _ACC_START
+            self.cnt[:] = _CNT_START
+            self.ucnt[:] = 0
+            self.hist_exact, self.hist_log = space.hist_exact, space.hist_log
+            self.sketches = space.sketches
+            if space.worst_score.size != plan.worst:
+                space.worst_score = np.zeros(plan.worst, dtype=np.float64)
+                space.worst_index = np.full(plan.worst, -1, dtype=np.int64)
+            self.worst_score, self.worst_index = space.worst_score, space.worst_index
+            self.scratch = space.scratch
+            return
+        self.acc = _ACC_START.copy()
+        self.cnt = _CNT_START.copy()
+        self.ucnt = np.zeros(K.N_UCNT, dtype=np.uint64)
         same = plan.same
         self.hist_exact = np.zeros(K.EXACT_BINS if same else 1, dtype=np.int64)
         self.hist_log = np.zeros(K.LOG_BINS, dtype=np.int64)
-        self.keep = keep
-        sketch = plan.sketch
         self.sketches = [
-            np.zeros(K.SKETCH_STORE if sketch and use else 1, dtype=np.int64)
+            np.zeros(K.SKETCH_STORE if plan.sketch and use else 1, dtype=np.int64)
             for use in (True, True, not same)
         ]
         self.worst_score = np.zeros(plan.worst, dtype=np.float64)
         self.worst_index = np.full(plan.worst, -1, dtype=np.int64)
         self.scratch = K.scratch()
+
+    def release(self) -> None:
+        """Hand the workspace back, its histogram zeroed where this pass counted: every
+        distance counted is at most the largest one (the only bins above it, up to
+        ``SMALL_DIST``, were added zeros)."""
+        space, self.space = self.space, None
+        if space is None:
+            return
+        if self.plan.same and self.cnt[K.FINITE] > 0:
+            top = int(self.ucnt[K.MAX_ULP_DIFF])
+            space.hist_exact[: min(top, K.EXACT_BINS - 1) + 1] = 0
+        space.hist_log[:] = 0
+        space.busy = False
 
     def feed(self, offset: int, a: np.ndarray, b: np.ndarray) -> None:
         p = self.plan
@@ -320,6 +405,7 @@ class PairStats:
         self.same, self.fmt = plan.same, plan.fmt
         self.ulp_kind = "diff" if self.same else "error"
         self._final: dict | None = None  # error_stats() with the default percentiles, once computed
+        self._lent: tuple[np.ndarray, ...] = ()  # kept-value buffers compact() hands back for reuse
         self.kl: float | None = None  # msaccucmp's KL divergence, when accumulate(kl=True) computed it
         self.count = int(cnt[K.COUNT])
         self.finite = nf = int(cnt[K.FINITE])
@@ -365,11 +451,15 @@ class PairStats:
         )
         self.max_ulp_index = int(cnt[K.MAX_ULP_INDEX])
         if self.same:
-            hist = IntHistogram()
-            hist.exact, hist.log, hist.n = state.hist_exact, state.hist_log, nf
             huge = float(acc[K.SUM_ULP_DIFF_HUGE])
-            hist.total = state.ulp_sum + huge if huge else state.ulp_sum
-            hist.max = int(state.ucnt[K.MAX_ULP_DIFF]) if nf else None
+            hist = IntHistogram.collected(
+                state.hist_exact,
+                state.hist_log,
+                nf,
+                state.ulp_sum + huge if huge else state.ulp_sum,
+                int(state.ucnt[K.MAX_ULP_DIFF]) if nf else None,
+                copy=state.space is not None,  # the thread's workspace serves the next pair
+            )
             self.ulp_hist, self.ulp_quantiles = hist, None
             self.max_ulp = hist.max if nf else -1
             self.sum_ulp_error = 0.0
@@ -438,7 +528,12 @@ class PairStats:
         and the ULP histogram is trimmed. A comparison holding thousands of finished pairs
         then costs kilobytes per pair instead of up to tens of MiB."""
         self._final = self.error_stats()
+        for q in (self.abs_quantiles, self.rel_quantiles):
+            if q is not None:  # someone still holding the store sees it empty, never reused memory
+                q.values, q.kept, q.n = [], 0, 0
         self.abs_quantiles = self.rel_quantiles = None
+        lent, self._lent = self._lent, ()
+        _take_back_kept(lent)
         if self.ulp_hist is not None:
             self.ulp_hist.trim()
 
@@ -511,14 +606,17 @@ def accumulate(
     plan = _Plan(a_dtype, ref_dtype, ra.size, worst)
     ranges = chunk_ranges(ra.size, chunk)
     if plan.keep_values:
-        keep = tuple(np.empty(ra.size if use else 0, dtype=np.float64) for use in (True, True, not plan.same))
+        # abs and rel values are handed back by PairStats.compact() for the next pair to reuse
+        keep = (_lend_kept(ra.size), _lend_kept(ra.size), np.empty(0 if plan.same else ra.size))
     else:
         keep = (_EMPTY_KEEP, _EMPTY_KEEP, _EMPTY_KEEP)
+    passes: list[_Pass] = []
 
     last: list[tuple[np.ndarray, np.ndarray]] = []  # the one chunk of a one-chunk pair
 
     def work(part: list[tuple[int, int]]) -> _Pass:
         state = _Pass(plan, keep)
+        passes.append(state)
         # a one-chunk pair keeps its chunk (for KL): its reads get buffers of their own
         width = chunk if len(ranges) > 1 else 0
         buf_a, buf_r = (ra.buffer(width), rr.buffer(width)) if width else (None, None)
@@ -534,26 +632,64 @@ def accumulate(
         return state
 
     jobs = max(1, min(jobs, len(ranges)))
-    if jobs == 1:
-        total = work(ranges)
-    else:
-        parts = [ranges[i::jobs] for i in range(jobs)]
-        pool = ThreadPoolExecutor(max_workers=jobs)
-        try:
-            results = list(pool.map(work, parts))
-        finally:
-            # Not waiting matters on ctrl+c: the interrupt must not sit behind the other threads' work.
-            pool.shutdown(wait=False, cancel_futures=True)
-        total = results[0]
-        for other in results[1:]:
-            total.merge(other)
-    stats = PairStats(plan, total, shape, a_dtype, ref_dtype)
+    try:
+        if jobs == 1:
+            total = work(ranges)
+        else:
+            parts = [ranges[i::jobs] for i in range(jobs)]
+            pool = ThreadPoolExecutor(max_workers=jobs)
+            try:
+                results = list(pool.map(work, parts))
+            finally:
+                # Not waiting matters on ctrl+c: the interrupt must not sit behind the other threads' work.
+                pool.shutdown(wait=False, cancel_futures=True)
+            total = results[0]
+            for other in results[1:]:
+                total.merge(other)
+        stats = PairStats(plan, total, shape, a_dtype, ref_dtype)
+    finally:
+        for state in passes:
+            state.release()
+    if plan.keep_values:
+        stats._lent = keep[:2]
     if kl:
         stats.kl = _kl_divergence(stats, [last[0]] if last else None, ra, rr, jobs)
     return stats
 
 
 _EMPTY_KEEP = np.empty(0, dtype=np.float64)
+#: Kept-value buffers of at most this many elements go back to their thread for reuse.
+_LENT_MAX = 1 << 18
+#: ... and at most this many per thread.
+_LENT_PER_THREAD = 4
+
+
+def _lend_kept(n: int) -> np.ndarray:
+    """``n`` float64 slots for a pass's kept values: a buffer of this thread's that a finished
+    pair handed back (:func:`_take_back_kept`), or a fresh one. The pass writes every slot,
+    so nothing of the pair before can show through. A fresh 256 KiB array costs its page
+    faults, more than a small pair's whole pass."""
+    free = getattr(_local, "kept", None)
+    if free is None:
+        free = _local.kept = []
+    best = None
+    for i, buf in enumerate(free):
+        if buf.size >= n and (best is None or buf.size < free[best].size):
+            best = i
+    if best is not None:
+        return free.pop(best)[:n]
+    return np.empty(max(n, 1 << max(n - 1, 0).bit_length()) if n <= _LENT_MAX else n, dtype=np.float64)[:n]
+
+
+def _take_back_kept(views) -> None:
+    """Give the buffers behind ``views`` (from :func:`_lend_kept`) to this thread's next pairs."""
+    free = getattr(_local, "kept", None)
+    if free is None:
+        free = _local.kept = []
+    for v in views:
+        buf = v.base if v.base is not None else v
+        if buf.size <= _LENT_MAX and len(free) < _LENT_PER_THREAD:
+            free.append(buf)
 
 
 def kl_divergence_of(a, ref, stats: PairStats, *, jobs: int = 1) -> float | None:

@@ -240,3 +240,64 @@ def test_compact_keeps_results_and_drops_the_bulk():
     assert st.error_stats() == before
     assert st.abs_quantiles is None and st.rel_quantiles is None
     assert st.ulp_hist.exact.nbytes <= 64 * 8 and st.ulp_hist.percentile(99) == (before["ulp"]["p99"], True)
+
+
+def _check_against_definitions(x, ref, st):
+    """Every count, maximum, percentile and the worst elements of ``st`` by their definitions."""
+    x64, y64 = x.astype(np.float64), ref.astype(np.float64)
+    fin = np.isfinite(x64) & np.isfinite(y64)
+    ad = np.abs(x64 - y64)[fin]
+    es = st.error_stats((50, 90, 99, 100))
+    assert (es["count"], es["finite"]) == (x.size, int(fin.sum()))
+    assert es["nan_mismatch"] == int((np.isnan(x64) ^ np.isnan(y64)).sum())
+    assert es["abs"]["max"] == ad.max() and es["abs"]["mean"] == pytest.approx(ad.mean(), rel=1e-12)
+    for p in (50, 90, 99, 100):
+        assert es["abs"][f"p{p}"] == inverted_cdf(ad, p)
+    if st.same:
+        d = ulp_diff(x, ref)[fin].astype(np.int64)
+        assert st.ulp_hist.counts(1 << 16).tolist() == np.bincount(d, minlength=1 << 16).tolist() + [0]
+        assert es["ulp"]["max"] == d.max() and es["ulp"]["p99"] == inverted_cdf(d, 99)
+        score = np.where(fin, ulp_diff(x, ref).astype(np.float64), np.inf)
+        score[np.isnan(x64) & np.isnan(y64)] = -1
+        order = np.lexsort((np.arange(x.size), -score))[: st.worst_index.size]
+        assert st.worst_index.tolist() == order.tolist()
+    else:
+        assert es["ulp"]["p50"] == inverted_cdf(ulp_error(x, ref)[fin], 50)
+
+
+def _pairs_of_every_kind():
+    """Pairs that differ in size, format and error: each leaves its thread's arrays full of
+    values (ULP distances up to ~2**10, NaN, worst elements) that the next must not see."""
+    for n, dtype, ref_dtype, spread in (
+        (40_000, np.float16, np.float16, 0.3),
+        (3_001, np.float16, np.float16, 1e-3),
+        (70_000, np.float32, np.float32, 1e-5),
+        (512, ml_dtypes.bfloat16, ml_dtypes.bfloat16, 0.0),
+        (20_000, np.float16, np.float64, 1e-2),
+        (9_000, np.float16, np.float16, 0.05),
+    ):
+        ref = rng.standard_normal(n).astype(ref_dtype)
+        x = (ref.astype(np.float64) * (1 + rng.uniform(-spread, spread, n))).astype(dtype)
+        x[rng.integers(0, n, 3)] = np.nan
+        yield x, ref
+
+
+def test_reused_arrays_never_carry_a_pair_into_the_next():
+    """A small pair's pass reuses its thread's arrays and the kept values of the pair before
+    (handed back by compact): in one thread and in four at once, pairs of different sizes and
+    formats in turn each equal their definitions."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pairs = list(_pairs_of_every_kind())
+
+    def run(pair):
+        x, ref = pair
+        st = accumulate(x, ref, worst=6)
+        _check_against_definitions(x, ref, st)
+        st.compact()
+        return True
+
+    for _ in range(2):
+        assert all(run(p) for p in pairs)
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(run, pairs * 4))

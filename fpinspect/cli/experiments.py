@@ -16,26 +16,19 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
-from rich import box
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-from rich.progress import Progress as RichProgress
-from rich.table import Table as RichTable
-from rich.text import Text
 
 from ..experiments.backends import DEVICES
-from ..experiments.engine import ExperimentFailed, ExperimentProcess, collect
-from ..experiments.events import Event, Message, Progress, Started
-from ..experiments.output import agreement, dtypes_of, format_cell, undrawn_figures, write_outputs
-from ..experiments.registry import TASK_IDS, UnknownTask, all_tasks, canonical_id, get_task
-from ..experiments.results import Report
-from ..experiments.settings import PROFILES, SettingError, TaskSettings
-from ..experiments.training.store import read_run, same_computation
-from .render import console
+from ..experiments.settings import PROFILES
+
+if TYPE_CHECKING:  # loaded when a command runs: ``fpinspect --help`` needs only the option lists
+    from rich.console import Console
+
+    from ..experiments.events import Event
+    from ..experiments.results import Report
+    from ..experiments.settings import TaskSettings
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -47,6 +40,9 @@ class ProgressView:
     """Rich progress bars fed by experiment events: one bar per stage, messages above."""
 
     def __init__(self, console: Console):
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as RichProgress
+
         self.progress = RichProgress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -66,6 +62,10 @@ class ProgressView:
         self.progress.stop()
 
     def update(self, event: Event) -> None:
+        from rich.markup import escape
+
+        from ..experiments.events import Message, Progress, Started
+
         if isinstance(event, Started):
             self.progress.console.print(f"running {event.task} on {event.device} (profile {event.profile})")
         elif isinstance(event, Message):
@@ -78,6 +78,12 @@ class ProgressView:
 
 
 def render_report(console: Console, report: Report) -> None:
+    from rich.markup import escape
+    from rich.table import Table as RichTable
+    from rich.text import Text
+
+    from ..experiments.output import agreement, dtypes_of, format_cell
+
     console.rule(f"{report.task} — {report.title}")
     env = report.environment
     console.print(
@@ -111,6 +117,8 @@ def _training_options(
     """Apply ``--nproc`` and ``--resume`` (tasks with ``nproc`` and ``run_dir`` settings,
     i.e. task E) and point the run's checkpoints at ``--out``; returns the settings, the
     device, the profile and the output folder to use (a resumed set keeps its own)."""
+    from ..experiments.training.store import read_run, same_computation
+
     names = {f.name for f in dataclasses.fields(settings)}
     if "run_dir" not in names:
         if nproc is not None or resume is not None:
@@ -195,6 +203,15 @@ def run_command(
     resume: Path | None,
 ) -> None:
     """Run TASK of the fusion precision test plan (see `fpinspect tasks`)."""
+    from rich.console import Console
+
+    from ..experiments.engine import ExperimentFailed, ExperimentProcess, collect
+    from ..experiments.output import undrawn_figures, write_outputs
+    from ..experiments.registry import TASK_IDS, UnknownTask, canonical_id, get_task
+    from ..experiments.results import Report
+    from ..experiments.settings import SettingError
+    from .render import console
+
     try:
         task_id = canonical_id(task)
     except UnknownTask:
@@ -245,6 +262,14 @@ def run_command(
 @click.command("tasks")
 def tasks_command() -> None:
     """List the test-plan tasks `fpinspect run` knows, with their quick and full settings."""
+    from rich import box
+    from rich.table import Table as RichTable
+    from rich.text import Text
+
+    from ..experiments.output import format_cell
+    from ..experiments.registry import all_tasks
+    from .render import console
+
     con = console()
     for task in all_tasks():
         quick, full = task.settings.profile("quick").to_dict(), task.settings.profile("full").to_dict()

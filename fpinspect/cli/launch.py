@@ -8,8 +8,7 @@ from pathlib import Path
 import click
 
 from ..experiments.backends.probe import CHOICES
-from ..experiments.registry import TASK_IDS, UnknownTask, canonical_id
-from ..experiments.runs import DEFAULT_RUNS_DIR, RUNS_DIR_ENV, ResultError, load_result
+from ..experiments.runs import DEFAULT_RUNS_DIR, RUNS_DIR_ENV
 from ..experiments.settings import PROFILES
 
 runs_dir_option = click.option(
@@ -58,6 +57,8 @@ def launch_command(ctx: click.Context, task: str | None, device: str, profile: s
     x cancels, h lists kept runs, o opens any result.json, q quits (stopping every run).
     Runs go at niceness +10, so the app stays responsive ($FPINSPECT_RUN_NICE: 0-19, 0 = off).
     """
+    from ..experiments.registry import TASK_IDS, UnknownTask, canonical_id
+
     try:
         task_id = canonical_id(task) if task else None
     except UnknownTask:
@@ -76,6 +77,8 @@ def open_result_command(ctx: click.Context, path: Path, runs_dir: Path) -> None:
     Any result written by `fpinspect run --out`, the Tasks pane, or another machine.
     escape goes to the Tasks pane, q quits.
     """
+    from ..experiments.runs import ResultError, load_result
+
     try:
         load_result(path)
     except ResultError as exc:

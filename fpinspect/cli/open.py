@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from ..tui.sources import SourceError, resolve
 from .fusion_options import compare_unfused_option, fused_types_option, type_list
 from .launch import runs_dir_option
 
@@ -36,6 +35,8 @@ def open_command(
     arguments the bundled sample dumps open; without a fusion-off side the graph opens for
     browsing. Keys: ? for help, t for the test plan's tasks, q to quit.
     """
+    from ..tui.sources import SourceError, resolve
+
     try:
         sources = resolve(graph, data, close_graph, close_data)
     except SourceError as exc:

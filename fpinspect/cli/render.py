@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import math
 import sys
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from ..dumps.pair import PairResult
+if TYPE_CHECKING:  # the CLI's help and `run` import this module without the numerics
+    from ..dumps.pair import PairResult
 
 BAD_STATUSES = {
     "FILE_NOT_FOUND",

@@ -5,51 +5,47 @@ returns its :class:`Report`; :class:`ExperimentProcess` gives the same run as a 
 stream of events (progress, messages, partial histograms and curves, the result) for a
 progress bar or the TUI. ``write_outputs(report, folder)`` writes ``result.json``, ``report.md`` and
 the figures. Nothing in this package imports torch at import time; the child does.
+Importing this package imports none of its modules: each name below loads its module on
+first use (the CLI's option lists need only :mod:`.settings` and :mod:`.backends`).
 """
 
-from .engine import ExperimentFailed, ExperimentProcess, collect, run_experiment
-from .events import (
-    CurveEvent,
-    CurvePoint,
-    Event,
-    Failed,
-    Finished,
-    HistogramEvent,
-    Message,
-    Progress,
-    Started,
-    read_events,
-)
-from .output import write_outputs
-from .registry import TASK_IDS, UnknownTask, all_tasks, get_task
-from .results import Curve, Histogram, Report, Series, Table, Verdict
-from .settings import PROFILES
+from __future__ import annotations
 
-__all__ = [
-    "PROFILES",
-    "TASK_IDS",
-    "Curve",
-    "CurveEvent",
-    "CurvePoint",
-    "Event",
-    "ExperimentFailed",
-    "ExperimentProcess",
-    "Failed",
-    "Finished",
-    "Histogram",
-    "HistogramEvent",
-    "Message",
-    "Progress",
-    "Report",
-    "Series",
-    "Started",
-    "Table",
-    "UnknownTask",
-    "Verdict",
-    "all_tasks",
-    "collect",
-    "get_task",
-    "read_events",
-    "run_experiment",
-    "write_outputs",
-]
+import importlib
+
+_EXPORTS = {
+    "ExperimentFailed": ".engine",
+    "ExperimentProcess": ".engine",
+    "collect": ".engine",
+    "run_experiment": ".engine",
+    "CurveEvent": ".events",
+    "CurvePoint": ".events",
+    "Event": ".events",
+    "Failed": ".events",
+    "Finished": ".events",
+    "HistogramEvent": ".events",
+    "Message": ".events",
+    "Progress": ".events",
+    "Started": ".events",
+    "read_events": ".events",
+    "write_outputs": ".output",
+    "TASK_IDS": ".registry",
+    "UnknownTask": ".registry",
+    "all_tasks": ".registry",
+    "get_task": ".registry",
+    "Curve": ".results",
+    "Histogram": ".results",
+    "Report": ".results",
+    "Series": ".results",
+    "Table": ".results",
+    "Verdict": ".results",
+    "PROFILES": ".settings",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,9 +17,10 @@ import shutil
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .results import Report
+if TYPE_CHECKING:  # numpy: loaded by load_result, not by the CLI's option defaults
+    from .results import Report
 
 #: Where runs are kept unless told otherwise (relative to the current directory).
 DEFAULT_RUNS_DIR = "fpinspect-runs"
@@ -63,6 +64,8 @@ def load_result(path: Path | str) -> Report:
         raise ResultError(f"{path} is not JSON ({exc}).") from None
     if not isinstance(data, dict) or "task" not in data or "verdicts" not in data:
         raise ResultError(f"{path} is not an fpinspect result (no task and verdicts in it).")
+    from .results import Report
+
     try:
         return Report.from_dict(data)
     except (KeyError, TypeError, ValueError) as exc:

@@ -983,50 +983,115 @@ def int_histogram_add(dist, exact, log):
     return small, huge, top
 
 
+#: Buckets of one narrowing step of :func:`select_ranks` (a 16 KiB count table: in L1).
+_SELECT_BUCKETS = 1 << 12
+#: Candidates few enough to sort instead of narrowing further.
+_SELECT_SORT = 48
+
+
+@njit(inline="always", error_model="numpy")
+def _bits_range(values, m):
+    """Smallest and largest bit pattern (int64) of ``values[:m]``."""
+    lo = _I64_MAX
+    hi = _I64_MIN
+    for i in range(m):
+        b = _bits(values[i])
+        lo = min(lo, b)
+        hi = max(hi, b)
+    return lo, hi
+
+
+@njit(inline="always", error_model="numpy")
+def _select_shift(lo, hi):
+    """The right shift that maps bit patterns ``lo..hi`` onto fewer than :data:`_SELECT_BUCKETS`
+    buckets: ``(b - lo) >> shift``."""
+    shift = 0
+    while ((hi - lo) >> shift) >= _SELECT_BUCKETS:
+        shift += 1
+    return shift
+
+
+@njit(**_KERNEL)
+def _select_within(cand, m, r, counts):
+    """The value of 0-based rank ``r`` among the non-negative ``cand[:m]`` (reordered in place):
+    narrowed to the bucket holding the rank, bucket by bucket, until its values are all equal
+    or few enough to sort."""
+    while True:
+        if m <= _SELECT_SORT:
+            part = cand[:m]
+            part.sort()
+            return part[r]
+        lo, hi = _bits_range(cand, m)
+        if lo == hi:
+            return cand[0]
+        shift = _select_shift(lo, hi)
+        counts[:] = 0
+        for i in range(m):
+            counts[(_bits(cand[i]) - lo) >> shift] += 1
+        bucket = 0
+        while counts[bucket] <= r:
+            r -= counts[bucket]
+            bucket += 1
+        k = 0
+        for i in range(m):
+            v = cand[i]
+            if ((_bits(v) - lo) >> shift) == bucket:
+                cand[k] = v
+                k += 1
+        m = k
+
+
 @njit(**_KERNEL)
 def select_ranks(values, ranks):
     """The values of 0-based ``ranks`` (ascending) among non-negative float64 ``values``, as a
-    full sort would place them: the top 16 bits of the bit patterns (monotone for non-negative
-    floats) pick the bucket holding each rank; one more pass gathers those buckets, then each
-    is sorted."""
-    counts = np.zeros(1 << 16, dtype=np.int32)
-    for v in values:
-        counts[np.intp(np.float64(v).view(np.uint64) >> np.uint64(48))] += 1
+    full sort would place them. Bit patterns of non-negative floats are monotone in the value:
+    one pass counts the values into :data:`_SELECT_BUCKETS` equal ranges of patterns between
+    the smallest and the largest, a second gathers the buckets that hold a wanted rank, and
+    each is narrowed the same way (:func:`_select_within`). No full sort, no per-call table
+    larger than 16 KiB."""
+    n = values.size
     k = ranks.size
-    bucket_of = np.empty(k, dtype=np.intp)
+    out = np.empty(k, dtype=np.float64)
+    counts = np.zeros(_SELECT_BUCKETS, dtype=np.int64)
+    lo, hi = _bits_range(values, n)
+    shift = _select_shift(lo, hi)
+    for i in range(n):
+        counts[(_bits(values[i]) - lo) >> shift] += 1
+    # each rank's bucket and the values below it
+    bucket_of = np.empty(k, dtype=np.int64)
     below_of = np.empty(k, dtype=np.int64)
     below = 0
     bucket = 0
-    for r in range(k):
-        while below + counts[bucket] <= ranks[r]:
+    for j in range(k):
+        while below + counts[bucket] <= ranks[j]:
             below += counts[bucket]
             bucket += 1
-        bucket_of[r] = bucket
-        below_of[r] = below
-    # the buckets to gather, each once (ranks may share one)
-    slot = np.full(1 << 16, -1, dtype=np.int32)
-    firsts = np.empty(k, dtype=np.intp)
+        bucket_of[j] = bucket
+        below_of[j] = below
+    # the distinct buckets in ascending order, gathered in one pass: slot[b] is b's place
+    slot = np.full(_SELECT_BUCKETS, -1, dtype=np.int64)
+    starts = np.zeros(k + 1, dtype=np.int64)
     used = 0
-    for r in range(k):
-        if slot[bucket_of[r]] < 0:
-            slot[bucket_of[r]] = used
-            firsts[used] = bucket_of[r]
+    for j in range(k):
+        b = bucket_of[j]
+        if slot[b] < 0:
+            slot[b] = used
+            starts[used + 1] = starts[used] + counts[b]
             used += 1
-    size = 0
-    for u in range(used):
-        size = max(size, counts[firsts[u]])
-    members = np.empty((used, size), dtype=np.float64)
-    filled = np.zeros(used, dtype=np.int64)
-    for v in values:
-        s_ = slot[np.intp(np.float64(v).view(np.uint64) >> np.uint64(48))]
-        if s_ >= 0:
-            members[s_, filled[s_]] = v
-            filled[s_] += 1
-    for u in range(used):
-        members[u, : filled[u]].sort()
-    out = np.empty(k, dtype=np.float64)
-    for r in range(k):
-        out[r] = members[slot[bucket_of[r]], ranks[r] - below_of[r]]
+    gathered = np.empty(starts[used], dtype=np.float64)
+    fill = starts[:used].copy()
+    for i in range(n):
+        v = values[i]
+        u = slot[(_bits(v) - lo) >> shift]
+        if u >= 0:
+            gathered[fill[u]] = v
+            fill[u] += 1
+    for j in range(k):
+        u = slot[bucket_of[j]]
+        cand = gathered[starts[u] : starts[u + 1]]
+        if j + 1 < k and bucket_of[j + 1] == bucket_of[j]:
+            cand = cand.copy()  # narrowing reorders and drops candidates: the next rank needs them all
+        out[j] = _select_within(cand, cand.size, ranks[j] - below_of[j], counts)
     return out
 
 

@@ -311,3 +311,24 @@ def test_blocks_equal_bit_for_bit_skip_their_errors_and_count_the_same(n):
             want = np.zeros(SKETCH_BUCKETS, np.int64)
             sketch_add(values, want)
             assert got.buckets.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        rng.random(30_001),  # spread out: one narrowing step
+        rng.choice(
+            rng.random(37), 32_768
+        ),  # few distinct values (float16 abs errors): all equal within a bucket
+        np.abs(rng.standard_normal(20_000)) * 10.0 ** rng.integers(-300, 300, 20_000),  # every binade
+        np.concatenate([np.zeros(9_000), np.full(9_000, 5e-324), [np.inf, 1.0]]),  # ends of the range
+        np.arange(100, dtype=np.float64),  # consecutive patterns: narrowed to a sort
+    ],
+)
+def test_select_ranks_places_every_rank_as_a_sort(values):
+    """The exact percentiles' selection against a full sort, ranks sharing a bucket included."""
+    from fpinspect.numerics.kernels import select_ranks
+
+    n = values.size
+    ranks = np.unique(np.r_[0, 1, n // 2, n // 2 + 1, (99 * n) // 100, n - 2, n - 1]).astype(np.int64)
+    assert select_ranks(rng.permutation(values), ranks).tolist() == np.sort(values)[ranks].tolist()

@@ -4,14 +4,15 @@ In order of preference: the newest finished run of the same task, device and pro
 here; else the time measured for that task and profile on the reference machine
 (:data:`MEASURED`); else the measured time of the task's other profile scaled by the ratio
 of their :meth:`~.settings.TaskSettings.work` (for the full profiles that take far too long
-on a CPU to be measured: a rough figure, said to be one).
+on a CPU to be measured: a rough figure, said to be one). Settings overridden in the Tasks
+pane's form scale that figure by their work the same way (:func:`estimate`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .settings import PROFILES
+from .settings import PROFILES, TaskSettings
 from .task import Task
 
 #: The machine :data:`MEASURED` was measured on.
@@ -47,9 +48,43 @@ class Estimate:
     rough: bool = False
 
 
-def estimate(task: Task, profile: str, device: str, last_seconds: float | None = None) -> Estimate | None:
+def estimate(
+    task: Task,
+    profile: str,
+    device: str,
+    last_seconds: float | None = None,
+    settings: TaskSettings | None = None,
+) -> Estimate | None:
     """The cost of running ``task`` with ``profile`` on ``device`` (``last_seconds``: how long
-    its newest kept run there took, if any); None when nothing is known."""
+    its newest kept run there took, if any); None when nothing is known.
+
+    ``settings``: the settings the run will have, when overrides may have changed the
+    profile's. Where they differ and the task defines ``work()``, the profile's figure is
+    scaled by ``settings.work() / profile.work()`` and marked rough, for these settings; where
+    the task defines no work size, the profile's figure stays and says it is not scaled."""
+    guess = _profile_estimate(task, profile, device, last_seconds)
+    base_settings = task.settings.profile(profile)
+    if guess is None or settings is None or settings == base_settings:
+        return guess
+    work, base_work = settings.work(), base_settings.work()
+    if not work or not base_work:
+        return Estimate(guess.seconds, f"{guess.source}; not scaled for these settings", guess.rough)
+    if work == base_work:
+        return guess
+    ratio = work / base_work
+    return Estimate(
+        guess.seconds * ratio,
+        f"rough, for these settings: × {ratio_text(ratio)} the work of {profile}, from {guess.source}",
+        rough=True,
+    )
+
+
+def ratio_text(ratio: float) -> str:
+    """A work ratio as people read it: ``320``, ``1,536``, ``2.5``, ``0.031``."""
+    return f"{ratio:,.0f}" if ratio >= 10 else f"{ratio:.2g}"
+
+
+def _profile_estimate(task: Task, profile: str, device: str, last_seconds: float | None) -> Estimate | None:
     if last_seconds:
         return Estimate(last_seconds, f"the last run on {device}")
     here = "" if device == "cpu" else f"; not run on {device} yet"

@@ -38,3 +38,20 @@ def test_no_measurement_and_no_work_size_is_no_estimate(monkeypatch):
     monkeypatch.setattr(costs, "MEASURED", {("S", "quick"): 3.0})
     assert costs.estimate(get_task("S"), "full", "cpu") is None  # S states no work size
     assert costs.estimate(get_task("C3"), "quick", "cpu") is None
+
+
+def test_overridden_settings_scale_the_figure_by_their_work_where_the_task_defines_it(monkeypatch):
+    monkeypatch.setattr(costs, "MEASURED", {("C2", "quick"): 20.0, ("S", "quick"): 3.0})
+    task = get_task("C2")
+    quick = task.settings.profile("quick")
+    assert costs.estimate(task, "quick", "cpu", settings=quick) == costs.estimate(task, "quick", "cpu")
+    reseeded = quick.with_overrides(7, [])  # another seed is the same work
+    assert costs.estimate(task, "quick", "cpu", settings=reseeded).seconds == 20.0
+    smaller = quick.with_overrides(None, [f"n={quick.n // 4}"])
+    guess = costs.estimate(task, "quick", "cpu", last_seconds=8.0, settings=smaller)
+    assert guess.rough and guess.seconds == pytest.approx(2.0)
+    assert guess.source == "rough, for these settings: × 0.25 the work of quick, from the last run on cpu"
+    s = get_task("S")
+    fewer = s.settings.profile("quick").with_overrides(None, ["anchors=2"])
+    kept = costs.estimate(s, "quick", "cpu", settings=fewer)
+    assert kept.seconds == 3.0 and kept.source.endswith("; not scaled for these settings")

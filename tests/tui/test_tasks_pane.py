@@ -381,3 +381,43 @@ def test_quitting_keeps_the_ui_live_while_it_stops_a_child_that_ignores_sigterm(
     assert seen["stopped"] and not child_alive(seen["pid"])
     (folder,) = (tmp_path / "runs").iterdir()  # the queued run never started: no folder
     assert json.loads((folder / "run.json").read_text())["status"] == "cancelled"
+
+
+def test_the_estimate_follows_the_overrides_typed_in_the_form(tmp_path):
+    from fpinspect.experiments.costs import MEASURED
+
+    app = tasks_app(tmp_path / "runs", task="C2")
+
+    async def scenario(pilot):
+        screen = pilot.app.screen
+        estimate = screen.query_one("#estimate")
+        seconds = round(MEASURED[("C2", "quick")])
+        measured = f"● quick: ≈ 0:{seconds:02d} (measured on a 2-core CPU)"
+        full_line = next(line for line in flat(estimate).split("○ ")[1:] if line.startswith("full"))
+        assert measured in flat(estimate)
+        await pilot.click("#overrides")
+        await pilot.press(*"runs=400")  # n × (400 × 4 + 200 trials) against n × (100 × 4 + 200)
+        shown = flat(estimate)
+        assert (
+            f"● quick: ~ {clock(3 * seconds)} (rough, for these settings: × 3 the work of quick, "
+            "from measured on a 2-core CPU)" in shown
+        )
+        assert full_line in shown  # the other profile is not the one the overrides apply to
+        await pilot.press("backspace", "backspace", "backspace", *"x")  # runs=x: not a number
+        assert measured in flat(estimate)
+        screen.query_one("#task-table").move_cursor(row=[t.id for t in screen.tasks].index("S"))
+        await pilot.pause()
+        await pilot.click("#overrides")
+        await pilot.press(*"anchors=2")  # S states no work size: its figure stays, and says so
+        assert "(measured on a 2-core CPU; not scaled for these settings)" in flat(estimate)
+
+    drive(app, scenario)
+
+
+def flat(widget) -> str:
+    """The widget's text with its line wrapping undone."""
+    return " ".join(text(widget).split())
+
+
+def clock(seconds: int) -> str:
+    return f"{seconds // 60}:{seconds % 60:02d}"

@@ -22,7 +22,7 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, RadioSet
+from textual.widgets import DataTable, Footer, Header, Input, RadioSet
 from textual.worker import Worker, get_current_worker
 
 from ...experiments.backends.probe import CHOICES, probe_devices
@@ -169,8 +169,16 @@ class TasksScreen(Screen):
         task = self.selected_task
         if task is None:
             return
+        try:  # what the overrides typed so far ask for; the profile's own while they do not parse
+            settings = self.requested_settings(task)
+        except (SettingError, ValueError):
+            settings = None
         self.form.show_estimate(
-            task, self.device, self.profile, lambda p: self.store.last_seconds(task.id, self.device, p)
+            task,
+            self.device,
+            self.profile,
+            lambda p: self.store.last_seconds(task.id, self.device, p),
+            settings,
         )
 
     def _show_devices(self) -> None:
@@ -197,6 +205,10 @@ class TasksScreen(Screen):
     @on(DataTable.RowHighlighted, "#task-table")
     def _highlighted(self) -> None:
         self._task_changed()
+
+    @on(Input.Changed, "#seed, #overrides")
+    def _typed(self) -> None:
+        self._show_estimate()
 
     @on(RadioSet.Changed, "#device")
     def _device(self, event: RadioSet.Changed) -> None:

@@ -89,14 +89,15 @@ class RunForm(Vertical):
         box.placeholder = one_line(f"KEY=VALUE: {shown}", 200) if shown else "no settings to override"
 
     def show_estimate(
-        self, task, device: str, profile: str, last_seconds: Callable[[str], float | None]
+        self, task, device: str, profile: str, last_seconds: Callable[[str], float | None], settings=None
     ) -> None:
         """Each profile's cost on ``device`` before anything runs, with where the figure
         comes from (:func:`~fpinspect.experiments.costs.estimate`; ``last_seconds(profile)``:
-        the newest kept run's time); the chosen profile is marked ``●`` (not by colour alone)."""
+        the newest kept run's time; ``settings``: the chosen profile's with the form's
+        overrides, scaled by their work); the chosen profile is marked ``●`` (not by colour alone)."""
         parts = []
         for each in PROFILES:
-            guess = estimate(task, each, device, last_seconds(each))
+            guess = estimate(task, each, device, last_seconds(each), settings if each == profile else None)
             cost = (
                 f"{'~' if guess.rough else '≈'} {duration_text(guess.seconds)} ({guess.source})"
                 if guess is not None

@@ -442,7 +442,7 @@ class TasksScreen(Screen):
                 run.failure = Failed(
                     "cancelled", f"{run.label} was cancelled before it started: the app closed"
                 )
-        followers = [w for w in self.workers if w.group == "runs" and not w.is_finished]
+        followers = [w for w in self.workers if w.node is self and w.group == "runs" and not w.is_finished]
         processes = list(self.processes.values())
         for process in processes:
             threading.Thread(target=process.cancel, name="fpinspect-stop", daemon=True).start()

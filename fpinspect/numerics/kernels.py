@@ -931,27 +931,104 @@ def scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     )
 
 
+# The natural log of fdlibm (``e_log.c``): r = 2**k * (1 + f), 1 + f in [sqrt(2)/2, sqrt(2)),
+# log(1 + f) = f - f*f/2 + s*(f*f/2 + R(s*s)) with s = f / (2 + f) and R its minimax
+# polynomial; error below 1 ULP. Written without a branch, so that a loop of it vectorises.
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+_LG1 = 6.666666666666735130e-01
+_LG2 = 3.999999999940941908e-01
+_LG3 = 2.857142874366239149e-01
+_LG4 = 2.222219843214978396e-01
+_LG5 = 1.818357216161805012e-01
+_LG6 = 1.531383769920937332e-01
+_LG7 = 1.479819860511658591e-01
+_SQRT2 = math.sqrt(2.0)
+_MANTISSA = np.int64(0x000FFFFFFFFFFFFF)
+_ONE_BITS = np.int64(0x3FF0000000000000)
+
+
+@njit(inline="always", error_model="numpy")
+def _log_normal(r):
+    """``log(r)`` for a positive normal float64 ``r`` (no zero, subnormal, inf or NaN)."""
+    b = _bits(r)
+    m = _from_bits((b & _MANTISSA) | _ONE_BITS)
+    high = m > _SQRT2
+    k = np.float64(((b >> 52) - 1023) + np.int64(high))
+    m = m * 0.5 if high else m
+    f = m - 1.0  # exact: m is within a factor 2 of 1
+    s = f / (2.0 + f)
+    z = s * s
+    w = z * z
+    big_r = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7))) + w * (_LG2 + w * (_LG4 + w * _LG6))
+    hfsq = 0.5 * f * f
+    return k * _LN2_HI - ((hfsq - (s * (hfsq + big_r) + k * _LN2_LO)) - f)
+
+
+@njit(**_KERNEL)
+def _kl_terms(xs, ys, m, min_x, range_x, min_y, range_y, terms):
+    """``p``, ``q`` and ``p * log(p / q)`` of decoded values ``xs[:m]``, ``ys[:m]`` into
+    ``terms[0..2]`` (0 where not finite on both sides). Not reassociated (the log's
+    compensated sum must stay as written); with no branch it still vectorises."""
+    ps = terms[0]
+    qs = terms[1]
+    cs = terms[2]
+    for j in range(m):
+        x = xs[j]
+        y = ys[j]
+        fin = math.isfinite(x) & math.isfinite(y)
+        p = max((x - min_x) / range_x, _EPS32) if range_x > 0 else 1.0
+        q = max((y - min_y) / range_y, _EPS32) if range_y > 0 else 1.0
+        # p and q lie in [eps32, 1] where finite: p / q is a positive normal number
+        p = p if fin else 1.0
+        q = q if fin else 1.0
+        ps[j] = p if fin else 0.0
+        qs[j] = q if fin else 0.0
+        cs[j] = p * _log_normal(p / q) if fin else 0.0
+
+
+@njit(**_VECTOR)
+def _sum_terms(terms, m, out):
+    sp = sq = cross = 0.0
+    ps = terms[0]
+    qs = terms[1]
+    cs = terms[2]
+    for j in range(m):
+        sp += ps[j]
+        sq += qs[j]
+        cross += cs[j]
+    out[0] += sp
+    out[1] += sq
+    out[2] += cross
+
+
 @njit(**_KERNEL)
 def kl_pass(ua, ub, fa, fb, table_a, table_b, use_table, min_x, range_x, min_y, range_y, out):
     """msaccucmp's KL sums over the elements finite on both sides: ``out += (sum p, sum q,
     sum p * log(p / q))`` with ``p = max((x - min_x) / range_x, eps32)`` (1 where the range
-    is 0: a constant side is uniform), ``q`` likewise for ``y``."""
-    sp = sq = cross = 0.0
-    for i in range(ua.size):
+    is 0: a constant side is uniform), ``q`` likewise for ``y``; block by block, the terms
+    (:func:`_kl_terms`) then their sums."""
+    n = ua.size
+    terms = np.empty((3, BLOCK), dtype=np.float64)
+    values = np.empty((2, BLOCK), dtype=np.float64)
+    xs = values[0]
+    ys = values[1]
+    for lo in range(0, n, BLOCK):
+        m = min(BLOCK, n - lo)
         if use_table:
-            x, y = table_a[ua[i]], table_b[ub[i]]
+            block_a = ua[lo : lo + m]
+            block_b = ub[lo : lo + m]
+            for j in range(m):
+                xs[j] = table_a[block_a[j]]
+                ys[j] = table_b[block_b[j]]
         else:
-            x, y = np.float64(fa[i]), np.float64(fb[i])
-        if not (math.isfinite(x) and math.isfinite(y)):
-            continue
-        p = max((x - min_x) / range_x, _EPS32) if range_x > 0 else 1.0
-        q = max((y - min_y) / range_y, _EPS32) if range_y > 0 else 1.0
-        sp += p
-        sq += q
-        cross += p * math.log(p / q)
-    out[0] += sp
-    out[1] += sq
-    out[2] += cross
+            float_a = fa[lo : lo + m]
+            float_b = fb[lo : lo + m]
+            for j in range(m):
+                xs[j] = float_a[j]
+                ys[j] = float_b[j]
+        _kl_terms(xs, ys, m, min_x, range_x, min_y, range_y, terms)
+        _sum_terms(terms, m, out)
 
 
 @njit(**_KERNEL)

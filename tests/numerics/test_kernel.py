@@ -193,8 +193,12 @@ def test_compiled_kernels_work_from_a_read_only_install(tmp_path):
     assert any(p.endswith(".nbi") for _, _, fs in os.walk(tmp_path / "cache") for p in fs)  # cached there
 
 
-def test_kl_is_the_same_from_the_chunk_in_memory_and_from_a_second_read():
-    ref = rng.uniform(-3, 5, 70_000).astype(np.float16)  # more elements than float16 patterns: KL by tables
+@pytest.mark.parametrize("tables_from", [0, 1 << 21])  # KL through per-pattern tables; the log per element
+def test_kl_is_the_same_from_the_chunk_in_memory_and_from_a_second_read(tables_from, monkeypatch):
+    from fpinspect.numerics import stats
+
+    monkeypatch.setattr(stats, "_KL_TABLES_FROM", tables_from)
+    ref = rng.uniform(-3, 5, 70_000).astype(np.float16)
     x = (ref.astype(np.float32) + rng.normal(0, 0.01, ref.size)).astype(np.float16)
     x, ref = with_specials(x, ref, every=4999)
     in_memory = accumulate(x, ref, kl=True).kl
@@ -332,3 +336,30 @@ def test_select_ranks_places_every_rank_as_a_sort(values):
     n = values.size
     ranks = np.unique(np.r_[0, 1, n // 2, n // 2 + 1, (99 * n) // 100, n - 2, n - 1]).astype(np.int64)
     assert select_ranks(rng.permutation(values), ranks).tolist() == np.sort(values)[ranks].tolist()
+
+
+def test_the_kl_pass_log_is_within_one_ulp_of_numpys():
+    """KL's branch-free log over the whole range its argument p / q takes, [eps32, 1 / eps32],
+    and right next to 1 (where KL's terms of nearly equal distributions are)."""
+    import numba
+
+    from fpinspect.numerics.kernels import _log_normal
+
+    @numba.njit
+    def logs(v):
+        out = np.empty_like(v)
+        for i in range(v.size):
+            out[i] = _log_normal(v[i])
+        return out
+
+    eps = float(np.finfo(np.float32).eps)
+    v = np.concatenate(
+        [
+            np.exp(rng.uniform(math.log(eps), -math.log(eps), 200_000)),
+            1 + rng.uniform(-1e-6, 1e-6, 20_000),
+            [1.0, eps, 1 / eps, math.sqrt(2), np.nextafter(math.sqrt(2), 2), 0.5, 2.0],
+        ]
+    )
+    got, want = logs(v), np.log(v)
+    assert got[v == 1.0].tolist() == [0.0]
+    assert np.all(np.abs(got - want) <= np.spacing(np.abs(want)))

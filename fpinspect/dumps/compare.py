@@ -106,6 +106,14 @@ class DumpComparison:
     def compute(self, plan: PairPlan) -> Record:
         """The record of ``plan``: computed once, then cached. Thread-safe: a caller asking
         for a pair another thread is computing waits for that result instead of redoing it."""
+        key = plan.key
+        hit = self._cache.get(key)  # a dict read is atomic; a miss takes the lock below
+        if hit is not None:
+            return hit
+        if not plan.comparable:
+            # nothing to compute: the record is the plan alone, made and kept without the lock
+            # (a localisation of 100 000 ops makes most of them); the first one kept wins
+            return self._cache.setdefault(key, Record(plan, None))
         return self._cached(plan, lambda: self._compute(plan))
 
     def record_and_sides(self, plan: PairPlan) -> tuple[Record, Sides | None]:
@@ -163,11 +171,13 @@ class DumpComparison:
     # -- localising and reporting ------------------------------------------------------------
     def op_records(self) -> list[OpRecords]:
         """Every fused op with its records (computing those not cached yet)."""
+        # the cache read inline: this runs over every plan (200 000 for 100 000 ops) holding the GIL
+        cached, compute, outputs, inputs = self._cache.get, self.compute, self.outputs, self.inputs
         return [
             OpRecords(
                 op,
-                [self.compute(p) for p in self.outputs[op.name]],
-                [self.compute(p) for p in self.inputs[op.name]],
+                [cached(p.key) or compute(p) for p in outputs[op.name]],
+                [cached(p.key) or compute(p) for p in inputs[op.name]],
             )
             for op in self.fused
         ]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol
 
 from .fusion import FusedOp
@@ -32,7 +33,7 @@ from .verdict import format_score, worst_verdict
 AMPLIFICATION = 10.0
 
 
-@dataclass
+@dataclass(slots=True)
 class OpFinding:
     """What the comparison says about one fused op."""
 
@@ -47,7 +48,7 @@ class OpFinding:
     originals: list[str] = field(default_factory=list)  #: the original ops it replaced
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OpRecords:
     """One fused op with the records of its outputs and of its inputs (by number)."""
 
@@ -66,28 +67,41 @@ class Evidence(Protocol):
 
 @dataclass
 class Localisation:
-    """Every fused op's finding, in the fusion-on graph's topological order."""
+    """Every fused op's finding, in the fusion-on graph's topological order.
+
+    Immutable once built (:func:`localise` revises the findings before building it): the
+    lookups below are computed on first use and kept, where rebuilding them on each access
+    cost a scan of every finding (100 000 of them in a large run)."""
 
     ops: list[OpFinding]
 
-    def with_role(self, role: str) -> list[OpFinding]:
-        """The findings of ``role``, in order."""
-        return [o for o in self.ops if o.role == role]
+    @cached_property
+    def _by_role(self) -> dict[str | None, list[OpFinding]]:
+        roles: dict[str | None, list[OpFinding]] = {}
+        for o in self.ops:
+            if o.role is not None:
+                roles.setdefault(o.role, []).append(o)
+        return roles
 
-    @property
+    def with_role(self, role: str) -> list[OpFinding]:
+        """The findings of ``role``, in order (a new list)."""
+        return list(self._by_role.get(role, ()))
+
+    @cached_property
     def introduced(self) -> list[OpFinding]:
         return self.with_role("introduced")
 
-    @property
+    @cached_property
     def inherited(self) -> list[OpFinding]:
         return self.with_role("inherited")
 
-    @property
+    @cached_property
     def unverified(self) -> list[OpFinding]:
         return self.with_role("unverified")
 
-    @property
+    @cached_property
     def by_name(self) -> dict[str, OpFinding]:
+        """``{op name: finding}``."""
         return {o.name: o for o in self.ops}
 
     def first(self) -> dict | None:
@@ -97,7 +111,7 @@ class Localisation:
         o = self.introduced[0]
         return {"op": o.name, "type": o.type, "reason": o.reason, "originals": o.originals}
 
-    @property
+    @cached_property
     def more_accurate(self) -> list[OpFinding]:
         """Failing ops that evidence shows closer to the float64 truth than eager (role ``more_accurate``)."""
         return self.with_role("more_accurate")
@@ -157,8 +171,12 @@ class Localisation:
 
 
 def _worst(records):
-    scored = [r for r in records if r.score is not None]
-    return max(scored, key=lambda r: r.score) if scored else None
+    """The first record of the highest score (``max`` by score, as a loop: it runs per op)."""
+    worst = None
+    for r in records:
+        if r.score is not None and (worst is None or r.score > worst.score):
+            worst = r
+    return worst
 
 
 def localise(

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .compare import DumpComparison
 
 
-@dataclass
+@dataclass(slots=True)
 class Record:
     """One row of the comparison (the ``records`` contract of the design notes): the plan, the
     comparison of its two sides (``None`` when the plan had nothing to compare), and the

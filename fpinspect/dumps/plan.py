@@ -23,7 +23,7 @@ from .graph import GeModel
 _NOT_COMPARABLE = ("NO_MAPPING", "SKIPPED_CONST_DATA", "FILE_NOT_FOUND", "ORIGIN_NOT_FOUND", "AMBIGUOUS_DUMP")
 
 
-@dataclass
+@dataclass(slots=True)
 class PairPlan:
     """One pair to compare: output or input ``fused_index`` of ``fused_op`` against output
     ``origin_index`` of ``origin_op`` in the fusion-off run, with their dump files and tensor
@@ -160,19 +160,8 @@ class _Planner:
         """Attach both dump files to ``plan`` and note what is missing, duplicated or ambiguous."""
         plan.fused_file = fused_file
         self._lookup_origin(plan)
-        for side, dump, clashes in (
-            ("fusion-on", plan.fused_file, self.clashes[0]),
-            ("fusion-off", plan.origin_file, self.clashes[1]),
-        ):
-            group = clashes.get(dump.op_name) if dump is not None else None
-            if group:
-                names = ", ".join(repr(n) for n in group)
-                return _skip(
-                    plan,
-                    "AMBIGUOUS_DUMP",
-                    f"{side} ops {names} are all written as {dump.op_name!r} "
-                    "in dump file names: their dumps cannot be told apart",
-                )
+        if any(self.clashes) and self._ambiguous(plan):  # most graphs have no clashing names
+            return plan
         if fused_file is None:
             plan.status.append("FILE_NOT_FOUND")
             plan.message = f"no fusion-on dump of {plan.fused_op} {what}"
@@ -180,6 +169,24 @@ class _Planner:
             if f is not None and f.candidates > 1 and "MULTIPLE_DUMPS" not in plan.status:
                 plan.status.append("MULTIPLE_DUMPS")
         return plan
+
+    def _ambiguous(self, plan: PairPlan) -> bool:
+        """Mark ``plan`` ``AMBIGUOUS_DUMP`` if a dump file of it is named for several ops of one graph."""
+        for side, dump, clashes in (
+            ("fusion-on", plan.fused_file, self.clashes[0]),
+            ("fusion-off", plan.origin_file, self.clashes[1]),
+        ):
+            group = clashes.get(dump.op_name) if dump is not None else None
+            if group:
+                names = ", ".join(repr(n) for n in group)
+                _skip(
+                    plan,
+                    "AMBIGUOUS_DUMP",
+                    f"{side} ops {names} are all written as {dump.op_name!r} "
+                    "in dump file names: their dumps cannot be told apart",
+                )
+                return True
+        return False
 
     def _lookup_origin(self, plan: PairPlan) -> None:
         if not self.close_model.has_op(plan.origin_op):

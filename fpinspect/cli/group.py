@@ -224,7 +224,6 @@ def compare(
     from ..dumps.errors import InputError
     from ..dumps.verdict import load_table
     from ..replay.run import run_with_replay
-    from .render import compare_csv, compare_table, console, plain_console
 
     check_destination(output)
     try:
@@ -266,8 +265,12 @@ def compare(
         if fmt == "json":
             write_json_object(out, report.json_fields())
         elif fmt == "csv":
+            from .render import compare_csv
+
             compare_csv(report, out)
         else:
+            from .render import compare_table, console, plain_console  # rich: only the table needs it
+
             con = console() if output is None else plain_console(out)
             con.print(compare_table(report))
     if fail_on:

@@ -1,12 +1,15 @@
-"""``fpinspect diff`` and ``fpinspect --help`` import only what they use: not the graph readers,
-the inspector, the experiments or torch (each costs a fraction of a second per process)."""
+"""``fpinspect diff``, ``compare`` and ``--help`` import only what they use: not the graph readers (for
+``diff``), the inspector, the experiments or torch (each costs a fraction of a second per process)."""
 
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
+
+import fpinspect
 
 #: Top-level packages or fpinspect modules a command must not import (by name prefix).
 HEAVY = (
@@ -83,3 +86,18 @@ HELP_HEAVY = (
 @pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["open", "--help"], ["launch", "--help"]])
 def test_help_imports_nothing_heavy(argv):
     assert _imported(*argv, heavy=HELP_HEAVY) == []
+
+
+def test_compare_json_imports_no_inspector_nor_rich():
+    case = Path(fpinspect.__file__).parent / "sample_dumps" / "regression"
+    argv = [
+        "compare",
+        *("--af-open-graph", str(case / "dumpgraph_af_open" / "Build.json")),
+        *("--af-close-graph", str(case / "dumpgraph_af_close" / "Build.json")),
+        *("--af-open-data", str(case / "datadump_af_open")),
+        *("--af-close-data", str(case / "datadump_af_close")),
+        *("--format", "json", "--jobs", "1"),
+    ]
+    assert (
+        _imported(*argv, heavy=("textual", "torch", "fpinspect.tui", "fpinspect.experiments", "rich")) == []
+    )

@@ -139,6 +139,7 @@ class Inspection:
         self.fused_rows = _rows(pairs.fused, self.findings)
         self._all_rows: list[OpRow] | None = None
         self._more_pairs: PairPlans | None = None  # the plans of the ops only the full list shows
+        self._sweep_order: list[PairPlan] | None = None
         self.showing_all = False
         self._index: dict[str, list[OpRow]] | None = None
         self._index_of: list[list[OpRow]] = []
@@ -223,7 +224,9 @@ class Inspection:
         :class:`~fpinspect.dumps.InputError` for unreadable input. ``fused_types`` and
         ``compare_unfused`` choose the ops listed and compared, as for ``fpinspect compare``."""
         with collector_paused():
-            return cls._read(sources, fused_types, compare_unfused)
+            insp = cls._read(sources, fused_types, compare_unfused)
+            insp.sweep_order()  # made here, in the worker: a scan of every plan (200 000) pauses the screen
+        return insp
 
     @classmethod
     def _read(cls, sources: Sources, fused_types: list[str] | None, compare_unfused: bool) -> Inspection:
@@ -263,10 +266,12 @@ class Inspection:
         have nothing to compute: :meth:`record` gives theirs when asked."""
         if self.comparison is None:
             return []
-        pairs = self.pairs
-        return [p for op in pairs.fused for p in pairs.outputs[op.name] if p.comparable] + [
-            p for op in pairs.fused for p in pairs.inputs[op.name] if p.comparable
-        ]
+        if self._sweep_order is None:  # the plans never change: made once (by :meth:`load`)
+            pairs = self.pairs
+            self._sweep_order = [p for op in pairs.fused for p in pairs.outputs[op.name] if p.comparable] + [
+                p for op in pairs.fused for p in pairs.inputs[op.name] if p.comparable
+            ]
+        return list(self._sweep_order)
 
     def pending(self, name: str) -> list[PairPlan]:
         """The pairs of ``name`` that can be compared and have no record yet."""

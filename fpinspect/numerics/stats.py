@@ -526,7 +526,9 @@ class PairStats:
         """Keep the results, drop the bulk: after this, :meth:`error_stats` (default
         percentiles) comes from a cache, the real-valued abs / rel quantile stores are gone
         and the ULP histogram is trimmed. A comparison holding thousands of finished pairs
-        then costs kilobytes per pair instead of up to tens of MiB."""
+        then costs kilobytes per pair instead of up to tens of MiB. The kept abs / rel values'
+        buffers go to this thread's next pair (:func:`_lend_kept`): a store taken from this
+        object before reads as empty afterwards."""
         self._final = self.error_stats()
         for q in (self.abs_quantiles, self.rel_quantiles):
             if q is not None:  # someone still holding the store sees it empty, never reused memory

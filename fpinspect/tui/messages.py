@@ -6,7 +6,7 @@ from textual.message import Message
 
 from ..dumps import FusedOp, PairResult, Record
 from ..dumps.drilldown import ErrorProfile
-from ..dumps.localise import Localisation
+from ..dumps.localise import Localisation, OpFinding
 from ..replay.evidence import OpReplay
 from .model import Inspection, outline_rows
 
@@ -46,15 +46,24 @@ class RecordsComputed(Message):
         self.records, self.done, self.total, self.on_demand = records, done, total, on_demand
 
 
+def _lookups(localisation: Localisation) -> dict[str, OpFinding]:
+    """The localisation's :attr:`~fpinspect.dumps.localise.Localisation.by_name`, with its
+    ``introduced`` list made too: built by the worker that posts the message, as both are kept
+    once built (for 100 000 ops, scans the screen's thread need not take)."""
+    localisation.introduced  # noqa: B018 (made now, kept by the localisation)
+    return localisation.by_name
+
+
 class Localised(Message):
     """Every pair is computed and each failing op is classified. ``findings`` is the
-    localisation's :attr:`~fpinspect.dumps.localise.Localisation.by_name`, built by the worker
-    that posts the message (for 100 000 ops, a pause the screen need not take)."""
+    localisation's :attr:`~fpinspect.dumps.localise.Localisation.by_name` and ``flagged`` the
+    names of the ops whose verdict is ``fail`` or ``warn``, in order; both made by the worker."""
 
     def __init__(self, localisation: Localisation) -> None:
         super().__init__()
         self.localisation = localisation
-        self.findings = localisation.by_name
+        self.findings = _lookups(localisation)
+        self.flagged = [f.name for f in localisation.ops if f.verdict in ("fail", "warn")]
 
 
 class Replayed(Message):
@@ -64,7 +73,7 @@ class Replayed(Message):
     def __init__(self, name: str, replay: OpReplay, localisation: Localisation | None) -> None:
         super().__init__()
         self.name, self.replay, self.localisation = name, replay, localisation
-        self.findings = localisation.by_name if localisation is not None else None  # as Localised's
+        self.findings = _lookups(localisation) if localisation is not None else None  # as Localised's
 
 
 class PairComputed(Message):

@@ -349,11 +349,7 @@ class MainScreen(Screen):
         # then the evidence: replay the failing and warned ops, in list order (the findings' order:
         # until now no op without one has a verdict)
         insp = self.inspection
-        names = [
-            f.name
-            for f in msg.localisation.ops
-            if f.verdict in ("fail", "warn") and f.name in insp.by_name and f.name not in insp.replays
-        ]
+        names = [n for n in msg.flagged if n in insp.by_name and n not in insp.replays]
         if names:
             for name in reversed(names):
                 self.to_replay.put(name)

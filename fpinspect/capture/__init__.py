@@ -16,7 +16,7 @@ import torch; the names below load it on first use.
 
 from __future__ import annotations
 
-import importlib
+from ..lazy import lazy_exports
 
 _EXPORTS = {
     "Capture": ".pipeline",
@@ -26,10 +26,4 @@ _EXPORTS = {
     "CaptureError": ".errors",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

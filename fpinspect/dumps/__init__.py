@@ -12,7 +12,7 @@ first use, so ``fpinspect diff`` (:mod:`.pair` only) does not pay for the graph 
 
 from __future__ import annotations
 
-import importlib
+from ..lazy import lazy_exports
 
 _EXPORTS = {
     "DumpComparison": ".compare",
@@ -54,10 +54,4 @@ _EXPORTS = {
     "worst_verdict": ".verdict",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

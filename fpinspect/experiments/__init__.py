@@ -11,7 +11,7 @@ first use (the CLI's option lists need only :mod:`.settings` and :mod:`.backends
 
 from __future__ import annotations
 
-import importlib
+from ..lazy import lazy_exports
 
 _EXPORTS = {
     "ExperimentFailed": ".engine",
@@ -42,10 +42,4 @@ _EXPORTS = {
     "PROFILES": ".settings",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

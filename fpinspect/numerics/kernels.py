@@ -167,6 +167,25 @@ _MAG_BITS = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
 @njit(inline="always", error_model="numpy")
+def _decode_block(ua, ub, fa, fb, table_a, table_b, use_table, lo, m, xs, ys):
+    """Both sides' values of elements ``lo .. lo + m - 1`` into ``xs[:m]``, ``ys[:m]`` as
+    float64: through the decode tables (8/16-bit formats) or from the float views."""
+    # slices: indices known to be non-negative (no wraparound test per element)
+    if use_table:
+        block_a = ua[lo : lo + m]
+        block_b = ub[lo : lo + m]
+        for j in range(m):
+            xs[j] = table_a[block_a[j]]
+            ys[j] = table_b[block_b[j]]
+    else:
+        float_a = fa[lo : lo + m]
+        float_b = fb[lo : lo + m]
+        for j in range(m):
+            xs[j] = float_a[j]
+            ys[j] = float_b[j]
+
+
+@njit(inline="always", error_model="numpy")
 def _bits(v):
     """Bit pattern of a float64 as int64: monotone in the value for non-negative numbers."""
     return np.float64(v).view(np.int64)
@@ -659,16 +678,7 @@ def fused_pass(
         # slices: indices known to be non-negative (no wraparound test per element)
         block_a = ua[start : start + m]
         block_b = ub[start : start + m]
-        if use_table:
-            for j in range(m):
-                xs[j] = table_a[block_a[j]]
-                ys[j] = table_b[block_b[j]]
-        else:
-            float_a = fa[start : start + m]
-            float_b = fb[start : start + m]
-            for j in range(m):
-                xs[j] = float_a[j]
-                ys[j] = float_b[j]
+        _decode_block(ua, ub, fa, fb, table_a, table_b, use_table, start, m, xs, ys)
 
         b_dot, b_xx, b_yy, b_d2, b_ad, b_sx, b_sxx, b_sy, b_syy, b_nf = _sums_block(xs, ys, m, cx, cy)
         s_dot += b_dot
@@ -1015,18 +1025,7 @@ def kl_pass(ua, ub, fa, fb, table_a, table_b, use_table, min_x, range_x, min_y, 
     ys = values[1]
     for lo in range(0, n, BLOCK):
         m = min(BLOCK, n - lo)
-        if use_table:
-            block_a = ua[lo : lo + m]
-            block_b = ub[lo : lo + m]
-            for j in range(m):
-                xs[j] = table_a[block_a[j]]
-                ys[j] = table_b[block_b[j]]
-        else:
-            float_a = fa[lo : lo + m]
-            float_b = fb[lo : lo + m]
-            for j in range(m):
-                xs[j] = float_a[j]
-                ys[j] = float_b[j]
+        _decode_block(ua, ub, fa, fb, table_a, table_b, use_table, lo, m, xs, ys)
         _kl_terms(xs, ys, m, min_x, range_x, min_y, range_y, terms)
         _sum_terms(terms, m, out)
 

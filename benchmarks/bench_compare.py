@@ -174,6 +174,10 @@ def _timed(code: str, *args: str) -> tuple[float, float, int]:
 def bench_many_pairs(root: str, pairs: int, before: str | None = None) -> None:
     """``fpinspect compare`` on ``pairs`` fused outputs of 64 KiB float16 (see the module docstring);
     with ``before`` (a source tree), also that tree's ``compare --jobs 1``."""
+    # One BLAS thread in every child: the reference's float64 dot products would otherwise run on
+    # OpenBLAS threads whose spinning made its CPU time swing from 20 to 80 s with the machine's load.
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = "1"
     paths = small_pairs(root, pairs)
     data = (paths["open_data"], paths["close_data"])
     print(f"compare: {pairs} fused outputs of {SMALL * 2 // 1024} KiB float16 each, load average {_load()}")

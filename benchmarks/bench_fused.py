@@ -1,7 +1,7 @@
 """The fused compiled pass against reading the data, the reference's way and a plain numpy pass.
 
-    .venv/bin/python benchmarks/bench_fused.py [--quick] [--dir TMP] [--pairs N] [--only pair|pairs]
-                                               [--repeat R]
+    .venv/bin/python benchmarks/bench_fused.py [--quick] [--dir TMP] [--pairs N] [--ops N]
+                                               [--only pair|pairs|tui] [--repeat R]
 
 Side by side, each in a fresh process, files in the page cache; each timed ``R`` times (3),
 the fastest kept (the machine may be shared: the load average is printed before and after):
@@ -20,6 +20,10 @@ the fastest kept (the machine may be shared: the load average is printed before 
    Targets: the fused pass at most as slow as the numpy pass, its first call within 3x of it.
 2. ``fpinspect compare`` on a dump pair of N (10 000; ``--quick``: 1 000) fused ops whose
    outputs are float16 tensors of 64 KiB: ``bench_compare.py --pairs N``.
+3. ``fpinspect open`` on a graph of N (100 000; ``--quick``: 10 000) fused ops, one original op
+   each, in atc's indentation: ``bench_tui.py --ops N --repeat 1`` (first ops, ``G``, key
+   presses while loading / once loaded / once compared, peak RSS, against ``json.load`` and the
+   whole load).
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import subprocess
+import sys
 import tempfile
 
 from bench_compare import bench_many_pairs
@@ -144,15 +150,24 @@ def main() -> None:
     p.add_argument(
         "--pairs", type=int, default=None, help="small pairs in part 2 (default 10 000, quick 1 000)"
     )
-    p.add_argument("--only", choices=("pair", "pairs"), help="run only part 1 (pair) or part 2 (pairs)")
+    p.add_argument(
+        "--ops", type=int, default=None, help="fused ops in part 3 (default 100 000, quick 10 000)"
+    )
+    p.add_argument(
+        "--only", choices=("pair", "pairs", "tui"), help="run only part 1 (pair), 2 (pairs) or 3 (tui)"
+    )
     p.add_argument("--repeat", type=int, default=3, help="runs of each timed child; the fastest is kept")
     args = p.parse_args()
-    if args.only != "pairs":
+    if args.only in (None, "pair"):
         with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
             bench_pair(tmp, (128 * MiB) // (16 if args.quick else 1), max(1, args.repeat))
-    if args.only != "pair":
+    if args.only in (None, "pairs"):
         with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
             bench_many_pairs(tmp, args.pairs or (1000 if args.quick else 10_000))
+    if args.only in (None, "tui"):
+        ops = args.ops or (10_000 if args.quick else 100_000)
+        tui = [sys.executable, os.path.join(os.path.dirname(__file__), "bench_tui.py"), "--ops", str(ops)]
+        subprocess.run([*tui, "--repeat", "1", *(["--dir", args.dir] if args.dir else [])], check=True)
 
 
 if __name__ == "__main__":

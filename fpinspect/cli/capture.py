@@ -19,18 +19,10 @@ class _Progress:
 
     def __init__(self) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        console = Console(stderr=True)
-        self.bars = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-            disable=not console.is_terminal,
-        )
+        from .render import stage_bars
+
+        self.bars = stage_bars(Console(stderr=True))
         self.stage: str | None = None
         self.total = 0
         self.task = None

@@ -40,18 +40,9 @@ class ProgressView:
     """Rich progress bars fed by experiment events: one bar per stage, messages above."""
 
     def __init__(self, console: Console):
-        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-        from rich.progress import Progress as RichProgress
+        from .render import stage_bars
 
-        self.progress = RichProgress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-            disable=not console.is_terminal,
-        )
+        self.progress = stage_bars(console)
         self.bars: dict[str, int] = {}
 
     def __enter__(self) -> ProgressView:

@@ -186,6 +186,22 @@ def plain_console(file) -> Console:
     return Console(file=file, width=120, highlight=False)
 
 
+def stage_bars(console: Console):
+    """A transient rich progress display for a command's stages (one bar per stage: its name,
+    the bar, done/total, elapsed), drawn on ``console`` only when it is a terminal."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    )
+
+
 def short_name(name: str | None, width: int) -> str:
     """Keep both ends of long op names: the start says the kind, the end says which."""
     if name is None:

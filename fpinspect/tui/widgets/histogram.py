@@ -60,13 +60,18 @@ class LogBars(Widget):
 
     note: reactive[str] = reactive("")
 
+    # The three hooks every subclass defines (UlpHistogram, TaskHistogram); LogBars alone is
+    # never mounted. (Not abc.abstractmethod: Widget's metaclass is not ABCMeta.)
     def bar_counts(self) -> list[float] | None:
+        """The bars' heights, or None while there is nothing to draw."""
         raise NotImplementedError
 
     def bar_label(self, i: int) -> str:
+        """The label under bar ``i``."""
         raise NotImplementedError
 
     def bar_kind(self, i: int) -> str:
+        """``exact``, ``near`` or ``off``: bar ``i``'s colour."""
         raise NotImplementedError
 
     def unit(self) -> str:

@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 
+from .intrinsics import bits_float, float_bits, float_ubits, imax, imin
 from .jit import njit
 
 # -- acc: float64 accumulators ---------------------------------------------------------------
@@ -119,13 +120,13 @@ _REF_GUARD = 1e-8
 @njit(inline="always", error_model="numpy")
 def sketch_key(v):
     """Sketch bucket of a non-negative float64 ``v``: exponent and top mantissa bits."""
-    return np.intp(np.float64(v).view(np.uint64) >> _SKETCH_SHIFT)
+    return np.intp(float_ubits(v) >> _SKETCH_SHIFT)
 
 
 @njit(inline="always", error_model="numpy")
 def int_log_bin(d):
     """Log2 bin of an integer distance ``d >= EXACT_BINS``: ``floor(log2(float64(d)))``."""
-    return min(math.frexp(np.float64(d))[1] - 1, LOG_BINS - 1)
+    return imin(math.frexp(np.float64(d))[1] - 1, LOG_BINS - 1)
 
 
 @njit(inline="always", error_model="numpy")
@@ -185,27 +186,21 @@ def _decode_block(ua, ub, fa, fb, table_a, table_b, use_table, lo, m, xs, ys):
             ys[j] = float_b[j]
 
 
-@njit(inline="always", error_model="numpy")
-def _bits(v):
-    """Bit pattern of a float64 as int64: monotone in the value for non-negative numbers."""
-    return np.float64(v).view(np.int64)
-
-
-@njit(inline="always", error_model="numpy")
-def _from_bits(b):
-    return np.int64(b).view(np.float64)
+#: Bit pattern of a float64 as int64: monotone in the value for non-negative numbers.
+_bits = float_bits
+_from_bits = bits_float
 
 
 @njit(inline="always", error_model="numpy")
 def _order_key(v):
     """int64 key monotone in a float64's value over all signs (integer min / max vectorise)."""
-    b = np.float64(v).view(np.int64)
+    b = float_bits(v)
     return b ^ ((b >> 63) & _MAG_BITS)
 
 
 @njit(inline="always", error_model="numpy")
 def _from_order_key(k):
-    return np.int64(k ^ ((k >> 63) & _MAG_BITS)).view(np.float64)
+    return bits_float(k ^ ((k >> 63) & _MAG_BITS))
 
 
 @njit(inline="always", error_model="numpy")
@@ -223,7 +218,7 @@ def _ulp_distance(a_raw, b_raw, sign_mask, mag_mask):
 def _ulp_error(ad, ay, emin, emax, inv_ulp, ulp_size):
     """``|x - y| / ulp(y)``: Goldberg's ulp at ``y``'s binary exponent, clipped to the format."""
     e = ((_bits(ay) >> 52) & 0x7FF) - 1023
-    e = min(max(e, emin), emax) - emin
+    e = imin(imax(e, emin), emax) - emin
     inv = inv_ulp[e]
     return ad * inv if inv > 0.0 else ad / ulp_size[e]
 
@@ -231,6 +226,9 @@ def _ulp_error(ad, ay, emin, emax, inv_ulp, ulp_size):
 _KERNEL = dict(nogil=True, cache=True, error_model="numpy")
 #: Sums may be reordered (reassociated) so that loops of sums compile to vector instructions.
 _VECTOR = dict(_KERNEL, fastmath={"reassoc"})
+#: A kernel called only from compiled code: no wrappers to call it from Python.
+_SUB = dict(_KERNEL, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+_SUB_VECTOR = dict(_VECTOR, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
 
 @njit(inline="always", error_model="numpy")
@@ -240,7 +238,7 @@ def _sketch_slot(v, counts, lane):
     return np.int32((k if k != 0 else SKETCH_ZERO + lane) if counts else SKETCH_SKIP + lane)
 
 
-@njit(**_VECTOR)
+@njit(**_SUB_VECTOR)
 def _ulp_diff_block(ua, ub, xs, ys, m, sign_mask, mag_mask, slots):
     """Over one block, kind "diff": counts of bit-equal pairs, of distances of
     :data:`SMALL_DIST` and more, of +0 against -0, the exact sum of the distances below
@@ -268,18 +266,18 @@ def _ulp_diff_block(ua, ub, xs, ys, m, sign_mask, mag_mask, slots):
         # equal values with different bits: +0 against -0
         n_signed_zero += fin & (dist == zero_u) & (a_raw != b_raw)
         total += dist if dist < small_limit else zero_u
-        top = max(top, dist)
+        top = imax(top, dist)
     return n_bits, n_far, n_signed_zero, total, top
 
 
-@njit(**_KERNEL)
+@njit(**_SUB)
 def _scatter(slots, m, table):
     """``table[slots[j]] += 1`` for the first ``m`` slots."""
     for j in range(m):
         table[slots[j]] += 1
 
 
-@njit(**_VECTOR)
+@njit(**_SUB_VECTOR)
 def _ulp_error_block(xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol, slots):
     """Over one block, kind "error": the sum of the ULP errors, the largest one's bits (-1 for
     none), and the counts within ``share_tol`` and within ``1 + share_tol``; ``slots[j]`` gets
@@ -293,14 +291,14 @@ def _ulp_error_block(xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol, slots)
         fin = math.isfinite(x) & math.isfinite(y)
         err = _ulp_error(abs(x - y), abs(y), emin, emax, inv_ulp, ulp_size)
         total += err if fin else 0.0
-        top = max(top, _bits(err) if fin else np.int64(-1))
+        top = imax(top, _bits(err) if fin else np.int64(-1))
         n_tol += fin & (err <= share_tol)
         n_le1 += fin & (err <= 1.0 + share_tol)
         slots[j] = _sketch_slot(err, fin, j & (LANES - 1))
     return total, top, n_tol, n_le1
 
 
-@njit(**_VECTOR)
+@njit(**_SUB_VECTOR)
 def _sums_block(xs, ys, m, cx, cy):
     """The sums over one decoded block's elements finite on both sides: ``(x*y, x*x, y*y,
     (x - y)^2, |x - y|, x - cx, (x - cx)^2, y - cy, (y - cy)^2, count)``. A vector loop (no
@@ -330,7 +328,7 @@ def _sums_block(xs, ys, m, cx, cy):
     return s_dot, s_xx, s_yy, s_d2, s_ad, sx, sxx, sy, syy, n_fin
 
 
-@njit(**_VECTOR)
+@njit(**_SUB_VECTOR)
 def _ratios_block(xs, ys, m, tiny, slots):
     """The maxima, ranges and relative errors over one decoded block's elements finite on both
     sides: a vector loop (no branch). Maxima are taken over integer bit patterns (exact;
@@ -350,28 +348,28 @@ def _ratios_block(xs, ys, m, tiny, slots):
         ad = abs(x - y)
         ax = abs(x)
         ay = abs(y)
-        abs_bits = max(abs_bits, _bits(ad) if fin else np.int64(-1))
+        abs_bits = imax(abs_bits, _bits(ad) if fin else np.int64(-1))
         kx = _order_key(x)
         ky = _order_key(y)
-        min_x_key = min(min_x_key, kx if fin else _I64_MAX)
-        max_x_key = max(max_x_key, kx if fin else _I64_MIN)
-        min_y_key = min(min_y_key, ky if fin else _I64_MAX)
-        max_y_key = max(max_y_key, ky if fin else _I64_MIN)
+        min_x_key = imin(min_x_key, kx if fin else _I64_MAX)
+        max_x_key = imax(max_x_key, kx if fin else _I64_MIN)
+        min_y_key = imin(min_y_key, ky if fin else _I64_MAX)
+        max_y_key = imax(max_y_key, ky if fin else _I64_MIN)
         # the reference script's relative error (its non-finite elements: _count_specials)
         r = ad / ((ax if ax > ay else ay) + _REF_GUARD)
-        script_rel_bits = max(script_rel_bits, _bits(r) if fin else np.int64(0))
+        script_rel_bits = imax(script_rel_bits, _bits(r) if fin else np.int64(0))
         # one quotient serves the three relative errors; they differ only where |y| is tiny
         q = ad / ay
         rms = q if fin & (ay > _EPS64) else 0.0
         s_rms += rms
-        rms_bits = max(rms_bits, _bits(rms))
+        rms_bits = imax(rms_bits, _bits(rms))
         re = q if ay != 0.0 else ad * _INV_EPS32
         n_re5 += fin & (re < 0.005)
         n_re1 += fin & (re < 0.001)
         counted = fin & (ay >= tiny)
         n_rel += counted
         s_rel += q if counted else 0.0
-        rel_bits = max(rel_bits, _bits(q) if counted else np.int64(-1))
+        rel_bits = imax(rel_bits, _bits(q) if counted else np.int64(-1))
         lane = j & (LANES - 1)
         slots[0, j] = _sketch_slot(ad, fin, lane)
         slots[1, j] = _sketch_slot(q, counted, lane)
@@ -392,7 +390,7 @@ def _ratios_block(xs, ys, m, tiny, slots):
     )
 
 
-@njit(**_KERNEL)
+@njit(**_SUB)
 def _bit_equal(ua, ub, m):
     """Whether the first ``m`` bit patterns of ``ua`` and ``ub`` are all equal (stops at the
     first difference: a block that differs costs a few elements)."""
@@ -402,7 +400,7 @@ def _bit_equal(ua, ub, m):
     return True
 
 
-@njit(**_VECTOR)
+@njit(**_SUB_VECTOR)
 def _equal_block(xs, m, tiny):
     """For a block whose two sides have equal bit patterns (``x == y`` where finite), what
     :func:`_ratios_block` would find: every error is 0, so only the range of the finite values
@@ -415,13 +413,13 @@ def _equal_block(xs, m, tiny):
         x = xs[j]
         fin = math.isfinite(x)
         k = _order_key(x)
-        min_key = min(min_key, k if fin else _I64_MAX)
-        max_key = max(max_key, k if fin else _I64_MIN)
+        min_key = imin(min_key, k if fin else _I64_MAX)
+        max_key = imax(max_key, k if fin else _I64_MIN)
         n_rel += fin & (abs(x) >= tiny)
     return min_key, max_key, n_rel
 
 
-@njit(**_KERNEL)
+@njit(**_SUB)
 def _count_specials(xs, ys, m, cnt):
     """Count the special values of one block, and take them into the reference script's trio,
     which runs over all elements: ``(mismatches, sum x*y, sum x*x, sum y*y, max |x - y| (-1 if
@@ -446,11 +444,11 @@ def _count_specials(xs, ys, m, cnt):
         if ad != ad:
             abs_nan = 1
         else:
-            script_abs = max(script_abs, ad)
+            script_abs = imax(script_abs, ad)
         if r != r:
             rel_nan = 1
         else:
-            script_rel = max(script_rel, r)
+            script_rel = imax(script_rel, r)
         nx, ny = x != x, y != y
         if nx and ny:
             cnt[BOTH_NAN] += 1
@@ -465,7 +463,7 @@ def _count_specials(xs, ys, m, cnt):
     return mismatches, s_dot, s_xx, s_yy, script_abs, abs_nan, script_rel, rel_nan
 
 
-@njit(**_KERNEL)
+@njit(**_SUB)
 def _first_index(
     ua, ub, xs, ys, start, m, what, value, tiny, sign_mask, mag_mask, emin, emax, inv_ulp, ulp_size
 ):
@@ -491,7 +489,7 @@ def _first_index(
     return -1
 
 
-@njit(**_KERNEL)
+@njit(**_SUB)
 def _count_large_distances(ua, ub, xs, ys, start, m, sign_mask, mag_mask, hist_exact, hist_log):
     """Histogram the ULP distances of :data:`SMALL_DIST` and more of one block; return the
     float64 sum of those of 2**32 and more. Few elements are that far apart: a branch skips
@@ -509,7 +507,7 @@ def _count_large_distances(ua, ub, xs, ys, start, m, sign_mask, mag_mask, hist_e
     return huge
 
 
-@njit(**_KERNEL)
+@njit(**_SUB)
 def _keep_block(xs, ys, m, first, tiny, same, emin, emax, inv_ulp, ulp_size, keep_abs, keep_rel, keep_ulp):
     """Store each element's abs / rel / ULP error at its flat index (NaN where it does not count)."""
     nan = np.nan
@@ -530,7 +528,7 @@ def _keep_block(xs, ys, m, first, tiny, same, emin, emax, inv_ulp, ulp_size, kee
             keep_ulp[first + j] = err if fin else nan
 
 
-@njit(**_KERNEL)
+@njit(**_SUB)
 def _worst_block(
     ua,
     ub,
@@ -642,7 +640,7 @@ def fused_pass(
     # centre of this chunk's moment sums: the mean of its first finite elements
     cx = cy = 0.0
     nc = 0
-    for i in range(min(n, _CENTRE_SAMPLE)):
+    for i in range(imin(n, _CENTRE_SAMPLE)):
         if use_table:
             x, y = table_a[ua[i]], table_b[ub[i]]
         else:
@@ -673,7 +671,7 @@ def fused_pass(
     what_abs, what_rel, what_dist, what_err = np.int64(0), np.int64(1), np.int64(2), np.int64(3)
 
     for start in range(0, n, BLOCK):
-        m = min(BLOCK, n - start)
+        m = imin(BLOCK, n - start)
         first = offset + start
         # slices: indices known to be non-negative (no wraparound test per element)
         block_a = ua[start : start + m]
@@ -717,12 +715,12 @@ def fused_pass(
                 b_s_rel,
                 b_rel_bits,
             ) = _ratios_block(xs, ys, m, tiny, slots)
-        script_abs_bits = max(script_abs_bits, b_abs_bits)
-        script_rel_bits = max(script_rel_bits, b_script_rel_bits)
-        min_x_key, max_x_key = min(min_x_key, b_min_x), max(max_x_key, b_max_x)
-        min_y_key, max_y_key = min(min_y_key, b_min_y), max(max_y_key, b_max_y)
+        script_abs_bits = imax(script_abs_bits, b_abs_bits)
+        script_rel_bits = imax(script_rel_bits, b_script_rel_bits)
+        min_x_key, max_x_key = imin(min_x_key, b_min_x), imax(max_x_key, b_max_x)
+        min_y_key, max_y_key = imin(min_y_key, b_min_y), imax(max_y_key, b_max_y)
         s_rms += b_rms
-        rms_bits = max(rms_bits, b_rms_bits)
+        rms_bits = imax(rms_bits, b_rms_bits)
         n_re5 += b_re5
         n_re1 += b_re1
         n_rel += b_rel
@@ -758,8 +756,8 @@ def fused_pass(
             x_dot += e_dot
             x_xx += e_xx
             x_yy += e_yy
-            script_abs_bits = max(script_abs_bits, _bits(e_abs))
-            script_rel_bits = max(script_rel_bits, _bits(e_rel))
+            script_abs_bits = imax(script_abs_bits, _bits(e_abs))
+            script_rel_bits = imax(script_rel_bits, _bits(e_rel))
             n_nan_abs += e_abs_nan
             n_nan_rel += e_rel_nan
 
@@ -906,12 +904,12 @@ def fused_pass(
     acc[MIN_X], acc[MAX_X] = _from_order_key(min_x_key), _from_order_key(max_x_key)
     acc[MIN_Y], acc[MAX_Y] = _from_order_key(min_y_key), _from_order_key(max_y_key)
     if acc[MIN_Y] <= acc[MAX_Y]:  # some element was finite on both sides: max |y| is an end
-        acc[MAX_ABS_REF] = max(abs(acc[MIN_Y]), abs(acc[MAX_Y]))
+        acc[MAX_ABS_REF] = imax(abs(acc[MIN_Y]), abs(acc[MAX_Y]))
     if nf:
         mean_x = cx + sx / nf
         mean_y = cy + sy / nf
-        _merge_moments(acc, MEAN_X, M2_X, cnt[FINITE], nf, mean_x, max(sxx - sx * sx / nf, 0.0))
-        _merge_moments(acc, MEAN_Y, M2_Y, cnt[FINITE], nf, mean_y, max(syy - sy * sy / nf, 0.0))
+        _merge_moments(acc, MEAN_X, M2_X, cnt[FINITE], nf, mean_x, imax(sxx - sx * sx / nf, 0.0))
+        _merge_moments(acc, MEAN_Y, M2_Y, cnt[FINITE], nf, mean_y, imax(syy - sy * sy / nf, 0.0))
     ucnt[SUM_ULP_DIFF] += u_sum
     ucnt[MAX_ULP_DIFF] = max_dist
     if same:
@@ -975,7 +973,7 @@ def _log_normal(r):
     return k * _LN2_HI - ((hfsq - (s * (hfsq + big_r) + k * _LN2_LO)) - f)
 
 
-@njit(**_KERNEL)
+@njit(**_SUB)
 def _kl_terms(xs, ys, m, min_x, range_x, min_y, range_y, terms):
     """``p``, ``q`` and ``p * log(p / q)`` of decoded values ``xs[:m]``, ``ys[:m]`` into
     ``terms[0..2]`` (0 where not finite on both sides). Not reassociated (the log's
@@ -987,8 +985,8 @@ def _kl_terms(xs, ys, m, min_x, range_x, min_y, range_y, terms):
         x = xs[j]
         y = ys[j]
         fin = math.isfinite(x) & math.isfinite(y)
-        p = max((x - min_x) / range_x, _EPS32) if range_x > 0 else 1.0
-        q = max((y - min_y) / range_y, _EPS32) if range_y > 0 else 1.0
+        p = imax((x - min_x) / range_x, _EPS32) if range_x > 0 else 1.0
+        q = imax((y - min_y) / range_y, _EPS32) if range_y > 0 else 1.0
         # p and q lie in [eps32, 1] where finite: p / q is a positive normal number
         p = p if fin else 1.0
         q = q if fin else 1.0
@@ -997,7 +995,7 @@ def _kl_terms(xs, ys, m, min_x, range_x, min_y, range_y, terms):
         cs[j] = p * _log_normal(p / q) if fin else 0.0
 
 
-@njit(**_VECTOR)
+@njit(**_SUB_VECTOR)
 def _sum_terms(terms, m, out):
     sp = sq = cross = 0.0
     ps = terms[0]
@@ -1024,7 +1022,7 @@ def kl_pass(ua, ub, fa, fb, table_a, table_b, use_table, min_x, range_x, min_y, 
     xs = values[0]
     ys = values[1]
     for lo in range(0, n, BLOCK):
-        m = min(BLOCK, n - lo)
+        m = imin(BLOCK, n - lo)
         _decode_block(ua, ub, fa, fb, table_a, table_b, use_table, lo, m, xs, ys)
         _kl_terms(xs, ys, m, min_x, range_x, min_y, range_y, terms)
         _sum_terms(terms, m, out)
@@ -1072,8 +1070,8 @@ def _bits_range(values, m):
     hi = _I64_MIN
     for i in range(m):
         b = _bits(values[i])
-        lo = min(lo, b)
-        hi = max(hi, b)
+        lo = imin(lo, b)
+        hi = imax(hi, b)
     return lo, hi
 
 
@@ -1087,7 +1085,7 @@ def _select_shift(lo, hi):
     return shift
 
 
-@njit(**_KERNEL)
+@njit(**_SUB)
 def _select_within(cand, m, r, counts):
     """The value of 0-based rank ``r`` among the non-negative ``cand[:m]`` (reordered in place):
     narrowed to the bucket holding the rank, bucket by bucket, until its values are all equal

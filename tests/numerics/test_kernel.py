@@ -363,3 +363,36 @@ def test_the_kl_pass_log_is_within_one_ulp_of_numpys():
     got, want = logs(v), np.log(v)
     assert got[v == 1.0].tolist() == [0.0]
     assert np.all(np.abs(got - want) <= np.spacing(np.abs(want)))
+
+
+def test_the_scalar_intrinsics_are_max_min_and_views():
+    """``imax`` / ``imin`` take the values Python's ``max`` / ``min`` take (NaN on either side,
+    -0 against +0, unsigned and mixed integers) and the bit casts equal numpy's views."""
+    import numba
+
+    from fpinspect.numerics.intrinsics import bits_float, float_bits, float_ubits, imax, imin
+
+    @numba.njit
+    def pick(a, b):
+        return imax(a, b), imin(a, b)
+
+    @numba.njit
+    def views(v, b):
+        return float_bits(v), float_ubits(v), bits_float(b)
+
+    floats = [0.0, -0.0, 1.5, -2.0, math.inf, -math.inf, math.nan]
+    for a in floats:
+        for b in floats:
+            got = pick(a, b)
+            want = (max(a, b), min(a, b))
+            assert [math.copysign(1, g) if g == 0 else g for g in got if g == g] == [
+                math.copysign(1, w) if w == 0 else w for w in want if w == w
+            ]
+            assert [g != g for g in got] == [w != w for w in want]
+    for a, b in [(np.uint64(2**63 + 5), np.uint64(7)), (np.int64(-3), np.int64(2)), (np.int64(-1), 2.5)]:
+        assert pick(a, b) == (max(a, b), min(a, b))
+    for v in [0.0, -0.0, 1e-310, -math.pi, math.inf, math.nan]:
+        b = np.float64(v).view(np.int64)
+        got = views(v, b)
+        assert got[:2] == (int(b), int(np.float64(v).view(np.uint64)))
+        assert np.float64(got[2]).view(np.int64) == b

@@ -975,12 +975,13 @@ def _log_normal(r):
 
 @njit(**_SUB)
 def _kl_terms(xs, ys, m, min_x, range_x, min_y, range_y, terms):
-    """``p``, ``q`` and ``p * log(p / q)`` of decoded values ``xs[:m]``, ``ys[:m]`` into
-    ``terms[0..2]`` (0 where not finite on both sides). Not reassociated (the log's
+    """``p``, ``q``, ``p * log(p / q)`` and ``p - q`` of decoded values ``xs[:m]``, ``ys[:m]``
+    into ``terms[0..3]`` (0 where not finite on both sides). Not reassociated (the log's
     compensated sum must stay as written); with no branch it still vectorises."""
     ps = terms[0]
     qs = terms[1]
     cs = terms[2]
+    ds = terms[3]
     for j in range(m):
         x = xs[j]
         y = ys[j]
@@ -993,31 +994,35 @@ def _kl_terms(xs, ys, m, min_x, range_x, min_y, range_y, terms):
         ps[j] = p if fin else 0.0
         qs[j] = q if fin else 0.0
         cs[j] = p * _log_normal(p / q) if fin else 0.0
+        ds[j] = p - q if fin else 0.0
 
 
 @njit(**_SUB_VECTOR)
 def _sum_terms(terms, m, out):
-    sp = sq = cross = 0.0
+    sp = sq = cross = diff = 0.0
     ps = terms[0]
     qs = terms[1]
     cs = terms[2]
+    ds = terms[3]
     for j in range(m):
         sp += ps[j]
         sq += qs[j]
         cross += cs[j]
+        diff += ds[j]
     out[0] += sp
     out[1] += sq
     out[2] += cross
+    out[3] += diff
 
 
 @njit(**_KERNEL)
 def kl_pass(ua, ub, fa, fb, table_a, table_b, use_table, min_x, range_x, min_y, range_y, out):
     """msaccucmp's KL sums over the elements finite on both sides: ``out += (sum p, sum q,
-    sum p * log(p / q))`` with ``p = max((x - min_x) / range_x, eps32)`` (1 where the range
+    sum p * log(p / q), sum (p - q))`` with ``p = max((x - min_x) / range_x, eps32)`` (1 where the range
     is 0: a constant side is uniform), ``q`` likewise for ``y``; block by block, the terms
     (:func:`_kl_terms`) then their sums."""
     n = ua.size
-    terms = np.empty((3, BLOCK), dtype=np.float64)
+    terms = np.empty((4, BLOCK), dtype=np.float64)
     values = np.empty((2, BLOCK), dtype=np.float64)
     xs = values[0]
     ys = values[1]
@@ -1181,19 +1186,30 @@ def compact_counted(values):
     return k
 
 
-@njit(**_VECTOR)
-def kl_pass_tables(ua, ub, p_of, log_p_of, q_of, log_q_of, out):
-    """:func:`kl_pass` for 8/16-bit formats through per-pattern tables of ``p``, ``log p``,
-    ``q`` and ``log q`` (NaN for the patterns of non-finite values): no log per element, and
-    no branch (a vector loop)."""
-    sp = sq = cross = 0.0
-    for i in range(ua.size):
-        p = p_of[ua[i]]
-        q = q_of[ub[i]]
-        counted = (p == p) & (q == q)
-        sp += p if counted else 0.0
-        sq += q if counted else 0.0
-        cross += p * (log_p_of[ua[i]] - log_q_of[ub[i]]) if counted else 0.0
-    out[0] += sp
-    out[1] += sq
-    out[2] += cross
+#: Independent running sums :func:`kl_pass_tables` keeps per sum (element ``i`` adds to lane ``i % 4``).
+_KL_LANES = 4
+
+
+@njit(**_KERNEL)
+def kl_pass_tables(ua, ub, p_table, q_table, out):
+    """:func:`kl_pass` for 8/16-bit formats through per-pattern tables, no log per element:
+    ``p_table[bits] = (p, log p)``, ``q_table[bits] = (q, log q)`` (NaN for the patterns of
+    non-finite values), two loads of a 16-byte row per element.
+
+    A scalar loop over ``_KL_LANES`` independent sums, on purpose: as a vector loop the table
+    reads become gathers, slower per element (2.60 against 2.35 ns, Zen 4, 4 Mi float16
+    elements, one process); the one branch goes the same way almost always."""
+    sums = np.zeros((4, _KL_LANES), dtype=np.float64)
+    n = ua.size
+    for i in range(n):
+        p = p_table[ua[i], 0]
+        q = q_table[ub[i], 0]
+        if (p == p) & (q == q):  # finite on both sides
+            k = i % _KL_LANES
+            sums[0, k] += p
+            sums[1, k] += q
+            sums[2, k] += p * (p_table[ua[i], 1] - q_table[ub[i], 1])
+            sums[3, k] += p - q
+    for k in range(_KL_LANES):
+        for t in range(4):
+            out[t] += sums[t, k]

@@ -88,7 +88,7 @@ def test_help_imports_nothing_heavy(argv):
     assert _imported(*argv, heavy=HELP_HEAVY) == []
 
 
-def test_compare_json_imports_no_inspector_nor_rich():
+def test_compare_json_imports_no_inspector_nor_rich_nor_networkx():
     case = Path(fpinspect.__file__).parent / "sample_dumps" / "regression"
     argv = [
         "compare",
@@ -99,5 +99,8 @@ def test_compare_json_imports_no_inspector_nor_rich():
         *("--format", "json", "--jobs", "1"),
     ]
     assert (
-        _imported(*argv, heavy=("textual", "torch", "fpinspect.tui", "fpinspect.experiments", "rich")) == []
+        _imported(
+            *argv, heavy=("textual", "torch", "networkx", "fpinspect.tui", "fpinspect.experiments", "rich")
+        )
+        == []
     )

@@ -16,6 +16,7 @@ from ..lazy import lazy_exports
 
 _EXPORTS = {
     "DumpComparison": ".compare",
+    "input_warnings": ".compare",
     "DumpFile": ".datadump",
     "DumpIndex": ".datadump",
     "normalise_name": ".datadump",

@@ -239,12 +239,21 @@ class DumpComparison:
     def sources(self) -> dict:
         """What was read, for the report: the iteration folder used on each side and every
         warning about the inputs (graph oddities tolerated, folders and rows ignored)."""
-        warnings = [f"{m.path}: {w}" for m in (self.open_model, self.close_model) for w in m.warnings]
-        warnings += self.open_index.problems + self.close_index.problems
         return {
             "iteration": {"fusion_on": self.open_index.iteration, "fusion_off": self.close_index.iteration},
-            "warnings": list(dict.fromkeys(warnings)),
+            "warnings": input_warnings(
+                (self.open_model, self.close_model), (self.open_index, self.close_index)
+            ),
         }
+
+
+def input_warnings(models: Iterable[GeModel | None], indexes: Iterable[DumpIndex | None]) -> list[str]:
+    """Every warning about the inputs, each once: the graphs' oddities that were tolerated (each
+    after its file's path), then what the dump folders ignored (folders, files, mapping rows).
+    ``None`` stands for a side that was not given."""
+    warnings = [f"{m.path}: {w}" for m in models if m is not None for w in m.warnings]
+    warnings += [p for index in indexes if index is not None for p in index.problems]
+    return list(dict.fromkeys(warnings))
 
 
 def _contained(plan: PairPlan, make: Callable[[], Record]) -> Record:

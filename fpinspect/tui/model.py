@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 
-from ..dumps import DumpComparison, DumpIndex, FusedOp, GeModel, PairPlan, Record, load_graph
+from ..dumps import DumpComparison, DumpIndex, FusedOp, GeModel, PairPlan, Record, input_warnings, load_graph
 from ..dumps.fusion import compared_ops, fused_op, is_fused, original_subgraph
 from ..dumps.graph import collector_paused
 from ..dumps.localise import Localisation, OpFinding
@@ -246,6 +246,13 @@ class Inspection:
         index = DumpIndex.scan(sources.open_data) if sources.open_data else None
         ops = compared_ops(model, close, types=fused_types, unfused=compare_unfused)
         return cls(sources, model, plan_pairs(ops, index), close_model=close, open_index=index)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What ``fpinspect compare`` reports under ``sources.warnings``: the graphs' oddities
+        that were tolerated and what the dump folders ignored (of the sides given)."""
+        close_index = self.comparison.close_index if self.comparison is not None else None
+        return input_warnings((self.open_model, self.close_model), (self.open_index, close_index))
 
     # -- pairs and records ---------------------------------------------------------------
     @property

@@ -27,6 +27,7 @@ from fpinspect.tui.model import WORST
 from fpinspect.tui.screens.main import MainScreen
 from fpinspect.tui.screens.pair import PairScreen
 from fpinspect.tui.screens.pick import PickFilesScreen
+from fpinspect.tui.screens.warnings import WarningsScreen
 from fpinspect.tui.widgets.banner import Banner
 from fpinspect.tui.widgets.histogram import UlpHistogram
 from fpinspect.tui.widgets.op_detail import OpDetail
@@ -377,3 +378,37 @@ def test_a_pair_needing_a_cast_and_a_flattening_drills_down(cast_and_flatten):
         assert "by element (128): 80 6.25%" in profile
 
     drive(app_for(cast_and_flatten), scenario, size=(160, 45))
+
+
+def test_warnings_about_the_inputs_are_told_and_listed_with_w(regression, tmp_path):
+    """What compare reports under ``sources.warnings`` reaches the screen: a notice once the run
+    is read, and ``w`` lists every warning (here a dump folder's ``backup/``, ignored)."""
+    run = tmp_path / "run"
+    shutil.copytree(regression, run)
+    backup = run / "datadump_af_open" / "backup"
+    backup.mkdir()
+    first = next((run / "datadump_af_open").glob("*.npy"))
+    shutil.copy(first, backup / first.name)
+
+    async def scenario(pilot):
+        app = pilot.app
+        told = [n.message for n in app._notifications]
+        assert any("1 warning about the inputs" in m and "backup: ignored" in m for m in told), told
+        await pilot.press("w")
+        screen = app.screen
+        assert isinstance(screen, WarningsScreen)
+        listed = "".join(text_of(screen.query_one("#warnings-list", Static)).split())  # wrapped
+        assert "".join(f"{backup}: ignored, its name is not an iteration number".split()) in listed
+        await pilot.press("escape")
+        assert not isinstance(app.screen, WarningsScreen)
+
+    drive(app_for(run), scenario)
+
+
+def test_w_says_when_there_is_no_warning(regression):
+    async def scenario(pilot):
+        await pilot.press("w")
+        assert not isinstance(pilot.app.screen, WarningsScreen)
+        assert any("No warning about the inputs" in n.message for n in pilot.app._notifications)
+
+    drive(app_for(regression), scenario)

@@ -41,6 +41,7 @@ from ..widgets.op_list import OpList
 from .pair import PairScreen
 from .pick import PickFilesScreen
 from .prompt import PathPrompt
+from .warnings import WarningsScreen
 
 T = TypeVar("T")
 
@@ -119,6 +120,14 @@ class MainScreen(Screen):
             show=False,
             tooltip="Replay the op's original ops on its own inputs (eager and fp64)",
             id="replay",
+        ),
+        Binding(
+            "w",
+            "warnings",
+            "Warnings",
+            show=False,
+            tooltip="The warnings about the inputs (ignored folders, files, rows; graph oddities)",
+            id="input-warnings",
         ),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter"),
     ]
@@ -305,6 +314,14 @@ class MainScreen(Screen):
     @on(Loaded)
     def _loaded(self, msg: Loaded) -> None:
         insp = self.inspection = msg.inspection
+        warnings = insp.warnings
+        if warnings:
+            n = len(warnings)
+            self.notify(
+                f"{n} warning{'s' if n != 1 else ''} about the inputs, e.g. {warnings[0]}  (w: all of them)",
+                severity="warning",
+                timeout=10,
+            )
         self.outline = None
         self._apply_view()  # keeps the op highlighted in the outline, and the filter typed
         ops = self.query_one(OpList)
@@ -574,6 +591,14 @@ class MainScreen(Screen):
         self.by_worst = not self.by_worst
         self._apply_view()
         self.notify("Sorted by worst error first." if self.by_worst else "Listed in graph order.", timeout=2)
+
+    def action_warnings(self) -> None:
+        if self.inspection is None:
+            self.notify("The inputs are still being read.", timeout=2)
+        elif not (warnings := self.inspection.warnings):
+            self.notify("No warning about the inputs.", timeout=2)
+        else:
+            self.app.push_screen(WarningsScreen(self.sources.name, warnings))
 
     def action_diff_files(self) -> None:
         def diff(chosen: tuple[str, str] | None) -> None:

@@ -11,7 +11,7 @@ import struct
 
 import numpy as np
 
-from ..numerics.chunks import NpyFile
+from ..numerics.chunks import WHOLE_READ, NpyFile
 from .errors import InputError
 
 #: numpy's own limit on the header of a ``.npy`` file it will parse without being told to trust it.
@@ -154,6 +154,7 @@ def open_npy(path) -> NpyFile:
     loaded), or fewer data bytes than the header promises (a truncated file).
     """
     path = os.fspath(path)
+    data = None
     with open_regular(path) as f:
         try:
             try:
@@ -166,20 +167,31 @@ def open_npy(path) -> NpyFile:
                 raise InputError(path, f"has a corrupt .npy header ({type(exc).__name__}: {exc})") from None
             offset = f.tell()
             size = os.fstat(f.fileno()).st_size
+            if dtype.hasobject:
+                raise InputError(path, "holds Python objects (pickled data), which fpinspect refuses to load")
+            _check_shape(path, shape, dtype)
+            expected = dtype.itemsize
+            for d in shape:
+                expected *= d
+            actual = size - offset
+            if actual < expected:
+                raise InputError(
+                    path, f"is truncated: the header promises {expected} data bytes, the file has {actual}"
+                )
+            if expected <= WHOLE_READ and not fortran:
+                data = _read_data(f, path, dtype, expected)
         except OSError as exc:
             raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
-    if dtype.hasobject:
-        raise InputError(path, "holds Python objects (pickled data), which fpinspect refuses to load")
-    _check_shape(path, shape, dtype)
-    expected = dtype.itemsize
-    for d in shape:
-        expected *= d
-    actual = size - offset
-    if actual < expected:
-        raise InputError(
-            path, f"is truncated: the header promises {expected} data bytes, the file has {actual}"
-        )
-    return NpyFile(path, shape, dtype, fortran, offset)
+    return NpyFile(path, shape, dtype, fortran, offset, data)
+
+
+def _read_data(f, path: str, dtype: np.dtype, nbytes: int) -> np.ndarray:
+    """The ``nbytes`` of data after the header, as a flat read-only array of ``dtype``."""
+    data = np.empty(nbytes // dtype.itemsize, dtype=dtype)
+    if f.readinto(data.view(np.uint8)) != nbytes:  # the file shrank since its size was read
+        raise InputError(path, f"is truncated: the header promises {nbytes} data bytes")
+    data.flags.writeable = False
+    return data
 
 
 def as_array(f: NpyFile) -> np.ndarray:

@@ -18,6 +18,10 @@ from .dtypes import as_native, native
 #: Elements per chunk: 1 Mi elements (2 MiB of float16 per side) — the compiled pass keeps no
 #: temporaries, so a chunk only bounds the memory a read holds and the work one thread takes.
 CHUNK = 1 << 20
+#: A C-order ``.npy`` file with at most this many data bytes is read whole when it is opened
+#: (:class:`NpyFile` ``data``): one open and one read, where reading it chunk by chunk and then
+#: looking up its worst elements opened it three times (most of a 64 KiB pair's reading time).
+WHOLE_READ = 1 << 20
 
 
 def _mmap_of(a: np.ndarray):
@@ -69,10 +73,12 @@ class NpyFile:
     ``[lo, hi)`` in C order and in machine byte order: ``dtype`` is the machine-order dtype,
     ``stored_dtype`` the file's own (``>f2`` for a big-endian file). Fortran-ordered files
     are memory-mapped and each range gathered in logical C order, so memory stays bounded
-    and threads share the one map instead of each reading the file whole.
+    and threads share the one map instead of each reading the file whole. ``data``, when
+    given, is the file's whole data read at open (flat, read-only, in the stored byte order:
+    :data:`WHOLE_READ`); reads and lookups then come from it instead of the file.
     """
 
-    def __init__(self, path, header_shape, dtype, fortran_order, data_offset):
+    def __init__(self, path, header_shape, dtype, fortran_order, data_offset, data: np.ndarray | None = None):
         self.path = path
         self.header_shape = tuple(header_shape)  #: as stored; ``shape`` may be a flattening of it
         self.shape = self.header_shape
@@ -82,11 +88,15 @@ class NpyFile:
         self.ndim = len(self.shape)
         self.fortran_order = fortran_order
         self.data_offset = data_offset
+        self.data = data
         self._fortran_map = None
 
     def read(self, lo: int, hi: int, out: np.ndarray | None = None) -> np.ndarray:
         """Elements ``[lo, hi)``; read into ``out`` (a buffer from :meth:`buffer`, reused
-        chunk after chunk: a fresh one per read costs its page faults) when given."""
+        chunk after chunk: a fresh one per read costs its page faults) when given. From
+        ``data``, the result is a read-only view of it."""
+        if self.data is not None:
+            return as_native(self.data[lo:hi])
         if self.fortran_order:
             if self._fortran_map is None:
                 self._fortran_map = np.memmap(
@@ -111,6 +121,8 @@ class NpyFile:
 
     def take(self, flat) -> np.ndarray:
         """The elements at C-order flat indices ``flat`` (a few: the file is opened once)."""
+        if self.data is not None:
+            return as_native(self.data[np.asarray(flat, dtype=np.int64)])
         flat = [int(i) for i in flat]
         if self.fortran_order:
             self.read(0, 0)  # maps the file
@@ -131,7 +143,9 @@ class NpyFile:
         shape = tuple(int(d) for d in shape)
         if int(np.prod(shape, dtype=np.int64)) != self.size:
             raise ValueError(f"cannot view {self.shape} as {shape}")
-        other = NpyFile(self.path, self.header_shape, self.stored_dtype, self.fortran_order, self.data_offset)
+        other = NpyFile(
+            self.path, self.header_shape, self.stored_dtype, self.fortran_order, self.data_offset, self.data
+        )
         other._fortran_map = self._fortran_map
         other.shape, other.ndim = shape, len(shape)
         return other
@@ -188,7 +202,7 @@ class ChunkReader:
         """A buffer of ``n`` elements for :meth:`read` to fill, where reading copies (a file
         read in order); ``None`` where a read is a view or a conversion anyway."""
         f = self.src
-        if isinstance(f, NpyFile) and not f.fortran_order:
+        if isinstance(f, NpyFile) and not f.fortran_order and f.data is None:
             return np.empty(n, dtype=f.stored_dtype)
         return None
 

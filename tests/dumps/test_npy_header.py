@@ -76,3 +76,25 @@ def test_what_numpy_refuses_stays_refused(tmp_path, text):
     _with_header(path, text)
     with pytest.raises(InputError, match="corrupt .npy header"):
         open_npy(path)
+
+
+@pytest.mark.parametrize("dtype", ["<f2", ">f4", "<i8"])
+def test_a_small_file_is_read_whole_when_opened(tmp_path, dtype):
+    """Reads and element lookups of a small file come from the one read made when it was
+    opened (the file may even be gone), in C order and machine byte order; a file above
+    WHOLE_READ is read range by range from disk, with the same values."""
+    from fpinspect.numerics.chunks import WHOLE_READ, ChunkReader
+
+    small = np.arange(24, dtype=dtype).reshape(4, 6)
+    big = np.arange(WHOLE_READ // small.itemsize + 1, dtype=dtype)
+    for arr in (small, big):
+        path = tmp_path / f"{arr.size}.npy"
+        np.save(path, arr)
+        f = open_npy(path)
+        assert (f.data is not None) == (arr is small)
+        if arr is small:
+            path.unlink()
+        reader = ChunkReader(f)
+        got = reader.read(3, 17, reader.buffer(14))
+        assert got.dtype.isnative and got.tolist() == arr.reshape(-1)[3:17].tolist()
+        assert reader.take([0, 5, 23]).tolist() == arr.reshape(-1)[[0, 5, 23]].tolist()

@@ -1125,9 +1125,9 @@ def select_ranks(values, ranks):
     """The values of 0-based ``ranks`` (ascending) among non-negative float64 ``values``, as a
     full sort would place them. Bit patterns of non-negative floats are monotone in the value:
     one pass counts the values into :data:`_SELECT_BUCKETS` equal ranges of patterns between
-    the smallest and the largest, a second gathers the buckets that hold a wanted rank, and
-    each is narrowed the same way (:func:`_select_within`). No full sort, no per-call table
-    larger than 16 KiB."""
+    the smallest and the largest, a pass per two of the buckets that hold a wanted rank gathers
+    them, and each is narrowed the same way (:func:`_select_within`). No full sort, no per-call
+    table larger than 16 KiB."""
     n = values.size
     k = ranks.size
     out = np.empty(k, dtype=np.float64)
@@ -1157,17 +1157,29 @@ def select_ranks(values, ranks):
             slot[b] = used
             starts[used + 1] = starts[used] + counts[b]
             used += 1
-    gathered = np.empty(starts[used], dtype=np.float64)
-    fill = starts[:used].copy()
-    for i in range(n):
-        v = values[i]
-        u = slot[(_bits(v) - lo) >> shift]
-        if u >= 0:
-            gathered[fill[u]] = v
-            fill[u] += 1
+    # Gathered two buckets per pass, without a branch: each value is stored at both cursors and
+    # a cursor moves on where the value is in its bucket (bucket u owns one spare slot, at its
+    # end). A branch here mispredicted on most values of real data: 3x slower.
+    wanted = np.empty(used + 1, dtype=np.int64)
+    for j in range(k):
+        wanted[slot[bucket_of[j]]] = bucket_of[j]
+    wanted[used] = -1  # no value's bucket: the second cursor of a last, odd bucket stays put
+    gathered = np.empty(starts[used] + used + 1, dtype=np.float64)
+    for u in range(0, used, 2):
+        b0 = wanted[u]
+        b1 = wanted[u + 1]
+        at0 = starts[u] + u
+        at1 = starts[u + 1] + u + 1
+        for i in range(n):
+            v = values[i]
+            b = (_bits(v) - lo) >> shift
+            gathered[at0] = v
+            at0 += b == b0
+            gathered[at1] = v
+            at1 += b == b1
     for j in range(k):
         u = slot[bucket_of[j]]
-        cand = gathered[starts[u] : starts[u + 1]]
+        cand = gathered[starts[u] + u : starts[u + 1] + u]
         if j + 1 < k and bucket_of[j + 1] == bucket_of[j]:
             cand = cand.copy()  # narrowing reorders and drops candidates: the next rank needs them all
         out[j] = _select_within(cand, cand.size, ranks[j] - below_of[j], counts)

@@ -31,6 +31,12 @@ def sig(z):
     return 1.0 / (1.0 + math.exp(-z))
 
 
+def fast_gelu_v2(a):
+    """GE's polynomial gelu with its float32 constants (``ge_op_semantics.md`` §2.3)."""
+    u = min(abs(float(F32(0.7071)) * a), float(F32(1.769))) - float(F32(1.769))
+    return a * (math.copysign(1.0, a) * (float(F32(-0.1444)) * u * u + 0.5) + 0.5)
+
+
 # (op type, inputs, attrs, oracle over float64 inputs)
 ELEMENTWISE_CASES = [
     ("Add", [X, Y], {}, vec(lambda a, b: a + b)),
@@ -75,6 +81,7 @@ ELEMENTWISE_CASES = [
         vec(lambda a: 0.5 * a * (1 + math.tanh(math.sqrt(2 / math.pi) * (a + float(F32(0.044715)) * a**3)))),
     ),
     ("FastGelu", [X], {}, vec(lambda a: a * sig(float(F32(1.702)) * a))),
+    ("FastGeluV2", [X], {}, vec(fast_gelu_v2)),
     ("Sigmoid", [X], {}, vec(sig)),
     ("Tanh", [X], {}, vec(math.tanh)),
     ("Swish", [X], {}, vec(lambda a: a * sig(a))),

@@ -75,6 +75,19 @@ def fast_gelu(call: OpCall) -> list[np.ndarray]:
     return [x * _sigmoid(call.const(1.702) * x, call.const(1.0))]
 
 
+@semantics("FastGeluV2", elementwise=True)
+def fast_gelu_v2(call: OpCall) -> list[np.ndarray]:
+    """GE's polynomial gelu: ``x * (s * (-0.1444 u^2 + 0.5) + 0.5)`` with ``u = min(|0.7071 x|,
+    1.769) - 1.769`` and ``s = (x + 1e-12) / |x + 1e-12|``, the sign of ``x`` (1 at 0); the
+    0.7071 the header leaves out is in both kernels (``ge_op_semantics.md`` §2.3)."""
+    x = call.x(0)
+    shifted = x + call.const(1e-12)
+    s = np.minimum(shifted / np.abs(shifted), call.const(1.0))  # K-35 clamps s to <= 1
+    u = np.minimum(np.abs(call.const(0.7071) * x), call.const(1.769)) - call.const(1.769)
+    half = call.const(0.5)
+    return [x * (s * (call.const(-0.1444) * u * u + half) + half)]
+
+
 @semantics("Swish", "SiLU", "Silu", elementwise=True)
 def swish(call: OpCall) -> list[np.ndarray]:
     """``x * sigmoid(scale * x)``, scale 1 by default (GE has no SiLU op: aten.silu is Swish)."""

@@ -1064,7 +1064,7 @@ def int_histogram_add(dist, exact, log):
 
 #: Buckets of one narrowing step of :func:`select_ranks` (a 16 KiB count table: in L1).
 _SELECT_BUCKETS = 1 << 12
-#: Candidates few enough to sort instead of narrowing further.
+#: Candidates few enough to sort (by insertion) instead of narrowing further.
 _SELECT_SORT = 48
 
 
@@ -1097,14 +1097,21 @@ def _select_within(cand, m, r, counts):
     or few enough to sort."""
     while True:
         if m <= _SELECT_SORT:
-            part = cand[:m]
-            part.sort()
-            return part[r]
+            # an insertion sort: numba's np.sort costs ~1 s to compile, this a fraction
+            for i in range(1, m):
+                v = cand[i]
+                j = i
+                while j > 0 and cand[j - 1] > v:
+                    cand[j] = cand[j - 1]
+                    j -= 1
+                cand[j] = v
+            return cand[r]
         lo, hi = _bits_range(cand, m)
         if lo == hi:
             return cand[0]
         shift = _select_shift(lo, hi)
-        counts[:] = 0
+        for i in range(counts.size):
+            counts[i] = 0
         for i in range(m):
             counts[(_bits(cand[i]) - lo) >> shift] += 1
         bucket = 0

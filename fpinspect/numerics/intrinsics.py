@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 
+from llvmlite import ir
 from numba.core import types
 from numba.core.typing import signature
 from numba.extending import intrinsic
@@ -69,4 +70,42 @@ float_ubits = intrinsic(_bitcast(types.uint64))
 #: ``np.int64(b).view(np.float64)``.
 bits_float = intrinsic(_bitcast(types.float64))
 
-__all__ = ["bits_float", "float_bits", "float_ubits", "imax", "imin"]
+_I64 = ir.IntType(64)
+_MAG_BITS = ir.Constant(_I64, 0x7FFFFFFFFFFFFFFF)
+
+
+def _flip_negatives(builder, b):
+    """``b ^ ((b >> 63) & 0x7FFF...)``: a negative float64's magnitude bits inverted, so that
+    integer order is value order; its own inverse."""
+    return builder.xor(b, builder.and_(builder.ashr(b, ir.Constant(_I64, 63)), _MAG_BITS))
+
+
+@intrinsic
+def order_key(typingctx, v):
+    """An int64 monotone in a float64's value over all signs (-0 just below +0; NaNs at the
+    ends): its bit pattern with a negative number's magnitude bits inverted. Integer
+    minima and maxima of keys vectorise where float ones would not."""
+    if not isinstance(v, (types.Integer, types.Float)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        value = context.cast(builder, args[0], sig.args[0], types.float64)
+        return _flip_negatives(builder, builder.bitcast(value, _I64))
+
+    return types.int64(v), codegen
+
+
+@intrinsic
+def from_order_key(typingctx, k):
+    """The float64 whose :func:`order_key` is ``k``."""
+    if not isinstance(k, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        key = context.cast(builder, args[0], sig.args[0], types.int64)
+        return builder.bitcast(_flip_negatives(builder, key), ir.DoubleType())
+
+    return types.float64(k), codegen
+
+
+__all__ = ["bits_float", "float_bits", "float_ubits", "from_order_key", "imax", "imin", "order_key"]

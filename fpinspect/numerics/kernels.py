@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from .intrinsics import bits_float, float_bits, float_ubits, imax, imin
+from .intrinsics import bits_float, float_bits, float_ubits, from_order_key, imax, imin, order_key
 from .jit import njit
 
 # -- acc: float64 accumulators ---------------------------------------------------------------
@@ -164,7 +164,6 @@ def _merge_moments(acc, mean_i, m2_i, n_old, n_new, mean_new, m2_new):
 BLOCK = 4096
 _I64_MAX = np.iinfo(np.int64).max
 _I64_MIN = np.iinfo(np.int64).min
-_MAG_BITS = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
 @njit(inline="always", error_model="numpy")
@@ -191,16 +190,8 @@ _bits = float_bits
 _from_bits = bits_float
 
 
-@njit(inline="always", error_model="numpy")
-def _order_key(v):
-    """int64 key monotone in a float64's value over all signs (integer min / max vectorise)."""
-    b = float_bits(v)
-    return b ^ ((b >> 63) & _MAG_BITS)
-
-
-@njit(inline="always", error_model="numpy")
-def _from_order_key(k):
-    return bits_float(k ^ ((k >> 63) & _MAG_BITS))
+_order_key = order_key
+_from_order_key = from_order_key
 
 
 @njit(inline="always", error_model="numpy")

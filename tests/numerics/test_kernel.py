@@ -370,7 +370,15 @@ def test_the_scalar_intrinsics_are_max_min_and_views():
     -0 against +0, unsigned and mixed integers) and the bit casts equal numpy's views."""
     import numba
 
-    from fpinspect.numerics.intrinsics import bits_float, float_bits, float_ubits, imax, imin
+    from fpinspect.numerics.intrinsics import (
+        bits_float,
+        float_bits,
+        float_ubits,
+        from_order_key,
+        imax,
+        imin,
+        order_key,
+    )
 
     @numba.njit
     def pick(a, b):
@@ -396,6 +404,19 @@ def test_the_scalar_intrinsics_are_max_min_and_views():
         got = views(v, b)
         assert got[:2] == (int(b), int(np.float64(v).view(np.uint64)))
         assert np.float64(got[2]).view(np.int64) == b
+
+    @numba.njit
+    def keys(values):
+        out = np.empty(values.size, dtype=np.int64)
+        back = np.empty(values.size, dtype=np.float64)
+        for i in range(values.size):
+            out[i] = order_key(values[i])
+            back[i] = from_order_key(out[i])
+        return out, back
+
+    ordered = np.array([-math.inf, -1e300, -1.0, -5e-324, -0.0, 0.0, 5e-324, 1.0, 1e300, math.inf])
+    k, back = keys(ordered)
+    assert (np.diff(k) > 0).all() and back.view(np.int64).tolist() == ordered.view(np.int64).tolist()
 
 
 @pytest.mark.parametrize("tables_from", [0, 1 << 40])  # through per-pattern tables; a log per element

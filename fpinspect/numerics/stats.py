@@ -23,6 +23,7 @@ from functools import cache
 
 import numpy as np
 
+from . import compile_ahead
 from . import kernels as K
 from .chunks import CHUNK, ChunkReader, chunk_ranges
 from .dtypes import FloatFormat, common_format, float_format, is_supported, native
@@ -606,6 +607,7 @@ def accumulate(
     # chunks arrive byte-swapped to machine order (ChunkReader)
     a_dtype, ref_dtype = native(a.dtype), native(ref.dtype)
     plan = _Plan(a_dtype, ref_dtype, ra.size, worst)
+    compile_ahead.start(a_dtype, ref_dtype, ra.size, kl)
     ranges = chunk_ranges(ra.size, chunk)
     if plan.keep_values:
         # abs and rel values are handed back by PairStats.compact() for the next pair to reuse
@@ -652,6 +654,7 @@ def accumulate(
     finally:
         for state in passes:
             state.release()
+    compile_ahead.wait()  # what runs next may be what a child compiled meanwhile
     if plan.keep_values:
         stats._lent = keep[:2]
     if kl:
@@ -710,14 +713,14 @@ def kl_divergence_of(a, ref, stats: PairStats, *, jobs: int = 1) -> float | None
     return _kl_divergence(stats, None, ChunkReader(a), ChunkReader(ref), jobs)
 
 
-def _kl_tables(plan: _Plan, s: PairStats, rx: float, ry: float):
+def _kl_tables(plan: _Plan, min_x: float, rx: float, min_y: float, ry: float):
     """``(p, log p)`` and ``(q, log q)`` per bit pattern of the pair's 8/16-bit format, as two
     ``(patterns, 2)`` tables (NaN where the pattern is not a finite value), as
     :func:`~fpinspect.numerics.kernels.kl_pass` defines p and q."""
     v = _decode_table(plan.fmt.dtype)
     with np.errstate(invalid="ignore"):
-        p = np.maximum((v - s.min_x) / rx, EPS32) if rx > 0 else np.ones_like(v)
-        q = np.maximum((v - s.min_y) / ry, EPS32) if ry > 0 else np.ones_like(v)
+        p = np.maximum((v - min_x) / rx, EPS32) if rx > 0 else np.ones_like(v)
+        q = np.maximum((v - min_y) / ry, EPS32) if ry > 0 else np.ones_like(v)
         p[~np.isfinite(v)] = np.nan
         q[~np.isfinite(v)] = np.nan
         return np.stack([p, np.log(p)], axis=1), np.stack([q, np.log(q)], axis=1)
@@ -727,28 +730,54 @@ def _kl_tables(plan: _Plan, s: PairStats, rx: float, ry: float):
 _KL_TABLES_FROM = 1 << 21
 
 
+def _kl_uses_tables(plan: _Plan, count: int) -> bool:
+    """Whether KL of a pair of ``count`` elements goes through per-pattern tables: 8/16-bit
+    formats on pairs larger than their tables. Building the 16-bit tables costs ~1-2 ms; per
+    element they save ~1 ns against the vectorised log of kl_pass: they pay above ~2 Mi
+    elements (measured on float16)."""
+    from_size = _KL_TABLES_FROM if plan.fmt.bits == 16 else 1 << plan.fmt.bits
+    return plan.a_decode == "table" and count > from_size
+
+
+def _kl_call(plan: _Plan, tables, ca, cr, min_x: float, rx: float, min_y: float, ry: float, sums):
+    """The kernel that adds one chunk's KL sums to ``sums``, and its arguments."""
+    ua, fa, ta = plan.views(ca, plan.a_decode)
+    ub, fb, tb = plan.views(cr, plan.b_decode)
+    if tables is not None:
+        return K.kl_pass_tables, (ua, ub, *tables, sums)
+    return K.kl_pass, (ua, ub, fa, fb, ta, tb, plan.a_decode == "table", min_x, rx, min_y, ry, sums)
+
+
+def after_pass_calls(a_dtype, ref_dtype, size: int, kl: bool) -> list:
+    """The compiled kernels a pair of these dtypes and element count calls after its pass, each
+    with arguments of the types it will get there (a one-element pair's): KL's pass when
+    ``kl``, and where the values are kept, the compaction and the selection of the exact
+    percentiles (:class:`~fpinspect.numerics.quantiles.RealQuantiles`).
+    :mod:`~fpinspect.numerics.compile_ahead` compiles them while the pass compiles."""
+    plan = _Plan(np.dtype(a_dtype), np.dtype(ref_dtype), size, 0)
+    calls = []
+    if plan.keep_values:
+        calls.append((K.compact_counted, (np.zeros(1),)))
+        calls.append((K.select_ranks, (np.zeros(1), np.zeros(1, dtype=np.int64))))
+    if kl:
+        ca, cr = np.zeros(1, dtype=a_dtype), np.zeros(1, dtype=ref_dtype)
+        tables = _kl_tables(plan, 0.0, 1.0, 0.0, 1.0) if _kl_uses_tables(plan, size) else None
+        calls.append(_kl_call(plan, tables, ca, cr, 0.0, 1.0, 0.0, 1.0, np.zeros(4)))
+    return calls
+
+
 def _kl_divergence(s: PairStats, chunks, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float | None:
     if s.finite == 0:
         return None
     rx, ry = s.max_x - s.min_x, s.max_y - s.min_y
     plan = s.plan
-    use_table = plan.a_decode == "table"
-
-    # 8/16-bit formats on pairs larger than their tables: p, q and their logs per bit pattern.
-    # Building the 16-bit tables costs ~1-2 ms; per element they save ~1 ns against the
-    # vectorised log of kl_pass: they pay above ~2 Mi elements (measured on float16).
-    from_size = _KL_TABLES_FROM if plan.fmt.bits == 16 else 1 << plan.fmt.bits
-    tables = _kl_tables(plan, s, rx, ry) if use_table and s.count > from_size else None
+    tables = _kl_tables(plan, s.min_x, rx, s.min_y, ry) if _kl_uses_tables(plan, s.count) else None
 
     def sums_of(pairs) -> np.ndarray:
         sums = np.zeros(4, dtype=np.float64)
         for ca, cr in pairs:
-            ua, fa, ta = plan.views(ca, plan.a_decode)
-            ub, fb, tb = plan.views(cr, plan.b_decode)
-            if tables is not None:
-                K.kl_pass_tables(ua, ub, *tables, sums)
-            else:
-                K.kl_pass(ua, ub, fa, fb, ta, tb, use_table, s.min_x, rx, s.min_y, ry, sums)
+            kernel, args = _kl_call(plan, tables, ca, cr, s.min_x, rx, s.min_y, ry, sums)
+            kernel(*args)
         return sums
 
     def reread(part):

@@ -1,0 +1,100 @@
+"""The kernels a pair calls after its pass, compiled by a child process during the pass's compile.
+
+With an empty compile cache a first pair compiles every kernel it calls, one after another, on
+one core: :func:`~fpinspect.numerics.kernels.fused_pass` first (most of it), then KL's pass
+and the exact percentiles' compaction and selection. Those do not depend on the pass, so
+:func:`start` has a child process compile them at the same time, on another core, into
+numba's on-disk cache; :func:`wait`, once the pass is done, waits for the child, and the
+first call of each kernel then loads it from the cache.
+
+Only where it pays: the kernels are cached on disk (a writable cache folder; see
+:mod:`fpinspect.numerics.jit`) and the cache does not hold them yet; once per process and
+pair type. The child compiles other kernels than the caller does meanwhile, and the caller
+waits for it before calling them; a cache entry that two processes do write (two
+fpinspect runs at once) is written to a temporary file and renamed into place by numba, so
+either one's lands whole. Should the child fail, the caller compiles them itself.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import numba
+import numpy as np
+
+_lock = threading.Lock()
+_started: set[tuple] = set()
+_children: list[subprocess.Popen] = []
+#: Seconds :func:`wait` waits for a child at most (a compile takes a few).
+WAIT_S = 120
+
+
+def ready(kernel, args) -> bool:
+    """Whether ``kernel`` is compiled for the types of ``args`` in this process or held by numba's
+    on-disk cache, looked up as numba looks it up when called; ``True`` where that cannot be
+    told (no disk cache, or numba's cache internals not as in 0.68: then nothing is compiled
+    ahead)."""
+    try:
+        sig = tuple(numba.typeof(a, numba.core.typing.typeof.Purpose.argument) for a in args)
+        if sig in kernel.overloads:
+            return True
+        cache = kernel._cache
+        if not isinstance(cache, numba.core.caching.FunctionCache):
+            return True  # compiled in memory: no cache for a child to fill
+        return cache._index_key(sig, kernel.targetctx.codegen()) in cache._cache_file._load_index()
+    except Exception:  # noqa: BLE001 -- numba's internals differ: do without
+        return True
+
+
+def start(a_dtype: np.dtype, ref_dtype: np.dtype, size: int, kl: bool) -> None:
+    """Start a child compiling the kernels a pair of these dtypes and element count calls after
+    its pass (:func:`~fpinspect.numerics.stats.after_pass_calls`), unless all are compiled
+    or cached. Once per process and pair type: the element count matters only by which
+    powers of two it exceeds (the sizes at which the pass changes its methods)."""
+    from .stats import after_pass_calls
+
+    a_dtype, ref_dtype = np.dtype(a_dtype), np.dtype(ref_dtype)
+    key = (a_dtype.str, ref_dtype.str, max(size - 1, 0).bit_length(), kl)
+    with _lock:
+        if key in _started:
+            return
+        _started.add(key)
+    calls = after_pass_calls(a_dtype, ref_dtype, size, kl)
+    if not sys.executable or all(ready(kernel, args) for kernel, args in calls):
+        return
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    code = f"from {__name__} import compile_calls; compile_calls({a_dtype.str!r}, {ref_dtype.str!r}, {size}, {kl})"
+    argv = [sys.executable, "-c", code]
+    try:
+        child = subprocess.Popen(
+            argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+    except OSError:
+        return
+    with _lock:
+        _children.append(child)
+
+
+def wait() -> None:
+    """Wait for the children :func:`start` started (at most :data:`WAIT_S` seconds each)."""
+    with _lock:
+        children, _children[:] = list(_children), []
+    for child in children:
+        try:
+            child.wait(WAIT_S)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def compile_calls(a_dtype, ref_dtype, size: int, kl: bool) -> None:
+    """What the child runs: each after-pass kernel called once on its one-element arguments,
+    which compiles it into the on-disk cache (or finds it there)."""
+    from .stats import after_pass_calls
+
+    for kernel, args in after_pass_calls(np.dtype(a_dtype), np.dtype(ref_dtype), size, kl):
+        kernel(*args)

@@ -1,0 +1,83 @@
+"""A first pair with an empty compile cache: the kernels it calls after its pass are compiled by
+a child process meanwhile (real processes, a real numba cache)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+from fpinspect.numerics import compile_ahead
+from fpinspect.numerics import kernels as K
+from fpinspect.numerics.stats import after_pass_calls
+
+
+def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compiled(tmp_path):
+    """KL's pass, the compaction and the exact percentiles' selection come out of the cache
+    (hits, no compile of their own), the pass itself is compiled by the caller, and the
+    figures equal those of this process, whose kernels are compiled here."""
+    code = """
+        import json, numpy as np
+        from fpinspect.numerics import kernels as K
+        from fpinspect.numerics.stats import accumulate
+        a = np.linspace(-3, 3, 3000).astype(np.float16)
+        b = (a * np.float16(1.001)).astype(np.float16)
+        b[7] = np.nan  # an element that does not count: the kept values are compacted
+        s = accumulate(a, b, kl=True)
+        e = s.error_stats()
+        counts = {
+            k.__name__: (sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values()))
+            for k in (K.fused_pass, K.kl_pass, K.compact_counted, K.select_ranks)
+        }
+        print(json.dumps({"counts": counts, "kl": s.kl, "p50": e["abs"]["p50"], "p99": e["rel"]["p99"]}))
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env, check=True
+    )
+    got = json.loads(out.stdout)
+    assert got["counts"] == {
+        "fused_pass": [0, 1],
+        "kl_pass": [1, 0],
+        "compact_counted": [1, 0],
+        "select_ranks": [1, 0],
+    }, out.stderr[-2000:]
+
+    from fpinspect.numerics.stats import accumulate
+
+    a = np.linspace(-3, 3, 3000).astype(np.float16)
+    b = (a * np.float16(1.001)).astype(np.float16)
+    b[7] = np.nan
+    s = accumulate(a, b, kl=True)
+    e = s.error_stats()
+    assert [got["kl"], got["p50"], got["p99"]] == [s.kl, e["abs"]["p50"], e["rel"]["p99"]]
+
+
+def test_the_after_pass_calls_have_the_types_the_pair_passes():
+    """Each kernel the child compiles is compiled for exactly the argument types the real calls
+    of a pair of that kind pass: after a real pair, every one is ready (compiled here for its
+    one-element arguments' types), for each storage width and both ways of computing KL."""
+    from fpinspect.numerics.stats import accumulate
+
+    for dtype, n in ((np.float16, 3000), (np.float32, 3000), (np.float16, (1 << 21) + 5)):
+        a = np.linspace(-3, 3, n).astype(dtype)
+        b = (a * 1.001).astype(dtype)
+        b[7] = np.nan
+        accumulate(a, b, kl=True).error_stats()
+        for kernel, args in after_pass_calls(np.dtype(dtype), np.dtype(dtype), n, True):
+            sig = tuple(__import__("numba").typeof(x) for x in args)
+            assert sig in kernel.overloads, (kernel.__name__, sig, list(kernel.overloads))
+            assert compile_ahead.ready(kernel, args)
+
+
+def test_nothing_is_compiled_ahead_of_a_warm_pair(monkeypatch):
+    """Kernels this process already compiled start no child."""
+    monkeypatch.setattr(compile_ahead, "_started", set())
+    a = np.linspace(-1, 1, 100).astype(np.float16)
+    K.compact_counted(np.zeros(1))
+    K.select_ranks(np.zeros(1), np.zeros(1, dtype=np.int64))
+    compile_ahead.start(a.dtype, a.dtype, a.size, False)
+    assert compile_ahead._children == [] and compile_ahead._started  # looked, and found them

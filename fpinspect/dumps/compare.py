@@ -20,6 +20,7 @@ from .datadump import DumpIndex
 from .fusion import FusedOp, compared_ops, fused_type_counts, is_fused
 from .graph import GeModel, collector_paused, load_graph
 from .localise import AMPLIFICATION, Evidence, Localisation, OpRecords, localise
+from .pacing import paced
 from .pair import PairResult, compare_arrays
 from .plan import PairPlan, PairPlans, plan_pairs
 from .records import Record, Sweep
@@ -179,7 +180,7 @@ class DumpComparison:
                 [cached(p.key) or compute(p) for p in outputs[op.name]],
                 [cached(p.key) or compute(p) for p in inputs[op.name]],
             )
-            for op in self.fused
+            for op in paced(self.fused)
         ]
 
     def localise(

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from .ge_types import GE_DTYPES
@@ -123,10 +124,30 @@ def c_unescape(text: str) -> str:
 
 def _dtype_name(value: Any, what: str) -> str:
     """A ``DataType`` enum: its name as written, or its number mapped to the name."""
+    if type(value) is str:  # the names a graph uses are few: each is looked at once
+        name = _DTYPE_NAMES.get(value)
+        if name is None:
+            name = _dtype_name_of(value, what)
+            if len(_DTYPE_NAMES) < 256:
+                _DTYPE_NAMES[value] = name
+        return name
+    return _dtype_name_of(value, what)
+
+
+def _dtype_name_of(value: Any, what: str) -> str:
     if isinstance(value, str) and not _INT_TEXT.fullmatch(value):
         return value
     number = _as_int(value, what)
     return GE_DTYPES.get(number, str(number))
+
+
+_DTYPE_NAMES: dict[str, str] = {}
+
+
+@lru_cache(maxsize=256)
+def _split_layout(layout: str) -> tuple[str, int | None]:
+    """:func:`~.layouts.split_layout`, once per layout name (a graph uses a few, 300 000 times)."""
+    return split_layout(layout)
 
 
 # --------------------------------------------------------------------------- attributes
@@ -283,14 +304,34 @@ def tensor_desc(value: Any, what: str = "tensor desc") -> TensorDesc:
     """Decode one ``TensorDescriptor`` (``null`` -> all defaults)."""
     msg = as_dict(value, what)
     dims = as_list(as_dict(msg.get("shape"), f"{what}.shape").get("dim"), f"{what}.shape.dim")
-    shape = tuple(_as_int(d, f"{what}.shape.dim") for d in dims)
-    layout, subformat = None, None
-    if msg.get("layout"):
+    return make_tensor_desc(
+        msg["dtype"] if "dtype" in msg else ABSENT,
+        dims,
+        msg.get("layout"),
+        decode_attrs(msg.get("attr"), f"{what}.attr"),
+        what,
+    )
+
+
+#: A field the message does not have (where ``null`` would mean something else).
+ABSENT: Any = object()
+
+
+def make_tensor_desc(dtype: Any, dims: list, layout: Any, attrs: dict[str, Any], what: str) -> TensorDesc:
+    """A :class:`TensorDesc` from a descriptor's fields as read (``dtype`` :data:`ABSENT` when
+    the message has none; ``attrs`` decoded): the one place their rules live, whichever
+    reader read them (:func:`tensor_desc`, :mod:`.ge_json`)."""
+    shape = tuple(d if type(d) is int else _as_int(d, f"{what}.shape.dim") for d in dims)
+    subformat = None
+    if layout:
+        if type(layout) is not str:
+            as_str(layout, f"{what}.layout")  # raises
         try:
-            layout, subformat = split_layout(as_str(msg["layout"], f"{what}.layout"))
+            layout, subformat = _split_layout(layout)
         except ValueError as exc:
             raise Malformed(f"{what}: {exc}") from None
-    attrs = decode_attrs(msg.get("attr"), f"{what}.attr")
+    else:
+        layout = None
     origin_format = attrs.get("origin_format")
     if origin_format is not None and not isinstance(origin_format, str):
         raise Malformed(f"{what} origin_format is {origin_format!r}, not a string")
@@ -300,7 +341,9 @@ def tensor_desc(value: Any, what: str = "tensor desc") -> TensorDesc:
     ):
         raise Malformed(f"{what} origin_shape is {origin_shape!r}, not a list of integers")
     return TensorDesc(
-        dtype=_dtype_name(msg["dtype"], f"{what}.dtype") if "dtype" in msg else None,
+        dtype=None
+        if dtype is ABSENT
+        else _dtype_name(dtype, "" if type(dtype) is str else f"{what}.dtype"),  # a name never fails
         shape=shape,
         layout=layout,
         subformat=subformat,
@@ -350,6 +393,8 @@ def parse_input(text: str, what: str = "input") -> InputRef | str | None:
     name, sep, index = text.rpartition(":")
     if not sep or not name:
         raise Malformed(f"{what} {text!r} is not 'op:index'")
+    if index.isascii() and index.isdigit():  # most of them: no need to name the field
+        return InputRef(name, int(index))
     number = _as_int(index, f"{what} {text!r} index")
     if number == -1:
         return name
@@ -359,31 +404,50 @@ def parse_input(text: str, what: str = "input") -> InputRef | str | None:
 
 
 def op_info(raw: Any, graph: str, what: str) -> OpInfo:
+    """Decode one ``OpDef`` of graph ``graph`` (``what`` names it in errors until its name is known)."""
     msg = as_dict(raw, what)
-    name = as_str(msg.get("name", ""), f"{what}.name")
-    if not name:
-        raise Malformed(f"{what} has no name")
+    name = op_name(msg.get("name", ""), what)
     what = f"op {name!r}"
-    inputs: list[InputRef | None] = []
-    controls: list[str] = []
-    for text in as_list(msg.get("input"), f"{what} input"):
-        parsed = parse_input("" if text is None else as_str(text, f"{what} input"), f"{what} input")
-        if isinstance(parsed, str):
-            controls.append(parsed)
-        else:
-            inputs.append(parsed)
-    return OpInfo(
-        name=name,
-        type=as_str(msg.get("type", ""), f"{what} type"),
-        graph=graph,
-        inputs=inputs,
-        control_inputs=controls,
-        attrs=decode_attrs(msg.get("attr"), f"{what} attr"),
-        input_desc=[
-            tensor_desc(d, f"{what} input_desc") for d in as_list(msg.get("input_desc"), f"{what} input_desc")
-        ],
-        output_desc=[
+    return make_op_info(
+        name,
+        as_str(msg.get("type", ""), f"{what} type"),
+        graph,
+        as_list(msg.get("input"), f"{what} input"),
+        decode_attrs(msg.get("attr"), f"{what} attr"),
+        [tensor_desc(d, f"{what} input_desc") for d in as_list(msg.get("input_desc"), f"{what} input_desc")],
+        [
             tensor_desc(d, f"{what} output_desc")
             for d in as_list(msg.get("output_desc"), f"{what} output_desc")
         ],
     )
+
+
+def op_name(value: Any, what: str) -> str:
+    """An op's ``name``: a string that is not empty."""
+    name = as_str(value, f"{what}.name")
+    if not name:
+        raise Malformed(f"{what} has no name")
+    return name
+
+
+def make_op_info(
+    name: str,
+    type: str,
+    graph: str,
+    input_texts: list,
+    attrs: dict[str, Any],
+    input_desc: list[TensorDesc],
+    output_desc: list[TensorDesc],
+) -> OpInfo:
+    """An :class:`OpInfo` from an op's fields as read (``input_texts`` as written, ``None`` for an
+    unconnected input): :func:`parse_input` sorts them into data and control inputs."""
+    what = f"op {name!r} input"
+    inputs: list[InputRef | None] = []
+    controls: list[str] = []
+    for text in input_texts:
+        parsed = parse_input("" if text is None else as_str(text, what), what)
+        if isinstance(parsed, str):
+            controls.append(parsed)
+        else:
+            inputs.append(parsed)
+    return OpInfo(name, type, graph, inputs, controls, attrs, input_desc, output_desc)

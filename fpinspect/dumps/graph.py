@@ -22,6 +22,8 @@ import msgspec
 
 from .errors import InputError
 from .ge_decode import Malformed, OpInfo, as_dict, as_list, as_str, op_info
+from .ge_json import decode_op
+from .pacing import give_way, paced
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -120,7 +122,7 @@ def _edges(
     succ: dict[str, list[str]] = {}  # every edge, with multiplicity: what the order counts
     consumers: dict[str, list[str]] = {}
     indegree: dict[str, int] = {}
-    for op in ops.values():
+    for op in paced(ops.values()):
         name = op.name
         data = [ref.op for ref in op.inputs if ref is not None]
         for src in (*data, *op.control_inputs):
@@ -156,6 +158,7 @@ def _topological_order(
     heapq.heapify(ready)
     order = []
     while ready:
+        give_way()
         name = heapq.heappop(ready)[2]
         if name in ops:
             order.append(name)
@@ -290,12 +293,14 @@ def _model(path: str, data: Any) -> GeModel:
         raw_graph = as_dict(raw_graph, f"graph[{gi}]")
         name = as_str(raw_graph.get("name") or f"graph_{gi}", f"graph[{gi}].name")
         graphs.append(name)
-        for oi, raw_op in enumerate(as_list(raw_graph.get("op"), f"graph {name!r} op")):
+        for oi, raw_op in enumerate(paced(as_list(raw_graph.get("op"), f"graph {name!r} op"))):
+            what = f"op #{oi} of graph {name!r}"
             if isinstance(raw_op, msgspec.Raw):  # from _read_json
-                raw_op = msgspec.json.decode(raw_op)
-            if raw_op is None:
+                op = decode_op(raw_op, name, what)
+            else:
+                op = None if raw_op is None else op_info(raw_op, name, what)
+            if op is None:
                 continue
-            op = op_info(raw_op, name, f"op #{oi} of graph {name!r}")
             if op.name in ops:
                 warnings.append(
                     f"op name {op.name!r} appears again in graph {name!r}; the first "

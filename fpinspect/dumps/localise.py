@@ -26,6 +26,7 @@ from functools import cached_property
 from typing import Protocol
 
 from .fusion import FusedOp
+from .pacing import paced
 from .records import Record
 from .verdict import format_score, worst_verdict
 
@@ -187,7 +188,7 @@ def localise(
     """Classify every fused op of ``ops`` (in topological order) from its records; then
     ``evidence[name]``, where given, revises that op's finding."""
     findings = []
-    for rec in ops:
+    for rec in paced(ops):
         op, outs, ins = rec.op, rec.outputs, rec.inputs
         verdict = worst_verdict(r.verdict for r in outs)
         w_out, w_in = _worst(outs), _worst(ins)

@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from ..dumps import pacing
 from ..experiments.runs import RunStore, default_runs_dir
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
@@ -77,6 +79,16 @@ class InspectorApp(App[str | None]):
         self.action_tasks()
         if self.settings.result is not None:
             open_result_file(self, self.settings.result)
+
+    async def on_event(self, event: events.Event) -> None:
+        # A key or mouse event holds the background loops (dumps.pacing) until its answer is on
+        # screen: sharing the interpreter lock with them, answering took 2-4 times as long.
+        # Released after the second refresh from now: the first may come before the event's
+        # messages (the highlighted op's detail) are all handled.
+        if isinstance(event, events.InputEvent) and not event.is_forwarded:
+            pacing.hold()
+            self.screen.call_after_refresh(self.screen.call_after_refresh, pacing.release)
+        await super().on_event(event)
 
     def tasks_screen(self) -> TasksScreen:
         """The one Tasks pane, installed so that its runs go on while other screens show."""

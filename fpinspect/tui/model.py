@@ -17,6 +17,7 @@ from ..dumps import DumpComparison, DumpIndex, FusedOp, GeModel, PairPlan, Recor
 from ..dumps.fusion import compared_ops, fused_op, is_fused, original_subgraph
 from ..dumps.graph import collector_paused
 from ..dumps.localise import Localisation, OpFinding
+from ..dumps.pacing import paced
 from ..dumps.plan import PairPlans, plan_pairs
 from ..dumps.verdict import worst_verdict
 from ..replay.evidence import OpReplay, ReplayEvidence
@@ -92,7 +93,7 @@ def outline_rows(ops: list[FusedOp]) -> list[OpRow]:
 def _rows(ops: list[FusedOp], findings: Mapping[str, OpFinding] = _NO_FINDINGS) -> list[OpRow]:
     return [
         OpRow(i, op, findings, haystack=" ".join([op.name, op.type, *op.original_op_names]).lower())
-        for i, op in enumerate(ops)
+        for i, op in enumerate(paced(ops))
     ]
 
 
@@ -226,6 +227,8 @@ class Inspection:
         with collector_paused():
             insp = cls._read(sources, fused_types, compare_unfused)
             insp.sweep_order()  # made here, in the worker: a scan of every plan (200 000) pauses the screen
+            if insp.close_model is not None:
+                insp._close_order  # noqa: B018 (and so is the fusion-off order, which the detail reads)
         return insp
 
     @classmethod
@@ -275,9 +278,9 @@ class Inspection:
             return []
         if self._sweep_order is None:  # the plans never change: made once (by :meth:`load`)
             pairs = self.pairs
-            self._sweep_order = [p for op in pairs.fused for p in pairs.outputs[op.name] if p.comparable] + [
-                p for op in pairs.fused for p in pairs.inputs[op.name] if p.comparable
-            ]
+            self._sweep_order = [
+                p for op in paced(pairs.fused) for p in pairs.outputs[op.name] if p.comparable
+            ] + [p for op in paced(pairs.fused) for p in pairs.inputs[op.name] if p.comparable]
         return list(self._sweep_order)
 
     def pending(self, name: str) -> list[PairPlan]:
@@ -399,4 +402,8 @@ class Inspection:
 
     @cached_property
     def _close_order(self) -> dict[str, int]:
+        """Each fusion-off op's place in that graph's topological order (the comparison's, when
+        there is one: the replays read it too)."""
+        if self.comparison is not None:
+            return self.comparison.close_positions
         return {n: i for i, n in enumerate(self.close_model.topological_order())}

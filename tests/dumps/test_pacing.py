@@ -1,0 +1,46 @@
+"""A paced loop waits while another thread holds the loops, never in the holder's thread, and
+never past the hold's lapse."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from fpinspect.dumps import pacing
+
+
+@pytest.fixture(autouse=True)
+def released():
+    yield
+    pacing.release()
+
+
+def _loop_on_a_thread(items) -> threading.Event:
+    done = threading.Event()
+    threading.Thread(target=lambda: (list(pacing.paced(items)), done.set()), daemon=True).start()
+    return done
+
+
+def test_a_held_loop_waits_until_the_release():
+    pacing.hold()
+    done = _loop_on_a_thread(range(3))
+    assert not done.wait(0.2) and pacing.held()
+    pacing.release()
+    assert done.wait(5) and not pacing.held()
+
+
+def test_the_holder_itself_never_waits():
+    pacing.hold()
+    t0 = time.monotonic()
+    assert list(pacing.paced(range(1000))) == list(range(1000))
+    assert time.monotonic() - t0 < pacing.MAX_HOLD / 2
+
+
+def test_a_hold_never_released_lapses(monkeypatch):
+    monkeypatch.setattr(pacing, "MAX_HOLD", 0.1)
+    pacing.hold()
+    t0 = time.monotonic()
+    assert _loop_on_a_thread(range(10_000)).wait(5)
+    assert time.monotonic() - t0 >= 0.09 and not pacing.held()

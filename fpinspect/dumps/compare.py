@@ -18,7 +18,7 @@ from functools import cached_property
 
 from .datadump import DumpIndex
 from .fusion import FusedOp, compared_ops, fused_type_counts, is_fused
-from .graph import GeModel, collector_paused, load_graph
+from .graph import GeModel, SplitGraph, collector_paused, load_graph
 from .localise import AMPLIFICATION, Evidence, Localisation, OpRecords, localise
 from .pacing import paced
 from .pair import PairResult, compare_arrays
@@ -36,8 +36,8 @@ class DumpComparison:
 
     def __init__(
         self,
-        open_graph: str,
-        close_graph: str,
+        open_graph: str | SplitGraph,
+        close_graph: str | SplitGraph,
         open_data: str,
         close_data: str,
         *,
@@ -49,7 +49,8 @@ class DumpComparison:
         compare_unfused: bool = False,
         kl: bool = True,
     ):
-        """``fused_types`` narrows the fused ops compared to those op types; ``compare_unfused``
+        """The graphs are paths, or graphs :func:`~.graph.split_json` read already.
+        ``fused_types`` narrows the fused ops compared to those op types; ``compare_unfused``
         also compares every op fusion left alone with its namesake (:func:`~.fusion.compared_ops`).
         ``kl=False`` leaves msaccucmp's KL divergence out of the records' metrics: it costs a
         second pass over each pair (a fifth of a small pair's time), and no table shows it."""

@@ -186,15 +186,18 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def load_graph(path: str | os.PathLike) -> GeModel:
+def load_graph(path: str | os.PathLike | SplitGraph) -> GeModel:
     """Load the dump graph at ``path``: atc's JSON, or GE's ``ge_proto_*.txt`` (protobuf text
-    format of ``ModelDef``, :mod:`.ge_text`), told apart by their first bytes.
+    format of ``ModelDef``, :mod:`.ge_text`), told apart by their first bytes; or the JSON graph
+    :func:`split_json` read already.
 
     Raises :class:`InputError` (code ``GRAPH_LOAD_ERROR``) when the file is missing or
     unreadable, is not JSON, has no ``graph`` list, defines no op at all, or holds a value
     of the wrong type (the message names the op and field).
     """
     with collector_paused():
+        if isinstance(path, SplitGraph):
+            return _decoded(path.path, path.data())
         return _load_graph(os.fspath(path))
 
 
@@ -220,47 +223,74 @@ def _load_graph(path: str) -> GeModel:
         raise InputError(path, "is nested too deeply to be a graph JSON file", _GRAPH_ERROR) from None
     except OSError as exc:
         raise InputError(path, f"cannot be read ({exc.strerror or exc})", _GRAPH_ERROR) from None
+    return _decoded(path, data)
+
+
+def _decoded(path: str, data: Any) -> GeModel:
     try:
         return _model(path, data)
     except Malformed as exc:
         raise InputError(path, f"is not a valid GE dump graph: {exc}", _GRAPH_ERROR) from None
 
 
-class _Graph(msgspec.Struct):
-    """One entry of ``graph[]`` as read for :func:`_read_json`: its ops left undecoded."""
+class JsonGraph(msgspec.Struct):
+    """One entry of ``graph[]`` as :func:`split_json` reads it: its name and its ops left undecoded."""
 
     name: Any = None
     op: list[msgspec.Raw] | None = None
 
 
 class _Document(msgspec.Struct):
-    graph: list[_Graph | None]
+    graph: list[JsonGraph | None]
+
+
+@dataclass(frozen=True)
+class SplitGraph:
+    """atc's JSON graph file at ``path`` read and split by :func:`split_json`: its ``graphs``, each
+    op as raw JSON (:class:`msgspec.Raw`, a view of the file's bytes)."""
+
+    path: str
+    graphs: list[JsonGraph | None]
+
+    def data(self) -> dict:
+        """The dict :func:`_model` decodes (its ops still raw)."""
+        return {
+            "graph": [
+                None if g is None else {"name": g.name, "op": g.op} if g.name is not None else {"op": g.op}
+                for g in self.graphs
+            ]
+        }
+
+
+def split_json(path: str | os.PathLike) -> SplitGraph | None:
+    """Read atc's JSON graph at ``path`` and split it into its ops, each left undecoded: one pass
+    of msgspec over the file, in C, that skips everything else (the model's attributes, a weight
+    table); ``None`` when msgspec refuses the file (missing, not JSON, a ``ge_proto`` text graph,
+    no ``graph`` list): :func:`load_graph` then reads it or says what is wrong.
+
+    The ops are then decoded one by one (:func:`load_graph`, :func:`~.outline.outline_fused_ops`),
+    each dropped once decoded: a 100 000-op graph never exists as dicts at once, and the
+    interpreter lock is free between two ops, where a screen's thread needs it. This pass is
+    the one long call (0.2-0.3 s for 130 MB): a caller splits once for both.
+    """
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        return SplitGraph(os.fspath(path), msgspec.json.decode(data, type=_Document).graph)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
 
 
 def _read_json(path: str) -> dict:
-    """atc's JSON as the dict :func:`_model` decodes, only the fields it reads (``graph[].name``,
-    ``graph[].op[]``).
-
-    msgspec skips the rest without building it (the model's attributes, a weight table) and
-    leaves each op as raw bytes (:class:`msgspec.Raw`), which :func:`_model` decodes one by one
-    and drops once decoded: a 100 000-op graph reads in a fraction of ``json.load``'s time,
-    never holds all its ops as dicts at once, and the interpreter lock is released between ops, so that a screen
-    stays responsive while a worker reads. A file msgspec refuses (not JSON, not UTF-8, no
-    ``graph`` list, a graph that is not an object) is read again with ``json`` for its
-    message (the line and column of a syntax error) or for ``_model`` to name the problem.
-    """
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        doc = msgspec.json.decode(data, type=_Document)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    graphs = [
-        None if g is None else {"name": g.name, "op": g.op} if g.name is not None else {"op": g.op}
-        for g in doc.graph
-    ]
-    return {"graph": graphs}
+    """atc's JSON as the dict :func:`_model` decodes, through :func:`split_json`. A file msgspec
+    refuses (not JSON, not UTF-8, no ``graph`` list, a graph that is not an object) is read
+    again with ``json`` for its message (the line and column of a syntax error) or for
+    ``_model`` to name the problem."""
+    split = split_json(path)
+    if split is not None:
+        return split.data()
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
 
 
 def _is_text_graph(path: str) -> bool:
@@ -295,7 +325,7 @@ def _model(path: str, data: Any) -> GeModel:
         graphs.append(name)
         for oi, raw_op in enumerate(paced(as_list(raw_graph.get("op"), f"graph {name!r} op"))):
             what = f"op #{oi} of graph {name!r}"
-            if isinstance(raw_op, msgspec.Raw):  # from _read_json
+            if isinstance(raw_op, msgspec.Raw):  # from split_json
                 op = decode_op(raw_op, name, what)
             else:
                 op = None if raw_op is None else op_info(raw_op, name, what)

@@ -18,7 +18,7 @@ import msgspec
 
 from .fusion import ORIGINAL_OP_NAMES, FusedOp, _names, is_fused, original_op_names
 from .ge_decode import Malformed, OpInfo, decode_attr_value
-from .graph import collector_paused
+from .graph import SplitGraph, collector_paused, split_json
 
 #: The op attributes an outline reads; every other attribute is skipped unparsed.
 ORIGINAL_OP_TYPES = "_datadump_original_op_types"
@@ -36,13 +36,7 @@ class _Op(msgspec.Struct):
     attr: list[_Entry | None] | dict[str, msgspec.Raw] | None = None
 
 
-class _Graph(msgspec.Struct):
-    name: Any = None
-    op: list[_Op | None] | None = None
-
-
-class _Document(msgspec.Struct):
-    graph: list[_Graph | None]
+_op = msgspec.json.Decoder(_Op | None)
 
 
 class _Strings(msgspec.Struct, forbid_unknown_fields=True):
@@ -73,36 +67,41 @@ def _value(raw: msgspec.Raw, key: str) -> Any:
 
 def _attrs(attr: list[_Entry | None] | dict[str, msgspec.Raw] | None) -> dict[str, Any]:
     """The wanted attributes, decoded as :func:`~.ge_decode.decode_attrs` decodes them."""
-    if attr is None:
+    if not attr:
         return {}
-    pairs = attr.items() if isinstance(attr, dict) else ((e.key, e.value) for e in attr if e is not None)
-    return {key: _value(raw, key) for key, raw in pairs if key in _WANTED}
+    if isinstance(attr, dict):
+        return {key: _value(raw, key) for key, raw in attr.items() if key in _WANTED}
+    return {e.key: _value(e.value, e.key) for e in attr if e is not None and e.key in _WANTED}
 
 
-def outline_fused_ops(path: str | os.PathLike, types: Iterable[str] | None = None) -> list[FusedOp] | None:
-    """The fused ops (:func:`~.fusion.is_fused`) of the atc JSON graph at ``path`` in file order
-    (all graphs, root first; a repeated name's first definition), narrowed to op ``types`` if
-    given: name, type, graph and original op names and types as the loaded model has them.
+def outline_fused_ops(
+    path: str | os.PathLike | SplitGraph, types: Iterable[str] | None = None
+) -> list[FusedOp] | None:
+    """The fused ops (:func:`~.fusion.is_fused`) of the atc JSON graph at ``path`` (or split
+    already, :func:`~.graph.split_json`) in file order (all graphs, root first; a repeated
+    name's first definition), narrowed to op ``types`` if given: name, type, graph and original
+    op names and types as the loaded model has them.
 
     ``None`` when the file cannot be outlined (missing, not JSON, a ``ge_proto`` text graph, a
     value of the wrong type): :func:`~.graph.load_graph` then says what is wrong, or reads it.
     """
     with collector_paused():
-        return _outline(path, None if types is None else frozenset(types))
+        split = path if isinstance(path, SplitGraph) else split_json(path)
+        return None if split is None else _outline(split, None if types is None else frozenset(types))
 
 
-def _outline(path: str | os.PathLike, wanted: frozenset[str] | None) -> list[FusedOp] | None:
+def _outline(split: SplitGraph, wanted: frozenset[str] | None) -> list[FusedOp] | None:
+    decode = _op.decode
     try:
-        with open(path, "rb") as f:
-            doc = msgspec.json.decode(f.read(), type=_Document)
         out, seen = [], set()
-        for gi, graph in enumerate(doc.graph):
+        for gi, graph in enumerate(split.graphs):
             if graph is None:
                 continue
             graph_name = graph.name or f"graph_{gi}"
             if not isinstance(graph_name, str):
                 return None
-            for op in graph.op or []:
+            for raw in graph.op or []:
+                op = decode(raw)  # op by op: the interpreter lock is free in between
                 if op is None or op.name in seen:
                     continue
                 if not (isinstance(op.name, str) and op.name and isinstance(op.type or "", str)):
@@ -122,5 +121,5 @@ def _outline(path: str | os.PathLike, wanted: frozenset[str] | None) -> list[Fus
                         )
                     )
         return out
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError, Malformed):
+    except (msgspec.ValidationError, Malformed):
         return None

@@ -1,14 +1,14 @@
 """Make way for the user: the loops that walk a whole graph (decoding 100 000 ops, planning and
 localising them) take their items through :func:`paced`, and while a front end :func:`hold`\\ s
-them — from a key press until its answer is on screen — they wait between two items.
+them — for as long as it takes to answer a key press — they wait between two items.
 
 Why: such a loop runs on a background thread of the inspector, in Python, and the screen's thread
 shares the interpreter lock with it. Each time the screen's thread waits (for the terminal, a
 timer) it must win the lock back, which a busy loop gives up only every switch interval; a key
 press then takes twice its time or more. Held, the loops leave the lock to the screen.
 
-A hold never stops them for long: it lapses :data:`MAX_HOLD` seconds after it was last taken,
-released or not, and the holding thread itself never waits (it may run such a loop itself).
+A hold lasts the seconds it was taken for (or until :func:`release`), and the holding thread
+itself never waits (it may run such a loop itself).
 """
 
 from __future__ import annotations
@@ -20,27 +20,25 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-#: Seconds a hold lasts at most, unless taken again.
-MAX_HOLD = 0.5
-
 _free = threading.Event()
 _free.set()
 _holder: int | None = None  # the thread that holds the loops, None when none does
 _until = 0.0  # when the hold lapses (monotonic seconds)
 
 
-def hold() -> None:
-    """Make the paced loops of other threads wait until :func:`release` (or :data:`MAX_HOLD`)."""
+def hold(seconds: float) -> None:
+    """Make the paced loops of other threads wait for ``seconds`` from now (or until
+    :func:`release`); a hold taken again lasts until the later end."""
     global _holder, _until
-    _until = monotonic() + MAX_HOLD
+    _until = max(_until, monotonic() + seconds)
     _free.clear()
     _holder = threading.get_ident()
 
 
 def release() -> None:
     """Let the paced loops go on."""
-    global _holder
-    _holder = None
+    global _holder, _until
+    _holder, _until = None, 0.0
     _free.set()
 
 

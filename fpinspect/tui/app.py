@@ -46,6 +46,10 @@ class Settings:
     now: Callable[[], datetime] = datetime.now
 
 
+#: Seconds a key or mouse event holds the background loops: a key's answer on screen, with room.
+ANSWER_SECONDS = 0.08
+
+
 class InspectorApp(App[str | None]):
     """Exits with a one-sentence problem as its result (return code 2) when the input cannot be read."""
 
@@ -81,13 +85,11 @@ class InspectorApp(App[str | None]):
             open_result_file(self, self.settings.result)
 
     async def on_event(self, event: events.Event) -> None:
-        # A key or mouse event holds the background loops (dumps.pacing) until its answer is on
-        # screen: sharing the interpreter lock with them, answering took 2-4 times as long.
-        # Released after the second refresh from now: the first may come before the event's
-        # messages (the highlighted op's detail) are all handled.
+        # A key or mouse event holds the background loops (dumps.pacing) for as long as an answer
+        # takes: sharing the interpreter lock with them, answering took 2-4 times as long. (The
+        # answer is made over many messages, by several widgets: none knows when it is done.)
         if isinstance(event, events.InputEvent) and not event.is_forwarded:
-            pacing.hold()
-            self.screen.call_after_refresh(self.screen.call_after_refresh, pacing.release)
+            pacing.hold(ANSWER_SECONDS)
         await super().on_event(event)
 
     def tasks_screen(self) -> TasksScreen:

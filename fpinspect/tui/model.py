@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 from ..dumps import DumpComparison, DumpIndex, FusedOp, GeModel, PairPlan, Record, input_warnings, load_graph
 from ..dumps.fusion import compared_ops, fused_op, is_fused, original_subgraph
-from ..dumps.graph import collector_paused
+from ..dumps.graph import SplitGraph, collector_paused
 from ..dumps.localise import Localisation, OpFinding
 from ..dumps.pacing import paced
 from ..dumps.plan import PairPlans, plan_pairs
@@ -219,24 +219,35 @@ class Inspection:
 
     @classmethod
     def load(
-        cls, sources: Sources, *, fused_types: list[str] | None = None, compare_unfused: bool = False
+        cls,
+        sources: Sources,
+        *,
+        fused_types: list[str] | None = None,
+        compare_unfused: bool = False,
+        split: Mapping[str, SplitGraph | None] | None = None,
     ) -> Inspection:
         """Read the graphs and index the dump folders (slow: run it in a worker). Raises
         :class:`~fpinspect.dumps.InputError` for unreadable input. ``fused_types`` and
-        ``compare_unfused`` choose the ops listed and compared, as for ``fpinspect compare``."""
+        ``compare_unfused`` choose the ops listed and compared, as for ``fpinspect compare``;
+        ``split`` holds graphs :func:`~fpinspect.dumps.graph.split_json` read already, by path."""
+        graphs = {path: s for path, s in (split or {}).items() if s is not None}
         with collector_paused():
-            insp = cls._read(sources, fused_types, compare_unfused)
+            insp = cls._read(sources, fused_types, compare_unfused, graphs)
             insp.sweep_order()  # made here, in the worker: a scan of every plan (200 000) pauses the screen
             if insp.close_model is not None:
                 insp._close_order  # noqa: B018 (and so is the fusion-off order, which the detail reads)
         return insp
 
     @classmethod
-    def _read(cls, sources: Sources, fused_types: list[str] | None, compare_unfused: bool) -> Inspection:
+    def _read(
+        cls, sources: Sources, fused_types: list[str] | None, compare_unfused: bool, split: dict
+    ) -> Inspection:
+        open_graph = split.get(sources.open_graph, sources.open_graph)
+        close_graph = split.get(sources.close_graph, sources.close_graph)
         if sources.complete:
             cmp = DumpComparison(
-                sources.open_graph,
-                sources.close_graph,
+                open_graph,
+                close_graph,
                 sources.open_data,
                 sources.close_data,
                 worst=WORST,
@@ -244,8 +255,8 @@ class Inspection:
                 compare_unfused=compare_unfused,
             )
             return cls(sources, cmp.open_model, cmp.pairs, comparison=cmp, close_model=cmp.close_model)
-        model = load_graph(sources.open_graph)
-        close = load_graph(sources.close_graph) if sources.close_graph else None
+        model = load_graph(open_graph)
+        close = load_graph(close_graph) if close_graph else None
         index = DumpIndex.scan(sources.open_data) if sources.open_data else None
         ops = compared_ops(model, close, types=fused_types, unfused=compare_unfused)
         return cls(sources, model, plan_pairs(ops, index), close_model=close, open_index=index)

@@ -1,5 +1,5 @@
-"""A key press holds the background loops (:mod:`fpinspect.dumps.pacing`) until its answer is on
-screen: the screen's thread does not share the interpreter lock with them meanwhile."""
+"""A key press holds the background loops (:mod:`fpinspect.dumps.pacing`) while it is answered:
+the screen's thread does not share the interpreter lock with them meanwhile; then they go on."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import threading
 from harness import app_for, settle
 
 from fpinspect.dumps import pacing
+from fpinspect.tui.app import ANSWER_SECONDS
 from fpinspect.tui.widgets.op_list import OpList
 
 
@@ -46,7 +47,7 @@ def test_a_background_loop_stands_still_while_a_key_is_answered(regression, monk
                 await painted.wait()
                 at_paint = steps[0]
                 assert at_paint - seen.pop() <= 1, f"the loop ran on while {key!r} was answered"
-                await asyncio.sleep(0.05)  # released once answered: the loop goes on
+                await asyncio.sleep(ANSWER_SECONDS + 0.05)  # the hold lapses: the loop goes on
                 assert steps[0] > at_paint and not pacing.held()
             assert ops.cursor == 1
             stop.set()

@@ -25,7 +25,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...cli.render import compare_csv
 from ...dumps import DumpComparison, InputError, PairPlan
-from ...dumps.graph import collector_paused
+from ...dumps.graph import collector_paused, split_json
 from ...dumps.outline import outline_fused_ops
 from ...replay.evidence import OpReplay, replay_op
 from ...replay.run import run_with_replay
@@ -176,10 +176,17 @@ class MainScreen(Screen):
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def load(self, sources: Sources) -> None:
         try:
-            outline = background.call(outline_fused_ops, sources.open_graph, self.walk["fused_types"])
+            # both graphs split first: the one long call of each (the ops are decoded one by one after)
+            split = {
+                path: background.call(split_json, path)
+                for path in (sources.open_graph, sources.close_graph)
+                if path is not None
+            }
+            opened = split[sources.open_graph]
+            outline = background.call(outline_fused_ops, opened, self.walk["fused_types"]) if opened else None
             if outline:
                 self.post_message(Outlined(outline))
-            insp = background.call(_long_lived, partial(Inspection.load, sources, **self.walk))
+            insp = background.call(_long_lived, partial(Inspection.load, sources, split=split, **self.walk))
         except background.Cancelled:
             return
         except InputError as exc:

@@ -27,6 +27,7 @@ from .records import Record, Sweep
 from .report import Report
 from .sides import SIDE_ERRORS, OpSides, Sides, load_op_sides, load_sides
 from .verdict import ThresholdTable, judge
+from .workers import can_fork, compute_in_processes
 
 __all__ = ["DumpComparison", "PairPlan", "Record", "Report", "Sides"]
 
@@ -152,6 +153,12 @@ class DumpComparison:
             with self._lock:
                 self._inflight.pop(key).set()
 
+    def record_of(self, plan: PairPlan) -> Record:
+        """The record of ``plan`` computed now, neither looked up in the cache nor kept in it
+        (a worker process's job: its caller keeps it); whatever goes wrong is the record's
+        ``COMPUTE_ERROR``."""
+        return _contained(plan, lambda: self._compute(plan))
+
     def _compute(self, plan: PairPlan) -> Record:
         if not plan.comparable:
             return Record(plan, None)
@@ -194,12 +201,29 @@ class DumpComparison:
 
     def compute_all(self, *, jobs: int = 1, progress=None) -> None:
         """Compute every comparable record (inputs too: localisation needs them; cached ones are
-        not computed again) on ``jobs`` threads; ``progress(done, total)`` after each record."""
-        todo = [p for p in self.plans if p.comparable]
-        if jobs > 1:
-            # Bigger tensors first, so the pool does not end on one long pair.
-            todo.sort(key=lambda p: -_file_size(p.fused_file.path))
-        sweep = self.sweep(todo, jobs=jobs)
+        not computed again); ``progress(done, total)`` after each record. ``jobs`` > 1 computes
+        that many at once: on worker processes (:mod:`.workers`) where they can be forks of this
+        one, else on threads."""
+        todo = [p for p in self.plans if p.comparable and p.key not in self._cache]
+        if jobs <= 1 or len(todo) <= 1:
+            sweep = self.sweep(todo)
+        else:
+            # Bigger tensors first, so the workers do not end on one long pair.
+            sized = sorted(((_file_size(p.fused_file.path), p) for p in todo), key=lambda sp: -sp[0])
+            todo = [p for _, p in sized]
+            if can_fork():
+                total, count = len(todo), 0
+
+                def done(plan: PairPlan, record: Record) -> None:
+                    nonlocal count
+                    self._cache.setdefault(plan.key, record)
+                    count += 1
+                    if progress is not None:
+                        progress(count, total)
+
+                compute_in_processes(self, todo, [size for size, _ in sized], jobs, done)
+                return
+            sweep = self.sweep(todo, jobs=jobs)
         for _ in sweep:
             if progress is not None:
                 progress(sweep.done, sweep.total)

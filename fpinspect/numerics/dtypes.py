@@ -18,7 +18,9 @@ class FloatFormat:
     """Facts about one binary floating-point format.
 
     ``p`` is the precision in bits including the implicit bit; ``emin`` the exponent of the
-    smallest normal number; ``emax`` the exponent of the largest finite number.
+    smallest normal number; ``emax`` the exponent of the largest finite number. Each fact is
+    computed once (every pair's pass asks for several). A format pickles as its name: it is
+    the registry's entry again when unpickled.
     """
 
     name: str
@@ -34,40 +36,43 @@ class FloatFormat:
     def finfo(self):
         return ml_dtypes.finfo(self.dtype)
 
-    @property
+    @cached_property
     def p(self) -> int:
         return int(self.finfo.nmant) + 1
 
-    @property
+    @cached_property
     def emin(self) -> int:
         return int(np.frexp(np.float64(self.finfo.smallest_normal))[1]) - 1
 
-    @property
+    @cached_property
     def emax(self) -> int:
         return int(np.frexp(np.float64(self.finfo.max))[1]) - 1
 
-    @property
+    @cached_property
     def max(self) -> float:
         return float(self.finfo.max)
 
-    @property
+    @cached_property
     def tiny(self) -> float:
         """Smallest positive normal number."""
         return float(self.finfo.smallest_normal)
 
-    @property
+    @cached_property
     def eps(self) -> float:
         return float(self.finfo.eps)
 
-    @property
+    @cached_property
     def sign_mask(self) -> int:
         return 1 << (self.bits - 1)
 
-    @property
+    @cached_property
     def max_key(self) -> int:
         """Ordered-integer key of the largest non-NaN value (inf where the format has it)."""
         top = np.array(np.inf if self.has_inf else self.max, dtype=np.float64).astype(self.dtype)
         return int(top.view(self.uint))
+
+    def __reduce__(self):
+        return float_format, (self.name,)
 
 
 def _fmt(name: str, dtype, has_inf: bool = True) -> FloatFormat:

@@ -333,9 +333,12 @@ def _beats(value, index, cur_value, cur_index) -> bool:
 
 
 class _Plan:
-    """How the kernel sees one pair: value decoding per side, the measured format's facts."""
+    """How the kernel sees one kind of pair: value decoding per side, the measured format's
+    facts. ``keep_values``: the pass keeps every element's errors (exact percentiles). One is
+    made per kind (:func:`_plan_for`) and shared by all its pairs: it is never changed."""
 
-    def __init__(self, a_dtype: np.dtype, ref_dtype: np.dtype, size: int, worst: int):
+    def __init__(self, a_dtype: np.dtype, ref_dtype: np.dtype, keep_values: bool, worst: int):
+        self.kind = (a_dtype, ref_dtype, keep_values, worst)
         self.same = a_dtype == ref_dtype and is_supported(a_dtype)
         self.fmt = _measured_format(a_dtype, ref_dtype)
         fmt = self.fmt
@@ -346,7 +349,7 @@ class _Plan:
             self.a_decode = self.b_decode = "table" if fmt.bits <= 16 else "float"
         else:
             self.a_decode = self.b_decode = "float64"
-        self.keep_values = size <= EXACT_CAP
+        self.keep_values = keep_values
         self.sketch = not self.keep_values
         mode = K.USE_TABLE if self.a_decode == "table" else 0
         mode |= K.SAME_FORMAT if self.same else 0
@@ -361,6 +364,9 @@ class _Plan:
         self.emin = fmt.emin
         self.ulp_size, self.inv_ulp = _ulp_tables(fmt)
 
+    def __reduce__(self):
+        return _plan_for, self.kind  # pickled as its kind: the one plan of that kind when unpickled
+
     def views(self, chunk: np.ndarray, decode: str):
         """``(raw bits, float values, decode table)`` of one chunk, as the kernel reads them."""
         if decode == "float64":
@@ -371,6 +377,12 @@ class _Plan:
         if decode == "table":
             return u, _NO_FLOATS, _decode_table(self.fmt.dtype)
         return u, c, _NO_FLOATS
+
+
+@cache
+def _plan_for(a_dtype: np.dtype, ref_dtype: np.dtype, keep_values: bool, worst: int) -> _Plan:
+    """The one :class:`_Plan` of each kind of pair (making one cost a small pair ~15 us)."""
+    return _Plan(a_dtype, ref_dtype, keep_values, worst)
 
 
 class PairStats:
@@ -399,7 +411,8 @@ class PairStats:
     """
 
     def __init__(self, plan: _Plan, state: _Pass, shape, a_dtype, ref_dtype):
-        acc, cnt = state.acc, state.cnt
+        # the running values as Python numbers, read once (a numpy scalar per field cost ~40 us)
+        acc, cnt = state.acc.tolist(), state.cnt.tolist()
         self.shape = tuple(shape)
         self.a_dtype, self.ref_dtype = np.dtype(a_dtype), np.dtype(ref_dtype)
         self.plan = plan  # how the kernel reads this pair (the KL pass reads it the same way)
@@ -408,51 +421,48 @@ class PairStats:
         self._final: dict | None = None  # error_stats() with the default percentiles, once computed
         self._lent: tuple[np.ndarray, ...] = ()  # kept-value buffers compact() hands back for reuse
         self.kl: float | None = None  # msaccucmp's KL divergence, when accumulate(kl=True) computed it
-        self.count = int(cnt[K.COUNT])
-        self.finite = nf = int(cnt[K.FINITE])
-        for name in (
-            "both_nan",
-            "nan_mismatch",
-            "both_inf",
-            "inf_mismatch",
-            "bit_equal",
-            "signed_zero",
-            "below_one_thousandth",
-            "below_five_thousandths",
-            "rel_count",
-            "rel_excluded",
-        ):
-            setattr(self, name, int(cnt[getattr(K, name.upper())]))
+        self.count = cnt[K.COUNT]
+        self.finite = nf = cnt[K.FINITE]
+        self.both_nan = cnt[K.BOTH_NAN]
+        self.nan_mismatch = cnt[K.NAN_MISMATCH]
+        self.both_inf = cnt[K.BOTH_INF]
+        self.inf_mismatch = cnt[K.INF_MISMATCH]
+        self.bit_equal = cnt[K.BIT_EQUAL]
+        self.signed_zero = cnt[K.SIGNED_ZERO]
+        self.below_one_thousandth = cnt[K.BELOW_ONE_THOUSANDTH]
+        self.below_five_thousandths = cnt[K.BELOW_FIVE_THOUSANDTHS]
+        self.rel_count = cnt[K.REL_COUNT]
+        self.rel_excluded = cnt[K.REL_EXCLUDED]
         has = self.count > 0
-        self.script_dot = float(acc[K.SCRIPT_DOT])
-        self.script_sum_sq_x = float(acc[K.SCRIPT_SUM_XX])
-        self.script_sum_sq_y = float(acc[K.SCRIPT_SUM_YY])
-        self.script_max_abs = math.nan if cnt[K.SCRIPT_MAX_ABS_NAN] else float(acc[K.SCRIPT_MAX_ABS])
-        self.script_max_rel = math.nan if cnt[K.SCRIPT_MAX_REL_NAN] else float(acc[K.SCRIPT_MAX_REL])
+        self.script_dot = acc[K.SCRIPT_DOT]
+        self.script_sum_sq_x = acc[K.SCRIPT_SUM_XX]
+        self.script_sum_sq_y = acc[K.SCRIPT_SUM_YY]
+        self.script_max_abs = math.nan if cnt[K.SCRIPT_MAX_ABS_NAN] else acc[K.SCRIPT_MAX_ABS]
+        self.script_max_rel = math.nan if cnt[K.SCRIPT_MAX_REL_NAN] else acc[K.SCRIPT_MAX_REL]
         if not has:
             self.script_max_abs = self.script_max_rel = None
-        self.sum_sq_diff = float(acc[K.SUM_SQ_DIFF])
-        self.sum_abs_diff = float(acc[K.SUM_ABS_DIFF])
-        self.sum_sq_ref = float(acc[K.SUM_SQ_REF])
-        self.max_abs_ref = float(acc[K.MAX_ABS_REF])
-        self.max_abs, self.max_abs_index = float(acc[K.MAX_ABS]), int(cnt[K.MAX_ABS_INDEX])
-        self.max_rel, self.max_rel_index = float(acc[K.MAX_REL]), int(cnt[K.MAX_REL_INDEX])
-        self.sum_rel = float(acc[K.SUM_REL])
-        self.msaccucmp_sum_rel = float(acc[K.MSACCUCMP_SUM_REL])
-        self.msaccucmp_max_rel = float(acc[K.MSACCUCMP_MAX_REL])
-        self.x_moments = Moments(nf, float(acc[K.MEAN_X]), float(acc[K.M2_X]))
-        self.y_moments = Moments(nf, float(acc[K.MEAN_Y]), float(acc[K.M2_Y]))
-        self.min_x, self.max_x = float(acc[K.MIN_X]), float(acc[K.MAX_X])
-        self.min_y, self.max_y = float(acc[K.MIN_Y]), float(acc[K.MAX_Y])
+        self.sum_sq_diff = acc[K.SUM_SQ_DIFF]
+        self.sum_abs_diff = acc[K.SUM_ABS_DIFF]
+        self.sum_sq_ref = acc[K.SUM_SQ_REF]
+        self.max_abs_ref = acc[K.MAX_ABS_REF]
+        self.max_abs, self.max_abs_index = acc[K.MAX_ABS], cnt[K.MAX_ABS_INDEX]
+        self.max_rel, self.max_rel_index = acc[K.MAX_REL], cnt[K.MAX_REL_INDEX]
+        self.sum_rel = acc[K.SUM_REL]
+        self.msaccucmp_sum_rel = acc[K.MSACCUCMP_SUM_REL]
+        self.msaccucmp_max_rel = acc[K.MSACCUCMP_MAX_REL]
+        self.x_moments = Moments(nf, acc[K.MEAN_X], acc[K.M2_X])
+        self.y_moments = Moments(nf, acc[K.MEAN_Y], acc[K.M2_Y])
+        self.min_x, self.max_x = acc[K.MIN_X], acc[K.MAX_X]
+        self.min_y, self.max_y = acc[K.MIN_Y], acc[K.MAX_Y]
         keep_abs, keep_rel, keep_ulp = state.keep
         sketch_abs, sketch_rel, sketch_ulp = state.sketches
         self.abs_quantiles = RealQuantiles.collected(keep_abs if plan.keep_values else None, sketch_abs, nf)
         self.rel_quantiles = RealQuantiles.collected(
             keep_rel if plan.keep_values else None, sketch_rel, self.rel_count
         )
-        self.max_ulp_index = int(cnt[K.MAX_ULP_INDEX])
+        self.max_ulp_index = cnt[K.MAX_ULP_INDEX]
         if self.same:
-            huge = float(acc[K.SUM_ULP_DIFF_HUGE])
+            huge = acc[K.SUM_ULP_DIFF_HUGE]
             hist = IntHistogram.collected(
                 state.hist_exact,
                 state.hist_log,
@@ -470,10 +480,10 @@ class PairStats:
             self.ulp_quantiles = RealQuantiles.collected(
                 keep_ulp if plan.keep_values else None, sketch_ulp, nf
             )
-            self.max_ulp = float(acc[K.MAX_ULP_ERROR])
-            self.sum_ulp_error = float(acc[K.SUM_ULP_ERROR])
-            self.ulp_share_counts = cnt[[K.ULP_WITHIN_TOL, K.ULP_WITHIN_ONE, K.ULP_ABOVE_ONE]].copy()
-        filled = int(cnt[K.WORST_FILLED])
+            self.max_ulp = acc[K.MAX_ULP_ERROR]
+            self.sum_ulp_error = acc[K.SUM_ULP_ERROR]
+            self.ulp_share_counts = state.cnt[[K.ULP_WITHIN_TOL, K.ULP_WITHIN_ONE, K.ULP_ABOVE_ONE]].copy()
+        filled = cnt[K.WORST_FILLED]
         self.worst_score = state.worst_score[:filled].copy()
         self.worst_index = state.worst_index[:filled].copy()
 
@@ -606,7 +616,7 @@ def accumulate(
     shape = tuple(getattr(a, "shape", (ra.size,)))
     # chunks arrive byte-swapped to machine order (ChunkReader)
     a_dtype, ref_dtype = native(a.dtype), native(ref.dtype)
-    plan = _Plan(a_dtype, ref_dtype, ra.size, worst)
+    plan = _plan_for(a_dtype, ref_dtype, ra.size <= EXACT_CAP, worst)
     compile_ahead.start(a_dtype, ref_dtype, ra.size, kl)
     ranges = chunk_ranges(ra.size, chunk)
     if plan.keep_values:

@@ -44,8 +44,16 @@ def replay_ops(comparison, names: list[str], jobs: int = 1, progress=None) -> di
     if jobs <= 1 or len(names) <= 1:
         results = [one(n) for n in names]
     else:
+        # each thread takes the next op until none is left: a future per op cost more than
+        # replaying an op that stops early (no inputs dumped), ~75 us against ~20
+        order = iter(names)
+
+        def work() -> list[OpReplay]:
+            return [one(name) for name in order]  # next() of a list iterator is atomic
+
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(one, names))
+            parts = [pool.submit(work) for _ in range(min(jobs, len(names)))]
+            results = [r for part in parts for r in part.result()]
     return {r.name: r for r in results}
 
 

@@ -1,0 +1,156 @@
+"""compare --jobs N: records computed on worker processes are the records of one process, a
+worker that dies leaves its batch to the caller, and batches split the work as documented."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from network import build_network
+
+from fpinspect.dumps import DumpComparison
+from fpinspect.dumps import workers as W
+
+pytestmark = pytest.mark.skipif(not W.can_fork(), reason="worker processes are forks (Linux)")
+
+
+@pytest.fixture(scope="module")
+def paths(tmp_path_factory):
+    return build_network(tmp_path_factory.mktemp("net"), inject="R2=scale")
+
+
+def comparison(paths) -> DumpComparison:
+    return DumpComparison(
+        *(str(paths[k]) for k in ("af_open_graph", "af_close_graph", "af_open_data", "af_close_data"))
+    )
+
+
+def _records(cmp: DumpComparison) -> dict:
+    return {p.key: cmp.compute(p).to_json() for p in cmp.plans}
+
+
+def test_worker_processes_compute_the_records_one_process_does(paths, tmp_path, monkeypatch):
+    one = comparison(paths)
+    one.compute_all(jobs=1)
+    seen = tmp_path / "pids"
+    record = DumpComparison._record
+
+    def noted(self, plan, sides):  # which process computed each pair
+        with open(seen, "a") as f:
+            f.write(f"{os.getpid()}\n")
+        return record(self, plan, sides)
+
+    monkeypatch.setattr(DumpComparison, "_record", noted)
+    monkeypatch.setattr(W, "BATCH_PAIRS", 1)  # a batch per pair: both workers get some
+    two = comparison(paths)
+    progress = []
+    two.compute_all(jobs=2, progress=lambda done, total: progress.append((done, total)))
+    pids = seen.read_text().split()
+    comparable = sum(p.comparable for p in two.plans)
+    assert len(pids) == comparable and str(os.getpid()) not in pids
+    assert progress == [(i + 1, comparable) for i in range(comparable)]
+    assert _records(two) == _records(one)
+
+
+def test_a_worker_that_dies_leaves_its_batch_to_the_caller(paths, monkeypatch):
+    one = comparison(paths)
+    one.compute_all(jobs=1)
+    caller = os.getpid()
+    compute = DumpComparison._compute
+
+    def dying(self, plan):
+        if os.getpid() != caller:
+            os._exit(9)  # killed: no record, no reply
+        return compute(self, plan)
+
+    monkeypatch.setattr(DumpComparison, "_compute", dying)
+    two = comparison(paths)
+    two.compute_all(jobs=2)
+    assert _records(two) == _records(one)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "runs"),
+    [
+        ([], []),
+        ([1] * 130, [range(0, 64), range(64, 128), range(128, 130)]),
+        ([W.BATCH_BYTES + 1, 5, 5], [range(0, 1), range(1, 3)]),
+        ([W.BATCH_BYTES // 2, W.BATCH_BYTES // 2, 1], [range(0, 2), range(2, 3)]),
+    ],
+)
+def test_batches_hold_at_most_their_pairs_and_bytes(sizes, runs):
+    assert W.batches(sizes) == runs
+
+
+def _big_run(root, ops: int, n: int) -> list[str]:
+    """``compare`` flags of a run of ``ops`` fused ops with float16 outputs of ``n`` elements
+    (sparse files of zeros: no disk used, seconds of work per pair)."""
+    import json
+
+    import numpy as np
+
+    def desc(origin=None):
+        attrs = [{"key": "origin_format", "value": {"s": "ND"}}]
+        if origin:
+            attrs += [
+                {"key": "_datadump_origin_name", "value": {"s": origin}},
+                {"key": "_datadump_origin_output_index", "value": {"i": 0}},
+            ]
+        return {"dtype": "DT_FLOAT16", "shape": {"dim": [n]}, "layout": "ND", "attr": attrs}
+
+    on = [{"name": "x", "type": "Data", "output_desc": [desc()]}]
+    off = [{"name": "x", "type": "Data", "output_desc": [desc()]}]
+    for i in range(ops):
+        names = {"list": {"s": [f"Op_{i}"], "val_type": "VT_LIST_STRING"}}
+        on.append(
+            {
+                "name": f"autofuse_{i}",
+                "type": "AscBackend",
+                "input": ["x:0"],
+                "output_desc": [desc(f"Op_{i}")],
+                "attr": [{"key": "_datadump_original_op_names", "value": names}],
+            }
+        )
+        off.append({"name": f"Op_{i}", "type": "Mul", "input": ["x:0"], "output_desc": [desc()]})
+    flags = []
+    for side, graph, dump in (("open", on, "AscBackend.autofuse_{i}"), ("close", off, "Mul.Op_{i}")):
+        (root / side).mkdir()
+        (root / f"{side}.json").write_text(json.dumps({"name": "g", "graph": [{"name": side, "op": graph}]}))
+        for i in range(ops):
+            path = root / side / f"{dump.format(i=i)}.3.44.{1783906987170021 + i}.output.0.npy"
+            np.lib.format.open_memmap(path, mode="w+", dtype=np.float16, shape=(n,)).flush()
+        flags += [f"--af-{side}-graph", str(root / f"{side}.json"), f"--af-{side}-data", str(root / side)]
+    return flags
+
+
+def test_ctrl_c_stops_the_workers_and_is_one_line(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    flags = _big_run(tmp_path, 4, 1 << 27)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fpinspect", "compare", *flags, "--jobs", "2", "--replay", "none"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while len(workers := _children(proc.pid)) < 2:
+        assert proc.poll() is None and time.monotonic() < deadline, "the workers never started"
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, (out, err)
+    assert err.strip() == "fpinspect: interrupted"
+    assert not [pid for pid in workers if os.path.exists(f"/proc/{pid}")], "a worker outlived compare"
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(c) for c in f.read().split()]
+    except OSError:
+        return []

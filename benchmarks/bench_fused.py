@@ -14,7 +14,10 @@ the fastest kept (the machine may be shared: the load average is printed before 
      compile cache (once), then ``--jobs 1`` and ``--jobs 2`` with the cache warm, and the
      speed-up of 2 threads over 1; and ``--jobs 1`` on a file against itself (every block equal
      bit for bit, so its error loops are skipped);
-   * ``fpinspect diff --format json`` (the pass, KL, the worst elements, JSON) with jobs 1 and 2.
+   * ``fpinspect diff --format json`` (the pass, KL, the worst elements, JSON) with jobs 1 and 2;
+   * ``fpinspect diff`` of one 64 KiB pair with an empty compile cache (every kernel it calls
+     compiled: the pass by the process, what runs after it by a child meanwhile) and warm
+     (the CPU seconds include the child's).
    The numpy and fused passes are also timed inside their process (wall and CPU seconds:
    no interpreter start or imports; with the cache warm, no loading of the compiled kernels).
    Targets: the fused pass at most as slow as the numpy pass, its first call within 3x of it.
@@ -73,6 +76,10 @@ DIFF = (
     "import sys; from fpinspect.cli import main; "
     "sys.argv=['fpinspect','diff','--format','json','--jobs',sys.argv[3],sys.argv[1],sys.argv[2]]; main()"
 )
+
+
+#: Elements of the small pair (64 KiB of float16 per side).
+SMALL_PAIR = 32 * 1024
 
 
 def timed(code: str, *args: str) -> tuple[float, int, str, float]:
@@ -134,11 +141,25 @@ def bench_pair(tmp: str, n: int, repeat: int) -> None:
         rows.append(("fpinspect diff --jobs 1 (+KL, JSON)", best(repeat, DIFF, a, b, "1")))
         rows.append(("fpinspect diff --jobs 2", best(repeat, DIFF, a, b, "2")))
         del os.environ["NUMBA_CACHE_DIR"]
+    # what a user's first command costs: one small pair, every kernel it calls compiled
+    small = os.path.join(tmp, "small_a.npy"), os.path.join(tmp, "small_b.npy")
+    write_fp16(small[0], SMALL_PAIR, 5)
+    write_fp16(small[1], SMALL_PAIR, 6, scale=1.0005)
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["NUMBA_CACHE_DIR"] = cache
+        small_rows = [("first call (compiles)", timed(DIFF, *small, "1"))]
+        small_rows.append(("cache warm", best(repeat, DIFF, *small, "1")))
+        del os.environ["NUMBA_CACHE_DIR"]
     print(f"    after:  {load()}")
     print("    (x: against the numpy pass; process wall time, then the pass alone)")
     for label, run in rows:
         row(label, run, numpy_t)
     print(f"    --jobs 2 over --jobs 1, the pass alone: x{inner(jobs1)[0] / inner(jobs2)[0]:.2f} faster")
+    print("    fpinspect diff --jobs 1 of one 64 KiB float16 pair (exact percentiles, KL, JSON):")
+    for label, (t, mem, _, cpu) in small_rows:
+        print(f"      {label:40s}: {t:6.2f} s, CPU {cpu:6.2f} s  peak RSS {mem / MiB:5.0f} MiB")
+    for path in small:
+        os.remove(path)
     os.remove(a)
     os.remove(b)
 

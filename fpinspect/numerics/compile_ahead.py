@@ -4,8 +4,10 @@ With an empty compile cache a first pair compiles every kernel it calls, one aft
 one core: :func:`~fpinspect.numerics.kernels.fused_pass` first (most of it), then KL's pass
 and the exact percentiles' compaction and selection. Those do not depend on the pass, so
 :func:`start` has a child process compile them at the same time, on another core, into
-numba's on-disk cache; :func:`wait`, once the pass is done, waits for the child, and the
-first call of each kernel then loads it from the cache.
+numba's on-disk cache. Before the first call of one of them the caller waits for the child
+(:func:`wait`; by then it is usually done), and that call loads it from the cache. A caller
+that never calls them does not wait: the child finishes on its own, and the next run finds
+them.
 
 Only where it pays: the kernels are cached on disk (a writable cache folder; see
 :mod:`fpinspect.numerics.jit`) and the cache does not hold them yet; once per process and
@@ -82,6 +84,8 @@ def start(a_dtype: np.dtype, ref_dtype: np.dtype, size: int, kl: bool) -> None:
 
 def wait() -> None:
     """Wait for the children :func:`start` started (at most :data:`WAIT_S` seconds each)."""
+    if not _children:
+        return
     with _lock:
         children, _children[:] = list(_children), []
     for child in children:

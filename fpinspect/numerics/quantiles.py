@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import compile_ahead
 from . import kernels as K
 
 _EXACT_BINS = K.EXACT_BINS
@@ -157,6 +158,8 @@ class RealQuantiles:
         elements that did not count and copies of bucket 0)."""
         q = cls()
         if kept is not None:
+            if kept.size != n:
+                compile_ahead.wait()  # the kernel may be what a child is compiling
             v = kept if kept.size == n else kept[: K.compact_counted(kept)]
             q.values, q.kept, q.n = ([v] if v.size else []), int(v.size), int(v.size)
         else:
@@ -209,6 +212,7 @@ class RealQuantiles:
             allv = self.values[0] if len(self.values) == 1 else np.concatenate(self.values)
             ranks = [_rank(allv.size, q) - 1 for q in qs]
             wanted = np.array(sorted(set(ranks)), dtype=np.int64)
+            compile_ahead.wait()
             found = dict(zip(wanted.tolist(), K.select_ranks(np.ascontiguousarray(allv), wanted).tolist()))
             return [found[r] for r in ranks]
         cum = np.cumsum(self.buckets)

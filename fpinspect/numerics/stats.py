@@ -664,7 +664,6 @@ def accumulate(
     finally:
         for state in passes:
             state.release()
-    compile_ahead.wait()  # what runs next may be what a child compiled meanwhile
     if plan.keep_values:
         stats._lent = keep[:2]
     if kl:
@@ -781,6 +780,7 @@ def _kl_divergence(s: PairStats, chunks, ra: ChunkReader, rr: ChunkReader, jobs:
         return None
     rx, ry = s.max_x - s.min_x, s.max_y - s.min_y
     plan = s.plan
+    compile_ahead.wait()  # KL's kernels may be what a child is compiling
     tables = _kl_tables(plan, s.min_x, rx, s.min_y, ry) if _kl_uses_tables(plan, s.count) else None
 
     def sums_of(pairs) -> np.ndarray:

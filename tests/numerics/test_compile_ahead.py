@@ -25,13 +25,15 @@ def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compil
         a = np.linspace(-3, 3, 3000).astype(np.float16)
         b = (a * np.float16(1.001)).astype(np.float16)
         b[7] = np.nan  # an element that does not count: the kept values are compacted
-        s = accumulate(a, b, kl=True)
+        from fpinspect.numerics import compile_ahead
+        s = accumulate(a, b, kl=True)  # KL's pass is called in there, after the fused pass
         e = s.error_stats()
+        waited_for = not compile_ahead._children
         counts = {
             k.__name__: (sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values()))
             for k in (K.fused_pass, K.kl_pass, K.compact_counted, K.select_ranks)
         }
-        print(json.dumps({"counts": counts, "kl": s.kl, "p50": e["abs"]["p50"], "p99": e["rel"]["p99"]}))
+        print(json.dumps({"counts": counts, "waited": waited_for, "kl": s.kl, "p50": e["abs"]["p50"], "p99": e["rel"]["p99"]}))
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
@@ -45,6 +47,7 @@ def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compil
         "compact_counted": [1, 0],
         "select_ranks": [1, 0],
     }, out.stderr[-2000:]
+    assert got["waited"]
 
     from fpinspect.numerics.stats import accumulate
 
@@ -71,6 +74,25 @@ def test_the_after_pass_calls_have_the_types_the_pair_passes():
             sig = tuple(__import__("numba").typeof(x) for x in args)
             assert sig in kernel.overloads, (kernel.__name__, sig, list(kernel.overloads))
             assert compile_ahead.ready(kernel, args)
+
+
+def test_a_pass_whose_caller_needs_nothing_after_it_does_not_wait(tmp_path):
+    """The fused pass alone (no KL, no percentiles asked for) returns while the child may still
+    be compiling: it is not waited for until one of its kernels is called."""
+    code = """
+        import numpy as np
+        from fpinspect.numerics import compile_ahead
+        from fpinspect.numerics.stats import accumulate
+        a = np.linspace(-3, 3, 3000).astype(np.float16)
+        accumulate(a, a)
+        print(len(compile_ahead._children))
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env, check=True
+    )
+    assert out.stdout.split() == ["1"]
 
 
 def test_nothing_is_compiled_ahead_of_a_warm_pair(monkeypatch):

@@ -34,6 +34,18 @@ _children: list[subprocess.Popen] = []
 WAIT_S = 120
 
 
+def _forget_children() -> None:
+    """In a forked process (``compare --jobs N``'s workers): the children are its parent's, not
+    its own to wait for, and the lock may have been held by another thread at the fork."""
+    global _lock
+    _lock = threading.Lock()
+    _children.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_children)
+
+
 def ready(kernel, args) -> bool:
     """Whether ``kernel`` is compiled for the types of ``args`` in this process or held by numba's
     on-disk cache, looked up as numba looks it up when called; ``True`` where that cannot be

@@ -103,3 +103,23 @@ def test_nothing_is_compiled_ahead_of_a_warm_pair(monkeypatch):
     K.select_ranks(np.zeros(1), np.zeros(1, dtype=np.int64))
     compile_ahead.start(a.dtype, a.dtype, a.size, False)
     assert compile_ahead._children == [] and compile_ahead._started  # looked, and found them
+
+
+def test_a_forked_worker_does_not_wait_for_its_parents_child(monkeypatch):
+    """``compare --jobs N`` forks workers: a child compiling for the parent is not theirs."""
+    import multiprocessing
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        monkeypatch.setattr(compile_ahead, "_children", [sleeper])
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(1) as pool:
+            assert pool.apply(_children_here) == 0
+        assert compile_ahead._children == [sleeper]
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def _children_here() -> int:
+    return len(compile_ahead._children)

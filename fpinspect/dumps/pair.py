@@ -17,6 +17,7 @@ import numpy as np
 
 from ..numerics import float_format, is_supported, metrics_from_stats, ulp_diff, ulp_error, ulp_nan
 from ..numerics.chunks import CastView, ChunkReader, NpyFile, iter_chunks
+from ..numerics.dtypes import dtype_name
 from ..numerics.stats import PairStats, accumulate
 from .errors import InputError
 from .npyio import open_npy
@@ -142,8 +143,8 @@ def _worst_elements(stats: PairStats, ra: ChunkReader, rb: ChunkReader, shape) -
     va, vb = ra.take(flat), rb.take(flat)  # one read per side for all of them
     a64, b64 = va.astype(np.float64), vb.astype(np.float64)
     if stats.same:
-        dist = ulp_diff(va, vb)
-        ulps = [None if d == ulp_nan(stats.fmt) else d for d in dist.tolist()]
+        nan = ulp_nan(stats.fmt)
+        ulps = [None if d == nan else d for d in ulp_diff(va, vb).tolist()]
     else:
         # the narrower side is measured in ULPs of its own format against the wider one
         x, ref = (va, vb) if _fmt_or_none(va) == stats.fmt else (vb, va)
@@ -191,8 +192,8 @@ def compare_arrays(
         status=status,
         shape_a=tuple(a.shape),
         shape_b=tuple(b.shape),
-        dtype_a=str(a.dtype),
-        dtype_b=str(b.dtype),
+        dtype_a=dtype_name(np.dtype(a.dtype)),
+        dtype_b=dtype_name(np.dtype(b.dtype)),
     )
     da, db = np.dtype(a.dtype), np.dtype(b.dtype)
     if not (_numeric(da) and _numeric(db)):

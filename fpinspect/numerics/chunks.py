@@ -8,6 +8,7 @@ stays at a few chunks instead of growing to the file size.
 
 from __future__ import annotations
 
+import math
 import mmap
 from collections.abc import Iterator
 
@@ -84,7 +85,7 @@ class NpyFile:
         self.shape = self.header_shape
         self.stored_dtype = np.dtype(dtype)
         self.dtype = native(self.stored_dtype)
-        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.size = math.prod(self.shape)
         self.ndim = len(self.shape)
         self.fortran_order = fortran_order
         self.data_offset = data_offset
@@ -141,7 +142,7 @@ class NpyFile:
     def with_shape(self, shape) -> NpyFile:
         """The same data seen with another shape of equal size (C-order flattening)."""
         shape = tuple(int(d) for d in shape)
-        if int(np.prod(shape, dtype=np.int64)) != self.size:
+        if math.prod(shape) != self.size:
             raise ValueError(f"cannot view {self.shape} as {shape}")
         other = NpyFile(
             self.path, self.header_shape, self.stored_dtype, self.fortran_order, self.data_offset, self.data

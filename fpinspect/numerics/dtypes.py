@@ -7,7 +7,7 @@ instead of testing ``dtype == ...`` itself. Adding a format means adding one ent
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 
 import ml_dtypes
 import numpy as np
@@ -109,6 +109,12 @@ def native(dtype) -> np.dtype:
 def as_native(x: np.ndarray) -> np.ndarray:
     """``x`` itself when its bytes are in machine order, else a byte-swapped copy."""
     return x if x.dtype.isnative else x.astype(native(x.dtype))
+
+
+@cache
+def dtype_name(dtype: np.dtype) -> str:
+    """``str(dtype)``, once per dtype (numpy builds the name anew each time, ~7 us)."""
+    return str(dtype)
 
 
 def is_supported(dtype) -> bool:

@@ -17,6 +17,8 @@ least ``q%`` of the values ``<= v``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import compile_ahead
@@ -28,7 +30,7 @@ _LOG_BINS = K.LOG_BINS
 
 def _rank(n: int, q: float) -> int:
     """1-based rank of the ``inverted_cdf`` percentile ``q`` (0..100) among ``n`` values."""
-    return max(1, int(np.ceil(n * q / 100.0 - 1e-12)))
+    return max(1, math.ceil(n * q / 100.0 - 1e-12))
 
 
 class IntHistogram:

@@ -26,7 +26,7 @@ import numpy as np
 from . import compile_ahead
 from . import kernels as K
 from .chunks import CHUNK, ChunkReader, chunk_ranges
-from .dtypes import FloatFormat, common_format, float_format, is_supported, native
+from .dtypes import FloatFormat, common_format, dtype_name, float_format, is_supported, native
 from .quantiles import IntHistogram, RealQuantiles
 
 EPS64 = float(np.finfo(np.float64).eps)
@@ -563,8 +563,8 @@ class PairStats:
     def _error_stats(self, percentiles) -> dict:
         return {
             "count": self.count,
-            "dtype": str(self.a_dtype),
-            "ref_dtype": str(self.ref_dtype),
+            "dtype": dtype_name(self.a_dtype),
+            "ref_dtype": dtype_name(self.ref_dtype),
             "finite": self.finite,
             "bit_equal": self.bit_equal if self.same else None,
             "abs": self._block(

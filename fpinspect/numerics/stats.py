@@ -763,7 +763,7 @@ def after_pass_calls(a_dtype, ref_dtype, size: int, kl: bool) -> list:
     ``kl``, and where the values are kept, the compaction and the selection of the exact
     percentiles (:class:`~fpinspect.numerics.quantiles.RealQuantiles`).
     :mod:`~fpinspect.numerics.compile_ahead` compiles them while the pass compiles."""
-    plan = _Plan(np.dtype(a_dtype), np.dtype(ref_dtype), size, 0)
+    plan = _plan_for(np.dtype(a_dtype), np.dtype(ref_dtype), size <= EXACT_CAP, 0)
     calls = []
     if plan.keep_values:
         calls.append((K.compact_counted, (np.zeros(1),)))

@@ -46,6 +46,13 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_children)
 
 
+def _can_start_python() -> bool:
+    """Whether ``sys.executable`` is a Python interpreter to start the child with (not so in an
+    application that embeds or freezes Python)."""
+    name = os.path.basename(sys.executable or "").lower()
+    return not getattr(sys, "frozen", False) and ("python" in name or "pypy" in name)
+
+
 def ready(kernel, args) -> bool:
     """Whether ``kernel`` is compiled for the types of ``args`` in this process or held by numba's
     on-disk cache, looked up as numba looks it up when called; ``True`` where that cannot be
@@ -77,7 +84,7 @@ def start(a_dtype: np.dtype, ref_dtype: np.dtype, size: int, kl: bool) -> None:
             return
         _started.add(key)
     calls = after_pass_calls(a_dtype, ref_dtype, size, kl)
-    if not sys.executable or all(ready(kernel, args) for kernel, args in calls):
+    if not _can_start_python() or all(ready(kernel, args) for kernel, args in calls):
         return
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ)

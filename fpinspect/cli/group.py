@@ -3,6 +3,7 @@ below, render."""
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -152,7 +153,7 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
     "-j",
     type=int,
     default=None,
-    help="compare this many pairs at once (default: one per core, at most 4)",
+    help="compare this many pairs at once, on worker processes (default: one per core, at most 4)",
 )
 @click.option("--iteration", help="iteration folder to use in both dump folders (default: the latest)")
 @click.option("--close-iteration", help="iteration folder of the fusion-off dumps, if it differs")
@@ -226,6 +227,10 @@ def compare(
     from ..replay.run import run_with_replay
 
     check_destination(output)
+    # No cyclic garbage collection in this short-lived process: its objects (both graphs, a record
+    # per pair) live until it ends, and each full collection rescanned them all (about 1 s of
+    # 10 000 small pairs); records make almost no cycles (measured: 0.4 objects a pair).
+    gc.disable()
     try:
         table = load_table(config, overrides)
     except ValueError as exc:

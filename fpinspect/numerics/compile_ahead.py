@@ -75,10 +75,12 @@ def start(a_dtype: np.dtype, ref_dtype: np.dtype, size: int, kl: bool) -> None:
     its pass (:func:`~fpinspect.numerics.stats.after_pass_calls`), unless all are compiled
     or cached. Once per process and pair type: the element count matters only by which
     powers of two it exceeds (the sizes at which the pass changes its methods)."""
+    key = (a_dtype, ref_dtype, max(size - 1, 0).bit_length(), kl)
+    if key in _started:  # every pair after the first of its kind
+        return
     from .stats import after_pass_calls
 
     a_dtype, ref_dtype = np.dtype(a_dtype), np.dtype(ref_dtype)
-    key = (a_dtype.str, ref_dtype.str, max(size - 1, 0).bit_length(), kl)
     with _lock:
         if key in _started:
             return

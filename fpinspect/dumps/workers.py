@@ -20,6 +20,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING
@@ -38,8 +39,10 @@ BATCH_BYTES = 16 << 20
 
 def can_fork() -> bool:
     """Whether worker processes can be forks of this one: on Linux (elsewhere fork is missing,
-    or unsafe with the system's libraries, and a spawned worker would load everything again)."""
-    return sys.platform.startswith("linux")
+    or unsafe with the system's libraries, and a spawned worker would load everything again),
+    while this is the only thread (a fork copies no other thread: a lock one of them held, numba's
+    compile lock say, would stay held in the worker for ever)."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
 def batches(sizes: list[int]) -> list[range]:

@@ -4,6 +4,7 @@ worker that dies leaves its batch to the caller, and batches split the work as d
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 from network import build_network
@@ -11,7 +12,7 @@ from network import build_network
 from fpinspect.dumps import DumpComparison
 from fpinspect.dumps import workers as W
 
-pytestmark = pytest.mark.skipif(not W.can_fork(), reason="worker processes are forks (Linux)")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forks (Linux)")
 
 
 @pytest.fixture(scope="module")
@@ -154,3 +155,22 @@ def _children(pid: int) -> list[int]:
             return [int(c) for c in f.read().split()]
     except OSError:
         return []
+
+
+def test_with_another_thread_running_the_pairs_are_computed_on_threads(paths):
+    import threading
+
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert not W.can_fork()
+        cmp = comparison(paths)
+        cmp.compute_all(jobs=2)  # no fork: threads, the same records
+        one = comparison(paths)
+        one.compute_all(jobs=1)
+        assert _records(cmp) == _records(one)
+    finally:
+        release.set()
+        other.join()
+    assert W.can_fork()

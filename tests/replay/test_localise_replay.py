@@ -118,3 +118,24 @@ def test_replay_none_leaves_replay_null(cancellation):
     rec = _compare(cancellation, replay="none").to_json()["records"][0]
     assert rec["replay"] is None
     assert np.isfinite(rec["cosine"])
+
+
+def test_replays_on_threads_are_the_replays_of_one(amplification):
+    """``--jobs N`` replays: each thread takes the next op; every op is replayed once, with the
+    evidence one thread finds, and the progress counts each."""
+    from fpinspect.replay.run import replay_ops
+
+    c = DumpComparison(
+        *(str(amplification[k]) for k in ("af_open_graph", "af_close_graph", "af_open_data", "af_close_data"))
+    )
+    c.compute_all()
+    names = [op.name for op in c.fused]
+    one = replay_ops(c, names, jobs=1)
+    seen = []
+    three = replay_ops(c, names, jobs=3, progress=lambda done, total: seen.append(total))
+    assert list(three) == names and seen == [len(names)] * len(names)
+
+    def evidence(replays):
+        return {n: {i: e.to_json() for i, e in r.outputs.items()} for n, r in replays.items()}
+
+    assert evidence(three) == evidence(one) and any(e for e in evidence(one).values())

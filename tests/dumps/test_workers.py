@@ -15,6 +15,16 @@ from fpinspect.dumps import workers as W
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forks (Linux)")
 
 
+@pytest.fixture
+def sole_thread():
+    """The process has no other thread, so compare forks its workers (``can_fork``); the tests
+    using this are marked ``sole_thread`` and run before any other (tests/conftest.py)."""
+    import threading
+
+    others = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
+    assert not others, f"threads left by earlier tests: {others}"
+
+
 @pytest.fixture(scope="module")
 def paths(tmp_path_factory):
     return build_network(tmp_path_factory.mktemp("net"), inject="R2=scale")
@@ -30,7 +40,8 @@ def _records(cmp: DumpComparison) -> dict:
     return {p.key: cmp.compute(p).to_json() for p in cmp.plans}
 
 
-def test_worker_processes_compute_the_records_one_process_does(paths, tmp_path, monkeypatch):
+@pytest.mark.sole_thread
+def test_worker_processes_compute_the_records_one_process_does(paths, tmp_path, monkeypatch, sole_thread):
     one = comparison(paths)
     one.compute_all(jobs=1)
     seen = tmp_path / "pids"
@@ -53,7 +64,8 @@ def test_worker_processes_compute_the_records_one_process_does(paths, tmp_path, 
     assert _records(two) == _records(one)
 
 
-def test_a_worker_that_dies_leaves_its_batch_to_the_caller(paths, monkeypatch):
+@pytest.mark.sole_thread
+def test_a_worker_that_dies_leaves_its_batch_to_the_caller(paths, monkeypatch, sole_thread):
     one = comparison(paths)
     one.compute_all(jobs=1)
     caller = os.getpid()
@@ -157,7 +169,8 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-def test_with_another_thread_running_the_pairs_are_computed_on_threads(paths):
+@pytest.mark.sole_thread
+def test_with_another_thread_running_the_pairs_are_computed_on_threads(paths, sole_thread):
     import threading
 
     release = threading.Event()

@@ -19,7 +19,7 @@ from ..dumps.graph import SplitGraph, collector_paused
 from ..dumps.localise import Localisation, OpFinding
 from ..dumps.pacing import paced
 from ..dumps.plan import PairPlans, plan_pairs
-from ..dumps.verdict import worst_verdict
+from ..dumps.verdict import VERDICTS, worst_verdict
 from ..replay.evidence import OpReplay, ReplayEvidence
 from .sources import Sources
 
@@ -103,7 +103,14 @@ def view_of(rows: list[OpRow], text: str = "", by_worst: bool = False) -> list[i
     needle = text.strip().lower()
     if not needle and not by_worst:
         return list(range(len(rows)))
-    shown = [r for r in rows if not needle or needle in r.haystack or needle == r.verdict or needle == r.role]
+    if not needle:
+        shown = list(rows)
+    elif rows and needle not in {*VERDICTS, *(f.role for f in rows[0].findings.values())}:
+        # no row's verdict or role can be the needle: the names alone decide (100 000 rows: a
+        # fifth of the time, where each row's verdict and role are looked up in the findings)
+        shown = [r for r in rows if needle in r.haystack]
+    else:
+        shown = [r for r in rows if needle in r.haystack or needle == r.verdict or needle == r.role]
     if by_worst:
         shown.sort(key=lambda r: (r.score is None, -(r.score or 0.0), r.position))
     return [r.position for r in shown]

@@ -121,6 +121,9 @@ def test_slash_filters_by_name_or_original_op(regression):
         assert len(ops.shown) == 4 and current(pilot) == "autofuse_4_Add_Relu"
         await pilot.press("slash", *"fail")  # a verdict word lists the failing ops
         assert len(ops.shown) == 3
+        await pilot.press(*["backspace"] * 4, *"inherited")  # and a cause word, those of that cause
+        inherited = [r.name for r in screen.inspection.rows if r.role == "inherited"]
+        assert inherited and ops.shown == inherited
 
     drive(app_for(regression), scenario)
 

@@ -189,7 +189,8 @@ def collector_paused() -> Iterator[None]:
 def load_graph(path: str | os.PathLike | SplitGraph) -> GeModel:
     """Load the dump graph at ``path``: atc's JSON, or GE's ``ge_proto_*.txt`` (protobuf text
     format of ``ModelDef``, :mod:`.ge_text`), told apart by their first bytes; or the JSON graph
-    :func:`split_json` read already.
+    :func:`split_json` read already, whose ops are dropped once decoded (the file's bytes would
+    otherwise stay in memory beside the model: 250 MB of the inspector's peak on 100 000 ops).
 
     Raises :class:`InputError` (code ``GRAPH_LOAD_ERROR``) when the file is missing or
     unreadable, is not JSON, has no ``graph`` list, defines no op at all, or holds a value
@@ -197,7 +198,9 @@ def load_graph(path: str | os.PathLike | SplitGraph) -> GeModel:
     """
     with collector_paused():
         if isinstance(path, SplitGraph):
-            return _decoded(path.path, path.data())
+            data = path.data()
+            path.graphs.clear()  # its ops now live in data alone, dropped with it
+            return _decoded(path.path, data)
         return _load_graph(os.fspath(path))
 
 

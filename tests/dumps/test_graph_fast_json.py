@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fpinspect.dumps.fusion import compared_ops
-from fpinspect.dumps.graph import _model, load_graph
+from fpinspect.dumps.graph import _model, load_graph, split_json
 from fpinspect.dumps.outline import outline_fused_ops
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +30,15 @@ def test_msgspec_reader_decodes_the_same_model_as_json(path):
     assert fast.graphs == slow.graphs and fast.warnings == slow.warnings
     assert fast.topological_order() == slow.topological_order()
     assert sorted(fast.nx.edges(data=True)) == sorted(slow.nx.edges(data=True))
+
+
+@pytest.mark.parametrize("path", GRAPHS, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}")
+def test_a_graph_split_once_outlines_and_loads_as_its_file(path):
+    split = split_json(path)
+    assert outline_fused_ops(split) == outline_fused_ops(path)
+    model = load_graph(split)
+    assert model.ops == load_graph(path).ops and model.path == str(path)
+    assert split.graphs == []  # the ops are dropped once decoded: the file's bytes go with them
 
 
 @pytest.mark.parametrize("path", GRAPHS, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}")

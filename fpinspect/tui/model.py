@@ -240,9 +240,14 @@ class Inspection:
         graphs = {path: s for path, s in (split or {}).items() if s is not None}
         with collector_paused():
             insp = cls._read(sources, fused_types, compare_unfused, graphs)
-            insp.sweep_order()  # made here, in the worker: a scan of every plan (200 000) pauses the screen
-            if insp.close_model is not None:
-                insp._close_order  # noqa: B018 (and so is the fusion-off order, which the detail reads)
+            # made here, in the worker, what the screen's thread would otherwise make on its first
+            # record or highlight, pausing for 50-250 ms at 100 000 ops: the order of the sweep (a
+            # scan of every plan), the rows by name (the first records), the fusion-off order and
+            # networkx's lazily imported parts (the first op's detail)
+            insp.sweep_order()
+            insp._row_index()
+            if insp.close_model is not None and insp.rows:
+                insp.originals(insp.rows[0].name)
         return insp
 
     @classmethod

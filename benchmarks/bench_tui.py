@@ -279,15 +279,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         root = write_synthetic(Path(tmp) / "synthetic", args.ops, indent=2, originals=args.originals)
         small = write_synthetic(Path(tmp) / "small", 4)
-        runs = [asyncio.run(open_run(root)) for _ in range(args.repeat)]
-        med = {k: statistics.median(r[k] for r in runs) for k in runs[0] if not isinstance(runs[0][k], list)}
-        few = [asyncio.run(open_run(small)) for _ in range(args.repeat)]
-        base = {k: statistics.median(r[k] for r in few) for k in few[0] if not isinstance(few[0][k], list)}
+        # the baselines first: an app's background threads may still be at work once it has quit
         load = statistics.median(load_only(root) for _ in range(args.repeat))
         graph_file = root / "dumpgraph_af_open" / "Build.json"
         stdlib = statistics.median(stdlib_json(graph_file) for _ in range(args.repeat))
         before = statistics.median(previous_load(graph_file) for _ in range(args.repeat))
         outline = statistics.median(outline_only(graph_file) for _ in range(args.repeat))
+        runs = [asyncio.run(open_run(root)) for _ in range(args.repeat)]
+        med = {k: statistics.median(r[k] for r in runs) for k in runs[0] if not isinstance(runs[0][k], list)}
+        few = [asyncio.run(open_run(small)) for _ in range(args.repeat)]
+        base = {k: statistics.median(r[k] for r in few) for k in few[0] if not isinstance(few[0][k], list)}
         peak = peak_rss(root)
         insp = Inspection.load(resolve(str(root)))
         table = statistics.median(asyncio.run(list_paint(insp, True)) for _ in range(args.repeat))

@@ -24,7 +24,7 @@ from textual.widgets import Footer, Header, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...cli.render import compare_csv
-from ...dumps import DumpComparison, InputError, PairPlan
+from ...dumps import DumpComparison, InputError, PairPlan, pacing
 from ...dumps.graph import collector_paused, split_json
 from ...dumps.outline import outline_fused_ops
 from ...replay.evidence import OpReplay, replay_op
@@ -209,6 +209,7 @@ class MainScreen(Screen):
                 if demanded or monotonic() - last > BATCH_SECONDS:
                     self.post_message(RecordsComputed(batch, sweep.done, sweep.total))
                     batch, last = [], monotonic()
+                pacing.give_way()  # the next pair waits while a key is answered
         except background.Cancelled:
             return
         self.post_message(RecordsComputed(batch, sweep.done, sweep.total))
@@ -262,6 +263,7 @@ class MainScreen(Screen):
                     return
                 if name in evidence:
                     continue
+                pacing.give_way()  # as the next op's replay (Python for tens of ms) would not
                 evidence[name] = background.call(
                     replay_op, comparison, name, None, lambda: worker.is_cancelled
                 )

@@ -11,6 +11,7 @@ from harness import app_for, settle
 
 from fpinspect.dumps import pacing
 from fpinspect.tui.app import ANSWER_SECONDS
+from fpinspect.tui.widgets.op_detail import OpDetail
 from fpinspect.tui.widgets.op_list import OpList
 
 
@@ -24,31 +25,34 @@ def test_a_background_loop_stands_still_while_a_key_is_answered(regression, monk
                 return
 
     app = app_for(regression)
-    seen: list[int] = []
-    moved = OpList.watch_cursor
+    seen: list[tuple[str, int]] = []  # (what, the loop's steps then)
+    moved, shown = OpList.watch_cursor, OpDetail.show
 
     def watch_cursor(self) -> None:  # the key's answer starts being made
-        seen.append(steps[0])
+        seen.append(("moved", steps[0]))
         moved(self)
+
+    def show(self, insp, name) -> None:  # its last part: the highlighted op's detail
+        shown(self, insp, name)
+        seen.append(("shown", steps[0]))
 
     async def main() -> None:
         async with app.run_test(size=(100, 30)) as pilot:
             await settle(pilot)
             ops = app.screen.query_one(OpList)
             threading.Thread(target=loop, daemon=True).start()
-            painted = asyncio.Event()
             monkeypatch.setattr(OpList, "watch_cursor", watch_cursor)
+            monkeypatch.setattr(OpDetail, "show", show)
             for key in ("down", "up", "down"):
-                painted.clear()
+                seen.clear()
                 app.simulate_key(key)
-                while len(seen) < 1:
+                while len(seen) < 2:
                     await asyncio.sleep(0)
-                app.screen.call_after_refresh(painted.set)
-                await painted.wait()
-                at_paint = steps[0]
-                assert at_paint - seen.pop() <= 1, f"the loop ran on while {key!r} was answered"
-                await asyncio.sleep(ANSWER_SECONDS + 0.05)  # the hold lapses: the loop goes on
-                assert steps[0] > at_paint and not pacing.held()
+                (_, moving), (_, detailed) = seen[:2]
+                assert [what for what, _ in seen[:2]] == ["moved", "shown"]
+                assert detailed - moving <= 1, f"the loop ran on while {key!r} was answered"
+                await asyncio.sleep(ANSWER_SECONDS + 0.05)  # answered: the loop goes on
+                assert steps[0] > detailed and not pacing.held()
             assert ops.cursor == 1
             stop.set()
 

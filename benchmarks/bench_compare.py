@@ -25,9 +25,14 @@ import argparse
 import json
 import os
 import resource
+import sys
 import tempfile
+from pathlib import Path
 
 from bench_numerics import MiB, child, write_fp16
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "dumps"))
+from gefixtures import chain_run  # noqa: E402
 
 BASELINE = """
 import sys, glob, os, numpy as np
@@ -42,53 +47,13 @@ for i in range(n):
 """
 
 
-def _desc(n: int, origin: str | None = None) -> dict:
-    attrs = [{"key": "origin_format", "value": {"s": "ND"}}]
-    if origin:
-        attrs += [
-            {"key": "_datadump_origin_name", "value": {"s": origin}},
-            {"key": "_datadump_origin_output_index", "value": {"i": 0}},
-        ]
-    return {"dtype": "DT_FLOAT16", "shape": {"dim": [n]}, "layout": "ND", "attr": attrs}
-
-
 def write_pair(root: str, ops: int, n: int) -> dict[str, str]:
     """Graph JSONs in atc's shape and datadump folders as msaccucmp writes them."""
-    paths = {k: os.path.join(root, k) for k in ("open", "close")}
-    on = [{"name": "x", "type": "Data", "output_desc": [_desc(n)]}]
-    off = [{"name": "x", "type": "Data", "output_desc": [_desc(n)]}]
-    for i in range(ops):
-        on.append(
-            {
-                "name": f"autofuse_{i}",
-                "type": "AscBackend",
-                "input": ["x:0"],
-                "output_desc": [_desc(n, f"Op_{i}")],
-                "attr": [
-                    {
-                        "key": "_datadump_original_op_names",
-                        "value": {"list": {"s": [f"Op_{i}"], "val_type": "VT_LIST_STRING"}},
-                    }
-                ],
-            }
-        )
-        off.append({"name": f"Op_{i}", "type": "Mul", "input": ["x:0"], "output_desc": [_desc(n)]})
-    for side, ops_json in (("open", on), ("close", off)):
-        os.makedirs(paths[side], exist_ok=True)
-        with open(os.path.join(root, f"{side}.json"), "w") as f:
-            json.dump({"name": "bench", "graph": [{"name": side, "op": ops_json}]}, f)
-    for i in range(ops):
-        ts = 1783906987170021 + i
-        write_fp16(os.path.join(paths["open"], f"AscBackend.autofuse_{i}.3.44.{ts}.output.0.npy"), n, 10 + i)
-        write_fp16(
-            os.path.join(paths["close"], f"Mul.Op_{i}.3.44.{ts}.output.0.npy"), n, 20 + i, scale=1.0005
-        )
-    return {
-        "open_graph": os.path.join(root, "open.json"),
-        "close_graph": os.path.join(root, "close.json"),
-        "open_data": paths["open"],
-        "close_data": paths["close"],
-    }
+    paths, dumps = chain_run(root, ops, n)
+    for i, (fused, original) in enumerate(dumps):
+        write_fp16(fused, n, 10 + i)
+        write_fp16(original, n, 20 + i, scale=1.0005)
+    return paths
 
 
 READ_DIRS = """

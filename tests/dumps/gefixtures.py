@@ -424,3 +424,56 @@ def fusion_kinds_run(root: str | Path, *, shift_matmul: bool = False) -> dict[st
     write_dump(paths["af_close_data"], "MatMul", "mm", "output", 0, mm)
     write_dump(paths["af_close_data"], "Relu", "relu", "output", 0, np.maximum(mm, 0))
     return paths
+
+
+def _chain_desc(n: int, origin: str | None = None) -> dict:
+    attrs = [{"key": "origin_format", "value": {"s": "ND"}}]
+    if origin:
+        attrs += [
+            {"key": "_datadump_origin_name", "value": {"s": origin}},
+            {"key": "_datadump_origin_output_index", "value": {"i": 0}},
+        ]
+    return {"dtype": "DT_FLOAT16", "shape": {"dim": [n]}, "layout": "ND", "attr": attrs}
+
+
+def chain_run(root: str | Path, ops: int, n: int) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """A run of ``ops`` fused ops ``autofuse_{i}`` (AscBackend, fed by ``x``), each replacing one
+    ``Mul`` ``Op_{i}``, float16 outputs of ``n`` elements, with few fields (compact JSON, for
+    many ops): writes ``root/open.json`` and ``root/close.json`` and makes the empty data folders
+    ``root/open`` and ``root/close``. Returns ``compare``'s four paths (``open_graph``,
+    ``close_graph``, ``open_data``, ``close_data``) and, per op, the paths its fusion-on and
+    fusion-off output dumps must have: the caller writes them."""
+    root = Path(root)
+    on = [{"name": "x", "type": "Data", "output_desc": [_chain_desc(n)]}]
+    off = [{"name": "x", "type": "Data", "output_desc": [_chain_desc(n)]}]
+    for i in range(ops):
+        names = {"list": {"s": [f"Op_{i}"], "val_type": "VT_LIST_STRING"}}
+        on.append(
+            {
+                "name": f"autofuse_{i}",
+                "type": "AscBackend",
+                "input": ["x:0"],
+                "output_desc": [_chain_desc(n, f"Op_{i}")],
+                "attr": [{"key": "_datadump_original_op_names", "value": names}],
+            }
+        )
+        off.append({"name": f"Op_{i}", "type": "Mul", "input": ["x:0"], "output_desc": [_chain_desc(n)]})
+    for side, graph in (("open", on), ("close", off)):
+        (root / side).mkdir(parents=True, exist_ok=True)
+        (root / f"{side}.json").write_text(
+            json.dumps({"name": "chain", "graph": [{"name": side, "op": graph}]})
+        )
+    paths = {
+        "open_graph": str(root / "open.json"),
+        "close_graph": str(root / "close.json"),
+        "open_data": str(root / "open"),
+        "close_data": str(root / "close"),
+    }
+    dumps = [
+        (
+            str(root / "open" / f"AscBackend.autofuse_{i}.3.44.{DEFAULT_TIMESTAMP + i}.output.0.npy"),
+            str(root / "close" / f"Mul.Op_{i}.3.44.{DEFAULT_TIMESTAMP + i}.output.0.npy"),
+        )
+        for i in range(ops)
+    ]
+    return paths, dumps

@@ -7,6 +7,7 @@ import os
 import sys
 
 import pytest
+from gefixtures import chain_run
 from network import build_network
 
 from fpinspect.dumps import DumpComparison
@@ -98,42 +99,13 @@ def test_batches_hold_at_most_their_pairs_and_bytes(sizes, runs):
 def _big_run(root, ops: int, n: int) -> list[str]:
     """``compare`` flags of a run of ``ops`` fused ops with float16 outputs of ``n`` elements
     (sparse files of zeros: no disk used, seconds of work per pair)."""
-    import json
-
     import numpy as np
 
-    def desc(origin=None):
-        attrs = [{"key": "origin_format", "value": {"s": "ND"}}]
-        if origin:
-            attrs += [
-                {"key": "_datadump_origin_name", "value": {"s": origin}},
-                {"key": "_datadump_origin_output_index", "value": {"i": 0}},
-            ]
-        return {"dtype": "DT_FLOAT16", "shape": {"dim": [n]}, "layout": "ND", "attr": attrs}
-
-    on = [{"name": "x", "type": "Data", "output_desc": [desc()]}]
-    off = [{"name": "x", "type": "Data", "output_desc": [desc()]}]
-    for i in range(ops):
-        names = {"list": {"s": [f"Op_{i}"], "val_type": "VT_LIST_STRING"}}
-        on.append(
-            {
-                "name": f"autofuse_{i}",
-                "type": "AscBackend",
-                "input": ["x:0"],
-                "output_desc": [desc(f"Op_{i}")],
-                "attr": [{"key": "_datadump_original_op_names", "value": names}],
-            }
-        )
-        off.append({"name": f"Op_{i}", "type": "Mul", "input": ["x:0"], "output_desc": [desc()]})
-    flags = []
-    for side, graph, dump in (("open", on, "AscBackend.autofuse_{i}"), ("close", off, "Mul.Op_{i}")):
-        (root / side).mkdir()
-        (root / f"{side}.json").write_text(json.dumps({"name": "g", "graph": [{"name": side, "op": graph}]}))
-        for i in range(ops):
-            path = root / side / f"{dump.format(i=i)}.3.44.{1783906987170021 + i}.output.0.npy"
+    paths, dumps = chain_run(root, ops, n)
+    for files in dumps:
+        for path in files:
             np.lib.format.open_memmap(path, mode="w+", dtype=np.float16, shape=(n,)).flush()
-        flags += [f"--af-{side}-graph", str(root / f"{side}.json"), f"--af-{side}-data", str(root / side)]
-    return flags
+    return [arg for key, path in paths.items() for arg in (f"--af-{key.replace('_', '-')}", path)]
 
 
 def test_ctrl_c_stops_the_workers_and_is_one_line(tmp_path):

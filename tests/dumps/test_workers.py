@@ -8,6 +8,7 @@ import sys
 
 import pytest
 from gefixtures import chain_run
+from interrupt import interrupt_fpinspect
 from network import build_network
 
 from fpinspect.dumps import DumpComparison
@@ -109,27 +110,14 @@ def _big_run(root, ops: int, n: int) -> list[str]:
 
 
 def test_ctrl_c_stops_the_workers_and_is_one_line(tmp_path):
-    import signal
-    import subprocess
-    import sys
-    import time
+    def two_workers(pid: int) -> list[int] | None:
+        found = _children(pid)
+        return found if len(found) >= 2 else None
 
     flags = _big_run(tmp_path, 4, 1 << 27)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "fpinspect", "compare", *flags, "--jobs", "2", "--replay", "none"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    workers = interrupt_fpinspect(
+        ["compare", *flags, "--jobs", "2", "--replay", "none"], two_workers, "the workers", settle=0.5
     )
-    deadline = time.monotonic() + 120
-    while len(workers := _children(proc.pid)) < 2:
-        assert proc.poll() is None and time.monotonic() < deadline, "the workers never started"
-        time.sleep(0.05)
-    time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, (out, err)
-    assert err.strip() == "fpinspect: interrupted"
     assert not [pid for pid in workers if os.path.exists(f"/proc/{pid}")], "a worker outlived compare"
 
 

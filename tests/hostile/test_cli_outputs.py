@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from interrupt import interrupt_fpinspect
 
 from fpinspect.cli import main
 
@@ -103,27 +102,10 @@ def test_ctrl_c_is_one_line_and_status_130(tmp_path):
     n = 4 << 30  # sparse files of zeros: no disk used, many seconds of work to interrupt
     for name in ("a", "b"):
         np.lib.format.open_memmap(tmp_path / f"{name}.npy", mode="w+", dtype=np.float16, shape=(n,)).flush()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "fpinspect",
-            "diff",
-            str(tmp_path / "a.npy"),
-            str(tmp_path / "b.npy"),
-            "--jobs",
-            "2",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    a, b = tmp_path / "a.npy", tmp_path / "b.npy"
+    interrupt_fpinspect(
+        ["diff", str(a), str(b), "--jobs", "2"],
+        lambda pid: _reading(pid, a) or _reading(pid, b),
+        "the diff's reading",
+        settle=0.2,
     )
-    deadline = time.monotonic() + 120
-    while not (_reading(proc.pid, tmp_path / "a.npy") or _reading(proc.pid, tmp_path / "b.npy")):
-        assert proc.poll() is None and time.monotonic() < deadline, "the diff never started reading"
-        time.sleep(0.01)
-    time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, (out, err)
-    assert err.strip() == "fpinspect: interrupted"

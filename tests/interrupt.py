@@ -1,0 +1,36 @@
+"""ctrl+c in the middle of a command's work, as a user presses it: one helper for the tests."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+
+def interrupt_fpinspect(
+    args: list[str], started: Callable[[int], object], what: str, settle: float
+) -> object:
+    """Run ``python -m fpinspect ARGS``, wait until ``started(pid)`` is truthy (at most 120 s; the
+    process must still run meanwhile, else ``what`` never started), ``settle`` seconds more, then
+    send SIGINT; assert it ends with status 130 and the one line ``fpinspect: interrupted``.
+    Returns what ``started`` last returned."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fpinspect", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (seen := started(proc.pid)):
+            assert proc.poll() is None and time.monotonic() < deadline, f"{what} never started"
+            time.sleep(0.01)
+        time.sleep(settle)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, (out, err)
+    assert err.strip() == "fpinspect: interrupted"
+    return seen

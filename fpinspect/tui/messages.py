@@ -15,10 +15,12 @@ class Outlined(Message):
     """The fusion-on graph's fused ops, in file order, read before the whole run is loaded, and
     their list rows, built by the worker that posts the message (not by the screen's thread)."""
 
-    def __init__(self, ops: list[FusedOp]) -> None:
+    def __init__(self, ops: list[FusedOp], *, complete: bool = True) -> None:
         super().__init__()
         self.ops = ops
         self.rows = outline_rows(ops)
+        #: ``False``: the first ops only, the rest still being decoded (another message follows)
+        self.complete = complete
 
 
 class Loaded(Message):

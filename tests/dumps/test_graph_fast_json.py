@@ -86,3 +86,19 @@ def test_what_cannot_be_outlined_is_left_to_the_full_load(tmp_path, text):
     path.write_bytes(text.encode("latin-1"))
     assert outline_fused_ops(path) is None
     assert outline_fused_ops(tmp_path / "missing.json") is None
+
+
+def test_the_first_fused_ops_are_handed_over_before_the_rest_is_decoded(tmp_path):
+    ops = [{"name": f"f{i}", "type": "AscBackend"} for i in range(5)] + [{"name": "x", "type": "Data"}]
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps({"graph": [{"name": "root", "op": ops}]}))
+    early = []
+
+    def on_first(first):
+        assert not early  # once
+        early.append([op.name for op in first])
+
+    whole = outline_fused_ops(path, first=3, on_first=on_first)
+    assert early == [["f0", "f1", "f2"]] and [op.name for op in whole] == [f"f{i}" for i in range(5)]
+    early.clear()
+    assert len(outline_fused_ops(path, first=6, on_first=on_first)) == 5 and early == []  # fewer: not called

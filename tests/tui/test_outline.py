@@ -11,6 +11,7 @@ from harness import app_for, settle
 from synthetic import write_synthetic
 
 from fpinspect.tui.model import Inspection
+from fpinspect.tui.screens import main as main_screen
 from fpinspect.tui.widgets.banner import Banner
 from fpinspect.tui.widgets.op_list import OpList
 
@@ -32,18 +33,38 @@ async def _until(ready, limit: float = 120.0) -> None:
 
 def test_keys_move_along_the_outline_while_the_run_loads(run20k, monkeypatch):
     real_load, gate = Inspection.load, threading.Event()
+    real_outline, outlined = main_screen.outline_fused_ops, threading.Event()
 
     def held_load(*args, **kwargs):
         gate.wait()  # the whole run stays pending until the test has pressed its keys
         return real_load(*args, **kwargs)
 
+    def held_outline(*args, on_first, **kwargs):
+        def first(ops):
+            on_first(ops)
+            outlined.wait()  # the rest of the outline waits until the first ops were used
+
+        return real_outline(*args, on_first=first, **kwargs)
+
     monkeypatch.setattr(Inspection, "load", held_load)
+    monkeypatch.setattr(main_screen, "outline_fused_ops", held_outline)
     app = app_for(run20k)
 
     async def main() -> None:
         async with app.run_test(size=(100, 30)) as pilot:
             ops = app.screen.query_one(OpList)
             await _until(lambda: ops.current is not None)
+            # the first ops at once, the rest still being decoded; G goes to the last of them
+            assert len(ops.shown) == main_screen.FIRST_OPS < OPS
+            assert f"The first {main_screen.FIRST_OPS} fused ops" in str(
+                app.screen.query_one(Banner).render()
+            )
+            await pilot.press("G")
+            assert ops.current.name == f"autofuse_{main_screen.FIRST_OPS - 1}_Mul_Add"
+            outlined.set()
+            await _until(lambda: len(ops.shown) == OPS)
+            assert ops.current.name == f"autofuse_{OPS - 1}_Mul_Add"  # ... and follows to the last of all
+            await pilot.press("g")
             assert app.screen.inspection is None and len(ops.shown) == OPS
             assert "in file order for now" in str(app.screen.query_one(Banner).render())
             await pilot.press("G")
@@ -60,6 +81,7 @@ def test_keys_move_along_the_outline_while_the_run_loads(run20k, monkeypatch):
         asyncio.run(main())
     finally:
         gate.set()
+        outlined.set()
 
 
 def test_a_filter_typed_while_the_run_loads_applies_at_once_and_stays(tmp_path, monkeypatch):

@@ -47,6 +47,9 @@ T = TypeVar("T")
 
 #: Seconds between batches of records posted by the sweep (keeps the message rate low).
 BATCH_SECONDS = 0.1
+#: Fused ops listed as soon as they are decoded, before the rest of the outline (a screenful
+#: and more; decoding 100 000 ops takes about a second).
+FIRST_OPS = 1000
 #: The interpreter's switch interval while the screen is shown (:meth:`MainScreen.on_mount`).
 SWITCH_SECONDS = 0.001
 
@@ -185,7 +188,17 @@ class MainScreen(Screen):
                 if path is not None
             }
             opened = split[sources.open_graph]
-            outline = background.call(outline_fused_ops, opened, self.walk["fused_types"]) if opened else None
+            outline = None
+            if opened:
+                outline = background.call(
+                    partial(
+                        outline_fused_ops,
+                        opened,
+                        self.walk["fused_types"],
+                        first=FIRST_OPS,
+                        on_first=lambda ops: self.post_message(Outlined(ops, complete=False)),
+                    )
+                )
             if outline:
                 self.post_message(Outlined(outline))
             insp = background.call(_long_lived, partial(Inspection.load, sources, split=split, **self.walk))
@@ -311,14 +324,19 @@ class MainScreen(Screen):
         """List the fused ops while the rest loads: the keys move along them meanwhile."""
         if self.inspection is not None:
             return
-        rows = self.outline = msg.rows
         ops = self.query_one(OpList)
-        ops.set_rows(rows, view_of(rows, self.query_one("#filter", Input).value, self.by_worst))
-        if not self.query_one("#filter", Input).has_class("-shown"):  # not while a filter is typed
+        first = self.outline is None
+        # on the last of the first ops (G, end): the cursor follows to the last of them all
+        at_end = not first and ops.on_last
+        self.outline = msg.rows
+        self._apply_view()  # keeps the op highlighted among the first ones
+        if at_end:
+            ops.action_jump(-1)
+        if first and not self.query_one("#filter", Input).has_class("-shown"):  # not while a filter is typed
             ops.focus()
+        listed = f"{len(msg.rows)} fused ops" if msg.complete else f"The first {len(msg.rows)} fused ops"
         self.query_one(Banner).say(
-            f"{len(rows)} fused ops, in file order for now: reading the graphs and dump "
-            f"folders of {self.sources.name}…",
+            f"{listed}, in file order for now: reading the graphs and dump folders of {self.sources.name}…",
             busy=True,
         )
 

@@ -102,6 +102,11 @@ class OpList(ScrollView, can_focus=True):
         return self._rows[self._order[self.cursor]] if self._order else None
 
     @property
+    def on_last(self) -> bool:
+        """Whether the cursor is on the last listed op."""
+        return bool(self._order) and self.cursor == len(self._order) - 1
+
+    @property
     def shown(self) -> list[str]:
         """Names of the listed ops, in list order."""
         return [self._rows[i].name for i in self._order]

@@ -16,7 +16,9 @@ of every file (the floor), that plus one plain numpy pass per pair
 ``fpinspect compare --format json`` with jobs 1 and 2 (compile cache warm). Printed: wall time,
 peak RSS, the time per pair above reading and above reading + the numpy pass, and each time as
 a multiple of the read-only time; wall and CPU time (user + system: on a shared machine the
-CPU time is the steadier of the two). ``--data DIR`` keeps the generated dumps there for reruns.
+CPU time is the steadier of the two). Then the same number of 64-byte pairs, whose compare costs
+what a pair costs whatever its data: the fixed cost per pair, against the cost of 64 KiB of data
+(the difference of the two runs). ``--data DIR`` keeps the generated dumps there for reruns.
 """
 
 from __future__ import annotations
@@ -109,10 +111,13 @@ OTHER_SOURCE = (
 DIFF_ONE = "import sys; from fpinspect.cli import main; sys.argv=['fpinspect','diff',sys.argv[1],sys.argv[2]]; main()"
 
 SMALL = 32 * 1024  # float16 elements of a small pair: 64 KiB
+#: float16 elements of a tiny pair (64 B): what its compare costs is what any pair costs, whatever its data.
+TINY = 32
 
 
-def small_pairs(root: str, pairs: int) -> dict[str, str]:
-    """The dump pair of ``pairs`` small fused outputs under ``root``, written unless already there."""
+def small_pairs(root: str, pairs: int, n: int = SMALL) -> dict[str, str]:
+    """The dump pair of ``pairs`` fused outputs of ``n`` float16 elements each under ``root``,
+    written unless already there."""
     paths = {
         "open_graph": os.path.join(root, "open.json"),
         "close_graph": os.path.join(root, "close.json"),
@@ -123,7 +128,7 @@ def small_pairs(root: str, pairs: int) -> dict[str, str]:
         os.path.isdir(paths[k]) and len(os.listdir(paths[k])) == pairs for k in ("open_data", "close_data")
     )
     if not complete or not os.path.exists(paths["close_graph"]):
-        write_pair(root, pairs, SMALL)
+        write_pair(root, pairs, n)
     return paths
 
 
@@ -171,6 +176,18 @@ def bench_many_pairs(root: str, pairs: int, before: str | None = None, repeat: i
                 fastest[jobs] = run
     suffix = f" (fastest of {repeat})" if repeat > 1 else ""
     rows += [(f"fpinspect compare --jobs {jobs}{suffix}", fastest[jobs]) for jobs in (1, 2)]
+    # The same count of 64-byte pairs: what a pair costs whatever its data (reading, matching,
+    # statistics' setup, the record, the report), measured, not inferred.
+    tiny = small_pairs(os.path.join(root, "tiny"), pairs, TINY)
+    tiny_data = (tiny["open_data"], tiny["close_data"])
+    child(READ_DIRS, *tiny_data)
+    tiny_read = _timed(READ_DIRS, *tiny_data)
+    tiny_ref = _timed(BASELINE_PAIRS, *tiny_data)
+    tiny_out = os.path.join(root, "tiny", "report.json")
+    tiny_run = min(
+        (_timed(COMPARE_JSON, *tiny.values(), "1", tiny_out) for _ in range(max(1, repeat))),
+        key=lambda r: r[0],
+    )
     print(
         f"  {'':40s}  {'wall':>7s} {'cpu':>7s}  {'x reading':>9s}  {'peak RSS':>8s}   ms per pair (cpu) above:"
     )
@@ -195,6 +212,22 @@ def bench_many_pairs(root: str, pairs: int, before: str | None = None, repeat: i
             else f"; {_differences(json.loads(old), json.loads(text))}"
         )
     print(f"  ({len(json.loads(text)['records'])} records in the report{same}; load average {_load()})")
+    print(f"  the same {pairs} pairs at {TINY * 2} B each (what a pair costs whatever its data):")
+    for label, (wall, cpu, mem) in (
+        ("np.load every file", tiny_read),
+        ("reference's way", tiny_ref),
+        ("fpinspect compare --jobs 1", tiny_run),
+    ):
+        print(
+            f"  {label:40s}: {wall:6.2f}s {cpu:6.2f}s  {mem / MiB:5.0f} MiB   {cpu / pairs * 1e3:5.2f} ms per pair"
+        )
+    fixed = (tiny_run[1] - tiny_read[1]) / pairs * 1e3
+    data = (fastest[1][1] - tiny_run[1]) / pairs * 1e3
+    numpy_data = (numpy_pass[1] - read[1]) / pairs * 1e3
+    print(
+        f"  compare --jobs 1, ms CPU per pair: {fixed:.2f} fixed (64 B pairs, above reading them; the process start shared out), "
+        f"{data:.2f} for 64 KiB of data (the numpy pass: {numpy_data:.2f}); fixed / data = {fixed / data:.2f}"
+    )
 
 
 def _differences(old, new) -> str:

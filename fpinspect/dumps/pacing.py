@@ -8,7 +8,10 @@ timer) it must win the lock back, which a busy loop gives up only every switch i
 press then takes twice its time or more. Held, the loops leave the lock to the screen.
 
 A hold lasts the seconds it was taken for (or until :func:`release`), and the holding thread
-itself never waits (it may run such a loop itself).
+itself never waits (it may run such a loop itself). Holds taken again and again without a gap
+(a key held down repeats 30 times a second) would stop the loops for as long as the key is held:
+once they have waited :data:`LONGEST_WAIT` without a break they run on for :data:`BURST`, so
+that loading still moves on at a tenth of its pace.
 """
 
 from __future__ import annotations
@@ -24,21 +27,31 @@ _free = threading.Event()
 _free.set()
 _holder: int | None = None  # the thread that holds the loops, None when none does
 _until = 0.0  # when the hold lapses (monotonic seconds)
+_began = 0.0  # when the loops began to wait without a break
+_burst_until = 0.0  # the loops run on, unheld, until then
+
+#: The longest the paced loops wait without a break while holds follow one another (seconds).
+LONGEST_WAIT = 0.5
+#: How long they then run on before the holds count again (seconds).
+BURST = 0.05
 
 
 def hold(seconds: float) -> None:
     """Make the paced loops of other threads wait for ``seconds`` from now (or until
     :func:`release`); a hold taken again lasts until the later end."""
-    global _holder, _until
-    _until = max(_until, monotonic() + seconds)
+    global _holder, _until, _began
+    now = monotonic()
+    if not held():  # a hold after a gap: the loops' wait begins now
+        _began = max(now, _burst_until)
+    _until = max(_until, now + seconds)
     _free.clear()
     _holder = threading.get_ident()
 
 
 def release() -> None:
     """Let the paced loops go on."""
-    global _holder, _until
-    _holder, _until = None, 0.0
+    global _holder, _until, _burst_until
+    _holder, _until, _burst_until = None, 0.0, 0.0
     _free.set()
 
 
@@ -48,12 +61,21 @@ def held() -> bool:
 
 
 def give_way() -> None:
-    """Wait while another thread holds the loops (at most until the hold lapses)."""
-    holder = _holder
-    if holder is not None and holder != threading.get_ident():
-        left = _until - monotonic()
-        if left > 0:
-            _free.wait(left)
+    """Wait while another thread holds the loops: until the hold lapses or is released, a hold
+    taken meanwhile included, but after :data:`LONGEST_WAIT` without a break go on for
+    :data:`BURST` (holds taken again and again must not starve the loops)."""
+    global _began, _burst_until
+    me = threading.get_ident()
+    while True:
+        holder = _holder
+        now = monotonic()
+        if holder is None or holder == me or now >= _until or now < _burst_until:
+            return
+        if now >= _began + LONGEST_WAIT:
+            _burst_until = now + BURST
+            _began = _burst_until  # the next wait begins after the burst
+            return
+        _free.wait(min(_until, _began + LONGEST_WAIT) - now)
 
 
 def paced(items: Iterable[T]) -> Iterator[T]:

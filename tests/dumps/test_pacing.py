@@ -44,3 +44,26 @@ def test_a_hold_lapses_and_a_hold_taken_again_lasts_until_the_later_end():
     t0 = time.monotonic()
     assert _loop_on_a_thread(range(10_000)).wait(5)
     assert time.monotonic() - t0 >= 0.25 and not pacing.held()
+
+
+def test_holds_taken_again_and_again_do_not_starve_the_loops():
+    """A key held down: a hold every 30 ms for 1.5 s. The loops still move on, in bursts; they
+    had let one item through per hold (a 100 000-op outline took minutes)."""
+    moved = 0
+    stop = threading.Event()
+
+    def loop():
+        nonlocal moved
+        for _ in pacing.paced(iter(stop.is_set, True)):  # until stop is set
+            moved += 1
+
+    pacing.hold(0.08)
+    threading.Thread(target=loop, daemon=True).start()
+    end = time.monotonic() + 1.5
+    while time.monotonic() < end:
+        pacing.hold(0.08)
+        time.sleep(0.03)
+    passed = moved
+    stop.set()
+    pacing.release()
+    assert passed > 1000

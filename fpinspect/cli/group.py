@@ -26,6 +26,23 @@ def _existing_file(path: str, what: str) -> None:
         raise UsageProblem(f"{what} {path} is a folder, not a file.")
 
 
+def _tell_when_compiling() -> None:
+    """On a terminal, one line on stderr when a first pair's statistics kernels compile: the
+    first run on a machine would otherwise sit silent for seconds. Only in this process (not
+    in ``compare``'s workers, which the first pair's compile here spares)."""
+    if not sys.stderr.isatty():
+        return
+    from ..numerics import compile_ahead
+
+    pid = os.getpid()
+
+    def tell(sentence: str) -> None:
+        if os.getpid() == pid:
+            click.echo(f"fpinspect: {sentence}", err=True)
+
+    compile_ahead.on_compile(tell)
+
+
 #: The commands with a module of their own in this package: name -> (module, attribute). A module
 #: is imported only when its command runs or is listed (``--help``), so ``diff`` and ``compare``
 #: do not import the inspector, the experiments or the capture stack.
@@ -106,6 +123,7 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
 
     _existing_file(a, "file")
     _existing_file(b, "file")
+    _tell_when_compiling()
     res = compare_npy(a, b, jobs=_jobs(jobs), worst=max(0, worst))
     with report_file(None) as out:
         if fmt == "json":
@@ -227,6 +245,7 @@ def compare(
     from ..replay.run import run_with_replay
 
     check_destination(output)
+    _tell_when_compiling()
     # No cyclic garbage collection while the command runs: its objects (both graphs, a record per
     # pair) live until it ends, and each full collection rescanned them all (about 1 s of 10 000
     # small pairs); records make almost no cycles (measured: 0.4 objects a pair). Restored when

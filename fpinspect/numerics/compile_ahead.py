@@ -23,6 +23,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 
 import numba
 import numpy as np
@@ -68,6 +69,53 @@ def ready(kernel, args) -> bool:
         return cache._index_key(sig, kernel.targetctx.codegen()) in cache._cache_file._load_index()
     except Exception:  # noqa: BLE001 -- numba's internals differ: do without
         return True
+
+
+#: Told, in one sentence, that a pass is about to compile (see :func:`announce`); ``None``: nobody.
+_listener: Callable[[str], None] | None = None
+
+
+def on_compile(listener: Callable[[str], None] | None) -> Callable[[str], None] | None:
+    """Have ``listener`` told (on the compiling thread) when a pair type's first pass in this
+    process compiles its kernels instead of loading them: the seconds that first pair takes
+    are then not a silent stall. Returns the listener it replaces."""
+    global _listener
+    previous, _listener = _listener, listener
+    return previous
+
+
+def compile_needed(kernel, args) -> str | None:
+    """Whether calling ``kernel`` with ``args`` compiles it: ``"cache"`` (it will be compiled into
+    numba's on-disk cache), ``"memory"`` (compiled in memory, no cache to keep it for the next
+    run), ``None`` (compiled in this process or held by the cache; or numba's internals are not
+    as in 0.68, so it cannot be told)."""
+    try:
+        sig = tuple(numba.typeof(a, numba.core.typing.typeof.Purpose.argument) for a in args)
+        if sig in kernel.overloads:
+            return None
+        if not isinstance(kernel._cache, numba.core.caching.FunctionCache):
+            return "memory"
+    except Exception:  # noqa: BLE001 -- numba's internals differ: say nothing rather than guess
+        return None
+    return None if ready(kernel, args) else "cache"
+
+
+def announce(kernel, args, what: str) -> None:
+    """Tell the listener (:func:`on_compile`) when calling ``kernel`` with ``args`` (a call about
+    to be made) will compile it (:func:`compile_needed`). The caller asks once per pair type."""
+    if _listener is None:
+        return
+    how = compile_needed(kernel, args)
+    if how == "memory":
+        _listener(
+            f"compiling the statistics kernels for {what} (a few seconds; no writable cache folder, "
+            "so every run compiles them: set NUMBA_CACHE_DIR to a writable folder)"
+        )
+    elif how == "cache":
+        _listener(
+            f"compiling the statistics kernels for {what} (a few seconds, the first time on this "
+            "machine; later runs load them from the cache)"
+        )
 
 
 def start(a_dtype: np.dtype, ref_dtype: np.dtype, size: int, kl: bool) -> None:

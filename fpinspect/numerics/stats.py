@@ -213,12 +213,26 @@ class _Pass:
         space.busy = False
 
     def feed(self, offset: int, a: np.ndarray, b: np.ndarray) -> None:
+        K.fused_pass(*self._arguments(offset, a, b))
+        # flush the exact integer sum before it could overflow 64 bits
+        self.ulp_sum += int(self.ucnt[K.SUM_ULP_DIFF])
+        self.ucnt[K.SUM_ULP_DIFF] = 0
+
+    def announce(self, offset: int, a: np.ndarray, b: np.ndarray) -> None:
+        """Tell :func:`~fpinspect.numerics.compile_ahead.on_compile`'s listener when feeding
+        this first chunk of the plan's kind will compile the pass."""
+        p = self.plan
+        what = f"{p.fmt.name} pairs" if p.same else f"{p.fmt.name} against a wider reference"
+        compile_ahead.announce(K.fused_pass, self._arguments(offset, a, b), what)
+
+    def _arguments(self, offset: int, a: np.ndarray, b: np.ndarray) -> tuple:
+        """The arguments of :func:`~fpinspect.numerics.kernels.fused_pass` for one chunk."""
         p = self.plan
         ua, fa, ta = p.views(a, p.a_decode)
         ub, fb, tb = p.views(b, p.b_decode)
         ka, kr, ku = self.keep
         sa, sr, su = self.sketches
-        K.fused_pass(
+        return (
             ua,
             ub,
             fa,
@@ -249,9 +263,6 @@ class _Pass:
             self.worst_index,
             *self.scratch,
         )
-        # flush the exact integer sum before it could overflow 64 bits
-        self.ulp_sum += int(self.ucnt[K.SUM_ULP_DIFF])
-        self.ucnt[K.SUM_ULP_DIFF] = 0
 
     def merge(self, o: _Pass) -> None:
         acc, cnt, oa, oc = self.acc, self.cnt, o.acc, o.cnt
@@ -636,6 +647,9 @@ def accumulate(
         buf_a, buf_r = (ra.buffer(width), rr.buffer(width)) if width else (None, None)
         for lo, hi in part:
             ca, cr = ra.read(lo, hi, buf_a), rr.read(lo, hi, buf_r)
+            if plan.kind not in _announced:  # the first chunk of this kind in the process
+                _announced.add(plan.kind)
+                state.announce(lo, ca, cr)
             state.feed(lo, ca, cr)
             if len(ranges) == 1:
                 last.append((ca, cr))
@@ -672,6 +686,8 @@ def accumulate(
 
 
 _EMPTY_KEEP = np.empty(0, dtype=np.float64)
+#: The plan kinds whose pass compile_ahead.announce was asked about (once each per process).
+_announced: set[tuple] = set()
 #: Kept-value buffers of at most this many elements go back to their thread for reuse.
 _LENT_MAX = 1 << 18
 #: ... and at most this many per thread.

@@ -26,14 +26,17 @@ def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compil
         b = (a * np.float16(1.001)).astype(np.float16)
         b[7] = np.nan  # an element that does not count: the kept values are compacted
         from fpinspect.numerics import compile_ahead
+        told = []
+        compile_ahead.on_compile(told.append)
         s = accumulate(a, b, kl=True)  # KL's pass is called in there, after the fused pass
+        accumulate(a, b)  # the same kind again: nothing more to tell
         e = s.error_stats()
         waited_for = not compile_ahead._children
         counts = {
             k.__name__: (sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values()))
             for k in (K.fused_pass, K.kl_pass, K.compact_counted, K.select_ranks)
         }
-        print(json.dumps({"counts": counts, "waited": waited_for, "kl": s.kl, "p50": e["abs"]["p50"], "p99": e["rel"]["p99"]}))
+        print(json.dumps({"told": told, "counts": counts, "waited": waited_for, "kl": s.kl, "p50": e["abs"]["p50"], "p99": e["rel"]["p99"]}))
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
@@ -48,6 +51,11 @@ def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compil
         "select_ranks": [1, 0],
     }, out.stderr[-2000:]
     assert got["waited"]
+    # the user was told why the first pair takes seconds, once
+    assert got["told"] == [
+        "compiling the statistics kernels for float16 pairs (a few seconds, the first time on this "
+        "machine; later runs load them from the cache)"
+    ]
 
     from fpinspect.numerics.stats import accumulate
 
@@ -126,3 +134,29 @@ def test_a_forked_worker_does_not_wait_for_its_parents_child(monkeypatch):
 
 def _children_here() -> int:
     return len(compile_ahead._children)
+
+
+def test_a_warm_pass_tells_nothing(monkeypatch):
+    """Kernels compiled in this process or held by the cache: no sentence about compiling."""
+    from fpinspect.numerics import stats
+
+    a = np.linspace(-3, 3, 300).astype(np.float32)
+    stats.accumulate(a, a * np.float32(1.001))  # compiled (or loaded) here
+    told = []
+    monkeypatch.setattr(compile_ahead, "_listener", told.append)
+    monkeypatch.setattr(stats, "_announced", set())
+    stats.accumulate(a, a * np.float32(1.001))
+    assert told == []
+
+
+def test_a_kernel_compiled_in_memory_every_run_says_so_and_how_to_keep_it(monkeypatch):
+    import numba
+
+    told = []
+    monkeypatch.setattr(compile_ahead, "_listener", told.append)
+    kernel = numba.njit(lambda x: x + 1)  # no cache: what a read-only install without a cache folder gets
+    compile_ahead.announce(kernel, (1.0,), "float64 pairs")
+    assert len(told) == 1 and "every run compiles" in told[0] and "NUMBA_CACHE_DIR" in told[0]
+    kernel(1.0)
+    compile_ahead.announce(kernel, (1.0,), "float64 pairs")  # compiled now
+    assert len(told) == 1

@@ -30,6 +30,7 @@ from ...dumps.outline import outline_fused_ops
 from ...replay.evidence import OpReplay, replay_op
 from ...replay.run import run_with_replay
 from .. import background
+from ..compiling import tell_when_compiling
 from ..messages import Exported, Loaded, LoadFailed, Localised, Outlined, RecordsComputed, Replayed
 from ..model import WORST, Inspection, OpRow, view_of
 from ..pairs import FilePair, RecordPair
@@ -214,6 +215,7 @@ class MainScreen(Screen):
         """Compute every pair once, in list order except that pairs the screen asks for on
         ``demand`` (the highlighted op's) go first, newest first; post batches, then localise."""
         worker = get_current_worker()
+        tell_when_compiling(self.app)
         sweep = comparison.sweep(plans, demand=demand, call=background.call)
         batch, last = [], monotonic()
         try:
@@ -239,6 +241,7 @@ class MainScreen(Screen):
     def compute_on_demand(self, comparison: DumpComparison, plans: list[PairPlan]) -> None:
         """The pairs of one op highlighted after the sweep ended (an op fusion left alone)."""
         worker = get_current_worker()
+        tell_when_compiling(self.app)
         records = []
         for plan in plans:
             if worker.is_cancelled:

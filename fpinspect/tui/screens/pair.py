@@ -20,6 +20,7 @@ from ...dumps.drilldown import error_profile, ulp_bins
 from ...dumps.layouts import LayoutError
 from ...replay.evidence import ReplayEvidence
 from .. import background
+from ..compiling import tell_when_compiling
 from ..messages import PairComputed, ProfileComputed
 from ..pairs import FilePair, RecordPair
 from ..widgets import styled
@@ -88,6 +89,7 @@ class PairScreen(Screen):
     @work(thread=True, exclusive=True, group="pair", exit_on_error=False)
     def compute(self, subject: RecordPair | FilePair) -> None:
         worker = get_current_worker()
+        tell_when_compiling(self.app)
         try:
             result, record = background.call(subject.compute)
             self.post_message(PairComputed(result, record))

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ast
 import errno
+import io
 import os
 import re
 import stat
 import struct
+from functools import lru_cache
 
 import numpy as np
 
@@ -48,16 +50,24 @@ def regular_file_size(path: str, what: str = ".npy file") -> int:
 
 def open_regular(path: str, what: str = ".npy file"):
     """``open(path, "rb")`` for a regular file only, without ever blocking on a FIFO."""
+    f, _ = _open_regular(path, what)
+    return io.BufferedReader(f)
+
+
+def _open_regular(path: str, what: str):
+    """:func:`open_regular` without a buffer (each read is one system call: :func:`open_npy`
+    reads a file in two, where a buffered reader cost three calls more), and the file's size."""
     regular_file_size(path, what)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
-    f = os.fdopen(fd, "rb")
-    if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # swapped between stat and open
+    f = os.fdopen(fd, "rb", buffering=0)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):  # swapped between stat and open
         f.close()
         raise InputError(path, f"is not a regular {what}")
-    return f
+    return f, st.st_size
 
 
 def _header_v3(f) -> tuple[tuple, bool, np.dtype]:
@@ -89,22 +99,38 @@ _CANONICAL = re.compile(
     r"\{'descr': '([<>|=]?[A-Za-z][A-Za-z0-9]*(?:\[[A-Za-z0-9]+\])?)', 'fortran_order': (True|False), "
     rf"'shape': \(({_DIM},|{_DIM}(?:, {_DIM})+|)\), \}} *\n?"
 )
+_MAGIC = b"\x93NUMPY"
 _MAGIC_LENGTH = 8  # b"\x93NUMPY" and the two version bytes
+_VERSIONS = ((1, 0), (2, 0), (3, 0))
+#: The first read of a file: the magic string, the header length and the header itself when
+#: numpy wrote it (a few hundred bytes; a longer one is read on), and the first data bytes.
+FIRST_READ = 4096
 
 
-def _canonical_header(f, version) -> tuple[tuple, bool, np.dtype] | None:
-    """The header of a file numpy wrote, read without ``ast.literal_eval`` (which compiles the
-    dict: most of the cost of opening a 64 KiB file); ``None`` for any other spelling, which
-    :func:`_read_header` then parses as numpy does. Leaves ``f`` after the header when it matches."""
+def _canonical_header(f, head: bytes, version) -> tuple[tuple, bool, np.dtype, int] | None:
+    """``(shape, fortran_order, dtype, data offset)`` of a file numpy wrote, read without
+    ``ast.literal_eval`` (which compiles the dict: most of the cost of opening a 64 KiB file);
+    ``None`` for any other spelling, which :func:`_read_header` then parses as numpy does.
+    ``head`` is the file's first bytes; a header longer than them is read on from ``f``."""
     width = 2 if version == (1, 0) else 4
-    raw = f.read(width)
-    if len(raw) != width:
+    start = _MAGIC_LENGTH + width
+    if len(head) < start:
         return None
-    (length,) = struct.unpack("<H" if width == 2 else "<I", raw)
+    (length,) = struct.unpack_from("<H" if width == 2 else "<I", head, _MAGIC_LENGTH)
     if length > MAX_HEADER:
         return None
-    text = f.read(length)
-    match = _CANONICAL.fullmatch(text.decode("latin-1")) if len(text) == length else None
+    if len(head) < start + length:
+        head += f.read(start + length - len(head))
+    text = head[start : start + length]
+    found = _canonical_text(text) if len(text) == length else None
+    return None if found is None else (*found, start + length)
+
+
+@lru_cache(maxsize=256)
+def _canonical_text(text: bytes) -> tuple[tuple, bool, np.dtype] | None:
+    """The header dict ``text`` of :func:`_canonical_header`, parsed once per spelling: the
+    files of one dump folder share a few (one per dtype and shape)."""
+    match = _CANONICAL.fullmatch(text.decode("latin-1"))
     if match is None:
         return None
     descr, fortran, dims = match.groups()
@@ -115,19 +141,26 @@ def _canonical_header(f, version) -> tuple[tuple, bool, np.dtype] | None:
     return tuple(int(d) for d in dims.split(",") if d), fortran == "True", dtype
 
 
-def _read_header(f, version) -> tuple[tuple, bool, np.dtype]:
-    if version in ((1, 0), (2, 0), (3, 0)):
-        found = _canonical_header(f, version)
+def _read_header(f, head: bytes, version) -> tuple[tuple, bool, np.dtype, int]:
+    """``(shape, fortran_order, dtype, data offset)`` of the file ``f`` that begins with ``head``;
+    ``f`` is left after ``head`` or after the header, whichever ends later (the data in ``head``
+    then continues in ``f``)."""
+    if version in _VERSIONS:
+        found = _canonical_header(f, head, version)
         if found is not None:
             return found
-        f.seek(_MAGIC_LENGTH)
+    f.seek(_MAGIC_LENGTH)
     if version == (1, 0):
-        return np.lib.format.read_array_header_1_0(f, max_header_size=MAX_HEADER)
-    if version == (2, 0):
-        return np.lib.format.read_array_header_2_0(f, max_header_size=MAX_HEADER)
-    if version == (3, 0):
-        return _header_v3(f)
-    raise ValueError(f"format version {version[0]}.{version[1]} is not one numpy writes (1.0, 2.0, 3.0)")
+        header = np.lib.format.read_array_header_1_0(f, max_header_size=MAX_HEADER)
+    elif version == (2, 0):
+        header = np.lib.format.read_array_header_2_0(f, max_header_size=MAX_HEADER)
+    elif version == (3, 0):
+        header = _header_v3(f)
+    else:
+        raise ValueError(f"format version {version[0]}.{version[1]} is not one numpy writes (1.0, 2.0, 3.0)")
+    offset = f.tell()
+    f.seek(max(offset, len(head)))
+    return (*header, offset)
 
 
 def _check_shape(path: str, shape: tuple, dtype: np.dtype) -> None:
@@ -155,18 +188,16 @@ def open_npy(path) -> NpyFile:
     """
     path = os.fspath(path)
     data = None
-    with open_regular(path) as f:
+    f, size = _open_regular(path, ".npy file")
+    with f:
         try:
+            head = f.read(FIRST_READ)
+            if len(head) < _MAGIC_LENGTH or head[:6] != _MAGIC:
+                raise InputError(path, "is not a .npy file (bad magic bytes)")
             try:
-                version = np.lib.format.read_magic(f)
-            except ValueError:
-                raise InputError(path, "is not a .npy file (bad magic bytes)") from None
-            try:
-                shape, fortran, dtype = _read_header(f, version)
+                shape, fortran, dtype, offset = _read_header(f, head, (head[6], head[7]))
             except Exception as exc:  # numpy's parser has many ways to say "corrupt" (tokenize too)
                 raise InputError(path, f"has a corrupt .npy header ({type(exc).__name__}: {exc})") from None
-            offset = f.tell()
-            size = os.fstat(f.fileno()).st_size
             if dtype.hasobject:
                 raise InputError(path, "holds Python objects (pickled data), which fpinspect refuses to load")
             _check_shape(path, shape, dtype)
@@ -179,17 +210,24 @@ def open_npy(path) -> NpyFile:
                     path, f"is truncated: the header promises {expected} data bytes, the file has {actual}"
                 )
             if expected <= WHOLE_READ and not fortran:
-                data = _read_data(f, path, dtype, expected)
+                data = _read_data(f, path, dtype, expected, head[offset:])
         except OSError as exc:
             raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
     return NpyFile(path, shape, dtype, fortran, offset, data)
 
 
-def _read_data(f, path: str, dtype: np.dtype, nbytes: int) -> np.ndarray:
-    """The ``nbytes`` of data after the header, as a flat read-only array of ``dtype``."""
+def _read_data(f, path: str, dtype: np.dtype, nbytes: int, first: bytes) -> np.ndarray:
+    """The ``nbytes`` of data after the header, as a flat read-only array of ``dtype``: the
+    bytes ``first`` (read with the header), then what follows them in ``f``."""
     data = np.empty(nbytes // dtype.itemsize, dtype=dtype)
-    if f.readinto(data.view(np.uint8)) != nbytes:  # the file shrank since its size was read
-        raise InputError(path, f"is truncated: the header promises {nbytes} data bytes")
+    raw = memoryview(data.view(np.uint8))
+    got = min(len(first), nbytes)
+    raw[:got] = first[:got]
+    while got < nbytes:  # an unbuffered read may return less than asked
+        n = f.readinto(raw[got:])
+        if not n:  # the file shrank since its size was read
+            raise InputError(path, f"is truncated: the header promises {nbytes} data bytes")
+        got += n
     data.flags.writeable = False
     return data
 

@@ -28,10 +28,12 @@ ARRAYS = [
 
 
 def _numpy_header(path):
+    """numpy's ``(shape, fortran_order, dtype)`` of the file at ``path``, and the data offset."""
     with open(path, "rb") as f:
         version = np.lib.format.read_magic(f)
         read = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
-        return read[version](f) if version in read else npyio._header_v3(f)
+        header = read[version](f) if version in read else npyio._header_v3(f)
+        return (*header, f.tell())
 
 
 @pytest.mark.parametrize("version", [(1, 0), (2, 0), (3, 0)])
@@ -41,17 +43,37 @@ def test_numpy_written_headers_read_without_literal_eval(tmp_path, arr, version)
     with open(path, "wb") as f:
         np.lib.format.write_array(f, arr, version=version)
     with open(path, "rb") as f:
-        fast = npyio._canonical_header(f, np.lib.format.read_magic(f))
+        head = f.read(npyio.FIRST_READ)
+        fast = npyio._canonical_header(f, head, (head[6], head[7]))
     assert fast == _numpy_header(path)
     got = open_npy(path)
-    assert (got.header_shape, got.fortran_order, got.stored_dtype) == fast
+    assert (got.header_shape, got.fortran_order, got.stored_dtype, got.data_offset) == fast
 
 
-def _with_header(path, text: str) -> None:
+def _with_header(path, text: str, data: bytes = b"\0" * 8) -> None:
     header = text.encode("latin-1")
     header += b" " * (-(10 + len(header) + 1) % 64) + b"\n"
     with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + b"\0" * 8)
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + data)
+
+
+@pytest.mark.parametrize("canonical", [True, False], ids=["numpy's spelling", "another spelling"])
+@pytest.mark.parametrize("dims", [1, 1800], ids=["short header", "header beyond the first read"])
+def test_data_follows_any_header(tmp_path, canonical, dims):
+    """The data of a small file is what follows its header, however the header is spelled and
+    however long it is (the first read of a file may end inside the header or inside the data)."""
+    values = np.arange(3000, dtype="<f2")
+    shape = ", ".join(["1"] * (dims - 1) + ["3000"]) + ("," if dims == 1 else "")
+    text = (
+        f"{{'descr': '<f2', 'fortran_order': False, 'shape': ({shape}), }}"
+        if canonical
+        else f'{{"shape": ({shape}), "fortran_order": False, "descr": "<f2"}}'
+    )
+    path = tmp_path / "d.npy"
+    _with_header(path, text, values.tobytes())
+    got = open_npy(path)
+    assert len(got.header_shape) == dims and got.data_offset > (npyio.FIRST_READ if dims > 1 else 0)
+    assert got.data.tolist() == values.tolist()
 
 
 def test_other_spellings_are_numpy_s_to_parse(tmp_path):

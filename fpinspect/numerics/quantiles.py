@@ -102,16 +102,21 @@ class IntHistogram:
 
     def percentile(self, q: float) -> tuple[int | None, bool]:
         """``(value, exact)``; ``exact`` is False when the value is a log2 bin's lower edge."""
+        return self.percentiles((q,))[0]
+
+    def percentiles(self, qs) -> list[tuple[int | None, bool]]:
+        """:meth:`percentile` of each of ``qs``, from one cumulative sum of the bins."""
         if self.n == 0:
-            return None, True
-        r = _rank(self.n, q)
+            return [(None, True) for _ in qs]
+        ranks = [_rank(self.n, q) for q in qs]
         # bins above the largest distance are empty: summing them would only cost time
         c = np.cumsum(self.exact[: self.max + 1] if self.max < _EXACT_BINS else self.exact)
-        if c[-1] >= r:
-            return int(np.searchsorted(c, r)), True
-        cl = np.cumsum(self.log) + c[-1]
-        k = int(np.searchsorted(cl, r))
-        return 1 << k, False
+        within = int(c[-1])
+        out = [(v, True) for v in np.searchsorted(c, ranks).tolist()]
+        if any(r > within for r in ranks):
+            log = np.searchsorted(np.cumsum(self.log) + within, ranks).tolist()
+            out = [(1 << k, False) if r > within else v for v, k, r in zip(out, log, ranks)]
+        return out
 
     def mean(self) -> float | None:
         return self.total / self.n if self.n else None

@@ -25,7 +25,7 @@ import numpy as np
 
 from . import compile_ahead
 from . import kernels as K
-from .chunks import CHUNK, ChunkReader, chunk_ranges
+from .chunks import CHUNK, ChunkReader, chunk_ranges, unravel
 from .dtypes import FloatFormat, common_format, dtype_name, float_format, is_supported, native
 from .quantiles import IntHistogram, RealQuantiles
 
@@ -500,9 +500,7 @@ class PairStats:
 
     # -- results --------------------------------------------------------------------------
     def _index(self, flat: int):
-        if flat < 0:
-            return None
-        return [int(i) for i in np.unravel_index(flat, self.shape)] if self.shape else []
+        return None if flat < 0 else unravel(flat, self.shape)
 
     def _block(
         self, q: RealQuantiles, total: float, n: int, best: float, best_index: int, percentiles
@@ -523,8 +521,7 @@ class PairStats:
             h = self.ulp_hist
             out.update(max=h.max, argmax=self._index(self.max_ulp_index) if h.n else None, mean=h.mean())
             exact = True
-            for p in percentiles:
-                v, ex = h.percentile(p)
+            for p, (v, ex) in zip(percentiles, h.percentiles(percentiles)):
                 out[f"p{p:g}"] = v
                 exact &= ex
             out["exact"] = exact

@@ -32,6 +32,10 @@ STATUS_NAMES = {
 }
 
 
+#: Elements per chunk of :func:`ulp_diff` and :func:`ulp_error` (their temporaries are a few per element).
+_CHUNK = 1 << 18
+
+
 def _dist_dtype(fmt: FloatFormat) -> np.dtype:
     """Narrowest unsigned type holding every distance of ``fmt`` (and the NaN sentinel)."""
     return np.dtype(np.uint32) if fmt.bits <= 16 else np.dtype(np.uint64)
@@ -133,11 +137,17 @@ def ulp_diff(a, b, *, return_status: bool = False):
     returned as well.
     """
     a, b, fmt = _prepare_pair(a, b)
+    if a.size <= _CHUNK:
+        # one chunk is the whole arrays: computed as they are, without the chunk loop's readers
+        # and copies (most of the time of the few elements a comparison's worst ones are)
+        dist, st = _ulp_diff_chunk(a.reshape(-1), b.reshape(-1), fmt, return_status)
+        dist = dist.reshape(a.shape)
+        return (dist, st.reshape(a.shape)) if return_status else dist
     dist = np.empty(a.shape, dtype=_dist_dtype(fmt))
     st = np.empty(a.shape, dtype=np.uint8) if return_status else None
     flat_d = dist.reshape(-1)
     flat_s = st.reshape(-1) if st is not None else None
-    for lo, (ca, cb) in iter_chunks(a, b, chunk=1 << 18):
+    for lo, (ca, cb) in iter_chunks(a, b, chunk=_CHUNK):
         d, s = _ulp_diff_chunk(ca, cb, fmt, return_status)
         flat_d[lo : lo + d.size] = d
         if flat_s is not None:
@@ -195,9 +205,11 @@ def ulp_error(x, ref, *, dtype=None) -> np.ndarray:
     if x.shape != ref.shape:
         shape = np.broadcast_shapes(x.shape, ref.shape)
         x, ref = np.broadcast_to(x, shape), np.broadcast_to(ref, shape)
+    if x.size <= _CHUNK:  # one chunk: as in ulp_diff
+        return _ulp_error_chunk(x.reshape(-1), ref.reshape(-1).astype(np.float64), fmt).reshape(x.shape)
     out = np.empty(x.shape, dtype=np.float64)
     flat = out.reshape(-1)
-    for lo, (cx, cr) in iter_chunks(x, ref, chunk=1 << 18):
+    for lo, (cx, cr) in iter_chunks(x, ref, chunk=_CHUNK):
         flat[lo : lo + cx.size] = _ulp_error_chunk(cx, cr.astype(np.float64), fmt)
     return out
 

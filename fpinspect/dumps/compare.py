@@ -63,7 +63,7 @@ class DumpComparison:
         self.thresholds = thresholds or ThresholdTable()
         self.worst = worst
         self._cache: dict[tuple, Record] = {}
-        self._inflight: dict[tuple, threading.Event] = {}
+        self._inflight: dict[tuple, threading.Lock] = {}
         self._lock = threading.Lock()
 
     def _load(self, open_graph, close_graph, open_data, close_data, iteration, close_iteration) -> None:
@@ -140,9 +140,13 @@ class DumpComparison:
                 return hit
             running = self._inflight.get(key)
             if running is None:
-                self._inflight[key] = threading.Event()
+                # held while the record is computed; a plain lock, not an Event (a Condition and
+                # its lock, made for every pair), released by this thread when it is done
+                self._inflight[key] = computing = threading.Lock()
+                computing.acquire()
         if running is not None:
-            running.wait()
+            with running:  # waits until the computing thread releases it
+                pass
             return self._cached(plan, make)
         try:
             rec = _contained(plan, make)
@@ -151,7 +155,7 @@ class DumpComparison:
             return rec
         finally:
             with self._lock:
-                self._inflight.pop(key).set()
+                self._inflight.pop(key).release()
 
     def record_of(self, plan: PairPlan) -> Record:
         """The record of ``plan`` computed now, neither looked up in the cache nor kept in it

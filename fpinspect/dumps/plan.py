@@ -21,7 +21,9 @@ from .graph import GeModel
 from .pacing import paced
 
 #: Plan statuses that leave nothing to compare.
-_NOT_COMPARABLE = ("NO_MAPPING", "SKIPPED_CONST_DATA", "FILE_NOT_FOUND", "ORIGIN_NOT_FOUND", "AMBIGUOUS_DUMP")
+_NOT_COMPARABLE = frozenset(
+    ("NO_MAPPING", "SKIPPED_CONST_DATA", "FILE_NOT_FOUND", "ORIGIN_NOT_FOUND", "AMBIGUOUS_DUMP")
+)
 
 
 @dataclass(slots=True)
@@ -54,7 +56,7 @@ class PairPlan:
         return (
             self.fused_file is not None
             and self.origin_file is not None
-            and not any(s in self.status for s in _NOT_COMPARABLE)
+            and _NOT_COMPARABLE.isdisjoint(self.status)
         )
 
 

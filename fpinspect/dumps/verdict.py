@@ -27,6 +27,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 
+from ..numerics import float_format
 from .errors import InputError
 from .pair import PairResult
 
@@ -184,8 +185,6 @@ class ThresholdTable:
 
 
 def _eps(fmt_name: str) -> float:
-    from ..numerics import float_format
-
     return float_format(fmt_name).eps
 
 

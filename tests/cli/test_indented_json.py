@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import math
 
+import numpy as np
 import pytest
 
 from fpinspect.cli.output import indented_json, write_json_object
@@ -17,6 +19,11 @@ CASES = [
     "text",
     # a file name os.fsdecode could not decode: a lone surrogate, which msgspec refuses
     {"fused_file": "/dumps/op\udcff.npy"},
+    # what json.dumps writes and msgspec does not take: NaN, infinities, keys that are not strings
+    {"nan": math.nan, "inf": [math.inf, -math.inf]},
+    {1: "one", None: 2, 2.5: [], False: {}},
+    {"x": np.float64(1.5e-7), "y": (1, (2.0, "z"))},
+    {"del": "\x7f", "\x7f": 1, "names": ["a\u00e9", "0x3c00", "float16"]},
 ]
 
 
@@ -39,3 +46,32 @@ def test_write_json_object_streams_the_same_text(obj):
     out = io.StringIO()
     write_json_object(out, [(k, iter(v) if isinstance(v, list) else v) for k, v in obj.items()])
     assert out.getvalue() == json.dumps(obj, indent=2) + "\n"
+
+
+def test_every_float_is_spelled_as_json_dumps_spells_it():
+    """Floats of every magnitude (random bit patterns, every float16 value, the errors between
+    float16 values a report holds, the edges of the range msgspec spells as repr does), as dict
+    values and as list items: the same text as json.dumps."""
+    rng = np.random.default_rng(13)
+    bits = rng.integers(0, 2**63, size=20000, dtype=np.int64).view(np.float64)
+    halves = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float64)
+    finite = halves[np.isfinite(halves)]
+    errors = np.abs(rng.choice(finite, 20000) - rng.choice(finite, 20000))
+    edges = [1e-4, np.nextafter(1e-4, 0), np.nextafter(1e-4, 1), 1e16, np.nextafter(1e16, 0), 5e-324, -0.0]
+    values = [
+        v
+        for v in np.concatenate([bits, -bits, finite, errors, errors / 3, edges]).tolist()
+        if math.isfinite(v)
+    ]
+    for chunk in range(0, len(values), 500):
+        part = values[chunk : chunk + 500]
+        obj = {"list": part, "dict": {f"k{i}": v for i, v in enumerate(part)}}
+        assert indented_json(obj) == json.dumps(obj, indent=2)
+
+
+def test_what_json_dumps_refuses_is_refused_alike():
+    for obj in ({"a": np.int64(3)}, [object()], {(1, 2): 3}):
+        with pytest.raises(TypeError):
+            json.dumps(obj, indent=2)
+        with pytest.raises(TypeError):
+            indented_json(obj)

@@ -156,7 +156,7 @@ def _worst_elements(stats: PairStats, ra: ChunkReader, rb: ChunkReader, shape) -
     flat = stats.worst_index.tolist()
     if not flat:
         return []
-    va, vb = ra.take(flat), rb.take(flat)  # one read per side for all of them
+    va, vb = ra.take(stats.worst_index), rb.take(stats.worst_index)  # one read per side for all of them
     if stats.same:
         nan = ulp_nan(stats.fmt)
         ulps = [None if d == nan else d for d in ulp_diff(va, vb).tolist()]
@@ -164,7 +164,7 @@ def _worst_elements(stats: PairStats, ra: ChunkReader, rb: ChunkReader, shape) -
         # the narrower side is measured in ULPs of its own format against the wider one
         x, ref = (va, vb) if _fmt_or_none(va) == stats.fmt else (vb, va)
         ulps = ulp_error(x, ref.astype(np.float64), dtype=stats.fmt).tolist()
-    a_bits, b_bits = va.view(f"u{va.dtype.itemsize}").tolist(), vb.view(f"u{vb.dtype.itemsize}").tolist()
+    a_bits, b_bits = va.view(_unsigned(va.dtype)).tolist(), vb.view(_unsigned(vb.dtype)).tolist()
     a_hex, b_hex = f"0x{{:0{2 * va.dtype.itemsize}x}}".format, f"0x{{:0{2 * vb.dtype.itemsize}x}}".format
     out = []
     for i, a, b, ulp, a_bit, b_bit in zip(
@@ -184,6 +184,15 @@ def _worst_elements(stats: PairStats, ra: ChunkReader, rb: ChunkReader, shape) -
             }
         )
     return out
+
+
+#: The unsigned integer type of each element size (numpy parses a name such as "u2" anew each time).
+_UNSIGNED = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
+
+
+def _unsigned(dtype: np.dtype) -> np.dtype:
+    """The unsigned integer type of ``dtype``'s size (``TypeError`` where there is none: long double)."""
+    return _UNSIGNED.get(dtype.itemsize) or np.dtype(f"u{dtype.itemsize}")
 
 
 def _fmt_or_none(v: np.ndarray):

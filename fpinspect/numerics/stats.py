@@ -629,7 +629,7 @@ def accumulate(
     ranges = chunk_ranges(ra.size, chunk)
     if plan.keep_values:
         # abs and rel values are handed back by PairStats.compact() for the next pair to reuse
-        keep = (_lend_kept(ra.size), _lend_kept(ra.size), np.empty(0 if plan.same else ra.size))
+        keep = (_lend_kept(ra.size), _lend_kept(ra.size), _EMPTY_KEEP if plan.same else np.empty(ra.size))
     else:
         keep = (_EMPTY_KEEP, _EMPTY_KEEP, _EMPTY_KEEP)
     passes: list[_Pass] = []

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import stat
 import sys
@@ -92,63 +91,28 @@ def _quiet_stdout() -> None:
 
 
 def indented_json(obj) -> str:
-    """``json.dumps(obj, indent=2)``, byte for byte, at the speed of msgspec's C encoder.
+    """``json.dumps(json_clean(obj), indent=2)``, byte for byte, at the speed of msgspec's C encoder:
+    ``obj`` with NaN and infinities as ``null`` and numpy scalars as numbers
+    (:func:`~fpinspect.dumps.pair.json_clean`).
 
     ``json.dumps`` with an indent falls back to its pure-Python encoder (a second per 10 000
-    compare records), and even its C encoder spends half of a compare record's time spelling
-    floats (``repr``: David Gay's bignum arithmetic). msgspec encodes and indents far faster,
-    spelling every float from 1e-4 to 1e16 and every printable ASCII string as ``json.dumps``
-    does; :func:`_as_dumps_spells` hands it the rest already spelled. What msgspec cannot take
-    (NaN and infinities, which ``json.dumps`` writes but JSON has not; numpy scalars; keys that
-    are not plain strings) and lone surrogates (undecodable file names, kept by
-    ``os.fsdecode``, which msgspec refuses) are written by ``json.dumps`` itself.
+    compare records), and even its C encoder spent half of a compare record's time spelling
+    floats (``repr``: David Gay's bignum arithmetic). msgspec encodes and indents far faster and
+    spells floats as ``repr`` does from 1e-4 to 1e16; ``json_clean`` hands it the others
+    already spelled, in the walk that cleans ``obj``. Text that is not printable ASCII (which
+    ``json.dumps`` escapes and msgspec writes as it is, or refuses: lone surrogates, from file
+    names ``os.fsdecode`` could not decode) and what msgspec cannot encode are written by
+    ``json.dumps``.
     """
+    from ..dumps.pair import json_clean  # here: listing the commands imports no numpy
+
     try:
-        return msgspec.json.format(msgspec.json.encode(_as_dumps_spells(obj)), indent=2).decode()
-    except (_Unspelled, msgspec.DecodeError, RecursionError):
-        return json.dumps(obj, indent=2)
-
-
-class _Unspelled(Exception):
-    """A value :func:`_as_dumps_spells` leaves to ``json.dumps``."""
-
-
-def _as_dumps_spells(obj):
-    """``obj`` (dicts, lists, tuples, strings, numbers, ``None``) with every float and string
-    msgspec spells unlike ``json.dumps`` replaced by ``json.dumps``'s text (:class:`msgspec.Raw`):
-    floats below 1e-4 or from 1e16 on (``repr`` writes ``1e-05`` and ``1e+16``), strings with
-    anything but printable ASCII (``json.dumps`` escapes it, msgspec writes it as UTF-8).
-    Raises :class:`_Unspelled` for anything else. A record holds a hundred values, nearly all
-    plain: those are taken as they stand, without a call of their own."""
-    kind = type(obj)
-    if kind is dict:
-        out = {}
-        for k, v in obj.items():
-            if type(k) is not str or not k.isascii() or "\x7f" in k:
-                raise _Unspelled
-            t = type(v)
-            plain = (
-                t is int
-                or t is bool
-                or v is None
-                or (t is float and (v == 0 or 1e-4 <= abs(v) < 1e16))
-                or (t is str and v.isascii() and "\x7f" not in v)
-            )
-            out[k] = v if plain else _as_dumps_spells(v)
-        return out
-    if kind is list or kind is tuple:
-        return [_as_dumps_spells(v) for v in obj]
-    if kind is float:
-        if obj == 0 or 1e-4 <= abs(obj) < 1e16:
-            return obj
-        if not math.isfinite(obj):
-            raise _Unspelled
-        return msgspec.Raw(repr(obj).encode())
-    if kind is str:
-        return obj if obj.isascii() and "\x7f" not in obj else msgspec.Raw(json.dumps(obj).encode())
-    if kind is int or kind is bool or obj is None:
-        return obj
-    raise _Unspelled
+        text = msgspec.json.format(msgspec.json.encode(json_clean(obj, raw_floats=True)), indent=2)
+    except (ValueError, TypeError, RecursionError, msgspec.MsgspecError):
+        text = None
+    if text is None or not text.isascii() or b"\x7f" in text:
+        return json.dumps(json_clean(obj), indent=2)
+    return text.decode()
 
 
 def write_json_object(out, fields: list[tuple[str, object]]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import msgspec
 import numpy as np
 
 from ..numerics import float_format, is_supported, metrics_from_stats, ulp_diff, ulp_error, ulp_nan
@@ -120,35 +121,56 @@ def json_number(v):
 
 #: Values :func:`json_clean` returns as they are (by exact type: ``bool`` is not ``int`` here).
 _PLAIN = frozenset((str, int, bool, type(None)))
+#: The floats msgspec spells as ``repr`` does: 0 and magnitudes from 1e-4 up to 1e16 (beyond,
+#: ``repr`` writes ``1e-05`` and ``1e+16``, msgspec ``0.00001`` and ``1e16``).
+MSGSPEC_SPELLS_AS_REPR = (1e-4, 1e16)
+_ALL_FINITE = (0.0, math.inf)
 
 
-def json_clean(obj):
+def json_clean(obj, *, raw_floats: bool = False):
     """``obj`` (dicts, lists, numbers, numpy scalars) with every number through :func:`json_number`
-    and every key a string: what ``json.dumps`` writes without NaN or Infinity."""
+    and every key a string: what ``json.dumps`` writes without NaN or Infinity.
+
+    With ``raw_floats``, the finite floats msgspec would spell otherwise than ``repr``
+    (:data:`MSGSPEC_SPELLS_AS_REPR`) come as ``msgspec.Raw`` of their ``repr``: what the report
+    writer (:func:`~fpinspect.cli.output.indented_json`) encodes with msgspec, as ``json.dumps``
+    would have written it, in this one walk; anything else raises ``TypeError``."""
     # A record holds a hundred values, nearly all plain: those of a dict or list are taken as
     # they are where they stand, without a call of their own (half the time of a record).
+    low, high = MSGSPEC_SPELLS_AS_REPR if raw_floats else _ALL_FINITE
     kind = type(obj)
     if kind is dict:
         return {
             k if type(k) is str else str(k): v
-            if type(v) in _PLAIN or (type(v) is float and math.isfinite(v))
-            else json_clean(v)
+            if type(v) in _PLAIN or (type(v) is float and (low <= abs(v) < high or v == 0))
+            else json_clean(v, raw_floats=raw_floats)
             for k, v in obj.items()
         }
     if kind is list or kind is tuple:
         return [
-            v if type(v) in _PLAIN or (type(v) is float and math.isfinite(v)) else json_clean(v) for v in obj
+            v
+            if type(v) in _PLAIN or (type(v) is float and (low <= abs(v) < high or v == 0))
+            else json_clean(v, raw_floats=raw_floats)
+            for v in obj
         ]
     if kind is float:
-        return obj if math.isfinite(obj) else None
+        if not math.isfinite(obj):
+            return None
+        return (
+            msgspec.Raw(repr(obj).encode())
+            if raw_floats and not (low <= abs(obj) < high or obj == 0)
+            else obj
+        )
     if kind in _PLAIN:
         return obj
     if isinstance(obj, dict):
-        return json_clean(dict(obj))
+        return json_clean(dict(obj), raw_floats=raw_floats)
     if isinstance(obj, (list, tuple)):
-        return json_clean(list(obj))
+        return json_clean(list(obj), raw_floats=raw_floats)
     if isinstance(obj, (float, int, np.floating, np.integer, np.bool_)) and not isinstance(obj, bool):
-        return json_number(obj)
+        return json_clean(json_number(obj), raw_floats=raw_floats)
+    if raw_floats:  # msgspec would encode what json.dumps refuses (sets, bytes, dates): it decides
+        raise TypeError(f"{type(obj).__name__} is left to json.dumps")
     return obj
 
 

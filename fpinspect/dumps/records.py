@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from queue import Empty, Queue, SimpleQueue
 from typing import TYPE_CHECKING
 
-from .pair import PairResult, finish_status, json_clean, json_number
+from .pair import PairResult, finish_status, json_clean
 from .plan import PairPlan
 
 if TYPE_CHECKING:
@@ -37,7 +37,10 @@ class Record:
         codes = list(self.plan.status) + (self.result.status if self.result else [])
         return finish_status(list(dict.fromkeys(codes)))
 
-    def to_json(self) -> dict:
+    def fields(self) -> dict:
+        """The record's fields of the ``records`` contract, its numbers as they are (NaN and
+        infinities included): :meth:`to_json` makes them JSON's, and so does the report writer
+        (:func:`~fpinspect.cli.output.indented_json`) in the same walk that encodes them."""
         p, r = self.plan, self.result
         return {
             "kind": p.kind,
@@ -47,12 +50,10 @@ class Record:
             "origin_op": p.origin_op,
             "origin_index": p.origin_index,
             "status": self.status,
-            "cosine": json_number(r.cosine) if r else None,
-            "max_abs": json_number(r.max_abs) if r else None,
-            "max_rel": json_number(r.max_rel) if r else None,
-            "metrics": json_clean(
-                {**(r.metrics if r else {}), "worst": r.worst if r else [], "red_eps": self.score}
-            ),
+            "cosine": r.cosine if r else None,
+            "max_abs": r.max_abs if r else None,
+            "max_rel": r.max_rel if r else None,
+            "metrics": {**(r.metrics if r else {}), "worst": r.worst if r else [], "red_eps": self.score},
             "verdict": self.verdict,
             "reasons": list(self.reasons),
             "message": p.message or (r.message if r else None),
@@ -60,6 +61,10 @@ class Record:
             "fused_file": p.fused_file.path if p.fused_file else None,
             "origin_file": p.origin_file.path if p.origin_file else None,
         }
+
+    def to_json(self) -> dict:
+        """:meth:`fields`, JSON-safe (:func:`~.pair.json_clean`)."""
+        return json_clean(self.fields())
 
 
 def _direct(fn: Callable, *args):

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .localise import Localisation
+from .pair import json_clean
 from .records import Record
 from .verdict import VERDICTS, ThresholdTable
 
@@ -76,12 +77,19 @@ class Report:
 
     def json_fields(self) -> list[tuple[str, object]]:
         """The fields of :meth:`to_json` in order, ``records`` as an iterator: a writer can then
-        encode one record at a time instead of holding every record's dict and text at once."""
-        return [("records", (self.record_json(r) for r in self.records)), ("summary", self.summary())]
+        encode one record at a time instead of holding every record's dict and text at once.
+        The records' numbers are as they are (:meth:`record_fields`): the writer makes them
+        JSON's (:func:`~.pair.json_clean`) as it encodes them."""
+        return [("records", (self.record_fields(r) for r in self.records)), ("summary", self.summary())]
 
     def record_json(self, record: Record) -> dict:
-        """One record of :meth:`to_json`: its own JSON with the annotations of output records."""
-        out = record.to_json()
+        """One record of :meth:`to_json`: :meth:`record_fields`, JSON-safe."""
+        return json_clean(self.record_fields(record))
+
+    def record_fields(self, record: Record) -> dict:
+        """A record's own fields (:meth:`~.records.Record.fields`) with the annotations of output
+        records."""
+        out = record.fields()
         if record.plan.kind == "output":
             for name in dict.fromkeys(("replay", *self.annotations)):
                 out[name] = self.annotations.get(name, {}).get(record.plan.key)

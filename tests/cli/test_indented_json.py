@@ -1,4 +1,4 @@
-"""Reports are written as ``json.dumps(obj, indent=2)`` would write them, byte for byte."""
+"""Reports are written as ``json.dumps(json_clean(obj), indent=2)`` would write them, byte for byte."""
 
 from __future__ import annotations
 
@@ -10,6 +10,20 @@ import numpy as np
 import pytest
 
 from fpinspect.cli.output import indented_json, write_json_object
+from fpinspect.dumps.pair import json_clean
+
+
+class _Name(str):
+    """A str subclass: json.dumps writes it as a string, msgspec refuses it."""
+
+
+class _Count(int):
+    pass
+
+
+def _dumps(obj) -> str:
+    return json.dumps(json_clean(obj), indent=2)
+
 
 CASES = [
     {"records": [], "summary": {}},
@@ -19,17 +33,18 @@ CASES = [
     "text",
     # a file name os.fsdecode could not decode: a lone surrogate, which msgspec refuses
     {"fused_file": "/dumps/op\udcff.npy"},
-    # what json.dumps writes and msgspec does not take: NaN, infinities, keys that are not strings
+    # what json_clean makes JSON's: NaN, infinities, numpy scalars, keys that are not strings
     {"nan": math.nan, "inf": [math.inf, -math.inf]},
     {1: "one", None: 2, 2.5: [], False: {}},
     {"x": np.float64(1.5e-7), "y": (1, (2.0, "z"))},
     {"del": "\x7f", "\x7f": 1, "names": ["a\u00e9", "0x3c00", "float16"]},
+    {"name": _Name("op"), "count": _Count(3), "big": np.float32(1e20), "bits": np.uint16(0x3C00)},
 ]
 
 
 @pytest.mark.parametrize("obj", CASES)
 def test_indented_json_is_json_dumps_indent_2(obj):
-    assert indented_json(obj) == json.dumps(obj, indent=2)
+    assert indented_json(obj) == _dumps(obj)
 
 
 @pytest.mark.parametrize(
@@ -45,7 +60,7 @@ def test_write_json_object_streams_the_same_text(obj):
     """Lists given as iterators are written item by item into the same text."""
     out = io.StringIO()
     write_json_object(out, [(k, iter(v) if isinstance(v, list) else v) for k, v in obj.items()])
-    assert out.getvalue() == json.dumps(obj, indent=2) + "\n"
+    assert out.getvalue() == _dumps(obj) + "\n"
 
 
 def test_every_float_is_spelled_as_json_dumps_spells_it():
@@ -70,8 +85,8 @@ def test_every_float_is_spelled_as_json_dumps_spells_it():
 
 
 def test_what_json_dumps_refuses_is_refused_alike():
-    for obj in ({"a": np.int64(3)}, [object()], {(1, 2): 3}):
+    for obj in ([object()], {"a": {1, 2}}, {"b": b"bytes"}):
         with pytest.raises(TypeError):
-            json.dumps(obj, indent=2)
+            _dumps(obj)
         with pytest.raises(TypeError):
             indented_json(obj)

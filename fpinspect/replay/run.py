@@ -53,7 +53,9 @@ def replay_ops(comparison, names: list[str], jobs: int = 1, progress=None) -> di
 
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             parts = [pool.submit(work) for _ in range(min(jobs, len(names)))]
-            results = [r for part in parts for r in part.result()]
+            # each thread's ops in the order it took them: put back in the order of names
+            done_by_name = {r.name: r for part in parts for r in part.result()}
+            results = [done_by_name[n] for n in names]
     return {r.name: r for r in results}
 
 

@@ -3,6 +3,8 @@ and is not closer to float64 than eager; an op that is the closer side is more a
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from chains import F32, adds, build_chain, exp, muls, square
@@ -139,3 +141,25 @@ def test_replays_on_threads_are_the_replays_of_one(amplification):
         return {n: {i: e.to_json() for i, e in r.outputs.items()} for n, r in replays.items()}
 
     assert evidence(three) == evidence(one) and any(e for e in evidence(one).values())
+
+
+def test_replays_on_threads_come_in_the_order_of_the_ops(amplification, monkeypatch):
+    """Threads take the ops in turn and each returns its own in the order it took them; the
+    replays come back in the order of the ops asked for, however the threads interleaved (here:
+    the second op is slow, so the first thread takes the third while the second replays it)."""
+    from fpinspect.replay import run
+
+    c = DumpComparison(
+        *(str(amplification[k]) for k in ("af_open_graph", "af_close_graph", "af_open_data", "af_close_data"))
+    )
+    names = [op.name for op in c.fused]
+    assert len(names) >= 3
+    delays = {names[0]: 0.1, names[1]: 0.4}
+    replay = run.replay_op
+
+    def slow(comparison, name):
+        time.sleep(delays.get(name, 0))
+        return replay(comparison, name)
+
+    monkeypatch.setattr(run, "replay_op", slow)
+    assert list(run.replay_ops(c, names, jobs=2)) == names

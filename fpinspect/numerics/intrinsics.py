@@ -45,6 +45,26 @@ imax = intrinsic(_select(operator.gt))
 imin = intrinsic(_select(operator.lt))
 
 
+@intrinsic
+def where(typingctx, cond, a, b):
+    """``a if cond else b`` as one LLVM ``select``, in the unified type of ``a`` and ``b``. numba
+    lowers a conditional expression to branches, and a loop of a few of them (four masked
+    minima of one bucket's values, say) may then not vectorise: 6x slower, measured."""
+    if not all(isinstance(t, (types.Integer, types.Float, types.Boolean)) for t in (cond, a, b)):
+        return None
+    ty = typingctx.unify_types(a, b)
+    if ty is None:
+        return None
+
+    def codegen(context, builder, sig, args):
+        c = context.cast(builder, args[0], sig.args[0], types.boolean)
+        x = context.cast(builder, args[1], sig.args[1], ty)
+        y = context.cast(builder, args[2], sig.args[2], ty)
+        return builder.select(c, x, y)
+
+    return ty(cond, a, b), codegen
+
+
 def _bitcast(result):
     """An intrinsic: the bit pattern of a number converted to float64, as ``result`` (int64 or
     uint64), or a 64-bit integer's bits read as float64 (``result`` float64)."""
@@ -69,6 +89,20 @@ float_bits = intrinsic(_bitcast(types.int64))
 float_ubits = intrinsic(_bitcast(types.uint64))
 #: ``np.int64(b).view(np.float64)``.
 bits_float = intrinsic(_bitcast(types.float64))
+
+
+@intrinsic
+def bits_float32(typingctx, v):
+    """``np.int32(b).view(np.float32)``."""
+    if not isinstance(v, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        value = context.cast(builder, args[0], sig.args[0], types.int32)
+        return builder.bitcast(value, ir.FloatType())
+
+    return types.float32(v), codegen
+
 
 _I64 = ir.IntType(64)
 _MAG_BITS = ir.Constant(_I64, 0x7FFFFFFFFFFFFFFF)
@@ -108,4 +142,14 @@ def from_order_key(typingctx, k):
     return types.float64(k), codegen
 
 
-__all__ = ["bits_float", "float_bits", "float_ubits", "from_order_key", "imax", "imin", "order_key"]
+__all__ = [
+    "bits_float",
+    "bits_float32",
+    "float_bits",
+    "float_ubits",
+    "from_order_key",
+    "imax",
+    "imin",
+    "order_key",
+    "where",
+]

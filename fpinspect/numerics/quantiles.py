@@ -220,7 +220,8 @@ class RealQuantiles:
             ranks = [_rank(allv.size, q) - 1 for q in qs]
             wanted = np.array(sorted(set(ranks)), dtype=np.int64)
             compile_ahead.wait()
-            found = dict(zip(wanted.tolist(), K.select_ranks(np.ascontiguousarray(allv), wanted).tolist()))
+            bits = np.ascontiguousarray(allv).view(np.int64)
+            found = dict(zip(wanted.tolist(), K.select_ranks(bits, wanted).tolist()))
             return [found[r] for r in ranks]
         cum = np.cumsum(self.buckets)
         out = []

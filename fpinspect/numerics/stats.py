@@ -735,39 +735,35 @@ def kl_divergence_of(a, ref, stats: PairStats, *, jobs: int = 1) -> float | None
     return _kl_divergence(stats, None, ChunkReader(a), ChunkReader(ref), jobs)
 
 
-def _kl_tables(plan: _Plan, min_x: float, rx: float, min_y: float, ry: float):
-    """``(p, log p)`` and ``(q, log q)`` per bit pattern of the pair's 8/16-bit format, as two
-    ``(patterns, 2)`` tables (NaN where the pattern is not a finite value), as
-    :func:`~fpinspect.numerics.kernels.kl_pass` defines p and q."""
-    v = _decode_table(plan.fmt.dtype)
-    with np.errstate(invalid="ignore"):
-        p = np.maximum((v - min_x) / rx, EPS32) if rx > 0 else np.ones_like(v)
-        q = np.maximum((v - min_y) / ry, EPS32) if ry > 0 else np.ones_like(v)
-        p[~np.isfinite(v)] = np.nan
-        q[~np.isfinite(v)] = np.nan
-        return np.stack([p, np.log(p)], axis=1), np.stack([q, np.log(q)], axis=1)
+#: Ranges below the smallest normal float64 have no finite inverse (1 / 5e-324 overflows).
+_TINY64 = float(np.finfo(np.float64).tiny)
+_TWO_1022 = 2.0**1022
 
 
-#: 16-bit pairs of more elements than this compute KL through per-bit-pattern tables.
-_KL_TABLES_FROM = 1 << 21
+def _kl_side(lo: float, hi: float) -> tuple[float, float, float]:
+    """``(min, inv, floor)`` of one side for :func:`~fpinspect.numerics.kernels.kl_pass`, whose
+    ``max(floor, (v - min) * inv)`` is msaccucmp's ``max((v - lo) / (hi - lo), eps32)`` or a
+    constant multiple of it (KL is the same for p and c * p): multiplying by the inverse spares
+    the vector loop a division per element and side. A constant side is uniform (1); a range
+    too small to invert scales p by ``2**1022 * range`` instead, exactly."""
+    r = hi - lo
+    if not r > 0:
+        return lo, 0.0, 1.0
+    if r < _TINY64:
+        return lo, _TWO_1022, EPS32 * (r * _TWO_1022)
+    return lo, 1.0 / r, EPS32
 
 
-def _kl_uses_tables(plan: _Plan, count: int) -> bool:
-    """Whether KL of a pair of ``count`` elements goes through per-pattern tables: 8/16-bit
-    formats on pairs larger than their tables. Building the 16-bit tables costs ~1-2 ms; per
-    element they save ~1 ns against the vectorised log of kl_pass: they pay above ~2 Mi
-    elements (measured on float16)."""
-    from_size = _KL_TABLES_FROM if plan.fmt.bits == 16 else 1 << plan.fmt.bits
-    return plan.a_decode == "table" and count > from_size
+#: How kl_pass decodes each 16-bit format (arithmetic, faster than the tables); others: tables.
+_KL_DECODE = {"float16": K.DECODE_HALF, "bfloat16": K.DECODE_BFLOAT}
 
 
-def _kl_call(plan: _Plan, tables, ca, cr, min_x: float, rx: float, min_y: float, ry: float, sums):
+def _kl_call(plan: _Plan, ca, cr, side_x, side_y, sums):
     """The kernel that adds one chunk's KL sums to ``sums``, and its arguments."""
     ua, fa, ta = plan.views(ca, plan.a_decode)
     ub, fb, tb = plan.views(cr, plan.b_decode)
-    if tables is not None:
-        return K.kl_pass_tables, (ua, ub, *tables, sums)
-    return K.kl_pass, (ua, ub, fa, fb, ta, tb, plan.a_decode == "table", min_x, rx, min_y, ry, sums)
+    decode = _KL_DECODE.get(plan.fmt.name, K.DECODE_TABLE) if plan.a_decode == "table" else K.DECODE_FLOAT
+    return K.kl_pass, (ua, ub, fa, fb, ta, tb, decode, *side_x, *side_y, sums)
 
 
 def after_pass_calls(a_dtype, ref_dtype, size: int, kl: bool) -> list:
@@ -780,26 +776,24 @@ def after_pass_calls(a_dtype, ref_dtype, size: int, kl: bool) -> list:
     calls = []
     if plan.keep_values:
         calls.append((K.compact_counted, (np.zeros(1),)))
-        calls.append((K.select_ranks, (np.zeros(1), np.zeros(1, dtype=np.int64))))
+        calls.append((K.select_ranks, (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))))
     if kl:
         ca, cr = np.zeros(1, dtype=a_dtype), np.zeros(1, dtype=ref_dtype)
-        tables = _kl_tables(plan, 0.0, 1.0, 0.0, 1.0) if _kl_uses_tables(plan, size) else None
-        calls.append(_kl_call(plan, tables, ca, cr, 0.0, 1.0, 0.0, 1.0, np.zeros(4)))
+        calls.append(_kl_call(plan, ca, cr, _kl_side(0.0, 1.0), _kl_side(0.0, 1.0), np.zeros(4)))
     return calls
 
 
 def _kl_divergence(s: PairStats, chunks, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float | None:
     if s.finite == 0:
         return None
-    rx, ry = s.max_x - s.min_x, s.max_y - s.min_y
+    side_x, side_y = _kl_side(s.min_x, s.max_x), _kl_side(s.min_y, s.max_y)
     plan = s.plan
     compile_ahead.wait()  # KL's kernels may be what a child is compiling
-    tables = _kl_tables(plan, s.min_x, rx, s.min_y, ry) if _kl_uses_tables(plan, s.count) else None
 
     def sums_of(pairs) -> np.ndarray:
         sums = np.zeros(4, dtype=np.float64)
         for ca, cr in pairs:
-            kernel, args = _kl_call(plan, tables, ca, cr, s.min_x, rx, s.min_y, ry, sums)
+            kernel, args = _kl_call(plan, ca, cr, side_x, side_y, sums)
             kernel(*args)
         return sums
 

@@ -351,17 +351,18 @@ def test_select_ranks_places_every_rank_as_a_sort(values):
 
 
 def test_the_kl_pass_log_is_within_two_ulp_of_the_exact_log_of_p_over_q():
-    """KL's branch-free ``log(p / q)`` over the range p and q take, [eps32, 1], against the
-    exact value (decimal arithmetic, 40 digits): ratios far apart, next to 1 (KL's terms of
-    nearly equal distributions, where rounding p / q first had cost ~1e-16 absolute) and at
-    the edges of the range reduction (p / q near powers of two times sqrt(2))."""
+    """KL's branch-free ``log(p / q)``, compiled as the KL pass compiles it, over the range p and
+    q take, [eps32, 1], against the exact value (decimal arithmetic, 40 digits): ratios far
+    apart, next to 1 (KL's terms of nearly equal distributions, where rounding p / q first had
+    cost ~1e-16 absolute) and at the edges of the range reduction (p / q near 3/2 and 2/3
+    times a power of two, where its polynomial is used up to its end)."""
     import decimal
 
     import numba
 
-    from fpinspect.numerics.kernels import _log_ratio
+    from fpinspect.numerics.kernels import _KL_FASTMATH, _log_ratio
 
-    @numba.njit(error_model="numpy")
+    @numba.njit(error_model="numpy", fastmath=_KL_FASTMATH)
     def logs(p, q):
         out = np.empty_like(p)
         for i in range(p.size):

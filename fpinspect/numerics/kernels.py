@@ -175,6 +175,7 @@ BLOCK = 4096
 _I64_MAX = np.iinfo(np.int64).max
 _I64_MIN = np.iinfo(np.int64).min
 _U64_MAX = np.uint64(np.iinfo(np.uint64).max)
+_INF_BITS = np.int64(0x7FF0000000000000)
 
 
 @njit(inline="always", error_model="numpy")
@@ -1173,15 +1174,15 @@ def _select_within(cand, m, r, counts):
 
 @njit(inline="always", error_model="numpy")
 def _positive_range(bits, n):
-    """Smallest positive and largest of the bit patterns ``bits[:n]`` of non-negative floats; the
-    smallest is 0 where none is positive. As unsigned numbers ``b - 1`` wraps a zero's pattern
-    above every other: one vectorised minimum, no test."""
+    """Smallest positive and largest non-NaN of the bit patterns ``bits[:n]`` of non-negative
+    floats or NaN; the smallest is 0 where none is positive. As unsigned numbers ``b - 1`` wraps
+    a zero's pattern above every other: one vectorised minimum, no test."""
     lo = _U64_MAX
     hi = np.int64(0)
     for i in range(n):
         b = bits[i]
         lo = imin(lo, np.uint64(b) - np.uint64(1))
-        hi = imax(hi, b)
+        hi = imax(hi, where(b <= _INF_BITS, b, 0))
     return np.int64(lo + np.uint64(1)), hi
 
 
@@ -1231,9 +1232,10 @@ _SELECT_FEW = 32
 
 @njit(**_KERNEL)
 def select_ranks(bits, ranks):
-    """The values of 0-based ``ranks`` (ascending) among non-negative float64 values (no NaN),
-    given as their bit patterns ``bits`` (``values.view(np.int64)``), as a full sort would place
-    them. Bit patterns of non-negative floats are monotone in the value, and integer loads and
+    """The values of 0-based ``ranks`` (ascending) among non-negative float64 values, given as
+    their bit patterns ``bits`` (``values.view(np.int64)``), as a full sort would place them;
+    positive NaNs may be among them (elements that did not count), above every rank asked for:
+    their patterns sort above all others, and the values need no compaction first. Bit patterns of non-negative floats are monotone in the value, and integer loads and
     stores spare the scalar loops a move from float to integer registers per value (a third of
     a gather's time): one pass counts the values into :data:`_SELECT_BUCKETS` buckets, exact zeros (the
     commonest error) in bucket 0 and equal ranges of patterns from the smallest positive value
@@ -1246,8 +1248,8 @@ def select_ranks(bits, ranks):
     k = ranks.size
     out = np.zeros(k, dtype=np.float64)
     lo, hi = _positive_range(bits, n)
-    if lo == 0:
-        return out  # every value is 0
+    if lo == 0 or lo > hi:
+        return out  # every value is 0 (or NaN)
     shift = 0
     while ((hi - lo) >> shift) > _SELECT_BUCKETS - 2:
         shift += 1
@@ -1255,7 +1257,7 @@ def select_ranks(bits, ranks):
     base = lo - width  # bucket b > 0: the patterns base + b * width .. base + (b + 1) * width - 1
     counts = np.zeros(_SELECT_BUCKETS, dtype=np.int64)
     for i in range(n):
-        counts[imax(bits[i] - base, 0) >> shift] += 1
+        counts[imin(imax(bits[i] - base, 0) >> shift, _SELECT_BUCKETS - 1)] += 1  # NaN: at most the top
     # each rank's bucket and the values below it
     bucket_of = np.empty(k, dtype=np.int64)
     below_of = np.empty(k, dtype=np.int64)

@@ -24,13 +24,14 @@ def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compil
         from fpinspect.numerics.stats import accumulate
         a = np.linspace(-3, 3, 3000).astype(np.float16)
         b = (a * np.float16(1.001)).astype(np.float16)
-        b[7] = np.nan  # an element that does not count: the kept values are compacted
+        b[7] = np.nan  # an element that does not count: the kept values compact when read
         from fpinspect.numerics import compile_ahead
         told = []
         compile_ahead.on_compile(told.append)
         s = accumulate(a, b, kl=True)  # KL's pass is called in there, after the fused pass
         accumulate(a, b)  # the same kind again: nothing more to tell
         e = s.error_stats()
+        s.rel_quantiles.values  # read: compacted
         waited_for = not compile_ahead._children
         counts = {
             k.__name__: (sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values()))
@@ -77,7 +78,10 @@ def test_the_after_pass_calls_have_the_types_the_pair_passes():
         a = np.linspace(-3, 3, n).astype(dtype)
         b = (a * 1.001).astype(dtype)
         b[7] = np.nan
-        accumulate(a, b, kl=True).error_stats()
+        s = accumulate(a, b, kl=True)
+        s.error_stats()
+        if s.rel_quantiles.exact:  # the compaction, called where the values are read
+            assert not np.isnan(np.concatenate(s.rel_quantiles.values)).any()
         calls = after_pass_calls(np.dtype(dtype), np.dtype(dtype), n, True)
         want = {"kl_pass"} if n > 1 << 21 else {"kl_pass", "compact_counted", "select_ranks"}
         assert {kernel.__name__ for kernel, _ in calls} == want  # only what such a pair calls

@@ -2,7 +2,7 @@
 
 With an empty compile cache a first pair compiles every kernel it calls, one after another, on
 one core: :func:`~fpinspect.numerics.kernels.fused_pass` first (most of it), then KL's pass
-and the exact percentiles' compaction and selection. Those do not depend on the pass, so
+and the exact percentiles' selection. Those do not depend on the pass, so
 :func:`start` has a child process compile them at the same time, on another core, into
 numba's on-disk cache. Before the first call of one of them the caller waits for the child
 (:func:`wait`; by then it is usually done), and that call loads it from the cache. A caller

@@ -1065,8 +1065,8 @@ def kl_pass(ua, ub, fa, fb, table_a, table_b, decode, min_x, inv_x, floor_x, min
     """msaccucmp's KL sums over the elements finite on both sides: ``out += (sum p, sum q,
     sum p * log(p / q), sum (p - q))`` with ``p = max(floor_x, (x - min_x) * inv_x)``: the
     caller's ``(min_x, inv_x, floor_x)`` make p msaccucmp's ``max((x - min x) / (max x - min x),
-    eps32)``, 1 on a constant side, or a constant multiple of them (KL does not change);
-    ``q`` likewise for ``y``. Block by block: decoded (:func:`_kl_decode`), then summed
+    eps32)`` (1 on a constant side) times a factor that q shares (KL does not change); ``q``
+    likewise for ``y``. Block by block: decoded (:func:`_kl_decode`), then summed
     (:func:`_kl_sums`)."""
     n = ua.size
     values = np.empty((2, BLOCK), dtype=np.float64)
@@ -1235,11 +1235,12 @@ def select_ranks(bits, ranks):
     """The values of 0-based ``ranks`` (ascending) among non-negative float64 values, given as
     their bit patterns ``bits`` (``values.view(np.int64)``), as a full sort would place them;
     positive NaNs may be among them (elements that did not count), above every rank asked for:
-    their patterns sort above all others, and the values need no compaction first. Bit patterns of non-negative floats are monotone in the value, and integer loads and
-    stores spare the scalar loops a move from float to integer registers per value (a third of
-    a gather's time): one pass counts the values into :data:`_SELECT_BUCKETS` buckets, exact zeros (the
-    commonest error) in bucket 0 and equal ranges of patterns from the smallest positive value
-    to the largest in the others. A rank in bucket 0 is 0; in another, a vector pass finds the
+    their patterns sort above all others, and the values need no compaction first. Bit
+    patterns of non-negative floats are monotone in the value, and integer loads and stores
+    spare the scalar loops a move from float to integer registers per value (a third of a
+    gather's time): one pass counts the values into :data:`_SELECT_BUCKETS` buckets, exact
+    zeros (the commonest error) in bucket 0 and equal ranges of patterns from the smallest
+    positive value to the largest in the others. A rank in bucket 0 is 0; in another, a vector pass finds the
     smallest and largest value of its bucket (two buckets per pass): equal, they are the rank's
     value, as they mostly are for errors (ties, and few distinct values in one of 4096 ranges);
     else the bucket's values are gathered and narrowed (:func:`_select_within`). No full sort,
@@ -1304,15 +1305,3 @@ def select_ranks(bits, ranks):
             cand = cand.copy()  # narrowing reorders and drops candidates: the next rank needs them all
         out[j] = _from_bits(_select_within(cand, cand.size, ranks[j] - below_of[j], counts))
     return out
-
-
-@njit(**_KERNEL)
-def compact_counted(values):
-    """Move the non-NaN values of ``values`` to its front, in order; return how many there are."""
-    k = 0
-    for i in range(values.size):
-        v = values[i]
-        if v == v:
-            values[k] = v
-            k += 1
-    return k

@@ -153,8 +153,10 @@ class RealQuantiles:
     def __init__(self, cap: int = CAP):
         self.cap = cap
         self._values: list[np.ndarray] | None = []
-        # the pass's kept values with NaN where an element did not count, compacted only when
-        # ``values`` is read: the percentiles select among them as they are (16 us a pair less)
+        # the pass's kept values with NaN where an element did not count, left as they are: the
+        # percentiles select among them (compacting them cost a pair 16 us); ``values`` copies
+        # the counted ones out when read, never in place (a reader in another thread may be
+        # selecting among them)
         self._uncounted: np.ndarray | None = None
         self.kept = 0
         self.buckets: np.ndarray | None = None
@@ -163,11 +165,11 @@ class RealQuantiles:
     @property
     def values(self) -> list[np.ndarray] | None:
         """The kept values (one array per part added; ``None`` once a sketch)."""
-        if self._uncounted is not None:
-            kept, self._uncounted = self._uncounted, None
-            compile_ahead.wait()  # the kernel may be what a child is compiling
-            v = kept[: K.compact_counted(kept)]
-            self._values = [v] if v.size else []
+        kept = self._uncounted
+        if kept is not None:
+            counted = kept[~np.isnan(kept)]
+            self._values = [counted] if counted.size else []
+            self._uncounted = None
         return self._values
 
     @values.setter
@@ -233,9 +235,8 @@ class RealQuantiles:
         if self.n == 0:
             return [None for _ in qs]
         if self.exact:
-            if self._uncounted is not None:
-                allv = self._uncounted  # NaN where an element did not count: above every rank
-            else:
+            allv = self._uncounted  # NaN where an element did not count: above every rank
+            if allv is None:
                 allv = self.values[0] if len(self.values) == 1 else np.concatenate(self.values)
             ranks = [_rank(self.n, q) - 1 for q in qs]
             wanted = np.array(sorted(set(ranks)), dtype=np.int64)

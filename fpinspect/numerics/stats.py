@@ -740,18 +740,25 @@ _TINY64 = float(np.finfo(np.float64).tiny)
 _TWO_1022 = 2.0**1022
 
 
-def _kl_side(lo: float, hi: float) -> tuple[float, float, float]:
+def _kl_scale(*ranges: float) -> float:
+    """The one factor p and q are both scaled by for :func:`_kl_side`: 1, or less where a range is
+    too small to invert (a few subnormals: 1 / 5e-324 overflows). One factor for both sides, as
+    KL's ``log1p(sum (p - q) / sum q)`` needs p and q on one scale (scaled apart, their summed
+    differences lose sum p to rounding)."""
+    return min([1.0] + [r * _TWO_1022 for r in ranges if 0 < r < _TINY64])
+
+
+def _kl_side(lo: float, hi: float, scale: float) -> tuple[float, float, float]:
     """``(min, inv, floor)`` of one side for :func:`~fpinspect.numerics.kernels.kl_pass`, whose
-    ``max(floor, (v - min) * inv)`` is msaccucmp's ``max((v - lo) / (hi - lo), eps32)`` or a
-    constant multiple of it (KL is the same for p and c * p): multiplying by the inverse spares
-    the vector loop a division per element and side. A constant side is uniform (1); a range
-    too small to invert scales p by ``2**1022 * range`` instead, exactly."""
+    ``max(floor, (v - min) * inv)`` is ``scale`` times msaccucmp's ``max((v - lo) / (hi - lo),
+    eps32)`` (1 on a constant side): KL is the same for p and q both scaled, and multiplying by
+    the inverse spares the vector loop a division per element and side."""
     r = hi - lo
     if not r > 0:
-        return lo, 0.0, 1.0
+        return lo, 0.0, scale
     if r < _TINY64:
-        return lo, _TWO_1022, EPS32 * (r * _TWO_1022)
-    return lo, 1.0 / r, EPS32
+        return lo, scale / (r * _TWO_1022) * _TWO_1022, EPS32 * scale
+    return lo, scale / r, EPS32 * scale
 
 
 #: How kl_pass decodes each 16-bit format (arithmetic, faster than the tables); others: tables.
@@ -769,24 +776,24 @@ def _kl_call(plan: _Plan, ca, cr, side_x, side_y, sums):
 def after_pass_calls(a_dtype, ref_dtype, size: int, kl: bool) -> list:
     """The compiled kernels a pair of these dtypes and element count calls after its pass, each
     with arguments of the types it will get there (a one-element pair's): KL's pass when
-    ``kl``, and where the values are kept, the compaction and the selection of the exact
+    ``kl``, and where the values are kept, the selection of the exact
     percentiles (:class:`~fpinspect.numerics.quantiles.RealQuantiles`).
     :mod:`~fpinspect.numerics.compile_ahead` compiles them while the pass compiles."""
     plan = _plan_for(np.dtype(a_dtype), np.dtype(ref_dtype), size <= EXACT_CAP, 0)
     calls = []
     if plan.keep_values:
-        calls.append((K.compact_counted, (np.zeros(1),)))
         calls.append((K.select_ranks, (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))))
     if kl:
         ca, cr = np.zeros(1, dtype=a_dtype), np.zeros(1, dtype=ref_dtype)
-        calls.append(_kl_call(plan, ca, cr, _kl_side(0.0, 1.0), _kl_side(0.0, 1.0), np.zeros(4)))
+        calls.append(_kl_call(plan, ca, cr, _kl_side(0.0, 1.0, 1.0), _kl_side(0.0, 1.0, 1.0), np.zeros(4)))
     return calls
 
 
 def _kl_divergence(s: PairStats, chunks, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float | None:
     if s.finite == 0:
         return None
-    side_x, side_y = _kl_side(s.min_x, s.max_x), _kl_side(s.min_y, s.max_y)
+    scale = _kl_scale(s.max_x - s.min_x, s.max_y - s.min_y)
+    side_x, side_y = _kl_side(s.min_x, s.max_x, scale), _kl_side(s.min_y, s.max_y, scale)
     plan = s.plan
     compile_ahead.wait()  # KL's kernels may be what a child is compiling
 

@@ -15,7 +15,7 @@ from fpinspect.numerics.stats import after_pass_calls
 
 
 def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compiled(tmp_path):
-    """KL's pass, the compaction and the exact percentiles' selection come out of the cache
+    """KL's pass and the exact percentiles' selection come out of the cache
     (hits, no compile of their own), the pass itself is compiled by the caller, and the
     figures equal those of this process, whose kernels are compiled here."""
     code = """
@@ -24,18 +24,17 @@ def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compil
         from fpinspect.numerics.stats import accumulate
         a = np.linspace(-3, 3, 3000).astype(np.float16)
         b = (a * np.float16(1.001)).astype(np.float16)
-        b[7] = np.nan  # an element that does not count: the kept values compact when read
+        b[7] = np.nan  # an element that does not count: selected among as NaN
         from fpinspect.numerics import compile_ahead
         told = []
         compile_ahead.on_compile(told.append)
         s = accumulate(a, b, kl=True)  # KL's pass is called in there, after the fused pass
         accumulate(a, b)  # the same kind again: nothing more to tell
         e = s.error_stats()
-        s.rel_quantiles.values  # read: compacted
         waited_for = not compile_ahead._children
         counts = {
             k.__name__: (sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values()))
-            for k in (K.fused_pass, K.kl_pass, K.compact_counted, K.select_ranks)
+            for k in (K.fused_pass, K.kl_pass, K.select_ranks)
         }
         print(json.dumps({"told": told, "counts": counts, "waited": waited_for, "kl": s.kl, "p50": e["abs"]["p50"], "p99": e["rel"]["p99"]}))
     """
@@ -48,7 +47,6 @@ def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compil
     assert got["counts"] == {
         "fused_pass": [0, 1],
         "kl_pass": [1, 0],
-        "compact_counted": [1, 0],
         "select_ranks": [1, 0],
     }, out.stderr[-2000:]
     assert got["waited"]
@@ -78,12 +76,9 @@ def test_the_after_pass_calls_have_the_types_the_pair_passes():
         a = np.linspace(-3, 3, n).astype(dtype)
         b = (a * 1.001).astype(dtype)
         b[7] = np.nan
-        s = accumulate(a, b, kl=True)
-        s.error_stats()
-        if s.rel_quantiles.exact:  # the compaction, called where the values are read
-            assert not np.isnan(np.concatenate(s.rel_quantiles.values)).any()
+        accumulate(a, b, kl=True).error_stats()
         calls = after_pass_calls(np.dtype(dtype), np.dtype(dtype), n, True)
-        want = {"kl_pass"} if n > 1 << 21 else {"kl_pass", "compact_counted", "select_ranks"}
+        want = {"kl_pass"} if n > 1 << 21 else {"kl_pass", "select_ranks"}
         assert {kernel.__name__ for kernel, _ in calls} == want  # only what such a pair calls
         for kernel, args in calls:
             sig = tuple(__import__("numba").typeof(x) for x in args)
@@ -114,7 +109,6 @@ def test_nothing_is_compiled_ahead_of_a_warm_pair(monkeypatch):
     """Kernels this process already compiled start no child."""
     monkeypatch.setattr(compile_ahead, "_started", set())
     a = np.linspace(-1, 1, 100).astype(np.float16)
-    K.compact_counted(np.zeros(1))
     K.select_ranks(np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
     compile_ahead.start(a.dtype, a.dtype, a.size, False)
     assert compile_ahead._children == [] and compile_ahead._started  # looked, and found them

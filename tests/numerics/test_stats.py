@@ -224,6 +224,22 @@ def test_kl_matches_its_definition():
     assert kl_divergence(x, x) == 0.0
 
 
+def test_kl_of_a_constant_side_and_of_a_range_too_small_to_invert():
+    """A constant side is uniform (p = 1, as msaccucmp's); a range of a few subnormals has no
+    finite inverse, and its p is scaled instead of multiplied by 1 / range (inf): the same KL."""
+    eps32 = np.finfo(np.float32).eps
+    y = rng.uniform(0, 1, 5000)
+    q = np.maximum((y - y.min()) / (y.max() - y.min()), eps32)
+    q = q / q.sum()
+    assert kl_divergence(np.full(5000, 3.0), y) == pytest.approx(
+        np.sum(np.log((1 / 5000) / q)) / 5000, rel=1e-12
+    )
+    tiny = rng.integers(0, 4, 5000) * 5e-324  # 0 .. 3 * 2**-1074: the range is 1.5e-323
+    p = np.maximum(tiny / tiny.max(), eps32)
+    p = p / p.sum()
+    assert kl_divergence(tiny, y) == pytest.approx(np.sum(p * np.log(p / q)), rel=1e-9)
+
+
 def test_error_kind_share_tolerates_the_references_own_rounding():
     # x * fp16(0.7) is often exactly 1 ULP from x * 0.7, but float64 says 1.0000000000002
     x = np.random.default_rng(5).uniform(-1, 1, 100_000).astype(np.float16)

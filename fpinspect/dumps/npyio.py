@@ -50,24 +50,27 @@ def regular_file_size(path: str, what: str = ".npy file") -> int:
 
 def open_regular(path: str, what: str = ".npy file"):
     """``open(path, "rb")`` for a regular file only, without ever blocking on a FIFO."""
-    f, _ = _open_regular(path, what)
-    return io.BufferedReader(f)
+    fd, _ = _open_fd(path, what)
+    return io.BufferedReader(os.fdopen(fd, "rb", buffering=0))
 
 
-def _open_regular(path: str, what: str):
-    """:func:`open_regular` without a buffer (each read is one system call: :func:`open_npy`
-    reads a file in two, where a buffered reader cost three calls more), and the file's size."""
+def _open_fd(path: str, what: str) -> tuple[int, int]:
+    """:func:`open_regular` as a bare descriptor (no file object: :func:`open_npy` reads a small
+    file in one system call and a file object cost it more than the read), and the file's size."""
     regular_file_size(path, what)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
-    f = os.fdopen(fd, "rb", buffering=0)
-    st = os.fstat(fd)
+    try:
+        st = os.fstat(fd)
+    except OSError as exc:
+        os.close(fd)
+        raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
     if not stat.S_ISREG(st.st_mode):  # swapped between stat and open
-        f.close()
+        os.close(fd)
         raise InputError(path, f"is not a regular {what}")
-    return f, st.st_size
+    return fd, st.st_size
 
 
 def _header_v3(f) -> tuple[tuple, bool, np.dtype]:
@@ -107,11 +110,12 @@ _VERSIONS = ((1, 0), (2, 0), (3, 0))
 FIRST_READ = 4096
 
 
-def _canonical_header(f, head: bytes, version) -> tuple[tuple, bool, np.dtype, int] | None:
+def _canonical_header(read, head: bytes, version) -> tuple[tuple, bool, np.dtype, int] | None:
     """``(shape, fortran_order, dtype, data offset)`` of a file numpy wrote, read without
     ``ast.literal_eval`` (which compiles the dict: most of the cost of opening a 64 KiB file);
     ``None`` for any other spelling, which :func:`_read_header` then parses as numpy does.
-    ``head`` is the file's first bytes; a header longer than them is read on from ``f``."""
+    ``head`` is the file's first bytes; a header longer than them is read on with ``read(n)``
+    (the next ``n`` bytes of the file)."""
     width = 2 if version == (1, 0) else 4
     start = _MAGIC_LENGTH + width
     if len(head) < start:
@@ -120,7 +124,7 @@ def _canonical_header(f, head: bytes, version) -> tuple[tuple, bool, np.dtype, i
     if length > MAX_HEADER:
         return None
     if len(head) < start + length:
-        head += f.read(start + length - len(head))
+        head += read(start + length - len(head))
     text = head[start : start + length]
     found = _canonical_text(text) if len(text) == length else None
     return None if found is None else (*found, start + length)
@@ -141,14 +145,16 @@ def _canonical_text(text: bytes) -> tuple[tuple, bool, np.dtype] | None:
     return tuple(int(d) for d in dims.split(",") if d), fortran == "True", dtype
 
 
-def _read_header(f, head: bytes, version) -> tuple[tuple, bool, np.dtype, int]:
-    """``(shape, fortran_order, dtype, data offset)`` of the file ``f`` that begins with ``head``;
-    ``f`` is left after ``head`` or after the header, whichever ends later (the data in ``head``
-    then continues in ``f``)."""
+def _read_header(fd: int, head: bytes, version) -> tuple[tuple, bool, np.dtype, int]:
+    """``(shape, fortran_order, dtype, data offset)`` of the open file ``fd`` that begins with
+    ``head``; ``fd`` is left after ``head`` or after the header, whichever ends later (the data
+    in ``head`` then continues there)."""
     if version in _VERSIONS:
-        found = _canonical_header(f, head, version)
+        found = _canonical_header(lambda n: os.read(fd, n), head, version)
         if found is not None:
             return found
+    # numpy's parsers read a file object: an unbuffered one moves the descriptor's position
+    f = os.fdopen(fd, "rb", buffering=0, closefd=False)
     f.seek(_MAGIC_LENGTH)
     if version == (1, 0):
         header = np.lib.format.read_array_header_1_0(f, max_header_size=MAX_HEADER)
@@ -188,14 +194,14 @@ def open_npy(path) -> NpyFile:
     """
     path = os.fspath(path)
     data = None
-    f, size = _open_regular(path, ".npy file")
-    with f:
+    fd, size = _open_fd(path, ".npy file")
+    try:
         try:
-            head = f.read(FIRST_READ)
+            head = os.read(fd, FIRST_READ)
             if len(head) < _MAGIC_LENGTH or head[:6] != _MAGIC:
                 raise InputError(path, "is not a .npy file (bad magic bytes)")
             try:
-                shape, fortran, dtype, offset = _read_header(f, head, (head[6], head[7]))
+                shape, fortran, dtype, offset = _read_header(fd, head, (head[6], head[7]))
             except Exception as exc:  # numpy's parser has many ways to say "corrupt" (tokenize too)
                 raise InputError(path, f"has a corrupt .npy header ({type(exc).__name__}: {exc})") from None
             if dtype.hasobject:
@@ -210,21 +216,23 @@ def open_npy(path) -> NpyFile:
                     path, f"is truncated: the header promises {expected} data bytes, the file has {actual}"
                 )
             if expected <= WHOLE_READ and not fortran:
-                data = _read_data(f, path, dtype, expected, head[offset:])
+                data = _read_data(fd, path, dtype, expected, head[offset:])
         except OSError as exc:
             raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
     return NpyFile(path, shape, dtype, fortran, offset, data)
 
 
-def _read_data(f, path: str, dtype: np.dtype, nbytes: int, first: bytes) -> np.ndarray:
+def _read_data(fd: int, path: str, dtype: np.dtype, nbytes: int, first: bytes) -> np.ndarray:
     """The ``nbytes`` of data after the header, as a flat read-only array of ``dtype``: the
-    bytes ``first`` (read with the header), then what follows them in ``f``."""
+    bytes ``first`` (read with the header), then what follows them in the open file ``fd``."""
     data = np.empty(nbytes // dtype.itemsize, dtype=dtype)
     raw = memoryview(data.view(np.uint8))
     got = min(len(first), nbytes)
     raw[:got] = first[:got]
     while got < nbytes:  # an unbuffered read may return less than asked
-        n = f.readinto(raw[got:])
+        n = os.readv(fd, [raw[got:]])
         if not n:  # the file shrank since its size was read
             raise InputError(path, f"is truncated: the header promises {nbytes} data bytes")
         got += n

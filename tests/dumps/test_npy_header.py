@@ -44,7 +44,7 @@ def test_numpy_written_headers_read_without_literal_eval(tmp_path, arr, version)
         np.lib.format.write_array(f, arr, version=version)
     with open(path, "rb") as f:
         head = f.read(npyio.FIRST_READ)
-        fast = npyio._canonical_header(f, head, (head[6], head[7]))
+        fast = npyio._canonical_header(f.read, head, (head[6], head[7]))
     assert fast == _numpy_header(path)
     got = open_npy(path)
     assert (got.header_shape, got.fortran_order, got.stored_dtype, got.data_offset) == fast

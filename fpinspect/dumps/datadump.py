@@ -34,7 +34,8 @@ MAPPING_FILE = "mapping.csv"
 
 _DATA_ERROR = "DATA_LOAD_ERROR"
 _NORMALISE = re.compile(r"[./\\ ]")
-_FIELD = re.compile(r"[A-Za-z0-9_-]+")  # the id and timestamp fields
+#: The id and timestamp fields of a dump name, joined by dots: each one ``[A-Za-z0-9_-]+``.
+_FIELDS = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*")
 _DIGITS = re.compile(r"[0-9]+")
 _SHAPE_FIELD = re.compile(r"([0-9]+(x[0-9]+)*)?")
 
@@ -102,11 +103,13 @@ def parse_dump_name(name: str, path: str = "") -> DumpFile | None:
         head, io, index = fields[:-3], fields[-3], fields[-2]
     else:
         return None
-    if len(head) < 3 or not all(f and not _NORMALISE.search(f) for f in head[:2]):
-        return None  # type and name are non-empty and hold nothing the dumper replaces
-    if not all(_FIELD.fullmatch(f) for f in head[2:]):
+    # type and name are non-empty and hold nothing the dumper replaces (neither holds a dot:
+    # one search of both); the other fields checked in one match of them joined
+    if len(head) < 3 or not head[0] or not head[1] or _NORMALISE.search(head[0] + head[1]):
         return None
-    numeric = [f for f in head[2:] if _DIGITS.fullmatch(f)]
+    if not _FIELDS.fullmatch(".".join(head[2:])):
+        return None
+    numeric = [f for f in head[2:] if f.isdigit()]  # ASCII only (matched above): isdigit is [0-9]+
     if not numeric:
         return None
     timestamp = max(reversed(numeric), key=len)  # reversed: the last of the longest

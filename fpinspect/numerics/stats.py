@@ -212,24 +212,25 @@ class _Pass:
         space.hist_log[:] = 0
         space.busy = False
 
-    def feed(self, offset: int, a: np.ndarray, b: np.ndarray) -> None:
-        K.fused_pass(*self._arguments(offset, a, b))
+    def feed(self, offset: int, va: tuple, vb: tuple) -> None:
+        """The pass over one chunk, given as its two sides' :meth:`_Plan.views`."""
+        K.fused_pass(*self._arguments(offset, va, vb))
         # flush the exact integer sum before it could overflow 64 bits
         self.ulp_sum += int(self.ucnt[K.SUM_ULP_DIFF])
         self.ucnt[K.SUM_ULP_DIFF] = 0
 
-    def announce(self, offset: int, a: np.ndarray, b: np.ndarray) -> None:
+    def announce(self, offset: int, va: tuple, vb: tuple) -> None:
         """Tell :func:`~fpinspect.numerics.compile_ahead.on_compile`'s listener when feeding
         this first chunk of the plan's kind will compile the pass."""
         p = self.plan
         what = f"{p.fmt.name} pairs" if p.same else f"{p.fmt.name} against a wider reference"
-        compile_ahead.announce(K.fused_pass, self._arguments(offset, a, b), what)
+        compile_ahead.announce(K.fused_pass, self._arguments(offset, va, vb), what)
 
-    def _arguments(self, offset: int, a: np.ndarray, b: np.ndarray) -> tuple:
+    def _arguments(self, offset: int, va: tuple, vb: tuple) -> tuple:
         """The arguments of :func:`~fpinspect.numerics.kernels.fused_pass` for one chunk."""
         p = self.plan
-        ua, fa, ta = p.views(a, p.a_decode)
-        ub, fb, tb = p.views(b, p.b_decode)
+        ua, fa, ta = va
+        ub, fb, tb = vb
         ka, kr, ku = self.keep
         sa, sr, su = self.sketches
         return (
@@ -634,7 +635,7 @@ def accumulate(
         keep = (_EMPTY_KEEP, _EMPTY_KEEP, _EMPTY_KEEP)
     passes: list[_Pass] = []
 
-    last: list[tuple[np.ndarray, np.ndarray]] = []  # the one chunk of a one-chunk pair
+    last: list[tuple[tuple, tuple]] = []  # the views of the one chunk of a one-chunk pair
 
     def work(part: list[tuple[int, int]]) -> _Pass:
         state = _Pass(plan, keep)
@@ -643,13 +644,16 @@ def accumulate(
         width = chunk if len(ranges) > 1 else 0
         buf_a, buf_r = (ra.buffer(width), rr.buffer(width)) if width else (None, None)
         for lo, hi in part:
-            ca, cr = ra.read(lo, hi, buf_a), rr.read(lo, hi, buf_r)
+            va, vb = (
+                plan.views(ra.read(lo, hi, buf_a), plan.a_decode),
+                plan.views(rr.read(lo, hi, buf_r), plan.b_decode),
+            )
             if plan.kind not in _announced:  # the first chunk of this kind in the process
                 _announced.add(plan.kind)
-                state.announce(lo, ca, cr)
-            state.feed(lo, ca, cr)
+                state.announce(lo, va, vb)
+            state.feed(lo, va, vb)
             if len(ranges) == 1:
-                last.append((ca, cr))
+                last.append((va, vb))  # KL's pass reads the same views
             ra.release(lo, hi)
             rr.release(lo, hi)
             if progress is not None:
@@ -765,10 +769,11 @@ def _kl_side(lo: float, hi: float, scale: float) -> tuple[float, float, float]:
 _KL_DECODE = {"float16": K.DECODE_HALF, "bfloat16": K.DECODE_BFLOAT}
 
 
-def _kl_call(plan: _Plan, ca, cr, side_x, side_y, sums):
-    """The kernel that adds one chunk's KL sums to ``sums``, and its arguments."""
-    ua, fa, ta = plan.views(ca, plan.a_decode)
-    ub, fb, tb = plan.views(cr, plan.b_decode)
+def _kl_call(plan: _Plan, va: tuple, vb: tuple, side_x, side_y, sums):
+    """The kernel that adds one chunk's KL sums to ``sums``, and its arguments; ``va`` and
+    ``vb`` are the chunk's two sides' :meth:`_Plan.views`."""
+    ua, fa, ta = va
+    ub, fb, tb = vb
     decode = _KL_DECODE.get(plan.fmt.name, K.DECODE_TABLE) if plan.a_decode == "table" else K.DECODE_FLOAT
     return K.kl_pass, (ua, ub, fa, fb, ta, tb, decode, *side_x, *side_y, sums)
 
@@ -785,11 +790,13 @@ def after_pass_calls(a_dtype, ref_dtype, size: int, kl: bool) -> list:
         calls.append((K.select_ranks, (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))))
     if kl:
         ca, cr = np.zeros(1, dtype=a_dtype), np.zeros(1, dtype=ref_dtype)
-        calls.append(_kl_call(plan, ca, cr, _kl_side(0.0, 1.0, 1.0), _kl_side(0.0, 1.0, 1.0), np.zeros(4)))
+        va, vb = plan.views(ca, plan.a_decode), plan.views(cr, plan.b_decode)
+        calls.append(_kl_call(plan, va, vb, _kl_side(0.0, 1.0, 1.0), _kl_side(0.0, 1.0, 1.0), np.zeros(4)))
     return calls
 
 
-def _kl_divergence(s: PairStats, chunks, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float | None:
+def _kl_divergence(s: PairStats, views, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float | None:
+    """KL over ``views`` (the pass's views of a one-chunk pair's chunk), else over the data read again."""
     if s.finite == 0:
         return None
     scale = _kl_scale(s.max_x - s.min_x, s.max_y - s.min_y)
@@ -799,20 +806,23 @@ def _kl_divergence(s: PairStats, chunks, ra: ChunkReader, rr: ChunkReader, jobs:
 
     def sums_of(pairs) -> np.ndarray:
         sums = np.zeros(4, dtype=np.float64)
-        for ca, cr in pairs:
-            kernel, args = _kl_call(plan, ca, cr, side_x, side_y, sums)
+        for va, vb in pairs:
+            kernel, args = _kl_call(plan, va, vb, side_x, side_y, sums)
             kernel(*args)
         return sums
 
     def reread(part):
         buf_a, buf_r = ra.buffer(CHUNK), rr.buffer(CHUNK)
         for lo, hi in part:
-            yield ra.read(lo, hi, buf_a), rr.read(lo, hi, buf_r)
+            yield (
+                plan.views(ra.read(lo, hi, buf_a), plan.a_decode),
+                plan.views(rr.read(lo, hi, buf_r), plan.b_decode),
+            )
             ra.release(lo, hi)
             rr.release(lo, hi)
 
-    if chunks is not None:
-        sum_p, sum_q, cross, diff = sums_of(chunks)
+    if views is not None:
+        sum_p, sum_q, cross, diff = sums_of(views)
     else:
         ranges = chunk_ranges(ra.size)
         jobs = max(1, min(jobs, len(ranges)))

@@ -239,11 +239,14 @@ class RealQuantiles:
             if allv is None:
                 allv = self.values[0] if len(self.values) == 1 else np.concatenate(self.values)
             ranks = [_rank(self.n, q) - 1 for q in qs]
-            wanted = np.array(sorted(set(ranks)), dtype=np.int64)
+            wanted = sorted(set(ranks))
             compile_ahead.wait()
             bits = np.ascontiguousarray(allv).view(np.int64)
-            found = dict(zip(wanted.tolist(), K.select_ranks(bits, wanted).tolist()))
-            return [found[r] for r in ranks]
+            found = K.select_ranks(bits, np.array(wanted, dtype=np.int64)).tolist()
+            if wanted == ranks:  # ascending and distinct, as percentiles are mostly asked
+                return found
+            by_rank = dict(zip(wanted, found))
+            return [by_rank[r] for r in ranks]
         cum = np.cumsum(self.buckets)
         out = []
         for q in qs:

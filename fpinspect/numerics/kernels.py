@@ -1107,8 +1107,11 @@ def int_histogram_add(dist, exact, log):
     return small, huge, top
 
 
-#: Buckets of one narrowing step of :func:`select_ranks` (a 32 KiB count table: in L1).
+#: Buckets of one narrowing step of :func:`select_ranks` at most (a 32 KiB count table: in L1) ...
 _SELECT_BUCKETS = 1 << 12
+#: ... and at least: fewer values get about as many buckets as values (zeroing and walking 4096
+#: buckets had cost a 32-element pair more than its values).
+_SELECT_MIN_BUCKETS = 64
 #: Candidates few enough to sort (by insertion) instead of narrowing further.
 _SELECT_SORT = 48
 
@@ -1126,13 +1129,23 @@ def _bits_range(bits, m):
 
 
 @njit(inline="always", error_model="numpy")
-def _select_shift(lo, hi):
-    """The right shift that maps bit patterns ``lo..hi`` onto fewer than :data:`_SELECT_BUCKETS`
-    buckets: ``(b - lo) >> shift``."""
+def _select_shift(lo, hi, buckets):
+    """The right shift that maps bit patterns ``lo..hi`` onto fewer than ``buckets`` buckets:
+    ``(b - lo) >> shift``."""
     shift = 0
-    while ((hi - lo) >> shift) >= _SELECT_BUCKETS:
+    while ((hi - lo) >> shift) >= buckets:
         shift += 1
     return shift
+
+
+@njit(inline="always", error_model="numpy")
+def _select_buckets(n):
+    """The buckets :func:`select_ranks` counts ``n`` values into: the power of two from ``n``
+    up, within :data:`_SELECT_MIN_BUCKETS` .. :data:`_SELECT_BUCKETS`."""
+    buckets = _SELECT_MIN_BUCKETS
+    while buckets < n and buckets < _SELECT_BUCKETS:
+        buckets *= 2
+    return buckets
 
 
 @njit(**_SUB)
@@ -1154,7 +1167,7 @@ def _select_within(cand, m, r, counts):
         lo, hi = _bits_range(cand, m)
         if lo == hi:
             return cand[0]
-        shift = _select_shift(lo, hi)
+        shift = _select_shift(lo, hi, counts.size)
         for i in range(counts.size):
             counts[i] = 0
         for i in range(m):
@@ -1238,11 +1251,12 @@ def select_ranks(bits, ranks):
     their patterns sort above all others, and the values need no compaction first. Bit
     patterns of non-negative floats are monotone in the value, and integer loads and stores
     spare the scalar loops a move from float to integer registers per value (a third of a
-    gather's time): one pass counts the values into :data:`_SELECT_BUCKETS` buckets, exact
+    gather's time): one pass counts the values into up to :data:`_SELECT_BUCKETS` buckets (about
+    as many as values, :func:`_select_buckets`), exact
     zeros (the commonest error) in bucket 0 and equal ranges of patterns from the smallest
     positive value to the largest in the others. A rank in bucket 0 is 0; in another, a vector pass finds the
     smallest and largest value of its bucket (two buckets per pass): equal, they are the rank's
-    value, as they mostly are for errors (ties, and few distinct values in one of 4096 ranges);
+    value, as they mostly are for errors (ties, and few distinct values in one of the ranges);
     else the bucket's values are gathered and narrowed (:func:`_select_within`). No full sort,
     no per-call table larger than 32 KiB."""
     n = bits.size
@@ -1251,14 +1265,15 @@ def select_ranks(bits, ranks):
     lo, hi = _positive_range(bits, n)
     if lo == 0 or lo > hi:
         return out  # every value is 0 (or NaN)
+    buckets = _select_buckets(n)
     shift = 0
-    while ((hi - lo) >> shift) > _SELECT_BUCKETS - 2:
+    while ((hi - lo) >> shift) > buckets - 2:
         shift += 1
     width = np.int64(1) << shift
     base = lo - width  # bucket b > 0: the patterns base + b * width .. base + (b + 1) * width - 1
-    counts = np.zeros(_SELECT_BUCKETS, dtype=np.int64)
+    counts = np.zeros(buckets, dtype=np.int64)
     for i in range(n):
-        counts[imin(imax(bits[i] - base, 0) >> shift, _SELECT_BUCKETS - 1)] += 1  # NaN: at most the top
+        counts[imin(imax(bits[i] - base, 0) >> shift, buckets - 1)] += 1  # NaN: at most the top
     # each rank's bucket and the values below it
     bucket_of = np.empty(k, dtype=np.int64)
     below_of = np.empty(k, dtype=np.int64)

@@ -336,6 +336,10 @@ def test_blocks_equal_bit_for_bit_skip_their_errors_and_count_the_same(n):
         # most values in one bucket, not all equal: gathered without a branch, then narrowed
         np.r_[1 + rng.random(40_000) * 1e-9, np.full(20, 1e300), np.zeros(10)],
         np.r_[np.zeros(1_000), np.full(50_000, 0.5), np.full(9_000, np.nextafter(0.5, 1)), [7.0]],  # two ties
+        # few values: about as many buckets as values (64 at least), narrowed the same way
+        rng.random(5),
+        rng.random(33),
+        np.r_[1 + rng.random(700) * 1e-9, np.full(3, 1e300), np.zeros(4)],
     ],
 )
 def test_select_ranks_places_every_rank_as_a_sort(values):

@@ -28,19 +28,14 @@ def _existing_file(path: str, what: str) -> None:
 
 def _tell_when_compiling() -> None:
     """On a terminal, one line on stderr when a first pair's statistics kernels compile: the
-    first run on a machine would otherwise sit silent for seconds. Only in this process (not
-    in ``compare``'s workers, which the first pair's compile here spares)."""
+    first run on a machine would otherwise sit silent for seconds. ``compare``'s workers,
+    forked after the first pair, inherit it: they tell of a kind of pair that they compile
+    first (the first pair's kind compiled here before they forked)."""
     if not sys.stderr.isatty():
         return
     from ..numerics import compile_ahead
 
-    pid = os.getpid()
-
-    def tell(sentence: str) -> None:
-        if os.getpid() == pid:
-            click.echo(f"fpinspect: {sentence}", err=True)
-
-    compile_ahead.on_compile(tell)
+    compile_ahead.on_compile(lambda sentence: click.echo(f"fpinspect: {sentence}", err=True))
 
 
 #: The commands with a module of their own in this package: name -> (module, attribute). A module

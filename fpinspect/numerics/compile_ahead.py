@@ -1,13 +1,16 @@
-"""The kernels a pair calls after its pass, compiled by a child process during the pass's compile.
+"""The kernels a pair calls after its fused pass, compiled by a child process during the pass's compile.
 
 With an empty compile cache a first pair compiles every kernel it calls, one after another, on
-one core: :func:`~fpinspect.numerics.kernels.fused_pass` first (most of it), then KL's pass
-and the exact percentiles' selection. Those do not depend on the pass, so
-:func:`start` has a child process compile them at the same time, on another core, into
-numba's on-disk cache. Before the first call of one of them the caller waits for the child
-(:func:`wait`; by then it is usually done), and that call loads it from the cache. A caller
-that never calls them does not wait: the child finishes on its own, and the next run finds
-them.
+one core: :func:`~fpinspect.numerics.kernels.fused_pass`, then the pass's rarer work
+(:func:`~fpinspect.numerics.kernels.finish_pass`), KL's pass and the exact percentiles'
+selection. Those do not depend on the fused pass's compile, so :func:`start` has a child
+process compile them at the same time, on another core, into numba's on-disk cache, in the
+order they are called; it names each kernel on its standard output once that one is in the
+cache. Before the first call of one of them the caller waits until the child has named it
+(:func:`wait`; by then it is usually done), and that call loads it from the cache; one the
+child has not started on yet the caller compiles itself (the child then finds it cached). A
+caller that never calls the rest does not wait for them: the child finishes on its own, and
+the next run finds them.
 
 Only where it pays: the kernels are cached on disk (a writable cache folder; see
 :mod:`fpinspect.numerics.jit`) and the cache does not hold them yet; once per process and
@@ -20,9 +23,11 @@ either one's lands whole. Should the child fail, the caller compiles them itself
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 import numba
@@ -30,16 +35,60 @@ import numpy as np
 
 _lock = threading.Lock()
 _started: set[tuple] = set()
-_children: list[subprocess.Popen] = []
 #: Seconds :func:`wait` waits for a child at most (a compile takes a few).
 WAIT_S = 120
+
+
+class _Child:
+    """A compiling child: the kernels it has started compiling and those it has cached so far, as
+    read from its pipe (``+name`` when it starts one, ``name`` once it is cached)."""
+
+    def __init__(self, process: subprocess.Popen):
+        self.process = process
+        self.started: set[str] = set()
+        self.named: set[str] = set()
+        self.deadline = time.monotonic() + WAIT_S
+        self._partial = b""
+        self.done = False
+
+    def wait_for(self, name: str | None) -> None:
+        """Read what the child says until it has cached ``name`` (``None``: until it ends), it
+        ends, or its time is up; at once if it has not started on ``name``: the caller then
+        compiles it itself (and the child, finding it cached, skips it)."""
+        pipe = self.process.stdout
+        while not self.done and (name is None or name not in self.named):
+            if name is not None and name not in self.started:
+                wait = 0.0  # only what the child has said so far
+            else:
+                wait = self.deadline - time.monotonic()
+                if wait <= 0:
+                    return  # past its time: the caller compiles what it needs itself
+            if not select.select([pipe], [], [], wait)[0]:
+                return
+            data = os.read(pipe.fileno(), 4096)
+            if not data:
+                self.done = True
+                pipe.close()
+                self.process.wait()
+                return
+            *lines, self._partial = (self._partial + data).split(b"\n")
+            for line in lines:
+                said = line.decode("ascii", "replace")
+                if said.startswith("+"):
+                    self.started.add(said[1:])
+                else:
+                    self.named.add(said)
+
+
+_children: list[_Child] = []
 
 
 def _forget_children() -> None:
     """In a forked process (``compare --jobs N``'s workers): the children are its parent's, not
     its own to wait for, and the lock may have been held by another thread at the fork."""
-    global _lock
+    global _lock, _wait_lock
     _lock = threading.Lock()
+    _wait_lock = threading.Lock()
     _children.clear()
 
 
@@ -119,21 +168,21 @@ def announce(kernel, args, what: str) -> None:
 
 
 def start(a_dtype: np.dtype, ref_dtype: np.dtype, size: int, kl: bool) -> None:
-    """Start a child compiling the kernels a pair of these dtypes and element count calls after
-    its pass (:func:`~fpinspect.numerics.stats.after_pass_calls`), unless all are compiled
-    or cached. Once per process and pair type: the element count matters only by which
+    """Start a child compiling what a pair of these dtypes and element count calls besides its
+    fused pass (:func:`~fpinspect.numerics.stats.compile_ahead_calls`), unless all of that is
+    compiled or cached. Once per process and pair type: the element count matters only by which
     powers of two it exceeds (the sizes at which the pass changes its methods)."""
     key = (a_dtype, ref_dtype, max(size - 1, 0).bit_length(), kl)
     if key in _started:  # every pair after the first of its kind
         return
-    from .stats import after_pass_calls
+    from .stats import compile_ahead_calls
 
     a_dtype, ref_dtype = np.dtype(a_dtype), np.dtype(ref_dtype)
     with _lock:
         if key in _started:
             return
         _started.add(key)
-    calls = after_pass_calls(a_dtype, ref_dtype, size, kl)
+    calls = compile_ahead_calls(a_dtype, ref_dtype, size, kl)
     if not _can_start_python() or all(ready(kernel, args) for kernel, args in calls):
         return
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -142,32 +191,54 @@ def start(a_dtype: np.dtype, ref_dtype: np.dtype, size: int, kl: bool) -> None:
     code = f"from {__name__} import compile_calls; compile_calls({a_dtype.str!r}, {ref_dtype.str!r}, {size}, {kl})"
     argv = [sys.executable, "-c", code]
     try:
-        child = subprocess.Popen(
-            argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        process = subprocess.Popen(
+            argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
     except OSError:
         return
     with _lock:
-        _children.append(child)
+        _children.append(_Child(process))
 
 
-def wait() -> None:
-    """Wait for the children :func:`start` started (at most :data:`WAIT_S` seconds each)."""
+#: One thread at a time reads the children's pipes (the others wait here for it).
+_wait_lock = threading.Lock()
+
+
+def wait(kernel=None) -> None:
+    """Wait until the children :func:`start` started have each cached ``kernel`` (``None``: until
+    they end), or have ended; at most :data:`WAIT_S` seconds from each one's start. Not for a
+    kernel a child has not started on: the caller compiles that one itself, sooner than the
+    child would have got to it."""
     if not _children:
         return
-    with _lock:
-        children, _children[:] = list(_children), []
-    for child in children:
-        try:
-            child.wait(WAIT_S)
-        except subprocess.TimeoutExpired:
-            pass
+    name = None if kernel is None else kernel.__name__
+    with _wait_lock:
+        for child in list(_children):
+            child.wait_for(name)
+            if child.done:
+                with _lock:
+                    if child in _children:
+                        _children.remove(child)
 
 
 def compile_calls(a_dtype, ref_dtype, size: int, kl: bool) -> None:
-    """What the child runs: each after-pass kernel called once on its one-element arguments,
-    which compiles it into the on-disk cache (or finds it there)."""
-    from .stats import after_pass_calls
+    """What the child runs: each kernel of :func:`~fpinspect.numerics.stats.compile_ahead_calls`
+    compiled for its arguments' types into the on-disk cache (unless the cache holds it: the
+    parent may have compiled it meanwhile), then named on standard output. A parent that has
+    gone (nobody reads) does not stop the compiles: the next run finds them."""
+    from .stats import compile_ahead_calls
 
-    for kernel, args in after_pass_calls(np.dtype(a_dtype), np.dtype(ref_dtype), size, kl):
-        kernel(*args)
+    out = sys.stdout.buffer
+
+    def say(text: str) -> None:
+        try:
+            out.write(text.encode("ascii") + b"\n")
+            out.flush()
+        except OSError:
+            pass
+
+    for kernel, args in compile_ahead_calls(np.dtype(a_dtype), np.dtype(ref_dtype), size, kl):
+        if not ready(kernel, args):
+            say("+" + kernel.__name__)
+            kernel.compile(tuple(numba.typeof(a, numba.core.typing.typeof.Purpose.argument) for a in args))
+        say(kernel.__name__)

@@ -4,7 +4,10 @@
 of :class:`~fpinspect.numerics.stats.PairStats`: the reference script's trio, the special-value
 counts, the finite-only sums, maxima with their first index, both sides' moments and ranges,
 the msaccucmp / msprobe counts, the ULP histogram or real-valued ULP errors, the quantile
-stores and the ``k`` worst elements. :func:`kl_pass` is msaccucmp's KL divergence, which needs
+stores and the ``k`` worst elements; the work only some blocks of a chunk need (special
+values, first indices, large ULP distances, the worst elements) it leaves to
+:func:`finish_pass`, which reads again only those blocks (compiled apart, so that another
+process can compile it while this one compiles the pass). :func:`kl_pass` is msaccucmp's KL divergence, which needs
 both sides' ranges first. :func:`axis_profile_pass` bins the ULP errors along the axes of a
 tensor for the drill-down. The bucket rules of the quantile stores live here once
 (:func:`sketch_key`, :func:`int_log_bin`); :mod:`fpinspect.numerics.quantiles` reads them.
@@ -231,6 +234,8 @@ _KERNEL = dict(nogil=True, cache=True, error_model="numpy")
 _VECTOR = dict(_KERNEL, fastmath={"reassoc"})
 #: A kernel called only from compiled code: no wrappers to call it from Python.
 _SUB = dict(_KERNEL, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+#: A kernel called from Python only: no C function wrapper either.
+_KERNEL_PY = dict(_KERNEL, no_cfunc_wrapper=True)
 _SUB_VECTOR = dict(_VECTOR, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
 
@@ -571,7 +576,20 @@ def _worst_block(
     return floor
 
 
-@njit(**_KERNEL)
+#: Rows of the per-block record :func:`fused_pass` leaves for :func:`finish_pass` (int64, one
+#: column per block of the chunk): the elements finite on both sides, those whose ULP distance is
+#: :data:`SMALL_DIST` or more (kind "diff"), and the bit patterns of the block's largest abs error,
+#: relative error and ULP score (the distance, kind "diff"; the error's bits, kind "error"), -1
+#: where none counts.
+REC_FINITE = 0
+REC_FAR = 1
+REC_ABS = 2
+REC_REL = 3
+REC_SCORE = 4
+N_REC = 5
+
+
+@njit(**_KERNEL_PY)
 def fused_pass(
     ua,
     ub,
@@ -592,23 +610,24 @@ def fused_pass(
     cnt,
     ucnt,
     hist_exact,
-    hist_log,
     keep_abs,
     keep_rel,
     keep_ulp,
     sketch_abs,
     sketch_rel,
     sketch_ulp,
-    worst_score,
-    worst_index,
     values,
     slots,
     small,
+    rec,
 ):
-    """Update the running statistics with one chunk; element ``i`` has flat index ``offset + i``.
+    """Update the running statistics with one chunk: everything every element takes part in;
+    :func:`finish_pass` then does the rarer work it leaves, from the record ``rec`` it fills.
+    Element ``i`` has flat index ``offset + i``.
 
-    ``values`` (float64, ``(2, BLOCK)``), ``slots`` (int32, ``(3, BLOCK)``) and ``small``
-    (int64, ``(SMALL_DIST + 1) * LANES``, zero) are scratch arrays the caller allocates once
+    ``values`` (float64, ``(2, BLOCK)``), ``slots`` (int32, ``(3, BLOCK)``), ``small``
+    (int64, ``(SMALL_DIST + 1) * LANES``, zero) and ``rec`` (int64, ``(N_REC, blocks)``, at
+    least one column per :data:`BLOCK` elements) are scratch arrays the caller allocates once
     (:func:`scratch`): allocating here would cost each chunk and numba more compile time.
 
     ``tiny`` is the smallest normal of the measured format (below it a relative error is
@@ -621,21 +640,20 @@ def fused_pass(
     block have no branches, so they compile to vector instructions: sums (their order may
     differ from a plain loop), counts, maxima and the sketch slots; scatter loops count the
     slots. A block whose two sides are equal bit for bit (same format) skips every error
-    loop: its errors are all 0. Rarer work follows per block only where it is needed,
-    recomputing its few values: special values, the first index of a new maximum, ULP
-    distances of :data:`SMALL_DIST` and more, the kept values and the worst elements, in
-    index order. (Each is a function of its own: one big function takes numba far longer to
-    compile, and LLVM vectorises small loops more readily.)
+    loop: its errors are all 0. (Each loop is a function of its own: one big function takes
+    numba far longer to compile, and LLVM vectorises small loops more readily.)
+
+    Where ``mode`` keeps them (:data:`KEEP_VALUES`), each element's errors are stored at its
+    flat index. The work only some blocks need (special values, the first index of a new
+    maximum, ULP distances of :data:`SMALL_DIST` and more, the worst elements) is
+    :func:`finish_pass`'s, a kernel of its own so that its compile can run on another core
+    while this one's does (:mod:`~fpinspect.numerics.compile_ahead`).
     """
     n = ua.size
     use_table = (mode & USE_TABLE) != 0
     same = (mode & SAME_FORMAT) != 0
     keep = (mode & KEEP_VALUES) != 0
     sketch = (mode & SKETCH) != 0
-    track_worst = worst_score.size > 0
-    worst_floor = 0.0
-    if track_worst and cnt[WORST_FILLED] == worst_score.size:
-        worst_floor = worst_score[worst_score.size - 1]
     emax = emin + inv_ulp.size - 1
     xs = values[0]
     ys = values[1]
@@ -656,26 +674,20 @@ def fused_pass(
         cx /= nc
         cy /= nc
 
-    s_dot = s_xx = s_yy = s_d2 = s_ad = s_rms = s_rel = s_ulp = s_ulp_huge = 0.0
-    x_dot = x_xx = x_yy = 0.0  # the script's sums over the elements not finite on both sides
+    s_dot = s_xx = s_yy = s_d2 = s_ad = s_rms = s_rel = s_ulp = 0.0
     sx = sxx = sy = syy = 0.0
     u_sum = np.uint64(0)
     nf = n_bits = n_re1 = n_re5 = n_rel = n_signed_zero = 0
-    n_tol = n_le1 = n_nan_abs = n_nan_rel = 0
+    n_tol = n_le1 = 0
     script_abs_bits = _bits(acc[SCRIPT_MAX_ABS])
     script_rel_bits = _bits(acc[SCRIPT_MAX_REL])
     rms_bits = _bits(acc[MSACCUCMP_MAX_REL])
     min_x_key, max_x_key = _order_key(acc[MIN_X]), _order_key(acc[MAX_X])
     min_y_key, max_y_key = _order_key(acc[MIN_Y]), _order_key(acc[MAX_Y])
-    max_abs, max_rel, max_err = acc[MAX_ABS], acc[MAX_REL], acc[MAX_ULP_ERROR]
-    max_dist = ucnt[MAX_ULP_DIFF]
-    have_dist = cnt[MAX_ULP_INDEX] >= 0
-    # not literals: numba would compile _first_index once per literal value
-    what_abs, what_rel, what_dist, what_err = np.int64(0), np.int64(1), np.int64(2), np.int64(3)
 
     for start in range(0, n, BLOCK):
         m = imin(BLOCK, n - start)
-        first = offset + start
+        col = start // BLOCK
         # slices: indices known to be non-negative (no wraparound test per element)
         block_a = ua[start : start + m]
         block_b = ub[start : start + m]
@@ -729,12 +741,12 @@ def fused_pass(
         n_rel += b_rel
         s_rel += b_s_rel
 
-        b_dist = np.uint64(0)
-        b_err_bits = np.int64(-1)
+        b_score = np.int64(-1)
         b_far = 0
         if equal:
             n_bits += m
             small[0] += b_nf  # distance 0 (copy 0 of bin 0)
+            b_score = np.int64(0)
         elif same:
             b_bits, b_far, b_signed_zero, b_sum, b_dist = _ulp_diff_block(
                 block_a, block_b, xs, ys, m, sign_mask, mag_mask, slots[2]
@@ -743,13 +755,164 @@ def fused_pass(
             n_bits += b_bits
             n_signed_zero += b_signed_zero
             u_sum += b_sum
+            b_score = np.int64(b_dist)  # the same 64 bits: finish_pass reads them as uint64
         else:
-            b_ulp, b_err_bits, b_tol, b_le1 = _ulp_error_block(
+            b_ulp, b_score, b_tol, b_le1 = _ulp_error_block(
                 xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol, slots[2]
             )
             s_ulp += b_ulp
             n_tol += b_tol
             n_le1 += b_le1
+        rec[REC_FINITE, col] = b_nf
+        rec[REC_FAR, col] = b_far
+        rec[REC_ABS, col] = b_abs_bits
+        rec[REC_REL, col] = b_rel_bits
+        rec[REC_SCORE, col] = b_score
+
+        if keep:
+            _keep_block(
+                xs,
+                ys,
+                m,
+                offset + start,
+                tiny,
+                same,
+                emin,
+                emax,
+                inv_ulp,
+                ulp_size,
+                keep_abs,
+                keep_rel,
+                keep_ulp,
+            )
+        if sketch and equal:  # every counted error is an exact zero
+            sketch_abs[SKETCH_ZERO] += b_nf
+            sketch_rel[SKETCH_ZERO] += b_rel
+        elif sketch:
+            _scatter(slots[0], m, sketch_abs)
+            _scatter(slots[1], m, sketch_rel)
+            if not same:
+                _scatter(slots[2], m, sketch_ulp)
+
+    # the script's sums take finish_pass's terms of the elements not finite on both sides
+    # after these: those are each inf or NaN, so the sum comes out the same in either order
+    acc[SCRIPT_DOT] += s_dot
+    acc[SCRIPT_SUM_XX] += s_xx
+    acc[SCRIPT_SUM_YY] += s_yy
+    acc[SCRIPT_MAX_ABS] = _from_bits(script_abs_bits)
+    acc[SCRIPT_MAX_REL] = _from_bits(script_rel_bits)
+    acc[SUM_SQ_DIFF] += s_d2
+    acc[SUM_ABS_DIFF] += s_ad
+    acc[SUM_SQ_REF] += s_yy
+    acc[MSACCUCMP_SUM_REL] += s_rms
+    acc[MSACCUCMP_MAX_REL] = _from_bits(rms_bits)
+    acc[SUM_REL] += s_rel
+    acc[SUM_ULP_ERROR] += s_ulp
+    acc[MIN_X], acc[MAX_X] = _from_order_key(min_x_key), _from_order_key(max_x_key)
+    acc[MIN_Y], acc[MAX_Y] = _from_order_key(min_y_key), _from_order_key(max_y_key)
+    if acc[MIN_Y] <= acc[MAX_Y]:  # some element was finite on both sides: max |y| is an end
+        acc[MAX_ABS_REF] = imax(abs(acc[MIN_Y]), abs(acc[MAX_Y]))
+    if nf:
+        mean_x = cx + sx / nf
+        mean_y = cy + sy / nf
+        _merge_moments(acc, MEAN_X, M2_X, cnt[FINITE], nf, mean_x, imax(sxx - sx * sx / nf, 0.0))
+        _merge_moments(acc, MEAN_Y, M2_Y, cnt[FINITE], nf, mean_y, imax(syy - sy * sy / nf, 0.0))
+    ucnt[SUM_ULP_DIFF] += u_sum
+    if same:
+        for i in range(small.size):
+            if i < SMALL_DIST * LANES:
+                hist_exact[i // LANES] += small[i]
+            small[i] = 0
+    cnt[COUNT] += n
+    cnt[FINITE] += nf
+    cnt[BIT_EQUAL] += n_bits
+    cnt[SIGNED_ZERO] += n_signed_zero
+    cnt[BELOW_ONE_THOUSANDTH] += n_re1
+    cnt[BELOW_FIVE_THOUSANDTHS] += n_re5
+    cnt[REL_COUNT] += n_rel
+    cnt[REL_EXCLUDED] += nf - n_rel
+    cnt[ULP_WITHIN_TOL] += n_tol
+    cnt[ULP_WITHIN_ONE] += n_le1 - n_tol
+    cnt[ULP_ABOVE_ONE] += 0 if same else nf - n_le1
+
+
+@njit(**_KERNEL_PY)
+def finish_pass(
+    ua,
+    ub,
+    fa,
+    fb,
+    table_a,
+    table_b,
+    mode,
+    offset,
+    tiny,
+    sign_mask,
+    mag_mask,
+    emin,
+    inv_ulp,
+    ulp_size,
+    acc,
+    cnt,
+    ucnt,
+    hist_exact,
+    hist_log,
+    worst_score,
+    worst_index,
+    values,
+    rec,
+):
+    """The rest of one chunk's pass, after :func:`fused_pass` (the same chunk, its record ``rec``
+    of each block): in block order, it decodes again the blocks that need any of the rarer work
+    and does it. Element ``i`` has flat index ``offset + i``.
+
+    That work: the special values (counted, and taken into the reference script's trio, which
+    runs over all elements), the maxima and the first index of each (ties keep the lower index),
+    the ULP distances of :data:`SMALL_DIST` and more (kind "diff"), and the ``k`` worst
+    elements (special-value mismatches score inf)."""
+    n = ua.size
+    use_table = (mode & USE_TABLE) != 0
+    same = (mode & SAME_FORMAT) != 0
+    track_worst = worst_score.size > 0
+    worst_floor = 0.0
+    if track_worst and cnt[WORST_FILLED] == worst_score.size:
+        worst_floor = worst_score[worst_score.size - 1]
+    emax = emin + inv_ulp.size - 1
+    xs = values[0]
+    ys = values[1]
+    x_dot = x_xx = x_yy = s_ulp_huge = 0.0
+    script_abs_bits = _bits(acc[SCRIPT_MAX_ABS])
+    script_rel_bits = _bits(acc[SCRIPT_MAX_REL])
+    n_nan_abs = n_nan_rel = 0
+    max_abs, max_rel, max_err = acc[MAX_ABS], acc[MAX_REL], acc[MAX_ULP_ERROR]
+    max_dist = ucnt[MAX_ULP_DIFF]
+    have_dist = cnt[MAX_ULP_INDEX] >= 0
+    # not literals: numba would compile _first_index once per literal value
+    what_abs, what_rel, what_dist, what_err = np.int64(0), np.int64(1), np.int64(2), np.int64(3)
+
+    for start in range(0, n, BLOCK):
+        m = imin(BLOCK, n - start)
+        col = start // BLOCK
+        first = offset + start
+        b_nf = rec[REC_FINITE, col]
+        b_abs = _from_bits(rec[REC_ABS, col]) if rec[REC_ABS, col] >= 0 else -1.0
+        b_rel = _from_bits(rec[REC_REL, col]) if rec[REC_REL, col] >= 0 else -1.0
+        b_dist = np.uint64(rec[REC_SCORE, col])
+        b_err = _from_bits(rec[REC_SCORE, col]) if rec[REC_SCORE, col] >= 0 else -1.0
+        b_score = np.float64(b_dist) if same else b_err
+        new_dist = same and b_nf > 0 and (b_dist > max_dist or not have_dist)
+        far = same and rec[REC_FAR, col] > 0
+        if not (
+            b_nf < m
+            or b_abs > max_abs
+            or b_rel > max_rel
+            or new_dist
+            or (not same and b_err > max_err)
+            or far
+            or (track_worst and b_score > worst_floor)
+        ):
+            continue
+        _decode_block(ua, ub, fa, fb, table_a, table_b, use_table, start, m, xs, ys)
 
         n_mismatch = 0
         if b_nf < m:
@@ -764,8 +927,6 @@ def fused_pass(
             n_nan_abs += e_abs_nan
             n_nan_rel += e_rel_nan
 
-        # the first index of a new maximum (ties keep the lower index)
-        b_abs = _from_bits(b_abs_bits) if b_abs_bits >= 0 else -1.0
         if b_abs > max_abs:
             max_abs = b_abs
             cnt[MAX_ABS_INDEX] = first + _first_index(
@@ -785,9 +946,8 @@ def fused_pass(
                 inv_ulp,
                 ulp_size,
             )
-        b_rel_max = _from_bits(b_rel_bits) if b_rel_bits >= 0 else -1.0
-        if b_rel_max > max_rel:
-            max_rel = b_rel_max
+        if b_rel > max_rel:
+            max_rel = b_rel
             cnt[MAX_REL_INDEX] = first + _first_index(
                 ua,
                 ub,
@@ -796,7 +956,7 @@ def fused_pass(
                 start,
                 m,
                 what_rel,
-                b_rel_max,
+                b_rel,
                 tiny,
                 sign_mask,
                 mag_mask,
@@ -805,9 +965,8 @@ def fused_pass(
                 inv_ulp,
                 ulp_size,
             )
-        b_err = _from_bits(b_err_bits) if b_err_bits >= 0 else -1.0
         if same:
-            if b_nf > 0 and (b_dist > max_dist or not have_dist):
+            if new_dist:
                 max_dist = b_dist
                 have_dist = True
                 cnt[MAX_ULP_INDEX] = first + _first_index(
@@ -827,7 +986,7 @@ def fused_pass(
                     inv_ulp,
                     ulp_size,
                 )
-            if b_far > 0:
+            if far:
                 s_ulp_huge += _count_large_distances(
                     ua, ub, xs, ys, start, m, sign_mask, mag_mask, hist_exact, hist_log
                 )
@@ -851,19 +1010,6 @@ def fused_pass(
                 ulp_size,
             )
 
-        if keep:
-            _keep_block(
-                xs, ys, m, first, tiny, same, emin, emax, inv_ulp, ulp_size, keep_abs, keep_rel, keep_ulp
-            )
-        if sketch and equal:  # every counted error is an exact zero
-            sketch_abs[SKETCH_ZERO] += b_nf
-            sketch_rel[SKETCH_ZERO] += b_rel
-        elif sketch:
-            _scatter(slots[0], m, sketch_abs)
-            _scatter(slots[1], m, sketch_rel)
-            if not same:
-                _scatter(slots[2], m, sketch_ulp)
-        b_score = np.float64(b_dist) if same else b_err
         if track_worst and (n_mismatch > 0 or b_score > worst_floor):
             worst_floor = _worst_block(
                 ua,
@@ -886,59 +1032,83 @@ def fused_pass(
                 cnt,
             )
 
-    acc[SCRIPT_DOT] += s_dot + x_dot
-    acc[SCRIPT_SUM_XX] += s_xx + x_xx
-    acc[SCRIPT_SUM_YY] += s_yy + x_yy
+    acc[SCRIPT_DOT] += x_dot
+    acc[SCRIPT_SUM_XX] += x_xx
+    acc[SCRIPT_SUM_YY] += x_yy
     acc[SCRIPT_MAX_ABS] = _from_bits(script_abs_bits)
     acc[SCRIPT_MAX_REL] = _from_bits(script_rel_bits)
     cnt[SCRIPT_MAX_ABS_NAN] |= n_nan_abs > 0
     cnt[SCRIPT_MAX_REL_NAN] |= n_nan_rel > 0
-    acc[SUM_SQ_DIFF] += s_d2
-    acc[SUM_ABS_DIFF] += s_ad
-    acc[SUM_SQ_REF] += s_yy
-    acc[MSACCUCMP_SUM_REL] += s_rms
-    acc[MSACCUCMP_MAX_REL] = _from_bits(rms_bits)
-    acc[SUM_REL] += s_rel
-    acc[SUM_ULP_ERROR] += s_ulp
     acc[SUM_ULP_DIFF_HUGE] += s_ulp_huge
     acc[MAX_ABS] = max_abs
     acc[MAX_REL] = max_rel
     acc[MAX_ULP_ERROR] = max_err
-    acc[MIN_X], acc[MAX_X] = _from_order_key(min_x_key), _from_order_key(max_x_key)
-    acc[MIN_Y], acc[MAX_Y] = _from_order_key(min_y_key), _from_order_key(max_y_key)
-    if acc[MIN_Y] <= acc[MAX_Y]:  # some element was finite on both sides: max |y| is an end
-        acc[MAX_ABS_REF] = imax(abs(acc[MIN_Y]), abs(acc[MAX_Y]))
-    if nf:
-        mean_x = cx + sx / nf
-        mean_y = cy + sy / nf
-        _merge_moments(acc, MEAN_X, M2_X, cnt[FINITE], nf, mean_x, imax(sxx - sx * sx / nf, 0.0))
-        _merge_moments(acc, MEAN_Y, M2_Y, cnt[FINITE], nf, mean_y, imax(syy - sy * sy / nf, 0.0))
-    ucnt[SUM_ULP_DIFF] += u_sum
     ucnt[MAX_ULP_DIFF] = max_dist
-    if same:
-        for i in range(small.size):
-            if i < SMALL_DIST * LANES:
-                hist_exact[i // LANES] += small[i]
-            small[i] = 0
-    cnt[COUNT] += n
-    cnt[FINITE] += nf
-    cnt[BIT_EQUAL] += n_bits
-    cnt[SIGNED_ZERO] += n_signed_zero
-    cnt[BELOW_ONE_THOUSANDTH] += n_re1
-    cnt[BELOW_FIVE_THOUSANDTHS] += n_re5
-    cnt[REL_COUNT] += n_rel
-    cnt[REL_EXCLUDED] += nf - n_rel
-    cnt[ULP_WITHIN_TOL] += n_tol
-    cnt[ULP_WITHIN_ONE] += n_le1 - n_tol
-    cnt[ULP_ABOVE_ONE] += 0 if same else nf - n_le1
 
 
-def scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The scratch arrays :func:`fused_pass` works in: ``(values, slots, small)``."""
+def block_calls(
+    ua,
+    ub,
+    fa,
+    fb,
+    table_a,
+    table_b,
+    mode,
+    offset,
+    tiny,
+    share_tol,
+    sign_mask,
+    mag_mask,
+    emin,
+    inv_ulp,
+    ulp_size,
+    acc,
+    cnt,
+    ucnt,
+    hist_exact,
+    keep_abs,
+    keep_rel,
+    keep_ulp,
+    sketch_abs,
+    sketch_rel,
+    sketch_ulp,
+    values,
+    slots,
+    small,
+    rec,
+) -> list:
+    """The block kernels :func:`fused_pass` calls with these arguments, in the order it first
+    calls them, each with arguments of the types it passes them there: what another process
+    can compile into the cache while this one compiles the pass
+    (:mod:`~fpinspect.numerics.compile_ahead`); a test holds it to the pass's own calls."""
+    m = 1
+    xs, ys = values[0], values[1]
+    block_a, block_b = ua[0:m], ub[0:m]
+    emax = emin + inv_ulp.size - 1
+    same = (mode & SAME_FORMAT) != 0
+    return [
+        (_sums_block, (xs, ys, m, 0.0, 0.0)),
+        (_bit_equal, (block_a, block_b, m)),
+        (_equal_block, (xs, m, tiny)),
+        (_ratios_block, (xs, ys, m, tiny, slots)),
+        (_ulp_diff_block, (block_a, block_b, xs, ys, m, sign_mask, mag_mask, slots[2])),
+        (_scatter, (slots[2], m, small)),
+        (_ulp_error_block, (xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol, slots[2])),
+        (
+            _keep_block,
+            (xs, ys, m, offset, tiny, same, emin, emax, inv_ulp, ulp_size, keep_abs, keep_rel, keep_ulp),
+        ),
+    ]
+
+
+def scratch(elements: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The scratch arrays :func:`fused_pass` works in, for chunks of at most ``elements``:
+    ``(values, slots, small, rec)`` (:func:`finish_pass` reads ``rec`` and works in ``values``)."""
     return (
         np.empty((2, BLOCK), dtype=np.float64),
         np.empty((3, BLOCK), dtype=np.int32),
         np.zeros((SMALL_DIST + 1) * LANES, dtype=np.int64),
+        np.empty((N_REC, max(-(-elements // BLOCK), 1)), dtype=np.int64),
     )
 
 

@@ -240,7 +240,7 @@ class RealQuantiles:
                 allv = self.values[0] if len(self.values) == 1 else np.concatenate(self.values)
             ranks = [_rank(self.n, q) - 1 for q in qs]
             wanted = sorted(set(ranks))
-            compile_ahead.wait()
+            compile_ahead.wait(K.select_ranks)
             bits = np.ascontiguousarray(allv).view(np.int64)
             found = K.select_ranks(bits, np.array(wanted, dtype=np.int64)).tolist()
             if wanted == ranks:  # ascending and distinct, as percentiles are mostly asked

@@ -143,7 +143,7 @@ class _Workspace:
         self.sketches = [np.zeros(1, dtype=np.int64) for _ in range(3)]
         self.worst_score = np.empty(0, dtype=np.float64)
         self.worst_index = np.empty(0, dtype=np.int64)
-        self.scratch = K.scratch()
+        self.scratch = K.scratch(EXACT_CAP)
         self.busy = False
 
 
@@ -171,6 +171,7 @@ class _Pass:
         self.plan = plan
         self.keep = keep
         self.ulp_sum = 0  # exact (Python int) sum of the integer ULP distances below 2**32
+        self.finishing = False  # whether finish_pass was called (its compile waited for)
         space = self.space = _workspace() if plan.keep_values else None
         if space is not None:
             self.acc, self.cnt, self.ucnt = space.acc, space.cnt, space.ucnt
@@ -197,7 +198,7 @@ class _Pass:
         ]
         self.worst_score = np.zeros(plan.worst, dtype=np.float64)
         self.worst_index = np.full(plan.worst, -1, dtype=np.int64)
-        self.scratch = K.scratch()
+        self.scratch = K.scratch(CHUNK)
 
     def release(self) -> None:
         """Hand the workspace back, its histogram zeroed where this pass counted: every
@@ -215,6 +216,10 @@ class _Pass:
     def feed(self, offset: int, va: tuple, vb: tuple) -> None:
         """The pass over one chunk, given as its two sides' :meth:`_Plan.views`."""
         K.fused_pass(*self._arguments(offset, va, vb))
+        if not self.finishing:  # the first chunk: finish_pass may be what a child is compiling
+            compile_ahead.wait(K.finish_pass)
+            self.finishing = True
+        K.finish_pass(*self._finish_arguments(offset, va, vb))
         # flush the exact integer sum before it could overflow 64 bits
         self.ulp_sum += int(self.ucnt[K.SUM_ULP_DIFF])
         self.ucnt[K.SUM_ULP_DIFF] = 0
@@ -225,6 +230,14 @@ class _Pass:
         p = self.plan
         what = f"{p.fmt.name} pairs" if p.same else f"{p.fmt.name} against a wider reference"
         compile_ahead.announce(K.fused_pass, self._arguments(offset, va, vb), what)
+
+    def _scratch(self, va: tuple) -> tuple:
+        """The scratch arrays, with a block record wide enough for this chunk."""
+        if va[0].size > self.scratch[3].shape[1] * K.BLOCK:
+            self.scratch = K.scratch(va[0].size)
+            if self.space is not None:
+                self.space.scratch = self.scratch
+        return self.scratch
 
     def _arguments(self, offset: int, va: tuple, vb: tuple) -> tuple:
         """The arguments of :func:`~fpinspect.numerics.kernels.fused_pass` for one chunk."""
@@ -253,16 +266,45 @@ class _Pass:
             self.cnt,
             self.ucnt,
             self.hist_exact,
-            self.hist_log,
             ka,
             kr,
             ku,
             sa,
             sr,
             su,
+            *self._scratch(va),
+        )
+
+    def _finish_arguments(self, offset: int, va: tuple, vb: tuple) -> tuple:
+        """The arguments of :func:`~fpinspect.numerics.kernels.finish_pass` for the same chunk."""
+        p = self.plan
+        ua, fa, ta = va
+        ub, fb, tb = vb
+        values, _, _, rec = self.scratch
+        return (
+            ua,
+            ub,
+            fa,
+            fb,
+            ta,
+            tb,
+            p.mode,
+            offset,
+            p.tiny,
+            p.sign_mask,
+            p.mag_mask,
+            p.emin,
+            p.inv_ulp,
+            p.ulp_size,
+            self.acc,
+            self.cnt,
+            self.ucnt,
+            self.hist_exact,
+            self.hist_log,
             self.worst_score,
             self.worst_index,
-            *self.scratch,
+            values,
+            rec,
         )
 
     def merge(self, o: _Pass) -> None:
@@ -779,20 +821,46 @@ def _kl_call(plan: _Plan, va: tuple, vb: tuple, side_x, side_y, sums):
 
 
 def after_pass_calls(a_dtype, ref_dtype, size: int, kl: bool) -> list:
-    """The compiled kernels a pair of these dtypes and element count calls after its pass, each
-    with arguments of the types it will get there (a one-element pair's): KL's pass when
-    ``kl``, and where the values are kept, the selection of the exact
-    percentiles (:class:`~fpinspect.numerics.quantiles.RealQuantiles`).
-    :mod:`~fpinspect.numerics.compile_ahead` compiles them while the pass compiles."""
+    """The compiled kernels a pair of these dtypes and element count calls after the fused pass,
+    in the order a pair first calls them, each with arguments of the types it will get there (a
+    one-element pair's): the pass's rarer work (:func:`~fpinspect.numerics.kernels.finish_pass`),
+    KL's pass when ``kl``, and where the values are kept, the selection of the exact percentiles
+    (:class:`~fpinspect.numerics.quantiles.RealQuantiles`)."""
+    return _calls(a_dtype, ref_dtype, size, kl)[1]
+
+
+def compile_ahead_calls(a_dtype, ref_dtype, size: int, kl: bool) -> list:
+    """What :mod:`~fpinspect.numerics.compile_ahead`'s child compiles while the caller compiles
+    the fused pass, in this order: unless the pass itself is compiled or cached, the last of the
+    block kernels it calls (the caller's compile reaches it last), then :func:`after_pass_calls`.
+    That shares the compiles out about evenly between the two processes, measured on two cores
+    (the child starts ~0.4 s later, importing numba, and the rarer work takes it ~1.9 s against
+    the caller's ~2.5 s for the rest of the pass); the one that gets to a kernel second finds it
+    cached."""
+    (pass_call, blocks), after = _calls(a_dtype, ref_dtype, size, kl)
+    if compile_ahead.ready(*pass_call):
+        return after
+    return blocks[-1:] + after
+
+
+def _calls(a_dtype, ref_dtype, size: int, kl: bool) -> tuple:
+    """``((fused pass call, its block kernels' calls), after-pass calls)`` of a one-element pair
+    of this kind: each kernel with arguments of the types a real pair's calls pass."""
     plan = _plan_for(np.dtype(a_dtype), np.dtype(ref_dtype), size <= EXACT_CAP, 0)
-    calls = []
-    if plan.keep_values:
-        calls.append((K.select_ranks, (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))))
+    ca, cr = np.zeros(1, dtype=a_dtype), np.zeros(1, dtype=ref_dtype)
+    va, vb = plan.views(ca, plan.a_decode), plan.views(cr, plan.b_decode)
+    keep = (np.empty(1), np.empty(1), np.empty(1)) if plan.keep_values else (_EMPTY_KEEP,) * 3
+    state = _Pass(plan, keep)
+    try:
+        pass_args = state._arguments(0, va, vb)
+        after = [(K.finish_pass, state._finish_arguments(0, va, vb))]
+    finally:
+        state.release()
     if kl:
-        ca, cr = np.zeros(1, dtype=a_dtype), np.zeros(1, dtype=ref_dtype)
-        va, vb = plan.views(ca, plan.a_decode), plan.views(cr, plan.b_decode)
-        calls.append(_kl_call(plan, va, vb, _kl_side(0.0, 1.0, 1.0), _kl_side(0.0, 1.0, 1.0), np.zeros(4)))
-    return calls
+        after.append(_kl_call(plan, va, vb, _kl_side(0.0, 1.0, 1.0), _kl_side(0.0, 1.0, 1.0), np.zeros(4)))
+    if plan.keep_values:
+        after.append((K.select_ranks, (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))))
+    return ((K.fused_pass, pass_args), K.block_calls(*pass_args)), after
 
 
 def _kl_divergence(s: PairStats, views, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float | None:
@@ -802,7 +870,7 @@ def _kl_divergence(s: PairStats, views, ra: ChunkReader, rr: ChunkReader, jobs: 
     scale = _kl_scale(s.max_x - s.min_x, s.max_y - s.min_y)
     side_x, side_y = _kl_side(s.min_x, s.max_x, scale), _kl_side(s.min_y, s.max_y, scale)
     plan = s.plan
-    compile_ahead.wait()  # KL's kernels may be what a child is compiling
+    compile_ahead.wait(K.kl_pass)  # KL's pass may be what a child is compiling
 
     def sums_of(pairs) -> np.ndarray:
         sums = np.zeros(4, dtype=np.float64)

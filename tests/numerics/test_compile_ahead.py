@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 
@@ -15,9 +16,9 @@ from fpinspect.numerics.stats import after_pass_calls
 
 
 def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compiled(tmp_path):
-    """KL's pass and the exact percentiles' selection come out of the cache
-    (hits, no compile of their own), the pass itself is compiled by the caller, and the
-    figures equal those of this process, whose kernels are compiled here."""
+    """The fused pass's rarer work, KL's pass and the exact percentiles' selection come out of
+    the cache (hits, no compile of their own), the fused pass itself is compiled by the caller,
+    and the figures equal those of this process, whose kernels are compiled here."""
     code = """
         import json, numpy as np
         from fpinspect.numerics import kernels as K
@@ -28,15 +29,16 @@ def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compil
         from fpinspect.numerics import compile_ahead
         told = []
         compile_ahead.on_compile(told.append)
-        s = accumulate(a, b, kl=True)  # KL's pass is called in there, after the fused pass
+        s = accumulate(a, b, kl=True, worst=5)  # KL's pass is called in there, after the fused pass
         accumulate(a, b)  # the same kind again: nothing more to tell
         e = s.error_stats()
-        waited_for = not compile_ahead._children
+        named = sorted(set().union(*(c.named for c in compile_ahead._children)))
         counts = {
             k.__name__: (sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values()))
-            for k in (K.fused_pass, K.kl_pass, K.select_ranks)
+            for k in (K.fused_pass, K.finish_pass, K.kl_pass, K.select_ranks)
         }
-        print(json.dumps({"told": told, "counts": counts, "waited": waited_for, "kl": s.kl, "p50": e["abs"]["p50"], "p99": e["rel"]["p99"]}))
+        worst = [int(i) for i in s.worst_index]
+        print(json.dumps({"told": told, "counts": counts, "named": named, "kl": s.kl, "p50": e["abs"]["p50"], "p99": e["rel"]["p99"], "worst": worst, "max_at": [s.max_abs_index, s.max_rel_index]}))
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
@@ -46,10 +48,12 @@ def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compil
     got = json.loads(out.stdout)
     assert got["counts"] == {
         "fused_pass": [0, 1],
+        "finish_pass": [1, 0],
         "kl_pass": [1, 0],
         "select_ranks": [1, 0],
     }, out.stderr[-2000:]
-    assert got["waited"]
+    # what the child compiled, the block kernels of the pass among them unless the caller got there first
+    assert {"finish_pass", "kl_pass", "select_ranks", "_keep_block"} <= set(got["named"])
     # the user was told why the first pair takes seconds, once
     assert got["told"] == [
         "compiling the statistics kernels for float16 pairs (a few seconds, the first time on this "
@@ -61,55 +65,121 @@ def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compil
     a = np.linspace(-3, 3, 3000).astype(np.float16)
     b = (a * np.float16(1.001)).astype(np.float16)
     b[7] = np.nan
-    s = accumulate(a, b, kl=True)
+    s = accumulate(a, b, kl=True, worst=5)
     e = s.error_stats()
     assert [got["kl"], got["p50"], got["p99"]] == [s.kl, e["abs"]["p50"], e["rel"]["p99"]]
+    assert got["worst"] == [int(i) for i in s.worst_index] and got["worst"][0] == 7  # the NaN first
+    assert got["max_at"] == [s.max_abs_index, s.max_rel_index]
 
 
-def test_the_after_pass_calls_have_the_types_the_pair_passes():
+def test_the_calls_compiled_ahead_have_the_types_the_pair_passes():
     """Each kernel the child compiles is compiled for exactly the argument types the real calls
     of a pair of that kind pass: after a real pair, every one is ready (compiled here for its
-    one-element arguments' types), for each storage width, with exact percentiles and without."""
-    from fpinspect.numerics.stats import accumulate
+    one-element arguments' types), for each storage width, with exact percentiles and without,
+    for both kinds of ULP (one format; against a wider reference): the block kernels of the
+    fused pass as the pass calls them, the pass itself (whether the child needs to), and the
+    kernels called after it."""
+    import numba
 
-    for dtype, n in ((np.float16, 3000), (np.float32, 3000), (np.float16, (1 << 21) + 5)):
+    from fpinspect.numerics.stats import _calls, accumulate
+
+    for dtype, ref, n in (
+        (np.float16, np.float16, 3000),
+        (np.float32, np.float32, 3000),
+        (np.float16, np.float32, 3000),
+        (np.float16, np.float16, (1 << 21) + 5),
+    ):
         a = np.linspace(-3, 3, n).astype(dtype)
-        b = (a * 1.001).astype(dtype)
+        b = (a * 1.001).astype(ref)
         b[7] = np.nan
-        accumulate(a, b, kl=True).error_stats()
-        calls = after_pass_calls(np.dtype(dtype), np.dtype(dtype), n, True)
-        want = {"kl_pass"} if n > 1 << 21 else {"kl_pass", "select_ranks"}
-        assert {kernel.__name__ for kernel, _ in calls} == want  # only what such a pair calls
-        for kernel, args in calls:
-            sig = tuple(__import__("numba").typeof(x) for x in args)
-            assert sig in kernel.overloads, (kernel.__name__, sig, list(kernel.overloads))
-            assert compile_ahead.ready(kernel, args)
+        accumulate(a, b, kl=True, worst=3).error_stats()
+        calls = after_pass_calls(np.dtype(dtype), np.dtype(ref), n, True)
+        want = ["finish_pass", "kl_pass"] + ([] if n > 1 << 21 else ["select_ranks"])
+        assert [kernel.__name__ for kernel, _ in calls] == want  # only what such a pair calls, in order
+        (pass_call, blocks), _ = _calls(np.dtype(dtype), np.dtype(ref), n, True)
+        called = K.fused_pass.py_func.__code__.co_names
+        assert {kernel.__name__ for kernel, _ in blocks} == {
+            name
+            for name in called
+            if getattr(K.__dict__.get(name), "targetoptions", {}).get("no_cpython_wrapper")
+        }  # every block kernel the pass calls
+        for kernel, args in [pass_call, *blocks, *calls]:
+            sig = tuple(numba.typeof(x, numba.core.typing.typeof.Purpose.argument) for x in args)
+            # compiled here for these types; or (the block kernels of a pass loaded from the cache,
+            # not compiled in this process) held by the cache for them, which the pass's compile filled
+            assert sig in kernel.overloads or not kernel.overloads, (
+                kernel.__name__,
+                sig,
+                list(kernel.overloads),
+            )
+            assert compile_ahead.ready(kernel, args), kernel.__name__
 
 
-def test_a_pass_whose_caller_needs_nothing_after_it_does_not_wait(tmp_path):
-    """The fused pass alone (no KL, no percentiles asked for) returns while the child may still
-    be compiling: it is not waited for until one of its kernels is called."""
+def test_a_pass_whose_caller_needs_nothing_after_it_waits_only_for_its_own_kernels(tmp_path):
+    """The fused pass waits for the child to cache its rarer work (finish_pass, loaded from the
+    cache, not compiled again) and returns while the child may still be compiling the rest (the
+    exact percentiles' selection): that is not waited for until it is called."""
     code = """
         import numpy as np
-        from fpinspect.numerics import compile_ahead
+        from fpinspect.numerics import compile_ahead, kernels as K
         from fpinspect.numerics.stats import accumulate
         a = np.linspace(-3, 3, 3000).astype(np.float16)
         accumulate(a, a)
-        print(len(compile_ahead._children))
+        print(len(compile_ahead._children), sorted(compile_ahead._children[0].named), sum(K.finish_pass.stats.cache_misses.values()))
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
     out = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env, check=True
     )
-    assert out.stdout.split() == ["1"]
+    children, *named, misses = out.stdout.split()
+    assert children == "1" and "'finish_pass'" in " ".join(named) and misses == "0", out.stdout
+
+
+def test_a_child_that_fails_on_a_kernel_is_waited_for_until_it_ends(monkeypatch):
+    """A child that started on the kernel asked for and ends without caching it (it failed) is
+    not waited for beyond its end; the caller then compiles the kernel itself."""
+    quitter = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time; print('kl_pass'); print('+finish_pass', flush=True); time.sleep(0.5)",
+        ],
+        stdout=subprocess.PIPE,
+    )
+    child = compile_ahead._Child(quitter)
+    monkeypatch.setattr(compile_ahead, "_children", [child])
+    time.sleep(0.2)  # it has said what it started on
+    compile_ahead.wait(K.finish_pass)
+    assert compile_ahead._children == [] and child.named == {"kl_pass"} and quitter.returncode == 0
+
+
+def test_a_kernel_the_child_has_not_started_on_is_not_waited_for(monkeypatch):
+    """The caller compiles it itself at once (sooner than the child, busy with another, would
+    get to it), and the child, still compiling, stays on the list."""
+    busy = subprocess.Popen(
+        [sys.executable, "-c", "import time; print('+_keep_block', flush=True); time.sleep(30)"],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        child = compile_ahead._Child(busy)
+        monkeypatch.setattr(compile_ahead, "_children", [child])
+        started = time.monotonic()
+        compile_ahead.wait(K.finish_pass)
+        assert time.monotonic() - started < 5 and compile_ahead._children == [child]
+    finally:
+        busy.kill()
+        busy.wait()
 
 
 def test_nothing_is_compiled_ahead_of_a_warm_pair(monkeypatch):
-    """Kernels this process already compiled start no child."""
-    monkeypatch.setattr(compile_ahead, "_started", set())
+    """Kernels this process already compiled (or loaded) start no child."""
+    from fpinspect.numerics.stats import accumulate
+
     a = np.linspace(-1, 1, 100).astype(np.float16)
-    K.select_ranks(np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
+    accumulate(a, a * np.float16(1.01)).error_stats()  # the pass and the percentiles' selection
+    monkeypatch.setattr(compile_ahead, "_started", set())
+    monkeypatch.setattr(compile_ahead, "_children", [])
     compile_ahead.start(a.dtype, a.dtype, a.size, False)
     assert compile_ahead._children == [] and compile_ahead._started  # looked, and found them
 

@@ -175,22 +175,16 @@ def json_clean(obj, *, raw_floats: bool = False):
 
 
 def _worst_elements(stats: PairStats, ra: ChunkReader, rb: ChunkReader, shape) -> list[dict]:
-    flat = stats.worst_index.tolist()
-    if not flat:
+    index = stats.worst_index
+    if not index.size:
         return []
-    va, vb = ra.take(stats.worst_index), rb.take(stats.worst_index)  # one read per side for all of them
-    if stats.same:
-        nan = ulp_nan(stats.fmt)
-        ulps = [None if d == nan else d for d in ulp_diff(va, vb).tolist()]
-    else:
-        # the narrower side is measured in ULPs of its own format against the wider one
-        x, ref = (va, vb) if _fmt_or_none(va) == stats.fmt else (vb, va)
-        ulps = ulp_error(x, ref.astype(np.float64), dtype=stats.fmt).tolist()
+    va, vb = ra.take(index), rb.take(index)  # one read per side for all of them
+    ulps = _worst_ulps(stats, va, vb)
     a_bits, b_bits = va.view(_unsigned(va.dtype)).tolist(), vb.view(_unsigned(vb.dtype)).tolist()
     a_hex, b_hex = f"0x{{:0{2 * va.dtype.itemsize}x}}".format, f"0x{{:0{2 * vb.dtype.itemsize}x}}".format
     out = []
     for i, a, b, ulp, a_bit, b_bit in zip(
-        flat, va.astype(np.float64).tolist(), vb.astype(np.float64).tolist(), ulps, a_bits, b_bits
+        index.tolist(), va.astype(np.float64).tolist(), vb.astype(np.float64).tolist(), ulps, a_bits, b_bits
     ):
         ad = abs(a - b)
         out.append(
@@ -206,6 +200,23 @@ def _worst_elements(stats: PairStats, ra: ChunkReader, rb: ChunkReader, shape) -
             }
         )
     return out
+
+
+def _worst_ulps(stats: PairStats, va: np.ndarray, vb: np.ndarray) -> list:
+    """The ULPs of the worst elements ``va`` against ``vb``: :func:`ulp_diff` of each (``None`` for
+    a NaN against a number) when both sides have one format, else the narrower side's
+    :func:`ulp_error` against the wider one."""
+    if stats.same:
+        # The pass scored each finite element by its ULP distance, in float64: exact up to
+        # 32-bit formats. Only a special-value mismatch (scored inf) needs ulp_diff.
+        scores = stats.worst_score.tolist()
+        if stats.fmt.bits <= 32 and math.inf not in scores:
+            return [int(s) for s in scores]
+        nan = ulp_nan(stats.fmt)
+        return [None if d == nan else d for d in ulp_diff(va, vb).tolist()]
+    # the narrower side is measured in ULPs of its own format against the wider one
+    x, ref = (va, vb) if _fmt_or_none(va) == stats.fmt else (vb, va)
+    return ulp_error(x, ref.astype(np.float64), dtype=stats.fmt).tolist()
 
 
 #: The unsigned integer type of each element size (numpy parses a name such as "u2" anew each time).

@@ -39,6 +39,13 @@ CASES = [
     {"x": np.float64(1.5e-7), "y": (1, (2.0, "z"))},
     {"del": "\x7f", "\x7f": 1, "names": ["a\u00e9", "0x3c00", "float16"]},
     {"name": _Name("op"), "count": _Count(3), "big": np.float32(1e20), "bits": np.uint16(0x3C00)},
+    # floats msgspec spells otherwise, where they stand alone or among others, and text inside
+    # strings that looks like them (left as it is)
+    1e-05,
+    -2.5e-300,
+    [1e-7, 1.5e-05, [1e16, -1e17], {"k": 5e-324}],
+    {"s": "a:1e-7,b", "t": "[0.00001]", "u": ",1e16}", "v": [1e-7, "0x2e85", 1e-05]},
+    {"kl": 5.725847944459755e-08, "x": np.float64(1.5e-5), "ok": 0.000244140625},
 ]
 
 

@@ -36,3 +36,27 @@ def test_bfloat16_saved_by_numpy_gets_a_hint(tmp_path):
     np.save(tmp_path / "bf.npy", np.ones(4, ml_dtypes.bfloat16))  # numpy writes it as raw |V2
     res = compare_npy(tmp_path / "bf.npy", tmp_path / "bf.npy")
     assert res.status == ["COMPUTE_ERROR"] and "save them as float32" in res.message
+
+
+def test_worst_elements_ulps_are_ulp_diff_in_every_format():
+    # the worst elements' ULPs are read from the pass's scores where those are exact: they must
+    # be ulp_diff's, across zero, for subnormals, and with a special-value mismatch among them
+    import ml_dtypes
+
+    from fpinspect.numerics import ulp_diff, ulp_nan
+
+    rng = np.random.default_rng(7)
+    for dtype in (np.float16, ml_dtypes.bfloat16, np.float32, np.float64, ml_dtypes.float8_e4m3fn):
+        fi = ml_dtypes.finfo(dtype)
+        base = rng.standard_normal(64)
+        a = np.concatenate([base, [float(fi.smallest_subnormal) * 3, 0.0, -0.0, 1.0]]).astype(dtype)
+        b = np.concatenate([base * 1.01, [-float(fi.smallest_subnormal), -0.0, 0.0, -1.0]]).astype(dtype)
+        for mismatch in (False, True):
+            if mismatch:
+                a[5] = np.nan
+            res = compare_arrays(a, b, worst=12)
+            idx = [w["index"][0] for w in res.worst]
+            want = ulp_diff(a[idx], b[idx]).tolist()
+            nan = ulp_nan(np.dtype(dtype))
+            assert [w["ulp"] for w in res.worst] == [None if d == nan else d for d in want], (dtype, mismatch)
+            assert (idx[0] == 5) == mismatch  # a NaN against a number heads them

@@ -18,6 +18,8 @@ least ``q%`` of the values ``<= v``.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
+from itertools import accumulate
 
 import numpy as np
 
@@ -26,6 +28,11 @@ from . import kernels as K
 
 _EXACT_BINS = K.EXACT_BINS
 _LOG_BINS = K.LOG_BINS
+
+
+#: Percentiles among at most this many exact bins or kept values are found in Python lists: for
+#: a small pair that costs less than numpy's calls (or the compiled selection) and their arrays.
+SMALL = 64
 
 
 def _rank(n: int, q: float) -> int:
@@ -109,6 +116,10 @@ class IntHistogram:
         if self.n == 0:
             return [(None, True) for _ in qs]
         ranks = [_rank(self.n, q) for q in qs]
+        if self.max < SMALL:
+            # the first distance whose running count reaches each rank, as searchsorted finds it
+            c = list(accumulate(self.exact[: self.max + 1].tolist()))
+            return [(bisect_left(c, r), True) for r in ranks]  # every distance is in an exact bin
         # bins above the largest distance are empty: summing them would only cost time
         c = np.cumsum(self.exact[: self.max + 1] if self.max < _EXACT_BINS else self.exact)
         within = int(c[-1])
@@ -239,6 +250,13 @@ class RealQuantiles:
             if allv is None:
                 allv = self.values[0] if len(self.values) == 1 else np.concatenate(self.values)
             ranks = [_rank(self.n, q) - 1 for q in qs]
+            if allv.size <= SMALL:
+                # sorted as select_ranks places them: NaNs (elements that did not count) above all
+                values = allv.tolist()
+                if self._uncounted is not None:
+                    values = [v for v in values if v == v]
+                values.sort()
+                return [values[r] for r in ranks]
             wanted = sorted(set(ranks))
             compile_ahead.wait(K.select_ranks)
             bits = np.ascontiguousarray(allv).view(np.int64)

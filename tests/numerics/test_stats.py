@@ -168,6 +168,32 @@ def test_integer_histogram_is_exact_in_range_and_brackets_beyond():
     assert not exact and value == 2**40 and h2.max == 2**40 + 5
 
 
+@pytest.mark.parametrize("n", [1, 2, 5, 33, 64, 65, 700])
+def test_percentiles_of_few_and_many_values_are_the_inverted_cdf(n):
+    """Exact percentiles, found in Python lists for a few values and bins (a small pair) and by
+    numpy and the compiled selection for more: both the ``inverted_cdf`` one, with elements
+    that did not count (NaN on a side) among the kept values, and ULP distances past the bins
+    a list is used for."""
+    x, ref = noisy_pair(n)
+    x[: n // 3] = ref[: n // 3]  # ties at 0
+    if n > 4:
+        x[1], ref[3] = np.nan, np.inf  # not counted: NaN among the kept values
+        x[2] = ref[2] + np.float16(0.25) * (n > 64)  # far apart: distances past 64 bins
+    s = accumulate(x, ref)
+    fin = np.isfinite(x) & np.isfinite(ref)
+    xf, rf = x[fin].astype(np.float64), ref[fin].astype(np.float64)
+    dist = ulp_diff(x[fin], ref[fin]).astype(np.float64)
+    qs = (0, 1, 50, 99, 100, 50)  # unordered and repeated too
+    got = s.error_stats(qs)
+    for block, values in (("abs", np.abs(xf - rf)), ("ulp", dist)):
+        for q in qs:
+            assert got[block][f"p{q:g}"] == inverted_cdf(values, q), (block, q)
+    rel_ok = np.abs(rf) >= float(np.finfo(np.float16).tiny)
+    rel = np.abs(xf - rf)[rel_ok] / np.abs(rf[rel_ok])
+    assert [got["rel"][f"p{q:g}"] for q in qs] == [inverted_cdf(rel, q) for q in qs]
+    assert (s.ulp_hist.max >= 64) == (n > 64)
+
+
 def test_bfloat16_and_fp8_inputs():
     ref = rng.standard_normal(1000).astype(ml_dtypes.bfloat16)
     x = (ref.astype(np.float32) * 1.01).astype(ml_dtypes.bfloat16)

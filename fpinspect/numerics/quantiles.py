@@ -193,12 +193,15 @@ class RealQuantiles:
         the element did not count) or is ``None`` when the pass filled the sketch ``buckets``
         (:data:`~fpinspect.numerics.kernels.SKETCH_STORE`: the extra slots at the end hold the
         elements that did not count and copies of bucket 0)."""
-        q = cls()
+        q = cls.__new__(cls)  # every field set here: __init__'s would be set twice
+        q.cap, q.kept, q.buckets, q._uncounted = cls.CAP, 0, None, None
         if kept is not None:
-            q.values = [kept] if kept.size == n and n else []
-            if kept.size != n and n:
-                q._uncounted = kept
-            q.kept = q.n = int(n)
+            n = int(n)
+            if kept.size == n and n:
+                q._values = [kept]
+            else:
+                q._values, q._uncounted = [], kept if n else None
+            q.kept = q.n = n
         else:
             folded = buckets[: cls._NBUCKETS].copy()
             folded[0] += buckets[K.SKETCH_ZERO : K.SKETCH_ZERO + K.LANES].sum()

@@ -546,6 +546,7 @@ def _worst_block(
     m,
     first,
     same,
+    by_bits,
     sign_mask,
     mag_mask,
     emin,
@@ -558,7 +559,15 @@ def _worst_block(
     cnt,
 ):
     """Offer the elements of one block to the k worst (special-value mismatches score inf);
-    return the new floor."""
+    return the new floor. ``by_bits``: the block is of one format and finite on both sides
+    throughout, so each score is the ULP distance of the bit patterns (``xs``, ``ys`` unread:
+    the block need not be decoded)."""
+    if by_bits:
+        for j in range(m):
+            score = np.float64(_ulp_distance(ua[start + j], ub[start + j], sign_mask, mag_mask))
+            if score > floor:
+                floor = _offer_worst(score, first + j, worst_score, worst_index, cnt)
+        return floor
     for j in range(m):
         x = xs[j]
         y = ys[j]
@@ -902,17 +911,14 @@ def finish_pass(
         b_score = np.float64(b_dist) if same else b_err
         new_dist = same and b_nf > 0 and (b_dist > max_dist or not have_dist)
         far = same and rec[REC_FAR, col] > 0
-        if not (
-            b_nf < m
-            or b_abs > max_abs
-            or b_rel > max_rel
-            or new_dist
-            or (not same and b_err > max_err)
-            or far
-            or (track_worst and b_score > worst_floor)
-        ):
+        new_max = b_abs > max_abs or b_rel > max_rel or new_dist or (not same and b_err > max_err)
+        special = b_nf < m
+        if not (special or new_max or far or (track_worst and b_score > worst_floor)):
             continue
-        _decode_block(ua, ub, fa, fb, table_a, table_b, use_table, start, m, xs, ys)
+        # the worst elements of a block of one format finite throughout come from the bit patterns
+        by_bits = same and not special
+        if not by_bits or new_max or far:
+            _decode_block(ua, ub, fa, fb, table_a, table_b, use_table, start, m, xs, ys)
 
         n_mismatch = 0
         if b_nf < m:
@@ -1020,6 +1026,7 @@ def finish_pass(
                 m,
                 first,
                 same,
+                by_bits,
                 sign_mask,
                 mag_mask,
                 emin,

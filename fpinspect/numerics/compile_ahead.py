@@ -63,13 +63,16 @@ class _Child:
                 wait = self.deadline - time.monotonic()
                 if wait <= 0:
                     return  # past its time: the caller compiles what it needs itself
-            if not select.select([pipe], [], [], wait)[0]:
+            try:
+                if not select.select([pipe], [], [], wait)[0]:
+                    return
+            except (OSError, ValueError):  # no select() on pipes here (Windows): wait for its end
+                if wait:
+                    self._end(wait)
                 return
             data = os.read(pipe.fileno(), 4096)
             if not data:
-                self.done = True
-                pipe.close()
-                self.process.wait()
+                self._end(None)
                 return
             *lines, self._partial = (self._partial + data).split(b"\n")
             for line in lines:
@@ -78,6 +81,15 @@ class _Child:
                     self.started.add(said[1:])
                 else:
                     self.named.add(said)
+
+    def _end(self, timeout: float | None) -> None:
+        """The child has closed its pipe (or cannot be read): reap it, ``timeout`` seconds at most."""
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return
+        self.done = True
+        self.process.stdout.close()
 
 
 _children: list[_Child] = []

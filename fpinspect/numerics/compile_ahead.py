@@ -8,7 +8,8 @@ process compile them at the same time, on another core, into numba's on-disk cac
 order they are called; it names each kernel on its standard output once that one is in the
 cache. Before the first call of one of them the caller waits until the child has named it
 (:func:`wait`; by then it is usually done), and that call loads it from the cache; one the
-child has not started on yet the caller compiles itself (the child then finds it cached). A
+child has not started on yet the caller compiles itself (the child then finds it cached), and
+while it waits it compiles the ones after it that the child has not started on. A
 caller that never calls the rest does not wait for them: the child finishes on its own, and
 the next run finds them.
 
@@ -40,11 +41,13 @@ WAIT_S = 120
 
 
 class _Child:
-    """A compiling child: the kernels it has started compiling and those it has cached so far, as
-    read from its pipe (``+name`` when it starts one, ``name`` once it is cached)."""
+    """A compiling child: the calls it compiles, in its order, and the kernels it has started
+    compiling and has cached so far, as read from its pipe (``+name`` when it starts one,
+    ``name`` once it is cached)."""
 
-    def __init__(self, process: subprocess.Popen):
+    def __init__(self, process: subprocess.Popen, calls: list | None = None):
         self.process = process
+        self.calls = calls or []
         self.started: set[str] = set()
         self.named: set[str] = set()
         self.deadline = time.monotonic() + WAIT_S
@@ -54,33 +57,64 @@ class _Child:
     def wait_for(self, name: str | None) -> None:
         """Read what the child says until it has cached ``name`` (``None``: until it ends), it
         ends, or its time is up; at once if it has not started on ``name``: the caller then
-        compiles it itself (and the child, finding it cached, skips it)."""
-        pipe = self.process.stdout
+        compiles it itself (and the child, finding it cached, skips it). While it waits for the
+        child to finish ``name``, the caller compiles the kernels after it in the child's order
+        that the child has not started on (the caller calls them next)."""
         while not self.done and (name is None or name not in self.named):
+            self._read(0.0)  # what the child has said so far
+            if self.done or name in self.named:
+                return
             if name is not None and name not in self.started:
-                wait = 0.0  # only what the child has said so far
+                return
+            if name is not None and self._compile_one_after(name):
+                continue
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                return  # past its time: the caller compiles what it needs itself
+            self._read(left)
+
+    def _read(self, timeout: float) -> None:
+        """Take in what the child says within ``timeout`` seconds (0: what it has said)."""
+        pipe = self.process.stdout
+        try:
+            if not select.select([pipe], [], [], timeout)[0]:
+                return
+        except (OSError, ValueError):  # no select() on pipes here (Windows): wait for its end
+            if timeout:
+                self._end(timeout)
+            return
+        data = os.read(pipe.fileno(), 4096)
+        if not data:
+            self._end(None)
+            return
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        for line in lines:
+            said = line.decode("ascii", "replace")
+            if said.startswith("+"):
+                self.started.add(said[1:])
             else:
-                wait = self.deadline - time.monotonic()
-                if wait <= 0:
-                    return  # past its time: the caller compiles what it needs itself
-            try:
-                if not select.select([pipe], [], [], wait)[0]:
-                    return
-            except (OSError, ValueError):  # no select() on pipes here (Windows): wait for its end
-                if wait:
-                    self._end(wait)
-                return
-            data = os.read(pipe.fileno(), 4096)
-            if not data:
-                self._end(None)
-                return
-            *lines, self._partial = (self._partial + data).split(b"\n")
-            for line in lines:
-                said = line.decode("ascii", "replace")
-                if said.startswith("+"):
-                    self.started.add(said[1:])
-                else:
-                    self.named.add(said)
+                self.named.add(said)
+
+    def _compile_one_after(self, name: str) -> bool:
+        """Compile here the first call after ``name`` in the child's order that the child has not
+        started on and nobody has compiled; whether there was one."""
+        names = [kernel.__name__ for kernel, _ in self.calls]
+        later = self.calls[names.index(name) + 1 :] if name in names else []
+        for kernel, args in later:
+            if kernel.__name__ in self.started or ready(kernel, args):
+                continue
+            self._claim(kernel.__name__)
+            kernel.compile(_signature(args))
+            return True
+        return False
+
+    def _claim(self, name: str) -> None:
+        """Tell the child that this process compiles ``name`` (it skips it if it has not begun)."""
+        try:
+            self.process.stdin.write(name.encode("ascii") + b"\n")
+            self.process.stdin.flush()
+        except (AttributeError, OSError, ValueError):  # no pipe to it, or it has gone
+            pass
 
     def _end(self, timeout: float | None) -> None:
         """The child has closed its pipe (or cannot be read): reap it, ``timeout`` seconds at most."""
@@ -89,7 +123,12 @@ class _Child:
         except subprocess.TimeoutExpired:
             return
         self.done = True
-        self.process.stdout.close()
+        for pipe in (self.process.stdout, self.process.stdin):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:  # its last claim unread: the child has gone
+                    pass
 
 
 _children: list[_Child] = []
@@ -121,7 +160,7 @@ def ready(kernel, args) -> bool:
     told (no disk cache, or numba's cache internals not as in 0.68: then nothing is compiled
     ahead)."""
     try:
-        sig = tuple(numba.typeof(a, numba.core.typing.typeof.Purpose.argument) for a in args)
+        sig = _signature(args)
         if sig in kernel.overloads:
             return True
         cache = kernel._cache
@@ -151,7 +190,7 @@ def compile_needed(kernel, args) -> str | None:
     run), ``None`` (compiled in this process or held by the cache; or numba's internals are not
     as in 0.68, so it cannot be told)."""
     try:
-        sig = tuple(numba.typeof(a, numba.core.typing.typeof.Purpose.argument) for a in args)
+        sig = _signature(args)
         if sig in kernel.overloads:
             return None
         if not isinstance(kernel._cache, numba.core.caching.FunctionCache):
@@ -204,12 +243,12 @@ def start(a_dtype: np.dtype, ref_dtype: np.dtype, size: int, kl: bool) -> None:
     argv = [sys.executable, "-c", code]
     try:
         process = subprocess.Popen(
-            argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
     except OSError:
         return
     with _lock:
-        _children.append(_Child(process))
+        _children.append(_Child(process, calls))
 
 
 #: One thread at a time reads the children's pipes (the others wait here for it).
@@ -235,9 +274,10 @@ def wait(kernel=None) -> None:
 
 def compile_calls(a_dtype, ref_dtype, size: int, kl: bool) -> None:
     """What the child runs: each kernel of :func:`~fpinspect.numerics.stats.compile_ahead_calls`
-    compiled for its arguments' types into the on-disk cache (unless the cache holds it: the
-    parent may have compiled it meanwhile), then named on standard output. A parent that has
-    gone (nobody reads) does not stop the compiles: the next run finds them."""
+    compiled for its arguments' types into the on-disk cache (unless the cache holds it, or the
+    parent has said on standard input that it compiles it itself), then named on standard
+    output. A parent that has gone (nobody reads) does not stop the compiles: the next run finds
+    them."""
     from .stats import compile_ahead_calls
 
     out = sys.stdout.buffer
@@ -249,8 +289,28 @@ def compile_calls(a_dtype, ref_dtype, size: int, kl: bool) -> None:
         except OSError:
             pass
 
+    claimed: set[str] = set()  # what the parent has said it compiles itself
+
+    def take_claims() -> None:
+        try:
+            while select.select([sys.stdin], [], [], 0)[0]:
+                data = os.read(sys.stdin.fileno(), 4096)
+                if not data:
+                    return
+                claimed.update(data.decode("ascii", "replace").split())
+        except (OSError, ValueError):
+            pass
+
     for kernel, args in compile_ahead_calls(np.dtype(a_dtype), np.dtype(ref_dtype), size, kl):
+        take_claims()
+        if kernel.__name__ in claimed:
+            continue
         if not ready(kernel, args):
             say("+" + kernel.__name__)
-            kernel.compile(tuple(numba.typeof(a, numba.core.typing.typeof.Purpose.argument) for a in args))
+            kernel.compile(_signature(args))
         say(kernel.__name__)
+
+
+def _signature(args) -> tuple:
+    """The numba types of a call's arguments, as a call with them would be compiled for."""
+    return tuple(numba.typeof(a, numba.core.typing.typeof.Purpose.argument) for a in args)

@@ -135,41 +135,43 @@ def json_clean(obj, *, raw_floats: bool = False):
     (:data:`MSGSPEC_SPELLS_AS_REPR`) come as ``msgspec.Raw`` of their ``repr``: what the report
     writer (:func:`~fpinspect.cli.output.indented_json`) encodes with msgspec, as ``json.dumps``
     would have written it, in this one walk; anything else raises ``TypeError``."""
-    # A record holds a hundred values, nearly all plain: those of a dict or list are taken as
-    # they are where they stand, without a call of their own (half the time of a record).
     low, high = MSGSPEC_SPELLS_AS_REPR if raw_floats else _ALL_FINITE
+    return _clean(obj, low, high, raw_floats)
+
+
+def _clean(obj, low: float, high: float, raw: bool):
+    """:func:`json_clean` with its bounds: a float ``v`` with ``low <= |v| < high`` (or 0) stays."""
+    # A record holds a hundred values, nearly all plain: those of a dict or list are taken as
+    # they are where they stand, without a call of their own (half the time of a record); a
+    # float's bounds are compared without abs(), and the walk recurses with positional arguments
     kind = type(obj)
     if kind is dict:
         return {
             k if type(k) is str else str(k): v
-            if type(v) in _PLAIN or (type(v) is float and (low <= abs(v) < high or v == 0))
-            else json_clean(v, raw_floats=raw_floats)
+            if (t := type(v)) is float and (low <= v < high or -high < v <= -low or v == 0.0) or t in _PLAIN
+            else _clean(v, low, high, raw)
             for k, v in obj.items()
         }
     if kind is list or kind is tuple:
         return [
             v
-            if type(v) in _PLAIN or (type(v) is float and (low <= abs(v) < high or v == 0))
-            else json_clean(v, raw_floats=raw_floats)
+            if (t := type(v)) is float and (low <= v < high or -high < v <= -low or v == 0.0) or t in _PLAIN
+            else _clean(v, low, high, raw)
             for v in obj
         ]
     if kind is float:
         if not math.isfinite(obj):
             return None
-        return (
-            msgspec.Raw(repr(obj).encode())
-            if raw_floats and not (low <= abs(obj) < high or obj == 0)
-            else obj
-        )
+        return msgspec.Raw(repr(obj).encode()) if raw and not (low <= abs(obj) < high or obj == 0) else obj
     if kind in _PLAIN:
         return obj
     if isinstance(obj, dict):
-        return json_clean(dict(obj), raw_floats=raw_floats)
+        return _clean(dict(obj), low, high, raw)
     if isinstance(obj, (list, tuple)):
-        return json_clean(list(obj), raw_floats=raw_floats)
+        return _clean(list(obj), low, high, raw)
     if isinstance(obj, (float, int, np.floating, np.integer, np.bool_)) and not isinstance(obj, bool):
-        return json_clean(json_number(obj), raw_floats=raw_floats)
-    if raw_floats:  # msgspec would encode what json.dumps refuses (sets, bytes, dates): it decides
+        return _clean(json_number(obj), low, high, raw)
+    if raw:  # msgspec would encode what json.dumps refuses (sets, bytes, dates): it decides
         raise TypeError(f"{type(obj).__name__} is left to json.dumps")
     return obj
 

@@ -18,7 +18,9 @@ peak RSS, the time per pair above reading and above reading + the numpy pass, an
 a multiple of the read-only time; wall and CPU time (user + system: on a shared machine the
 CPU time is the steadier of the two). Then the same number of 64-byte pairs, whose compare costs
 what a pair costs whatever its data: the fixed cost per pair, against the cost of 64 KiB of data
-(the difference of the two runs). ``--data DIR`` keeps the generated dumps there for reruns.
+(the difference of the two runs). ``--before SRC`` also runs that source tree's compare on both
+sets (on the 64-byte pairs alternating with this tree's, each the least CPU of ``--repeat``) and
+says whether the reports are the same bytes. ``--data DIR`` keeps the generated dumps there.
 """
 
 from __future__ import annotations
@@ -184,10 +186,13 @@ def bench_many_pairs(root: str, pairs: int, before: str | None = None, repeat: i
     tiny_read = _timed(READ_DIRS, *tiny_data)
     tiny_ref = _timed(BASELINE_PAIRS, *tiny_data)
     tiny_out = os.path.join(root, "tiny", "report.json")
-    tiny_run = min(
-        (_timed(COMPARE_JSON, *tiny.values(), "1", tiny_out) for _ in range(max(1, repeat))),
-        key=lambda r: r[0],
-    )
+    tiny_run = tiny_before = None
+    for _ in range(max(1, repeat)):  # alternating with before's, each the fastest of its runs
+        run = _timed(COMPARE_JSON, *tiny.values(), "1", tiny_out)
+        tiny_run = run if tiny_run is None or run[1] < tiny_run[1] else tiny_run
+        if before:
+            run = _timed(OTHER_SOURCE + COMPARE_JSON, before, *tiny.values(), "1", tiny_out + ".before")
+            tiny_before = run if tiny_before is None or run[1] < tiny_before[1] else tiny_before
     print(
         f"  {'':40s}  {'wall':>7s} {'cpu':>7s}  {'x reading':>9s}  {'peak RSS':>8s}   ms per pair (cpu) above:"
     )
@@ -213,11 +218,10 @@ def bench_many_pairs(root: str, pairs: int, before: str | None = None, repeat: i
         )
     print(f"  ({len(json.loads(text)['records'])} records in the report{same}; load average {_load()})")
     print(f"  the same {pairs} pairs at {TINY * 2} B each (what a pair costs whatever its data):")
-    for label, (wall, cpu, mem) in (
-        ("np.load every file", tiny_read),
-        ("reference's way", tiny_ref),
-        ("fpinspect compare --jobs 1", tiny_run),
-    ):
+    tiny_rows = [("np.load every file", tiny_read), ("reference's way", tiny_ref)]
+    if before:
+        tiny_rows.append(("fpinspect compare --jobs 1, before", tiny_before))
+    for label, (wall, cpu, mem) in (*tiny_rows, ("fpinspect compare --jobs 1", tiny_run)):
         print(
             f"  {label:40s}: {wall:6.2f}s {cpu:6.2f}s  {mem / MiB:5.0f} MiB   {cpu / pairs * 1e3:5.2f} ms per pair"
         )
@@ -228,6 +232,10 @@ def bench_many_pairs(root: str, pairs: int, before: str | None = None, repeat: i
         f"  compare --jobs 1, ms CPU per pair: {fixed:.2f} fixed (64 B pairs, above reading them; the process start shared out), "
         f"{data:.2f} for 64 KiB of data (the numpy pass: {numpy_data:.2f}); fixed / data = {fixed / data:.2f}"
     )
+    if before:
+        with open(tiny_out) as f, open(tiny_out + ".before") as g:
+            same = "the same bytes" if f.read() == g.read() else "reports that differ"
+        print(f"  before: {(tiny_before[1] - tiny_read[1]) / pairs * 1e3:.2f} ms fixed per pair ({same})")
 
 
 def _differences(old, new) -> str:

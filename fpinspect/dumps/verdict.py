@@ -26,6 +26,7 @@ import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
+from functools import cache
 
 from ..numerics import float_format
 from .errors import InputError
@@ -184,8 +185,15 @@ class ThresholdTable:
         return {name: {k: getattr(t, k) for k in KEYS} for name, t in self.table.items()}
 
 
+@cache
 def _eps(fmt_name: str) -> float:
     return float_format(fmt_name).eps
+
+
+@cache
+def _integer_name(dtype: str | None) -> bool:
+    """Whether ``dtype`` (a name, or ``None``) is an integer or boolean type's."""
+    return dtype is not None and dtype.rstrip("0123456789") in ("int", "uint", "bool")
 
 
 @dataclass(frozen=True)
@@ -208,10 +216,7 @@ def judge(res: PairResult, table: ThresholdTable) -> Judgement:
         reasons.append(("fail", f"{st.nan_mismatch} NaN on one side only"))
     if st.inf_mismatch:
         reasons.append(("fail", f"{st.inf_mismatch} infinities on one side only"))
-    integer = all(
-        dt is not None and dt.rstrip("0123456789") in ("int", "uint", "bool")
-        for dt in (res.dtype_a, res.dtype_b)
-    )
+    integer = _integer_name(res.dtype_a) and _integer_name(res.dtype_b)
     if integer:
         differ = m.get("mismatched", 1 if (res.max_abs or 0) != 0 else 0)
         if differ:

@@ -434,6 +434,12 @@ class _Plan:
 
 
 @cache
+def _percentile_key(p: float) -> str:
+    """The key of percentile ``p`` in :meth:`PairStats.error_stats`: ``p50``, ``p99.9``."""
+    return f"p{p:g}"
+
+
+@cache
 def _plan_for(a_dtype: np.dtype, ref_dtype: np.dtype, keep_values: bool, worst: int) -> _Plan:
     """The one :class:`_Plan` of each kind of pair (making one cost a small pair ~15 us)."""
     return _Plan(a_dtype, ref_dtype, keep_values, worst)
@@ -554,7 +560,7 @@ class PairStats:
             "mean": total / n if n else None,
         }
         for p, v in zip(percentiles, q.percentiles(percentiles)):
-            out[f"p{p:g}"] = v
+            out[_percentile_key(p)] = v
         out["exact"] = q.exact
         return out
 
@@ -565,7 +571,7 @@ class PairStats:
             out.update(max=h.max, argmax=self._index(self.max_ulp_index) if h.n else None, mean=h.mean())
             exact = True
             for p, (v, ex) in zip(percentiles, h.percentiles(percentiles)):
-                out[f"p{p:g}"] = v
+                out[_percentile_key(p)] = v
                 exact &= ex
             out["exact"] = exact
             out["share"] = h.share()

@@ -23,7 +23,9 @@ at the index named by the constants below, so the Python side reads them by name
 
 from __future__ import annotations
 
+import inspect
 import math
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -1053,58 +1055,32 @@ def finish_pass(
     ucnt[MAX_ULP_DIFF] = max_dist
 
 
-def block_calls(
-    ua,
-    ub,
-    fa,
-    fb,
-    table_a,
-    table_b,
-    mode,
-    offset,
-    tiny,
-    share_tol,
-    sign_mask,
-    mag_mask,
-    emin,
-    inv_ulp,
-    ulp_size,
-    acc,
-    cnt,
-    ucnt,
-    hist_exact,
-    keep_abs,
-    keep_rel,
-    keep_ulp,
-    sketch_abs,
-    sketch_rel,
-    sketch_ulp,
-    values,
-    slots,
-    small,
-    rec,
-) -> list:
+#: The names of :func:`fused_pass`'s parameters, in order.
+_PASS_PARAMETERS = tuple(inspect.signature(fused_pass.py_func).parameters)
+
+
+def block_calls(*pass_args) -> list:
     """The block kernels :func:`fused_pass` calls with these arguments, in the order it first
     calls them, each with arguments of the types it passes them there: what another process
     can compile into the cache while this one compiles the pass
     (:mod:`~fpinspect.numerics.compile_ahead`); a test holds it to the pass's own calls."""
+    p = SimpleNamespace(**dict(zip(_PASS_PARAMETERS, pass_args, strict=True)))
     m = 1
-    xs, ys = values[0], values[1]
-    block_a, block_b = ua[0:m], ub[0:m]
-    emax = emin + inv_ulp.size - 1
-    same = (mode & SAME_FORMAT) != 0
+    xs, ys = p.values[0], p.values[1]
+    block_a, block_b = p.ua[0:m], p.ub[0:m]
+    emax = p.emin + p.inv_ulp.size - 1
+    same = (p.mode & SAME_FORMAT) != 0
+    ulp = (p.emin, emax, p.inv_ulp, p.ulp_size)
+    keep = (p.keep_abs, p.keep_rel, p.keep_ulp)
     return [
         (_sums_block, (xs, ys, m, 0.0, 0.0)),
         (_bit_equal, (block_a, block_b, m)),
-        (_equal_block, (xs, m, tiny)),
-        (_ratios_block, (xs, ys, m, tiny, slots)),
-        (_ulp_diff_block, (block_a, block_b, xs, ys, m, sign_mask, mag_mask, slots[2])),
-        (_scatter, (slots[2], m, small)),
-        (_ulp_error_block, (xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol, slots[2])),
-        (
-            _keep_block,
-            (xs, ys, m, offset, tiny, same, emin, emax, inv_ulp, ulp_size, keep_abs, keep_rel, keep_ulp),
-        ),
+        (_equal_block, (xs, m, p.tiny)),
+        (_ratios_block, (xs, ys, m, p.tiny, p.slots)),
+        (_ulp_diff_block, (block_a, block_b, xs, ys, m, p.sign_mask, p.mag_mask, p.slots[2])),
+        (_scatter, (p.slots[2], m, p.small)),
+        (_ulp_error_block, (xs, ys, m, *ulp, p.share_tol, p.slots[2])),
+        (_keep_block, (xs, ys, m, p.offset, p.tiny, same, *ulp, *keep)),
     ]
 
 

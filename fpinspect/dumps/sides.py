@@ -12,6 +12,7 @@ conversion stay chunked file readers (never loaded whole); each file's header is
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 
@@ -85,19 +86,34 @@ def _as_declared(a, b, plan: PairPlan, notes: list[str]):
     against float32's epsilon and ULPs. Casting back is exact, and ULPs and thresholds are
     then those of the declared format.
     """
-    declared = {numpy_dtype_name(d.dtype) if d else None for d in (plan.fused_desc, plan.origin_desc)}
-    name = declared.pop() if len(declared) == 1 else None
-    if name is None or not is_supported(name):
+    name = _declared_float(*(d.dtype if d else None for d in (plan.fused_desc, plan.origin_desc)))
+    if name is None:
         return a, b
-    fmt = float_format(name)
     out = []
     for side in (a, b):
         stored = np.dtype(side.dtype)
-        if is_supported(stored) and float_format(stored).p > fmt.p:
-            side = side.astype(fmt.dtype) if isinstance(side, np.ndarray) else CastView(side, fmt.dtype)
+        if _more_precise(stored, name):
+            dtype = float_format(name).dtype
+            side = side.astype(dtype) if isinstance(side, np.ndarray) else CastView(side, dtype)
             notes.append(f"{'fused' if not out else 'original'} stored {stored}, compared as declared {name}")
         out.append(side)
     return out[0], out[1]
+
+
+@cache
+def _declared_float(fused: str | None, origin: str | None) -> str | None:
+    """The float format both sides' GE dtypes (``DT_BF16``) declare, by its name; ``None`` where
+    they differ or declare none. Once per pair of names (a small pair's loading cost it ~2 us)."""
+    name = numpy_dtype_name(fused)
+    if name is None or name != numpy_dtype_name(origin) or not is_supported(name):
+        return None
+    return name
+
+
+@cache
+def _more_precise(stored: np.dtype, name: str) -> bool:
+    """Whether a side stored as ``stored`` holds a more precise float format than ``name``."""
+    return is_supported(stored) and float_format(stored).p > float_format(name).p
 
 
 def _layout(desc: TensorDesc | None) -> str | None:

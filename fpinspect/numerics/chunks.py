@@ -239,6 +239,8 @@ def unravel(flat: int, shape: tuple) -> list[int]:
     """The index in an array of ``shape`` of C-order flat index ``flat`` (``0 <= flat < size``),
     as ``np.unravel_index`` gives it, in Python ints: what a report shows of one element,
     without numpy's cost per call (microseconds, a few times per pair)."""
+    if len(shape) == 1:  # most dumps are flat: the index is the flat one
+        return [flat]
     index = []
     for d in reversed(shape):
         flat, i = divmod(flat, d)

@@ -343,3 +343,11 @@ def test_reused_arrays_never_carry_a_pair_into_the_next():
         assert all(run(p) for p in pairs)
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(run, pairs * 4))
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (7,), (3, 5), (2, 1, 4), (2, 3, 4, 5)])
+def test_unravel_is_numpys_unravel_index(shape):
+    from fpinspect.numerics.chunks import unravel
+
+    for flat in range(math.prod(shape)):
+        assert unravel(flat, shape) == [int(i) for i in np.unravel_index(flat, shape)]

@@ -3,7 +3,6 @@ the error starts, and move around with the keyboard."""
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import sys
@@ -57,15 +56,12 @@ SWITCH_SECONDS = 0.001
 
 def _long_lived(make: Callable[[], T]) -> T:
     """``make()`` with the cyclic collector paused, and what it built then frozen
-    (:func:`gc.freeze`): a loaded run or a localisation lives as long as the screen, and left
-    to the collector its millions of objects would be rescanned on every full collection —
-    pauses of seconds on whichever thread triggers one, the screen's too, for 100 000 ops.
-    Frozen before the collector is back: its first collection would scan them all once more
-    (0.8 s holding the interpreter lock after a 100 000-op load, a key waiting meanwhile)."""
+    (:func:`~fpinspect.dumps.graph.collector_paused`): a loaded run or a localisation lives as
+    long as the screen, and left to the collector its millions of objects would be rescanned on
+    every full collection — pauses of seconds on whichever thread triggers one, the screen's
+    too, for 100 000 ops (0.8 s for the first one after a 100 000-op load, a key waiting)."""
     with collector_paused():
-        made = make()
-        gc.freeze()
-    return made
+        return make()
 
 
 class MainScreen(Screen):

@@ -100,7 +100,8 @@ def test_the_calls_compiled_ahead_have_the_types_the_pair_passes():
         accumulate(a, b, kl=True, worst=3).error_stats()
         calls = after_pass_calls(np.dtype(dtype), np.dtype(ref), n, True)
         want = ["finish_pass"] + ([] if n > 1 << 21 else ["select_ranks"]) + ["kl_pass"]
-        assert [kernel.__name__ for kernel, _ in calls] == want  # only what such a pair calls, the longest first
+        # only what such a pair calls, the longest compile first
+        assert [kernel.__name__ for kernel, _ in calls] == want
         (pass_call, blocks), _ = _calls(np.dtype(dtype), np.dtype(ref), n, True)
         called = K.fused_pass.py_func.__code__.co_names
         assert {kernel.__name__ for kernel, _ in blocks} == {

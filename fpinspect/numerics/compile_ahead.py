@@ -1,16 +1,18 @@
-"""The kernels a pair calls after its fused pass, compiled by a child process during the pass's compile.
+"""The kernels a pair calls besides its fused pass, compiled by a child process during the pass's compile.
 
 With an empty compile cache a first pair compiles every kernel it calls, one after another, on
 one core: :func:`~fpinspect.numerics.kernels.fused_pass`, then the pass's rarer work
 (:func:`~fpinspect.numerics.kernels.finish_pass`), KL's pass and the exact percentiles'
 selection. Those do not depend on the fused pass's compile, so :func:`start` has a child
-process compile them at the same time, on another core, into numba's on-disk cache, in the
-order they are called; it names each kernel on its standard output once that one is in the
-cache. Before the first call of one of them the caller waits until the child has named it
-(:func:`wait`; by then it is usually done), and that call loads it from the cache; one the
-child has not started on yet the caller compiles itself (the child then finds it cached), and
-while it waits it compiles the ones after it that the child has not started on. A
-caller that never calls the rest does not wait for them: the child finishes on its own, and
+process compile them at the same time, on another core, into numba's on-disk cache, with the
+last of the fused pass's block kernels first (the caller's compile reaches it last), in the order
+of :func:`~fpinspect.numerics.stats.compile_ahead_calls`; it says on its standard output when it
+starts on a kernel (``+name``) and when that one is in the cache (``name``). Before the first
+call of one of them the caller waits until the child has cached it (:func:`wait`; by then it is
+usually done), and that call loads it from the cache; one the child has not started on yet the
+caller compiles itself (the child then finds it cached), and while it waits it compiles the next
+one the child has not started on, saying so on the child's standard input (the child skips it).
+A caller that never calls the rest does not wait for them: the child finishes on its own, and
 the next run finds them.
 
 Only where it pays: the kernels are cached on disk (a writable cache folder; see

@@ -241,46 +241,32 @@ class _Pass:
 
     def _arguments(self, offset: int, va: tuple, vb: tuple) -> tuple:
         """The arguments of :func:`~fpinspect.numerics.kernels.fused_pass` for one chunk."""
-        p = self.plan
-        ua, fa, ta = va
-        ub, fb, tb = vb
-        ka, kr, ku = self.keep
-        sa, sr, su = self.sketches
         return (
-            ua,
-            ub,
-            fa,
-            fb,
-            ta,
-            tb,
-            p.mode,
-            offset,
-            p.tiny,
-            p.share_tol,
-            p.sign_mask,
-            p.mag_mask,
-            p.emin,
-            p.inv_ulp,
-            p.ulp_size,
-            self.acc,
-            self.cnt,
-            self.ucnt,
-            self.hist_exact,
-            ka,
-            kr,
-            ku,
-            sa,
-            sr,
-            su,
+            *self._chunk_arguments(offset, va, vb),
+            self.plan.share_tol,
+            *self.keep,
+            *self.sketches,
             *self._scratch(va),
         )
 
     def _finish_arguments(self, offset: int, va: tuple, vb: tuple) -> tuple:
         """The arguments of :func:`~fpinspect.numerics.kernels.finish_pass` for the same chunk."""
+        values, _, _, rec = self.scratch
+        return (
+            *self._chunk_arguments(offset, va, vb),
+            self.hist_log,
+            self.worst_score,
+            self.worst_index,
+            values,
+            rec,
+        )
+
+    def _chunk_arguments(self, offset: int, va: tuple, vb: tuple) -> tuple:
+        """What both kernels of the pass take first: the chunk's two sides, the plan's facts of the
+        measured format and the running state."""
         p = self.plan
         ua, fa, ta = va
         ub, fb, tb = vb
-        values, _, _, rec = self.scratch
         return (
             ua,
             ub,
@@ -300,11 +286,6 @@ class _Pass:
             self.cnt,
             self.ucnt,
             self.hist_exact,
-            self.hist_log,
-            self.worst_score,
-            self.worst_index,
-            values,
-            rec,
         )
 
     def merge(self, o: _Pass) -> None:

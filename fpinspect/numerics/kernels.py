@@ -1214,15 +1214,17 @@ def _kl_sums(xs, ys, m, min_x, inv_x, floor_x, min_y, inv_y, floor_y, out):
 
 
 @njit(**_KERNEL)
-def kl_pass(ua, ub, fa, fb, table_a, table_b, decode, min_x, inv_x, floor_x, min_y, inv_y, floor_y, out):
+def kl_pass(
+    ua, ub, fa, fb, table_a, table_b, decode, min_x, inv_x, floor_x, min_y, inv_y, floor_y, values, out
+):
     """msaccucmp's KL sums over the elements finite on both sides: ``out += (sum p, sum q,
     sum p * log(p / q), sum (p - q))`` with ``p = max(floor_x, (x - min_x) * inv_x)``: the
     caller's ``(min_x, inv_x, floor_x)`` make p msaccucmp's ``max((x - min x) / (max x - min x),
     eps32)`` (1 on a constant side) times a factor that q shares (KL does not change); ``q``
-    likewise for ``y``. Block by block: decoded (:func:`_kl_decode`), then summed
-    (:func:`_kl_sums`)."""
+    likewise for ``y``. Block by block: decoded (:func:`_kl_decode`) into the scratch ``values``
+    (float64, ``(2, BLOCK)``, the caller's: an allocation here costs numba a compile of its own),
+    then summed (:func:`_kl_sums`)."""
     n = ua.size
-    values = np.empty((2, BLOCK), dtype=np.float64)
     xs = values[0]
     ys = values[1]
     for lo in range(0, n, BLOCK):
@@ -1397,7 +1399,7 @@ _SELECT_FEW = 32
 
 
 @njit(**_KERNEL)
-def select_ranks(bits, ranks):
+def select_ranks(bits, ranks, out, work):
     """The values of 0-based ``ranks`` (ascending) among non-negative float64 values, given as
     their bit patterns ``bits`` (``values.view(np.int64)``), as a full sort would place them;
     positive NaNs may be among them (elements that did not count), above every rank asked for:
@@ -1411,10 +1413,16 @@ def select_ranks(bits, ranks):
     smallest and largest value of its bucket (two buckets per pass): equal, they are the rank's
     value, as they mostly are for errors (ties, and few distinct values in one of the ranges);
     else the bucket's values are gathered and narrowed (:func:`_select_within`). No full sort,
-    no per-call table larger than 32 KiB."""
+    no per-call table larger than 32 KiB.
+
+    The values land in ``out`` (float64, ``ranks.size``); ``work`` (int64) is the scratch the
+    kernel works in; :func:`select_scratch` makes both. An array allocated here would cost
+    numba a compile of its own per kind of allocation (a third of this kernel's compile, which
+    a first small pair waits for)."""
     n = bits.size
     k = ranks.size
-    out = np.zeros(k, dtype=np.float64)
+    for j in range(k):
+        out[j] = 0.0
     lo, hi = _positive_range(bits, n)
     if lo == 0 or lo > hi:
         return out  # every value is 0 (or NaN)
@@ -1424,12 +1432,15 @@ def select_ranks(bits, ranks):
         shift += 1
     width = np.int64(1) << shift
     base = lo - width  # bucket b > 0: the patterns base + b * width .. base + (b + 1) * width - 1
-    counts = np.zeros(buckets, dtype=np.int64)
+    counts = work[:buckets]
+    for b in range(buckets):
+        counts[b] = 0
     for i in range(n):
         counts[imin(imax(bits[i] - base, 0) >> shift, buckets - 1)] += 1  # NaN: at most the top
     # each rank's bucket and the values below it
-    bucket_of = np.empty(k, dtype=np.int64)
-    below_of = np.empty(k, dtype=np.int64)
+    at = buckets
+    bucket_of = work[at : at + k]
+    below_of = work[at + k : at + 2 * k]
     below = 0
     bucket = 0
     for j in range(k):
@@ -1439,10 +1450,10 @@ def select_ranks(bits, ranks):
         bucket_of[j] = bucket
         below_of[j] = below
     # the wanted buckets above 0, ascending, with their sizes and pattern bounds
-    slot_of = np.empty(k, dtype=np.int64)
-    size = np.empty(k, dtype=np.int64)
-    low = np.empty(k, dtype=np.int64)
-    high = np.empty(k, dtype=np.int64)
+    slot_of = work[at + 2 * k : at + 3 * k]
+    size = work[at + 3 * k : at + 4 * k]
+    low = work[at + 4 * k : at + 5 * k]
+    high = work[at + 5 * k : at + 6 * k]
     used = 0
     for j in range(k):
         b = bucket_of[j]
@@ -1457,7 +1468,10 @@ def select_ranks(bits, ranks):
         u1 = imin(u0 + 1, used - 1)
         min0, max0, min1, max1 = _bucket_bounds(bits, n, low[u0], high[u0] + 1, low[u1], high[u1] + 1)
         low[u0], high[u0], low[u1], high[u1] = min0, max0, min1, max1
-    gathered = np.empty(0, dtype=np.int64)
+    # a bucket's values (one spare slot), and a copy of them for a next rank in that bucket
+    at += 6 * k
+    gathered = work[at : at + n + 1]
+    spare = work[at + n + 1 : at + 2 * n + 1]
     for j in range(k):
         if bucket_of[j] == 0:
             continue  # out[j] is 0
@@ -1465,11 +1479,20 @@ def select_ranks(bits, ranks):
         if low[u] == high[u]:
             out[j] = _from_bits(low[u])
             continue
+        m = size[u]
         if j == 0 or slot_of[j - 1] != u:
-            gathered = np.empty(size[u] + 1, dtype=np.int64)
-            _gather(bits, n, low[u], high[u], size[u] * _SELECT_FEW <= n, gathered)
-        cand = gathered[: size[u]]
+            _gather(bits, n, low[u], high[u], m * _SELECT_FEW <= n, gathered[: m + 1])
+        cand = gathered[:m]
         if j + 1 < k and slot_of[j + 1] == u:
-            cand = cand.copy()  # narrowing reorders and drops candidates: the next rank needs them all
-        out[j] = _from_bits(_select_within(cand, cand.size, ranks[j] - below_of[j], counts))
+            # narrowing reorders and drops candidates: the next rank needs them all
+            for i in range(m):
+                spare[i] = gathered[i]
+            cand = spare[:m]
+        out[j] = _from_bits(_select_within(cand, m, ranks[j] - below_of[j], counts))
     return out
+
+
+def select_scratch(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(out, work)`` for :func:`select_ranks` to find ``k`` ranks among ``n`` values in: the
+    count table, six slots per rank, room for one bucket's values and a copy of them."""
+    return np.empty(k, dtype=np.float64), np.empty(_SELECT_BUCKETS + 6 * k + 2 * n + 1, dtype=np.int64)

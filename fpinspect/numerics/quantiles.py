@@ -263,7 +263,8 @@ class RealQuantiles:
             wanted = sorted(set(ranks))
             compile_ahead.wait(K.select_ranks)
             bits = np.ascontiguousarray(allv).view(np.int64)
-            found = K.select_ranks(bits, np.array(wanted, dtype=np.int64)).tolist()
+            out, work = K.select_scratch(bits.size, len(wanted))
+            found = K.select_ranks(bits, np.array(wanted, dtype=np.int64), out, work).tolist()
             if wanted == ranks:  # ascending and distinct, as percentiles are mostly asked
                 return found
             by_rank = dict(zip(wanted, found))

@@ -798,13 +798,13 @@ def _kl_side(lo: float, hi: float, scale: float) -> tuple[float, float, float]:
 _KL_DECODE = {"float16": K.DECODE_HALF, "bfloat16": K.DECODE_BFLOAT}
 
 
-def _kl_call(plan: _Plan, va: tuple, vb: tuple, side_x, side_y, sums):
+def _kl_call(plan: _Plan, va: tuple, vb: tuple, side_x, side_y, values, sums):
     """The kernel that adds one chunk's KL sums to ``sums``, and its arguments; ``va`` and
-    ``vb`` are the chunk's two sides' :meth:`_Plan.views`."""
+    ``vb`` are the chunk's two sides' :meth:`_Plan.views`, ``values`` the kernel's scratch."""
     ua, fa, ta = va
     ub, fb, tb = vb
     decode = _KL_DECODE.get(plan.fmt.name, K.DECODE_TABLE) if plan.a_decode == "table" else K.DECODE_FLOAT
-    return K.kl_pass, (ua, ub, fa, fb, ta, tb, decode, *side_x, *side_y, sums)
+    return K.kl_pass, (ua, ub, fa, fb, ta, tb, decode, *side_x, *side_y, values, sums)
 
 
 def after_pass_calls(a_dtype, ref_dtype, size: int, kl: bool) -> list:
@@ -847,9 +847,15 @@ def _calls(a_dtype, ref_dtype, size: int, kl: bool) -> tuple:
     finally:
         state.release()
     if plan.keep_values:
-        after.append((K.select_ranks, (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))))
+        after.append(
+            (
+                K.select_ranks,
+                (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), *K.select_scratch(1, 1)),
+            )
+        )
     if kl:
-        after.append(_kl_call(plan, va, vb, _kl_side(0.0, 1.0, 1.0), _kl_side(0.0, 1.0, 1.0), np.zeros(4)))
+        side = _kl_side(0.0, 1.0, 1.0)
+        after.append(_kl_call(plan, va, vb, side, side, np.empty((2, K.BLOCK)), np.zeros(4)))
     return ((K.fused_pass, pass_args), K.block_calls(*pass_args)), after
 
 
@@ -864,8 +870,9 @@ def _kl_divergence(s: PairStats, views, ra: ChunkReader, rr: ChunkReader, jobs: 
 
     def sums_of(pairs) -> np.ndarray:
         sums = np.zeros(4, dtype=np.float64)
+        values = np.empty((2, K.BLOCK), dtype=np.float64)
         for va, vb in pairs:
-            kernel, args = _kl_call(plan, va, vb, side_x, side_y, sums)
+            kernel, args = _kl_call(plan, va, vb, side_x, side_y, values, sums)
             kernel(*args)
         return sums
 

@@ -241,7 +241,12 @@ def start(a_dtype: np.dtype, ref_dtype: np.dtype, size: int, kl: bool) -> None:
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-    code = f"from {__name__} import compile_calls; compile_calls({a_dtype.str!r}, {ref_dtype.str!r}, {size}, {kl})"
+    # "-c" puts the working folder first on the path ("", before PYTHONPATH): a folder holding
+    # another fpinspect (a checkout) would have the child compile that one's kernels, for nobody
+    code = (
+        "import sys; sys.path[:] = [p for p in sys.path if p]; "
+        f"from {__name__} import compile_calls; compile_calls({a_dtype.str!r}, {ref_dtype.str!r}, {size}, {kl})"
+    )
     argv = [sys.executable, "-c", code]
     try:
         process = subprocess.Popen(

@@ -253,3 +253,32 @@ def test_a_kernel_compiled_in_memory_every_run_says_so_and_how_to_keep_it(monkey
     kernel(1.0)
     compile_ahead.announce(kernel, (1.0,), "float64 pairs")  # compiled now
     assert len(told) == 1
+
+
+def test_the_child_compiles_this_fpinspect_whatever_folder_it_is_started_in(tmp_path):
+    """Started in a folder that holds another ``fpinspect`` (a checkout of another version), the
+    child still imports the caller's (it would compile the other's kernels, for nobody, and the
+    caller all of its own itself): the rarer work comes out of its cache."""
+    decoy = tmp_path / "elsewhere" / "fpinspect"
+    decoy.mkdir(parents=True)
+    marker = tmp_path / "imported"
+    (decoy / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    script = tmp_path / "first_pair.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import numpy as np
+            from fpinspect.numerics import kernels as K
+            from fpinspect.numerics.stats import accumulate
+            a = np.linspace(-3, 3, 3000).astype(np.float16)
+            accumulate(a, (a * np.float16(1.001)).astype(np.float16))
+            print(sum(K.finish_pass.stats.cache_hits.values()), sum(K.finish_pass.stats.cache_misses.values()))
+            """
+        )
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    out = subprocess.run(
+        [sys.executable, str(script)], cwd=decoy.parent, capture_output=True, text=True, env=env, check=True
+    )
+    assert not marker.exists() and out.stdout.split() == ["1", "0"], (out.stdout, out.stderr[-2000:])

@@ -1,26 +1,28 @@
-"""The kernels a pair calls besides its fused pass, compiled by a child process during the pass's compile.
+"""A first pair's kernels compiled on two cores: by the caller and by a child process.
 
 With an empty compile cache a first pair compiles every kernel it calls, one after another, on
-one core: :func:`~fpinspect.numerics.kernels.fused_pass`, then the pass's rarer work
-(:func:`~fpinspect.numerics.kernels.finish_pass`), KL's pass and the exact percentiles'
-selection. Those do not depend on the fused pass's compile, so :func:`start` has a child
-process compile them at the same time, on another core, into numba's on-disk cache, with the
-last of the fused pass's block kernels first (the caller's compile reaches it last), in the order
-of :func:`~fpinspect.numerics.stats.compile_ahead_calls`; it says on its standard output when it
-starts on a kernel (``+name``) and when that one is in the cache (``name``). Before the first
-call of one of them the caller waits until the child has cached it (:func:`wait`; by then it is
-usually done), and that call loads it from the cache; one the child has not started on yet the
-caller compiles itself (the child then finds it cached), and while it waits it compiles the next
-one the child has not started on, saying so on the child's standard input (the child skips it).
-A caller that never calls the rest does not wait for them: the child finishes on its own, and
-the next run finds them.
+one core: :func:`~fpinspect.numerics.kernels.fused_pass` with its block kernels, then the pass's
+rarer work (:func:`~fpinspect.numerics.kernels.finish_pass`), KL's pass and the exact
+percentiles' selection. :func:`start` has a child process compile some of them meanwhile, on
+another core, into numba's on-disk cache, in the order of
+:func:`~fpinspect.numerics.stats.compile_ahead_calls`: the fused pass's block kernels from the
+last, then the rest. The caller compiles the block kernels from the first (:meth:`_Child.share`)
+until it meets one the child has started on, waits for the child to cache those, and compiles
+the pass itself, which then loads them. The child says on its standard output when it starts on
+a kernel (``+name``) and when that one is in the cache (``name``); the caller says on the child's
+standard input which kernels it compiles itself (the child skips them). Before the first call of
+a kernel the child has started on, the caller waits until it is cached (:func:`wait`); while it
+waits it compiles the next one the child has not started on; one the child has not started on
+it compiles itself. The fused pass does not wait for finish_pass: while the child has yet to
+cache it (:func:`coming`), its chunks' rarer work is deferred
+(:meth:`~fpinspect.numerics.stats._Pass.feed`). A caller that never calls the rest does not
+wait for them: the child finishes on its own, and the next run finds them.
 
 Only where it pays: the kernels are cached on disk (a writable cache folder; see
 :mod:`fpinspect.numerics.jit`) and the cache does not hold them yet; once per process and
-pair type. The child compiles other kernels than the caller does meanwhile, and the caller
-waits for it before calling them; a cache entry that two processes do write (two
-fpinspect runs at once) is written to a temporary file and renamed into place by numba, so
-either one's lands whole. Should the child fail, the caller compiles them itself.
+pair type. A cache entry that two processes do write (two fpinspect runs at once) is written to
+a temporary file and renamed into place by numba, so either one's lands whole. Should the child
+fail, the caller compiles what it needs itself.
 """
 
 from __future__ import annotations
@@ -55,20 +57,21 @@ class _Child:
         self.deadline = time.monotonic() + WAIT_S
         self._partial = b""
         self.done = False
+        self.claimed: set[str] = set()  # what the caller has said it compiles itself
 
-    def wait_for(self, name: str | None) -> None:
+    def wait_for(self, name: str | None, helping: bool = True) -> None:
         """Read what the child says until it has cached ``name`` (``None``: until it ends), it
         ends, or its time is up; at once if it has not started on ``name``: the caller then
         compiles it itself (and the child, finding it cached, skips it). While it waits for the
-        child to finish ``name``, the caller compiles the kernels after it in the child's order
-        that the child has not started on (the caller calls them next)."""
+        child to finish ``name``, the caller compiles (``helping``) the kernels after it in the
+        child's order that the child has not started on (the caller calls them next)."""
         while not self.done and (name is None or name not in self.named):
             self._read(0.0)  # what the child has said so far
             if self.done or name in self.named:
                 return
             if name is not None and name not in self.started:
                 return
-            if name is not None and self._compile_one_after(name):
+            if helping and name is not None and self._compile_one_after(name):
                 continue
             left = self.deadline - time.monotonic()
             if left <= 0:
@@ -97,6 +100,25 @@ class _Child:
             else:
                 self.named.add(said)
 
+    def share(self, calls: list) -> None:
+        """Compile here, in order, the ``calls`` the child has not started on, each claimed
+        first; the child takes them from the other end (its list begins with them reversed).
+        From the first one it has started on, leave the rest to it, and wait until it has
+        cached them: the caller's compile that calls them then loads them instead of
+        compiling them again. A child that has ended leaves the rest to the caller."""
+        for i, (kernel, args) in enumerate(calls):
+            self._read(0.0)
+            if self.done:
+                return
+            name = kernel.__name__
+            if name in self.started or name in self.named:
+                for later, _ in calls[i:]:
+                    self.wait_for(later.__name__, helping=False)
+                return
+            if not ready(kernel, args):
+                self._claim(name)
+                kernel.compile(_signature(args))
+
     def _compile_one_after(self, name: str) -> bool:
         """Compile here the first call after ``name`` in the child's order that the child has not
         started on and nobody has compiled; whether there was one."""
@@ -112,6 +134,7 @@ class _Child:
 
     def _claim(self, name: str) -> None:
         """Tell the child that this process compiles ``name`` (it skips it if it has not begun)."""
+        self.claimed.add(name)
         try:
             self.process.stdin.write(name.encode("ascii") + b"\n")
             self.process.stdin.flush()
@@ -221,21 +244,23 @@ def announce(kernel, args, what: str) -> None:
 
 
 def start(a_dtype: np.dtype, ref_dtype: np.dtype, size: int, kl: bool) -> None:
-    """Start a child compiling what a pair of these dtypes and element count calls besides its
-    fused pass (:func:`~fpinspect.numerics.stats.compile_ahead_calls`), unless all of that is
-    compiled or cached. Once per process and pair type: the element count matters only by which
-    powers of two it exceeds (the sizes at which the pass changes its methods)."""
+    """Start a child compiling what a pair of these dtypes and element count calls
+    (:func:`~fpinspect.numerics.stats.compile_ahead_calls`), unless all of that is compiled or
+    cached, and compile here the caller's share of the fused pass's block kernels
+    (:meth:`_Child.share`). Once per process and pair type: the element count matters only by
+    which powers of two it exceeds (the sizes at which the pass changes its methods)."""
     key = (a_dtype, ref_dtype, max(size - 1, 0).bit_length(), kl)
     if key in _started:  # every pair after the first of its kind
         return
-    from .stats import compile_ahead_calls
+    from .stats import compile_ahead_plan
 
     a_dtype, ref_dtype = np.dtype(a_dtype), np.dtype(ref_dtype)
     with _lock:
         if key in _started:
             return
         _started.add(key)
-    calls = compile_ahead_calls(a_dtype, ref_dtype, size, kl)
+    shared, after = compile_ahead_plan(a_dtype, ref_dtype, size, kl)
+    calls = shared[::-1] + after
     if not _can_start_python() or all(ready(kernel, args) for kernel, args in calls):
         return
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -254,12 +279,37 @@ def start(a_dtype: np.dtype, ref_dtype: np.dtype, size: int, kl: bool) -> None:
         )
     except OSError:
         return
+    child = _Child(process, calls)
     with _lock:
-        _children.append(_Child(process, calls))
+        _children.append(child)
+    with _wait_lock:
+        child.share(shared)
 
 
 #: One thread at a time reads the children's pipes (the others wait here for it).
 _wait_lock = threading.Lock()
+
+
+def coming(kernel) -> bool:
+    """Whether a child is yet to cache ``kernel``: it is on a running child's list, the child has
+    not said it is cached, and the caller has not said it compiles it itself. Never waits: the
+    caller may do other work meanwhile (:meth:`~fpinspect.numerics.stats._Pass.feed` defers
+    the chunks' rarer work until :func:`wait` has it at once); while another thread reads the
+    pipes, it counts as coming."""
+    if not _children:
+        return False
+    name = kernel.__name__
+    if not _wait_lock.acquire(blocking=False):
+        return True
+    try:
+        for child in list(_children):
+            child._read(0.0)
+            listed = any(k.__name__ == name for k, _ in child.calls)
+            if not child.done and listed and name not in child.named and name not in child.claimed:
+                return True
+        return False
+    finally:
+        _wait_lock.release()
 
 
 def wait(kernel=None) -> None:

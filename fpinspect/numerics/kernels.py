@@ -592,6 +592,117 @@ def _worst_block(
 #: :data:`SMALL_DIST` or more (kind "diff"), and the bit patterns of the block's largest abs error,
 #: relative error and ULP score (the distance, kind "diff"; the error's bits, kind "error"), -1
 #: where none counts.
+@njit(**_SUB)
+def _centre(ua, ub, fa, fb, table_a, table_b, use_table, n):
+    """The centre of a chunk's moment sums: the mean of its first finite elements (of the first
+    :data:`_CENTRE_SAMPLE`), ``(0, 0)`` where none is; a kernel of its own for the reason
+    :func:`_fold_chunk` is."""
+    cx = cy = 0.0
+    nc = 0
+    for i in range(imin(n, _CENTRE_SAMPLE)):
+        if use_table:
+            x, y = table_a[ua[i]], table_b[ub[i]]
+        else:
+            x, y = np.float64(fa[i]), np.float64(fb[i])
+        if math.isfinite(x) and math.isfinite(y):
+            cx += x
+            cy += y
+            nc += 1
+    if nc:
+        cx /= nc
+        cy /= nc
+    return cx, cy
+
+
+@njit(**_SUB)
+def _fold_chunk(
+    acc,
+    cnt,
+    ucnt,
+    hist_exact,
+    small,
+    same,
+    n,
+    nf,
+    cx,
+    cy,
+    s_dot,
+    s_xx,
+    s_yy,
+    s_d2,
+    s_ad,
+    s_rms,
+    s_rel,
+    s_ulp,
+    sx,
+    sxx,
+    sy,
+    syy,
+    u_sum,
+    n_bits,
+    n_signed_zero,
+    n_re1,
+    n_re5,
+    n_rel,
+    n_tol,
+    n_le1,
+    script_abs_bits,
+    script_rel_bits,
+    rms_bits,
+    min_x_key,
+    max_x_key,
+    min_y_key,
+    max_y_key,
+):
+    """Add one chunk's sums, counts and extrema (``fused_pass``'s locals, each named as there:
+    ``n`` elements, ``nf`` finite on both sides, ``cx`` / ``cy`` the centre of its moment sums,
+    the maxima as bit patterns and order keys) to the running state ``acc``, ``cnt``, ``ucnt``,
+    and the small ULP distances counted in ``small`` (zeroed again) to ``hist_exact``. A
+    kernel of its own, not the pass's tail: typed and lowered inside the pass it took numba
+    ~0.4 s of the pass's compile, which the other process can do meanwhile
+    (:mod:`~fpinspect.numerics.compile_ahead`)."""
+    # the script's sums take finish_pass's terms of the elements not finite on both sides
+    # after these: those are each inf or NaN, so the sum comes out the same in either order
+    acc[SCRIPT_DOT] += s_dot
+    acc[SCRIPT_SUM_XX] += s_xx
+    acc[SCRIPT_SUM_YY] += s_yy
+    acc[SCRIPT_MAX_ABS] = _from_bits(script_abs_bits)
+    acc[SCRIPT_MAX_REL] = _from_bits(script_rel_bits)
+    acc[SUM_SQ_DIFF] += s_d2
+    acc[SUM_ABS_DIFF] += s_ad
+    acc[SUM_SQ_REF] += s_yy
+    acc[MSACCUCMP_SUM_REL] += s_rms
+    acc[MSACCUCMP_MAX_REL] = _from_bits(rms_bits)
+    acc[SUM_REL] += s_rel
+    acc[SUM_ULP_ERROR] += s_ulp
+    acc[MIN_X], acc[MAX_X] = _from_order_key(min_x_key), _from_order_key(max_x_key)
+    acc[MIN_Y], acc[MAX_Y] = _from_order_key(min_y_key), _from_order_key(max_y_key)
+    if acc[MIN_Y] <= acc[MAX_Y]:  # some element was finite on both sides: max |y| is an end
+        acc[MAX_ABS_REF] = imax(abs(acc[MIN_Y]), abs(acc[MAX_Y]))
+    if nf:
+        mean_x = cx + sx / nf
+        mean_y = cy + sy / nf
+        _merge_moments(acc, MEAN_X, M2_X, cnt[FINITE], nf, mean_x, imax(sxx - sx * sx / nf, 0.0))
+        _merge_moments(acc, MEAN_Y, M2_Y, cnt[FINITE], nf, mean_y, imax(syy - sy * sy / nf, 0.0))
+    ucnt[SUM_ULP_DIFF] += u_sum
+    if same:
+        for i in range(small.size):
+            if i < SMALL_DIST * LANES:
+                hist_exact[i // LANES] += small[i]
+            small[i] = 0
+    cnt[COUNT] += n
+    cnt[FINITE] += nf
+    cnt[BIT_EQUAL] += n_bits
+    cnt[SIGNED_ZERO] += n_signed_zero
+    cnt[BELOW_ONE_THOUSANDTH] += n_re1
+    cnt[BELOW_FIVE_THOUSANDTHS] += n_re5
+    cnt[REL_COUNT] += n_rel
+    cnt[REL_EXCLUDED] += nf - n_rel
+    cnt[ULP_WITHIN_TOL] += n_tol
+    cnt[ULP_WITHIN_ONE] += n_le1 - n_tol
+    cnt[ULP_ABOVE_ONE] += 0 if same else nf - n_le1
+
+
 REC_FINITE = 0
 REC_FAR = 1
 REC_ABS = 2
@@ -658,7 +769,9 @@ def fused_pass(
     flat index. The work only some blocks need (special values, the first index of a new
     maximum, ULP distances of :data:`SMALL_DIST` and more, the worst elements) is
     :func:`finish_pass`'s, a kernel of its own so that its compile can run on another core
-    while this one's does (:mod:`~fpinspect.numerics.compile_ahead`).
+    while this one's does (:mod:`~fpinspect.numerics.compile_ahead`); so are the chunk's
+    centre (:func:`_centre`) and what it adds to the running state (:func:`_fold_chunk`): this
+    kernel's own compile, which no other process can share, is little more than its block loop.
     """
     n = ua.size
     use_table = (mode & USE_TABLE) != 0
@@ -669,27 +782,14 @@ def fused_pass(
     xs = values[0]
     ys = values[1]
 
-    # centre of this chunk's moment sums: the mean of its first finite elements
-    cx = cy = 0.0
-    nc = 0
-    for i in range(imin(n, _CENTRE_SAMPLE)):
-        if use_table:
-            x, y = table_a[ua[i]], table_b[ub[i]]
-        else:
-            x, y = np.float64(fa[i]), np.float64(fb[i])
-        if math.isfinite(x) and math.isfinite(y):
-            cx += x
-            cy += y
-            nc += 1
-    if nc:
-        cx /= nc
-        cy /= nc
+    cx, cy = _centre(ua, ub, fa, fb, table_a, table_b, use_table, n)
 
     s_dot = s_xx = s_yy = s_d2 = s_ad = s_rms = s_rel = s_ulp = 0.0
     sx = sxx = sy = syy = 0.0
     u_sum = np.uint64(0)
-    nf = n_bits = n_re1 = n_re5 = n_rel = n_signed_zero = 0
-    n_tol = n_le1 = 0
+    # int64, not the literal 0: a call typed with literals compiles once more (_fold_chunk)
+    nf = n_bits = n_re1 = n_re5 = n_rel = n_signed_zero = np.int64(0)
+    n_tol = n_le1 = np.int64(0)
     script_abs_bits = _bits(acc[SCRIPT_MAX_ABS])
     script_rel_bits = _bits(acc[SCRIPT_MAX_REL])
     rms_bits = _bits(acc[MSACCUCMP_MAX_REL])
@@ -805,46 +905,45 @@ def fused_pass(
             if not same:
                 _scatter(slots[2], m, sketch_ulp)
 
-    # the script's sums take finish_pass's terms of the elements not finite on both sides
-    # after these: those are each inf or NaN, so the sum comes out the same in either order
-    acc[SCRIPT_DOT] += s_dot
-    acc[SCRIPT_SUM_XX] += s_xx
-    acc[SCRIPT_SUM_YY] += s_yy
-    acc[SCRIPT_MAX_ABS] = _from_bits(script_abs_bits)
-    acc[SCRIPT_MAX_REL] = _from_bits(script_rel_bits)
-    acc[SUM_SQ_DIFF] += s_d2
-    acc[SUM_ABS_DIFF] += s_ad
-    acc[SUM_SQ_REF] += s_yy
-    acc[MSACCUCMP_SUM_REL] += s_rms
-    acc[MSACCUCMP_MAX_REL] = _from_bits(rms_bits)
-    acc[SUM_REL] += s_rel
-    acc[SUM_ULP_ERROR] += s_ulp
-    acc[MIN_X], acc[MAX_X] = _from_order_key(min_x_key), _from_order_key(max_x_key)
-    acc[MIN_Y], acc[MAX_Y] = _from_order_key(min_y_key), _from_order_key(max_y_key)
-    if acc[MIN_Y] <= acc[MAX_Y]:  # some element was finite on both sides: max |y| is an end
-        acc[MAX_ABS_REF] = imax(abs(acc[MIN_Y]), abs(acc[MAX_Y]))
-    if nf:
-        mean_x = cx + sx / nf
-        mean_y = cy + sy / nf
-        _merge_moments(acc, MEAN_X, M2_X, cnt[FINITE], nf, mean_x, imax(sxx - sx * sx / nf, 0.0))
-        _merge_moments(acc, MEAN_Y, M2_Y, cnt[FINITE], nf, mean_y, imax(syy - sy * sy / nf, 0.0))
-    ucnt[SUM_ULP_DIFF] += u_sum
-    if same:
-        for i in range(small.size):
-            if i < SMALL_DIST * LANES:
-                hist_exact[i // LANES] += small[i]
-            small[i] = 0
-    cnt[COUNT] += n
-    cnt[FINITE] += nf
-    cnt[BIT_EQUAL] += n_bits
-    cnt[SIGNED_ZERO] += n_signed_zero
-    cnt[BELOW_ONE_THOUSANDTH] += n_re1
-    cnt[BELOW_FIVE_THOUSANDTHS] += n_re5
-    cnt[REL_COUNT] += n_rel
-    cnt[REL_EXCLUDED] += nf - n_rel
-    cnt[ULP_WITHIN_TOL] += n_tol
-    cnt[ULP_WITHIN_ONE] += n_le1 - n_tol
-    cnt[ULP_ABOVE_ONE] += 0 if same else nf - n_le1
+    _fold_chunk(
+        acc,
+        cnt,
+        ucnt,
+        hist_exact,
+        small,
+        same,
+        n,
+        nf,
+        cx,
+        cy,
+        s_dot,
+        s_xx,
+        s_yy,
+        s_d2,
+        s_ad,
+        s_rms,
+        s_rel,
+        s_ulp,
+        sx,
+        sxx,
+        sy,
+        syy,
+        u_sum,
+        n_bits,
+        n_signed_zero,
+        n_re1,
+        n_re5,
+        n_rel,
+        n_tol,
+        n_le1,
+        script_abs_bits,
+        script_rel_bits,
+        rms_bits,
+        min_x_key,
+        max_x_key,
+        min_y_key,
+        max_y_key,
+    )
 
 
 @njit(**_KERNEL_PY)
@@ -1072,7 +1171,10 @@ def block_calls(*pass_args) -> list:
     same = (p.mode & SAME_FORMAT) != 0
     ulp = (p.emin, emax, p.inv_ulp, p.ulp_size)
     keep = (p.keep_abs, p.keep_rel, p.keep_ulp)
+    ints, floats = (0,) * 7, (0.0,) * 14  # fused_pass's counters (int64), its centre and sums (float64)
+    use_table = (p.mode & USE_TABLE) != 0
     return [
+        (_centre, (p.ua, p.ub, p.fa, p.fb, p.table_a, p.table_b, use_table, p.ua.size)),
         (_sums_block, (xs, ys, m, 0.0, 0.0)),
         (_bit_equal, (block_a, block_b, m)),
         (_equal_block, (xs, m, p.tiny)),
@@ -1081,6 +1183,23 @@ def block_calls(*pass_args) -> list:
         (_scatter, (p.slots[2], m, p.small)),
         (_ulp_error_block, (xs, ys, m, *ulp, p.share_tol, p.slots[2])),
         (_keep_block, (xs, ys, m, p.offset, p.tiny, same, *ulp, *keep)),
+        (
+            _fold_chunk,
+            (
+                p.acc,
+                p.cnt,
+                p.ucnt,
+                p.hist_exact,
+                p.small,
+                same,
+                m,
+                m,
+                *floats,
+                np.uint64(0),
+                *ints,
+                *(m,) * 7,
+            ),
+        ),
     ]
 
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 
 import numpy as np
 
@@ -172,6 +173,9 @@ class _Pass:
         self.keep = keep
         self.ulp_sum = 0  # exact (Python int) sum of the integer ULP distances below 2**32
         self.finishing = False  # whether finish_pass was called (its compile waited for)
+        # chunks whose rarer work waits for finish_pass's compile, another process's: (offset,
+        # a function reading the chunk's views again, the chunk's block record)
+        self.deferred: list[tuple[int, Callable, np.ndarray]] = []
         space = self.space = _workspace() if plan.keep_values else None
         if space is not None:
             self.acc, self.cnt, self.ucnt = space.acc, space.cnt, space.ucnt
@@ -213,14 +217,44 @@ class _Pass:
         space.hist_log[:] = 0
         space.busy = False
 
-    def feed(self, offset: int, va: tuple, vb: tuple) -> None:
-        """The pass over one chunk, given as its two sides' :meth:`_Plan.views`."""
+    def feed(self, offset: int, va: tuple, vb: tuple, again: Callable | None = None) -> None:
+        """The pass over one chunk, given as its two sides' :meth:`_Plan.views`. ``again()``,
+        where given, reads those views again: while a child process is yet to cache
+        :func:`~fpinspect.numerics.kernels.finish_pass` (a first call, compile cache empty), the
+        chunk's rarer work is then deferred, with its block record, to the first chunk after
+        the child has (or to :meth:`close`), instead of waiting for it; chunks are finished in
+        their order all the same, and what finish_pass reads of the running state is its own or
+        comes out the same in either order (maxima; sums that a non-finite term makes inf or
+        NaN), so the statistics are those of finishing each chunk at once."""
         K.fused_pass(*self._arguments(offset, va, vb))
-        if not self.finishing:  # the first chunk: finish_pass may be what a child is compiling
-            compile_ahead.wait(K.finish_pass)
-            self.finishing = True
+        if not self.finishing:  # finish_pass may be what a child is compiling
+            if again is not None and compile_ahead.coming(K.finish_pass):
+                blocks = -(-va[0].size // K.BLOCK)
+                self.deferred.append((offset, again, self.scratch[3][:, :blocks].copy()))
+                self._flush_ulp_sum()
+                return
+            self._finish_deferred()
         K.finish_pass(*self._finish_arguments(offset, va, vb))
-        # flush the exact integer sum before it could overflow 64 bits
+        self._flush_ulp_sum()
+
+    def close(self) -> None:
+        """After the last chunk: the rarer work of the chunks still deferred."""
+        if not self.finishing:
+            self._finish_deferred()
+
+    def _finish_deferred(self) -> None:
+        """Wait for finish_pass's compile (a child's; at once if cached), then finish the
+        deferred chunks, in their order."""
+        compile_ahead.wait(K.finish_pass)
+        self.finishing = True
+        deferred, self.deferred = self.deferred, []
+        for offset, again, rec in deferred:
+            va, vb = again()
+            K.finish_pass(*self._finish_arguments(offset, va, vb, rec))
+            self._flush_ulp_sum()
+
+    def _flush_ulp_sum(self) -> None:
+        """Move the exact integer sum of ULP distances to Python before it could overflow 64 bits."""
         self.ulp_sum += int(self.ucnt[K.SUM_ULP_DIFF])
         self.ucnt[K.SUM_ULP_DIFF] = 0
 
@@ -249,16 +283,17 @@ class _Pass:
             *self._scratch(va),
         )
 
-    def _finish_arguments(self, offset: int, va: tuple, vb: tuple) -> tuple:
-        """The arguments of :func:`~fpinspect.numerics.kernels.finish_pass` for the same chunk."""
-        values, _, _, rec = self.scratch
+    def _finish_arguments(self, offset: int, va: tuple, vb: tuple, rec: np.ndarray | None = None) -> tuple:
+        """The arguments of :func:`~fpinspect.numerics.kernels.finish_pass` for the same chunk
+        (its block record ``rec``: by default the one the last fused pass left)."""
+        values, _, _, last = self.scratch
         return (
             *self._chunk_arguments(offset, va, vb),
             self.hist_log,
             self.worst_score,
             self.worst_index,
             values,
-            rec,
+            last if rec is None else rec,
         )
 
     def _chunk_arguments(self, offset: int, va: tuple, vb: tuple) -> tuple:
@@ -672,6 +707,16 @@ def accumulate(
         # a one-chunk pair keeps its chunk (for KL): its reads get buffers of their own
         width = chunk if len(ranges) > 1 else 0
         buf_a, buf_r = (ra.buffer(width), rr.buffer(width)) if width else (None, None)
+        spare: list = []  # buffers for reading a chunk again (its rarer work deferred)
+
+        def again(lo: int, hi: int) -> tuple:
+            if not spare:
+                spare.extend((ra.buffer(width), rr.buffer(width)))
+            return (
+                plan.views(ra.read(lo, hi, spare[0]), plan.a_decode),
+                plan.views(rr.read(lo, hi, spare[1]), plan.b_decode),
+            )
+
         for lo, hi in part:
             va, vb = (
                 plan.views(ra.read(lo, hi, buf_a), plan.a_decode),
@@ -680,13 +725,14 @@ def accumulate(
             if plan.kind not in _announced:  # the first chunk of this kind in the process
                 _announced.add(plan.kind)
                 state.announce(lo, va, vb)
-            state.feed(lo, va, vb)
+            state.feed(lo, va, vb, partial(again, lo, hi) if width and not state.finishing else None)
             if len(ranges) == 1:
                 last.append((va, vb))  # KL's pass reads the same views
             ra.release(lo, hi)
             rr.release(lo, hi)
             if progress is not None:
                 progress(hi - lo, ra.size)
+        state.close()
         return state
 
     jobs = max(1, min(jobs, len(ranges)))
@@ -819,18 +865,23 @@ def after_pass_calls(a_dtype, ref_dtype, size: int, kl: bool) -> list:
     return _calls(a_dtype, ref_dtype, size, kl)[1]
 
 
-def compile_ahead_calls(a_dtype, ref_dtype, size: int, kl: bool) -> list:
-    """What :mod:`~fpinspect.numerics.compile_ahead`'s child compiles while the caller compiles
-    the fused pass, in this order: unless the pass itself is compiled or cached, the last of the
-    block kernels it calls (the caller's compile reaches it last), then :func:`after_pass_calls`.
-    That shares the compiles out about evenly between the two processes, measured on two cores
-    (the child starts ~0.4 s later, importing numba, and the rarer work takes it ~1.9 s against
-    the caller's ~2.5 s for the rest of the pass); the one that gets to a kernel second finds it
-    cached."""
+def compile_ahead_plan(a_dtype, ref_dtype, size: int, kl: bool) -> tuple[list, list]:
+    """``(shared, after)``: what :mod:`~fpinspect.numerics.compile_ahead` has compiled on both
+    cores before the fused pass's own compile: its block kernels (none when the pass itself is
+    compiled or cached), which the caller compiles in this order and the child from the other
+    end until they meet, then :func:`after_pass_calls`, the child's alone. Measured on two
+    cores, the pass's own compile (~1.5 s, after its block kernels) and the rarer work's (~2 s
+    with its own block kernels, the child's, begun ~0.7 s later: numba's import and first
+    compile) come out about even; the one that gets to a kernel second finds it cached."""
     (pass_call, blocks), after = _calls(a_dtype, ref_dtype, size, kl)
-    if compile_ahead.ready(*pass_call):
-        return after
-    return blocks[-1:] + after
+    return ([] if compile_ahead.ready(*pass_call) else blocks), after
+
+
+def compile_ahead_calls(a_dtype, ref_dtype, size: int, kl: bool) -> list:
+    """What :mod:`~fpinspect.numerics.compile_ahead`'s child compiles, in this order: the shared
+    part of :func:`compile_ahead_plan` from its end, then the rest."""
+    shared, after = compile_ahead_plan(a_dtype, ref_dtype, size, kl)
+    return shared[::-1] + after
 
 
 def _calls(a_dtype, ref_dtype, size: int, kl: bool) -> tuple:

@@ -6,26 +6,30 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import numpy as np
+import pytest
 
 from fpinspect.numerics import compile_ahead
 from fpinspect.numerics import kernels as K
-from fpinspect.numerics.stats import after_pass_calls
+from fpinspect.numerics.stats import _calls, after_pass_calls
 
 
 def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compiled(tmp_path):
     """The fused pass's rarer work, KL's pass and the exact percentiles' selection come out of
     the cache (hits, no compile of their own), the fused pass itself is compiled by the caller,
+    each of its block kernels once, by the caller or by the child (then loaded from the cache),
     and the figures equal those of this process, whose kernels are compiled here."""
     code = """
         import json, numpy as np
         from fpinspect.numerics import kernels as K
-        from fpinspect.numerics.stats import accumulate
+        from fpinspect.numerics.stats import accumulate, _calls
         a = np.linspace(-3, 3, 3000).astype(np.float16)
         b = (a * np.float16(1.001)).astype(np.float16)
         b[7] = np.nan  # an element that does not count: selected among as NaN
+        (_, blocks), _ = _calls(a.dtype, b.dtype, a.size, True)
         from fpinspect.numerics import compile_ahead
         children, init = [], compile_ahead._Child.__init__
         def remembered(child, *args):
@@ -38,12 +42,13 @@ def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compil
         accumulate(a, b)  # the same kind again: nothing more to tell
         e = s.error_stats()
         named = sorted(set().union(*(c.named for c in children)))
+        claimed = sorted(set().union(*(c.claimed for c in children)))
         counts = {
             k.__name__: (sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values()))
-            for k in (K.fused_pass, K.finish_pass, K.kl_pass, K.select_ranks)
+            for k in (K.fused_pass, K.finish_pass, K.kl_pass, K.select_ranks, *(k for k, _ in blocks))
         }
         worst = [int(i) for i in s.worst_index]
-        print(json.dumps({"told": told, "counts": counts, "named": named, "kl": s.kl, "p50": e["abs"]["p50"], "p99": e["rel"]["p99"], "worst": worst, "max_at": [s.max_abs_index, s.max_rel_index]}))
+        print(json.dumps({"told": told, "counts": counts, "named": named, "claimed": claimed, "blocks": [k.__name__ for k, _ in blocks], "kl": s.kl, "p50": e["abs"]["p50"], "p99": e["rel"]["p99"], "worst": worst, "max_at": [s.max_abs_index, s.max_rel_index]}))
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
@@ -58,7 +63,16 @@ def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compil
     for name in ("kl_pass", "select_ranks"):
         hits, misses = counts[name]
         assert hits + misses == 1 and (hits == 0 or name in got["named"]), (name, got)
-    assert {"finish_pass", "_keep_block"} <= set(got["named"])
+    assert "finish_pass" in got["named"]
+    # the block kernels: compiled by the caller (said so to the child first), or by the child,
+    # found in the cache as the pass was compiled; none twice
+    for name in got["blocks"]:
+        hits, misses = counts[name]
+        assert hits + misses == 1, (name, got)
+        assert (misses == 1) == (name in got["claimed"]) and (hits == 1) == (name in got["named"]), (
+            name,
+            got,
+        )
     # the user was told why the first pair takes seconds, once
     assert got["told"] == [
         "compiling the statistics kernels for float16 pairs (a few seconds, the first time on this "
@@ -86,7 +100,7 @@ def test_the_calls_compiled_ahead_have_the_types_the_pair_passes():
     kernels called after it."""
     import numba
 
-    from fpinspect.numerics.stats import _calls, accumulate
+    from fpinspect.numerics.stats import accumulate
 
     for dtype, ref, n in (
         (np.float16, np.float16, 3000),
@@ -150,9 +164,11 @@ def test_the_child_skips_what_the_caller_says_it_compiles_itself(tmp_path):
     code = (
         "from fpinspect.numerics.compile_ahead import compile_calls; compile_calls('<f2', '<f2', 3000, True)"
     )
+    (_, blocks), _ = _calls(np.dtype("<f2"), np.dtype("<f2"), 3000, True)  # the child's pass is not cached
+    claimed = [kernel.__name__ for kernel, _ in blocks] + ["finish_pass", "select_ranks"]
     out = subprocess.run(
         [sys.executable, "-c", code],
-        input="_keep_block\nfinish_pass\nselect_ranks\n",
+        input="".join(name + "\n" for name in claimed),
         capture_output=True,
         text=True,
         env=env,
@@ -253,6 +269,74 @@ def test_a_kernel_compiled_in_memory_every_run_says_so_and_how_to_keep_it(monkey
     kernel(1.0)
     compile_ahead.announce(kernel, (1.0,), "float64 pairs")  # compiled now
     assert len(told) == 1
+
+
+def _figures(s) -> str:
+    """Every figure of a pair's statistics, exactly (repr keeps NaN, inf and every digit)."""
+    scalars = {k: v for k, v in vars(s).items() if isinstance(v, (int, float, np.integer, np.floating))}
+    arrays = {k: v.tolist() for k, v in vars(s).items() if isinstance(v, np.ndarray)}
+    moments = [vars(s.x_moments), vars(s.y_moments)]
+    return repr(
+        (sorted(scalars.items()), sorted(arrays.items()), moments, s.error_stats(percentiles=(50, 90, 99)))
+    )
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_chunks_finished_after_a_child_compiled_finish_pass_give_the_figures_of_chunks_finished_at_once(
+    monkeypatch, jobs
+):
+    """While a child is still compiling finish_pass, the pass goes on and finishes the chunks
+    after (read again): special values (NaN, inf, both sides) in the deferred chunks and after
+    them, the largest error first reached in a deferred chunk and reached again later (the
+    lower index stays), the worst elements spread over both: every figure, sums included, the
+    same bit for bit as finishing each chunk at once."""
+
+    n = 200_000
+    g = np.random.default_rng(11)
+    ref = g.standard_normal(n).astype(np.float16)
+    x = (ref.astype(np.float32) * g.choice([1.0, 1.001, 1.01], n)).astype(np.float16)
+    x[[5, 40_000, 150_000]] = np.nan
+    ref[[5, 90_000]] = np.nan
+    x[[7, 120_000]], ref[[8, 120_001]] = np.inf, -np.inf
+    x[30_000], ref[30_000] = 60.0, 1.0  # the largest abs error, in a deferred chunk ...
+    x[170_000], ref[170_000] = 60.0, 1.0  # ... and the same one later: index 30 000 stays
+    at_once = accumulate_with(monkeypatch, x, ref, jobs, deferred_chunks=0)
+    late = accumulate_with(monkeypatch, x, ref, jobs, deferred_chunks=6)
+    assert late.max_abs_index == 30_000 and late.nan_mismatch > 0 and late.inf_mismatch > 0
+    assert _figures(late) == _figures(at_once)
+
+
+def accumulate_with(monkeypatch, x, ref, jobs, deferred_chunks):
+    """``accumulate`` (chunks of 8192 elements, KL, 12 worst) with finish_pass said to be coming
+    from a child for the first ``deferred_chunks`` chunks each thread's share of the pass feeds;
+    how many chunks were deferred is checked."""
+    from fpinspect.numerics import stats
+
+    feeding = threading.local()  # the pass state the thread feeds
+    fed: dict[int, int] = {}
+    deferred = []
+
+    def coming(kernel):
+        key = id(feeding.state)
+        fed[key] = fed.get(key, 0) + 1
+        return fed[key] <= deferred_chunks
+
+    feed, finish = stats._Pass.feed, stats._Pass._finish_deferred
+
+    def fed_by(state, *args):
+        feeding.state = state
+        feed(state, *args)
+
+    def finishing(state):
+        deferred.append(len(state.deferred))
+        finish(state)
+
+    monkeypatch.setattr(compile_ahead, "coming", coming)
+    monkeypatch.setattr(stats._Pass, "feed", fed_by)
+    monkeypatch.setattr(stats._Pass, "_finish_deferred", finishing)
+    s = stats.accumulate(x, ref, jobs=jobs, chunk=8192, worst=12, kl=True)
+    assert deferred == [deferred_chunks] * jobs
+    return s
 
 
 def test_the_child_compiles_this_fpinspect_whatever_folder_it_is_started_in(tmp_path):

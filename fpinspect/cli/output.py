@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -90,7 +91,7 @@ def _quiet_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
 
 
-def indented_json(obj) -> str:
+def indented_json(obj, *, plain: bool = False) -> str:
     """``json.dumps(json_clean(obj), indent=2)``, byte for byte, at the speed of msgspec's C encoder:
     ``obj`` with NaN and infinities as ``null`` and numpy scalars as numbers
     (:func:`~fpinspect.dumps.pair.json_clean`).
@@ -98,35 +99,83 @@ def indented_json(obj) -> str:
     ``json.dumps`` with an indent falls back to its pure-Python encoder (a second per 10 000
     compare records), and even its C encoder spent half of a compare record's time spelling
     floats (``repr``: David Gay's bignum arithmetic). msgspec encodes and indents far faster and
-    spells floats as ``repr`` does from 1e-4 to 1e16; ``json_clean`` hands it the others
-    already spelled, in the walk that cleans ``obj``. Text that is not printable ASCII (which
-    ``json.dumps`` escapes and msgspec writes as it is, or refuses: lone surrogates, from file
-    names ``os.fsdecode`` could not decode) and what msgspec cannot encode are written by
-    ``json.dumps``.
+    spells floats as ``repr`` does but for a few magnitudes, which are spelled again in its text
+    (:func:`_respelled`). Text that is not printable ASCII (which ``json.dumps`` escapes and
+    msgspec writes as it is, or refuses: lone surrogates, from file names ``os.fsdecode`` could
+    not decode) and what msgspec cannot encode are written by ``json.dumps``.
+
+    ``plain``: the caller vouches that ``obj`` holds only dicts with string keys, lists, tuples,
+    strings, ints, floats, bools and ``None`` (a compare record: :meth:`~fpinspect.dumps.report.
+    Report.json_fields`), which msgspec then encodes as they are, without the walk that cleans
+    them (a third of a small pair's report time). Anything else msgspec refuses (numpy scalars,
+    subclasses) still comes out as ``json.dumps`` writes it.
     """
     from ..dumps.pair import json_clean  # here: listing the commands imports no numpy
 
     try:
-        text = msgspec.json.format(msgspec.json.encode(json_clean(obj, raw_floats=True)), indent=2)
+        text = msgspec.json.format(
+            msgspec.json.encode(obj if plain else json_clean(obj, strict=True)), indent=2
+        )
     except (ValueError, TypeError, RecursionError, msgspec.MsgspecError):
         text = None
     if text is None or not text.isascii() or b"\x7f" in text:
         return json.dumps(json_clean(obj), indent=2)
-    return text.decode()
+    return _respelled(text).decode()
+
+
+#: Where msgspec spells a float otherwise than ``repr``: with an exponent (``1e-7``, ``1e16``;
+#: ``repr``: ``1e-07``, ``1e+16``), and in the fixed notation it keeps from 1e-5 up to 1e-4
+#: (``0.00001``; ``repr``: ``1e-05``). Each pattern begins with a literal, which ``re`` scans
+#: for at the speed of a substring search (a pattern of either, or one for a whole number, is
+#: ten times slower); they also find text inside strings, which :func:`_respelled` leaves alone.
+_MSGSPEC_SPELLINGS = (re.compile(rb"e[-0-9]"), re.compile(rb"0\.0000"))
+_JSON_NUMBER = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?(?:e-?[0-9]+)?")
+
+
+def _respelled(text: bytes) -> bytes:
+    """msgspec's indented JSON ``text`` with every float it spells otherwise than ``repr``
+    (:data:`_MSGSPEC_SPELLINGS`) spelled as ``repr`` does: ``float`` reads msgspec's shortest
+    digits back as the same float. A number value stands after a space (``": "``, or an indented
+    list item) or at the start, and ends the text or its line (a comma and a newline, or a
+    newline): a string cannot hold a raw newline, so nothing inside one is taken for a number."""
+    starts: dict[int, bytes] = {}
+    for spelling in _MSGSPEC_SPELLINGS:
+        for found in spelling.finditer(text):
+            start = text.rfind(b" ", 0, found.start()) + 1
+            if start in starts:
+                continue
+            number = _JSON_NUMBER.match(text, start)
+            if number is None or number.end() <= found.start():
+                continue
+            end = number.end()
+            if end == len(text) or text[end] == 10 or (text[end] == 44 and text[end + 1 : end + 2] == b"\n"):
+                starts[start] = number.group()
+    if not starts:
+        return text
+    parts, at = [], 0
+    for start in sorted(starts):
+        token = starts[start]
+        parts += (text[at:start], repr(float(token)).encode())
+        at = start + len(token)
+    parts.append(text[at:])
+    return b"".join(parts)
 
 
 def write_json_object(out, fields: list[tuple[str, object]]) -> None:
     """Write ``indented_json(dict(fields))`` to ``out``, where a field whose value is an
     iterator is written as a list, one item at a time (the same text, without the whole
-    object in memory). JSON strings hold no raw newline, so each item's indented text is
-    nested by prefixing its lines."""
+    object in memory); those items are ``plain`` (:func:`indented_json`). JSON strings hold no
+    raw newline, so each item's indented text is nested by prefixing its lines."""
     out.write("{")
     for i, (key, value) in enumerate(fields):
         out.write(f"{',' if i else ''}\n  {json.dumps(key)}: ")
         if isinstance(value, Iterator):
             empty = True
             for item in value:
-                out.write(("[\n    " if empty else ",\n    ") + indented_json(item).replace("\n", "\n    "))
+                out.write(
+                    ("[\n    " if empty else ",\n    ")
+                    + indented_json(item, plain=True).replace("\n", "\n    ")
+                )
                 empty = False
             out.write("[]" if empty else "\n  ]")
         else:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import msgspec
 import numpy as np
 
 from ..numerics import float_format, is_supported, metrics_from_stats, ulp_diff, ulp_error, ulp_nan
@@ -121,57 +120,48 @@ def json_number(v):
 
 #: Values :func:`json_clean` returns as they are (by exact type: ``bool`` is not ``int`` here).
 _PLAIN = frozenset((str, int, bool, type(None)))
-#: The floats msgspec spells as ``repr`` does: 0 and magnitudes from 1e-4 up to 1e16 (beyond,
-#: ``repr`` writes ``1e-05`` and ``1e+16``, msgspec ``0.00001`` and ``1e16``).
-MSGSPEC_SPELLS_AS_REPR = (1e-4, 1e16)
-_ALL_FINITE = (0.0, math.inf)
 
 
-def json_clean(obj, *, raw_floats: bool = False):
+def json_clean(obj, *, strict: bool = False):
     """``obj`` (dicts, lists, numbers, numpy scalars) with every number through :func:`json_number`
     and every key a string: what ``json.dumps`` writes without NaN or Infinity.
 
-    With ``raw_floats``, the finite floats msgspec would spell otherwise than ``repr``
-    (:data:`MSGSPEC_SPELLS_AS_REPR`) come as ``msgspec.Raw`` of their ``repr``: what the report
-    writer (:func:`~fpinspect.cli.output.indented_json`) encodes with msgspec, as ``json.dumps``
-    would have written it, in this one walk; anything else raises ``TypeError``."""
-    low, high = MSGSPEC_SPELLS_AS_REPR if raw_floats else _ALL_FINITE
-    return _clean(obj, low, high, raw_floats)
+    With ``strict``, anything that is not a dict, list, tuple, string, number or ``None`` raises
+    ``TypeError``, as ``json.dumps`` would: the report writer
+    (:func:`~fpinspect.cli.output.indented_json`) encodes the result with msgspec, which would
+    write sets, bytes and dataclasses where ``json.dumps`` refuses them."""
+    return _clean(obj, strict)
 
 
-def _clean(obj, low: float, high: float, raw: bool):
-    """:func:`json_clean` with its bounds: a float ``v`` with ``low <= |v| < high`` (or 0) stays."""
+def _clean(obj, strict: bool):
+    """:func:`json_clean`."""
     # A record holds a hundred values, nearly all plain: those of a dict or list are taken as
-    # they are where they stand, without a call of their own (half the time of a record); a
-    # float's bounds are compared without abs(), and the walk recurses with positional arguments
+    # they are where they stand, without a call of their own (half the time of a record), and
+    # the walk recurses with a positional argument
     kind = type(obj)
     if kind is dict:
         return {
             k if type(k) is str else str(k): v
-            if (t := type(v)) is float and (low <= v < high or -high < v <= -low or v == 0.0) or t in _PLAIN
-            else _clean(v, low, high, raw)
+            if (t := type(v)) in _PLAIN or (t is float and -math.inf < v < math.inf)
+            else _clean(v, strict)
             for k, v in obj.items()
         }
     if kind is list or kind is tuple:
         return [
-            v
-            if (t := type(v)) is float and (low <= v < high or -high < v <= -low or v == 0.0) or t in _PLAIN
-            else _clean(v, low, high, raw)
+            v if (t := type(v)) in _PLAIN or (t is float and -math.inf < v < math.inf) else _clean(v, strict)
             for v in obj
         ]
     if kind is float:
-        if not math.isfinite(obj):
-            return None
-        return msgspec.Raw(repr(obj).encode()) if raw and not (low <= abs(obj) < high or obj == 0) else obj
+        return obj if math.isfinite(obj) else None
     if kind in _PLAIN:
         return obj
     if isinstance(obj, dict):
-        return _clean(dict(obj), low, high, raw)
+        return _clean(dict(obj), strict)
     if isinstance(obj, (list, tuple)):
-        return _clean(list(obj), low, high, raw)
+        return _clean(list(obj), strict)
     if isinstance(obj, (float, int, np.floating, np.integer, np.bool_)) and not isinstance(obj, bool):
-        return _clean(json_number(obj), low, high, raw)
-    if raw:  # msgspec would encode what json.dumps refuses (sets, bytes, dates): it decides
+        return _clean(json_number(obj), strict)
+    if strict:  # msgspec would encode what json.dumps refuses (sets, bytes, dates): it decides
         raise TypeError(f"{type(obj).__name__} is left to json.dumps")
     return obj
 

@@ -39,8 +39,9 @@ class Record:
 
     def fields(self) -> dict:
         """The record's fields of the ``records`` contract, its numbers as they are (NaN and
-        infinities included): :meth:`to_json` makes them JSON's, and so does the report writer
-        (:func:`~fpinspect.cli.output.indented_json`) in the same walk that encodes them."""
+        infinities included), every value plain (Python numbers, strings, lists, dicts with string
+        keys, ``None``): :meth:`to_json` makes them JSON's, and the report writer
+        (:func:`~fpinspect.cli.output.indented_json`) encodes them as they are."""
         p, r = self.plan, self.result
         return {
             "kind": p.kind,

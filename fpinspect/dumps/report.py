@@ -78,8 +78,10 @@ class Report:
     def json_fields(self) -> list[tuple[str, object]]:
         """The fields of :meth:`to_json` in order, ``records`` as an iterator: a writer can then
         encode one record at a time instead of holding every record's dict and text at once.
-        The records' numbers are as they are (:meth:`record_fields`): the writer makes them
-        JSON's (:func:`~.pair.json_clean`) as it encodes them."""
+        The records' numbers are as they are (:meth:`record_fields`, NaN and infinities
+        included: the writer makes them ``null``), and every value is plain (dicts with string
+        keys, lists, strings, Python numbers, ``None``): the writer encodes them without
+        cleaning them first (:func:`~fpinspect.cli.output.indented_json`'s ``plain``)."""
         return [("records", (self.record_fields(r) for r in self.records)), ("summary", self.summary())]
 
     def record_json(self, record: Record) -> dict:

@@ -46,12 +46,16 @@ CASES = [
     [1e-7, 1.5e-05, [1e16, -1e17], {"k": 5e-324}],
     {"s": "a:1e-7,b", "t": "[0.00001]", "u": ",1e16}", "v": [1e-7, "0x2e85", 1e-05]},
     {"kl": 5.725847944459755e-08, "x": np.float64(1.5e-5), "ok": 0.000244140625},
+    {"m": "max 1e-05,\nnext 1e-7", "a 1e-05": -1e-05, "n": ["1e-7", -1.5e-05, " 0.00001"], "e": 2e-7},
 ]
 
 
+@pytest.mark.parametrize("plain", [False, True])
 @pytest.mark.parametrize("obj", CASES)
-def test_indented_json_is_json_dumps_indent_2(obj):
-    assert indented_json(obj) == _dumps(obj)
+def test_indented_json_is_json_dumps_indent_2(obj, plain):
+    """Also ``plain``, encoded without the cleaning walk: what msgspec refuses (numpy scalars,
+    subclasses, keys that are not strings) still comes out as json.dumps writes it."""
+    assert indented_json(obj, plain=plain) == _dumps(obj)
 
 
 @pytest.mark.parametrize(
@@ -88,7 +92,7 @@ def test_every_float_is_spelled_as_json_dumps_spells_it():
     for chunk in range(0, len(values), 500):
         part = values[chunk : chunk + 500]
         obj = {"list": part, "dict": {f"k{i}": v for i, v in enumerate(part)}}
-        assert indented_json(obj) == json.dumps(obj, indent=2)
+        assert indented_json(obj) == indented_json(obj, plain=True) == json.dumps(obj, indent=2)
 
 
 def test_what_json_dumps_refuses_is_refused_alike():

@@ -366,3 +366,57 @@ def test_kl_left_out_changes_nothing_else(tmp_path):
     for r in a["records"]:
         r["metrics"].pop("kl", None)
     assert a == b
+
+
+def _not_plain(value, where="record") -> list[str]:
+    """Where ``value`` holds something other than JSON's own types (dicts with string keys, lists,
+    tuples, strings, Python ints, floats and bools, ``None``), by exact type."""
+    kind = type(value)
+    if kind is dict:
+        return [f"{where} key {k!r}" for k in value if type(k) is not str] + [
+            p for k, v in value.items() for p in _not_plain(v, f"{where}.{k}")
+        ]
+    if kind in (list, tuple):
+        return [p for i, v in enumerate(value) for p in _not_plain(v, f"{where}[{i}]")]
+    return [] if kind in (str, int, float, bool, type(None)) else [f"{where}: {kind.__name__}"]
+
+
+def test_report_records_are_plain_for_the_writer(tmp_path):
+    """The report writer encodes records as they are (``indented_json(plain=True)``): every record
+    field, replay evidence included, holds JSON's own types only, whatever was compared — special
+    values, worst elements, a cast, a flattening, integers, a 2-D shape, pairs that failed — and
+    is written as ``json.dumps`` writes it cleaned."""
+    from fpinspect.cli.output import indented_json
+    from fpinspect.dumps.pair import json_clean
+    from fpinspect.replay.run import run_with_replay
+
+    h = np.array([0.0, 1.0, np.nan, np.inf], dtype=np.float16)
+    outs = [
+        tensor([4]),  # no mapping
+        tensor([4], origin_name="A", origin_index=0),  # NaN on one side, inf against a number
+        tensor([4], dtype="DT_INT32", origin_name="B", origin_index=0),  # integers
+        tensor([4], origin_name="C", origin_index=0),  # flattened against a 2-D shape
+        tensor([4], origin_name="D", origin_index=0),  # other count
+        tensor([2, 2], origin_name="E", origin_index=0),  # 2-D, cast against float32
+    ]
+    off = {n: tensor([4]) for n in "ABCD"}
+    off["B"] = tensor([4], dtype="DT_INT32")
+    off["E"] = tensor([2, 2], dtype="DT_FLOAT")
+    on_arrays = [h, h, np.array([1, 2, 3, 4], dtype=np.int32), h, h, h.reshape(2, 2)]
+    off_arrays = {
+        "A": np.array([0.0, 1.5, 1.0, 2.0], dtype=np.float16),
+        "B": np.array([1, 2, 5, 4], dtype=np.int32),
+        "C": np.array([[0.0, 0.0], [np.nan, np.inf]], dtype=np.float16),
+        "D": np.arange(5, dtype=np.float16),
+        "E": np.array([[0.0, 1.0], [2.0, np.inf]], dtype=np.float32),
+    }
+    small = compare(small_pair(tmp_path / "small", outs, off, on_arrays, off_arrays)).run(compare_input=True)
+    net = run_with_replay(
+        compare(build_network(tmp_path / "net", inject="R3=nan")), replay="all", compare_input=True
+    )
+    records = [rec for report in (small, net) for rec in report.json_fields()[0][1]]
+    assert any((r.get("replay") or {}).get("status") == "ok" for r in records)
+    assert any(r["metrics"].get("worst") for r in records) and any(r["verdict"] is None for r in records)
+    for rec in records:
+        assert _not_plain(rec) == []
+        assert indented_json(rec, plain=True) == json.dumps(json_clean(rec), indent=2)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import errno
 import io
+import math
 import os
 import re
 import stat
@@ -169,18 +170,16 @@ def _read_header(fd: int, head: bytes, version) -> tuple[tuple, bool, np.dtype, 
     return (*header, offset)
 
 
-def _check_shape(path: str, shape: tuple, dtype: np.dtype) -> None:
-    """Refuse shapes numpy itself refuses: negative dimensions, sizes beyond int64."""
-    if any(d < 0 for d in shape):
+def _data_bytes(path: str, shape: tuple, dtype: np.dtype) -> int:
+    """The data bytes a header of ``shape`` and ``dtype`` promises; shapes numpy itself refuses
+    (negative dimensions, sizes beyond int64) are refused here."""
+    if shape and min(shape) < 0:
         raise InputError(path, f"has a corrupt .npy header (negative dimension in shape {shape})")
-    nbytes = dtype.itemsize
-    for d in shape:
-        nbytes *= d  # Python ints: no overflow while checking for one
-    count = 1
-    for d in shape:
-        count *= d
+    count = math.prod(shape)  # Python ints: no overflow while checking for one
+    nbytes = count * dtype.itemsize
     if count > _INT64_MAX or nbytes > _INT64_MAX:
         raise InputError(path, f"has a corrupt .npy header (shape {shape} is too large to exist)")
+    return nbytes
 
 
 def open_npy(path) -> NpyFile:
@@ -206,17 +205,14 @@ def open_npy(path) -> NpyFile:
                 raise InputError(path, f"has a corrupt .npy header ({type(exc).__name__}: {exc})") from None
             if dtype.hasobject:
                 raise InputError(path, "holds Python objects (pickled data), which fpinspect refuses to load")
-            _check_shape(path, shape, dtype)
-            expected = dtype.itemsize
-            for d in shape:
-                expected *= d
+            expected = _data_bytes(path, shape, dtype)
             actual = size - offset
             if actual < expected:
                 raise InputError(
                     path, f"is truncated: the header promises {expected} data bytes, the file has {actual}"
                 )
             if expected <= WHOLE_READ and not fortran:
-                data = _read_data(fd, path, dtype, expected, head[offset:])
+                data = _read_data(fd, path, dtype, expected, head, offset)
         except OSError as exc:
             raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
     finally:
@@ -224,13 +220,21 @@ def open_npy(path) -> NpyFile:
     return NpyFile(path, shape, dtype, fortran, offset, data)
 
 
-def _read_data(fd: int, path: str, dtype: np.dtype, nbytes: int, first: bytes) -> np.ndarray:
-    """The ``nbytes`` of data after the header, as a flat read-only array of ``dtype``: the
-    bytes ``first`` (read with the header), then what follows them in the open file ``fd``."""
-    data = np.empty(nbytes // dtype.itemsize, dtype=dtype)
+def _read_data(fd: int, path: str, dtype: np.dtype, nbytes: int, head: bytes, offset: int) -> np.ndarray:
+    """The ``nbytes`` of data at ``offset``, as a flat read-only array of ``dtype``: from the
+    file's first bytes ``head`` (read with the header), then from what follows them in the open
+    file ``fd``. Data that ``head`` holds whole is a view of it (no copy) where that is aligned
+    for ``dtype``: the compiled pass takes aligned arrays only (another alignment is another
+    compile)."""
+    count = nbytes // dtype.itemsize
+    if offset + nbytes <= len(head):
+        view = np.frombuffer(head, dtype=dtype, count=count, offset=offset)
+        if view.flags.aligned:
+            return view
+    data = np.empty(count, dtype=dtype)
     raw = memoryview(data.view(np.uint8))
-    got = min(len(first), nbytes)
-    raw[:got] = first[:got]
+    got = min(max(len(head) - offset, 0), nbytes)
+    raw[:got] = memoryview(head)[offset : offset + got]
     while got < nbytes:  # an unbuffered read may return less than asked
         n = os.readv(fd, [raw[got:]])
         if not n:  # the file shrank since its size was read

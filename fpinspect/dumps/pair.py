@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 
@@ -173,15 +174,17 @@ def _worst_elements(stats: PairStats, ra: ChunkReader, rb: ChunkReader, shape) -
     va, vb = ra.take(index), rb.take(index)  # one read per side for all of them
     ulps = _worst_ulps(stats, va, vb)
     a_bits, b_bits = va.view(_unsigned(va.dtype)).tolist(), vb.view(_unsigned(vb.dtype)).tolist()
-    a_hex, b_hex = f"0x{{:0{2 * va.dtype.itemsize}x}}".format, f"0x{{:0{2 * vb.dtype.itemsize}x}}".format
+    a_hex, b_hex = _hex(va.dtype.itemsize), _hex(vb.dtype.itemsize)
+    flat = index.tolist()
+    places = [[i] for i in flat] if len(shape) == 1 else [unravel(i, shape) for i in flat]
     out = []
-    for i, a, b, ulp, a_bit, b_bit in zip(
-        index.tolist(), va.astype(np.float64).tolist(), vb.astype(np.float64).tolist(), ulps, a_bits, b_bits
+    for place, a, b, ulp, a_bit, b_bit in zip(
+        places, va.astype(np.float64).tolist(), vb.astype(np.float64).tolist(), ulps, a_bits, b_bits
     ):
         ad = abs(a - b)
         out.append(
             {
-                "index": unravel(i, shape),
+                "index": place,
                 "a": a,
                 "b": b,
                 "abs": ad,
@@ -209,6 +212,12 @@ def _worst_ulps(stats: PairStats, va: np.ndarray, vb: np.ndarray) -> list:
     # the narrower side is measured in ULPs of its own format against the wider one
     x, ref = (va, vb) if _fmt_or_none(va) == stats.fmt else (vb, va)
     return ulp_error(x, ref.astype(np.float64), dtype=stats.fmt).tolist()
+
+
+@cache
+def _hex(itemsize: int):
+    """The formatter of an element's bits, ``0x`` and two digits per byte: ``0x3c00``."""
+    return f"0x{{:0{2 * itemsize}x}}".format
 
 
 #: The unsigned integer type of each element size (numpy parses a name such as "u2" anew each time).

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from functools import lru_cache
 from itertools import accumulate
 
 import numpy as np
@@ -38,6 +39,13 @@ SMALL = 64
 def _rank(n: int, q: float) -> int:
     """1-based rank of the ``inverted_cdf`` percentile ``q`` (0..100) among ``n`` values."""
     return max(1, math.ceil(n * q / 100.0 - 1e-12))
+
+
+@lru_cache(maxsize=1024)
+def _ranks(n: int, qs: tuple) -> list[int]:
+    """:func:`_rank` of each of ``qs``, once per count and percentiles asked (pairs of a model
+    share a few element counts; three stores of each pair ask for the same percentiles)."""
+    return [_rank(n, q) for q in qs]
 
 
 class IntHistogram:
@@ -115,7 +123,7 @@ class IntHistogram:
         """:meth:`percentile` of each of ``qs``, from one cumulative sum of the bins."""
         if self.n == 0:
             return [(None, True) for _ in qs]
-        ranks = [_rank(self.n, q) for q in qs]
+        ranks = _ranks(self.n, tuple(qs))
         if self.max < SMALL:
             # the first distance whose running count reaches each rank, as searchsorted finds it
             c = list(accumulate(self.exact[: self.max + 1].tolist()))
@@ -248,18 +256,18 @@ class RealQuantiles:
     def percentiles(self, qs) -> list[float | None]:
         if self.n == 0:
             return [None for _ in qs]
-        if self.exact:
+        if self.buckets is None:  # exact
             allv = self._uncounted  # NaN where an element did not count: above every rank
-            if allv is None:
-                allv = self.values[0] if len(self.values) == 1 else np.concatenate(self.values)
-            ranks = [_rank(self.n, q) - 1 for q in qs]
+            if allv is None:  # (values without _uncounted: _values as they are)
+                allv = self._values[0] if len(self._values) == 1 else np.concatenate(self._values)
             if allv.size <= SMALL:
                 # sorted as select_ranks places them: NaNs (elements that did not count) above all
                 values = allv.tolist()
                 if self._uncounted is not None:
                     values = [v for v in values if v == v]
                 values.sort()
-                return [values[r] for r in ranks]
+                return [values[r - 1] for r in _ranks(self.n, tuple(qs))]
+            ranks = [r - 1 for r in _ranks(self.n, tuple(qs))]
             wanted = sorted(set(ranks))
             compile_ahead.wait(K.select_ranks)
             bits = np.ascontiguousarray(allv).view(np.int64)

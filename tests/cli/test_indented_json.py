@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from fpinspect.cli.output import indented_json, write_json_object
+from fpinspect.cli.output import BATCH, indented_json, write_json_object
 from fpinspect.dumps.pair import json_clean
 
 
@@ -65,10 +65,12 @@ def test_indented_json_is_json_dumps_indent_2(obj, plain):
         {"records": [], "summary": {}},
         {"records": [{"a": [1, {"b": None}]}, {}, {"c": "x\ny", "d": "\udcff"}], "summary": {"n": [1.5, []]}},
         {"one": [[]], "two": 3},
+        # more items than one batch, the last batch cut short, floats to spell again in each
+        {"records": [{"i": i, "kl": 1e-7 * i, "x": [i, 1.5e-05]} for i in range(2 * BATCH + 3)], "n": 1},
     ],
 )
 def test_write_json_object_streams_the_same_text(obj):
-    """Lists given as iterators are written item by item into the same text."""
+    """Lists given as iterators are written batch by batch into the same text."""
     out = io.StringIO()
     write_json_object(out, [(k, iter(v) if isinstance(v, list) else v) for k, v in obj.items()])
     assert out.getvalue() == _dumps(obj) + "\n"

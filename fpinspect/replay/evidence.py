@@ -228,11 +228,11 @@ def replay_op(comparison, name: str, thresholds: ThresholdTable | None = None, c
     unknown = [t for t in sub.types if t not in OPS]
     if unknown:
         return every("unsupported", f"no replay semantic for {', '.join(unknown)}", unknown)
-    names = {op.name for op in sub.ops}
-    wanted = [(p.origin_op, p.origin_index) for p in plans if p.origin_op in names]
     bound = bind(comparison, sub)
     if bound.missing:
         return every("missing_inputs", "; ".join(bound.missing[:3]))
+    names = {op.name for op in sub.ops}
+    wanted = [(p.origin_op, p.origin_index) for p in plans if p.origin_op in names]
     try:
         runs = {
             (side, mode): evaluate(sub, getattr(bound, side), mode, wanted, cancelled).outputs

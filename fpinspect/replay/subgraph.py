@@ -72,11 +72,15 @@ def extract(off_model: GeModel, fused: FusedOp, positions: Mapping[str, int] | N
     ``positions``: each op's place in ``off_model``'s topological order, when the caller keeps
     them (extracting many subgraphs); else they are computed."""
     names = list(dict.fromkeys(fused.original_op_names))
-    present = {n for n in names if off_model.has_op(n)}
-    if positions is None:
-        positions = {n: i for i, n in enumerate(off_model.topological_order())}
-    order = sorted(present, key=positions.__getitem__)
-    ops = [off_model.ops[n] for n in order]
+    defined = off_model.ops  # has_op(n) is n in defined: looked up directly, per original
+    present = {n for n in names if n in defined}
+    if len(present) > 1:
+        if positions is None:
+            positions = {n: i for i, n in enumerate(off_model.topological_order())}
+        order = sorted(present, key=positions.__getitem__)
+    else:  # one original (most fused ops of a model): nothing to order
+        order = list(present)
+    ops = [defined[n] for n in order]
     boundary: dict[Key, BoundaryInput] = {}
     uses: Counter = Counter()
     for op in ops:

@@ -35,16 +35,6 @@ class TextGraphError(ValueError):
     """The text is not a ``ModelDef`` in protobuf text format; the message says where."""
 
 
-def looks_like_text_graph(head: bytes) -> bool:
-    """True if the first bytes of a file look like protobuf text rather than JSON.
-
-    JSON graphs start with ``{``; text graphs with a field name (``graph {``, ``name: ...``)
-    or a ``#`` comment.
-    """
-    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    return bool(stripped) and (stripped[:1].isalpha() or stripped[:1] in b"_#")
-
-
 def c_escape(data: bytes) -> str:
     """``google::protobuf::CEscape``: what GE's JSON holds for a singular ``bytes`` field."""
     named = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r", 0x22: '\\"', 0x27: "\\'", 0x5C: "\\\\"}

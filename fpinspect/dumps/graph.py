@@ -302,9 +302,18 @@ def _read_json(path: str) -> dict:
         return json.load(f)
 
 
-def _is_text_graph(path: str) -> bool:
-    from .ge_text import looks_like_text_graph  # imported here: protobuf loads for text graphs only
+def looks_like_text_graph(head: bytes) -> bool:
+    """True if the first bytes of a file look like protobuf text rather than JSON.
 
+    JSON graphs start with ``{``; text graphs with a field name (``graph {``, ``name: ...``)
+    or a ``#`` comment. (Here, not in :mod:`.ge_text`: telling a JSON graph apart must not
+    import protobuf, which only text graphs need.)
+    """
+    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return bool(stripped) and (stripped[:1].isalpha() or stripped[:1] in b"_#")
+
+
+def _is_text_graph(path: str) -> bool:
     with open(path, "rb") as f:
         return looks_like_text_graph(f.read(64))
 

@@ -23,7 +23,6 @@ import struct
 from dataclasses import dataclass
 
 import numpy as np
-from google.protobuf.message import DecodeError
 
 from ..numerics.chunks import NpyFile
 from .dump_data import FORMATS, message_classes
@@ -178,6 +177,8 @@ def read_raw_header(path: str | os.PathLike) -> RawDump:
             header = f.read(length)
     except OSError as exc:
         raise InputError(path, f"cannot be read ({exc.strerror or exc})", RAW_LOAD_ERROR) from None
+    from google.protobuf.message import DecodeError  # here: only raw dumps need protobuf
+
     try:
         data = message_classes()["DumpData"].FromString(header)
     except (DecodeError, RuntimeError, ValueError) as exc:

@@ -88,7 +88,9 @@ def test_help_imports_nothing_heavy(argv):
     assert _imported(*argv, heavy=HELP_HEAVY) == []
 
 
-def test_compare_json_imports_no_inspector_nor_rich_nor_networkx():
+def test_compare_json_imports_no_inspector_nor_rich_nor_networkx_nor_protobuf():
+    """Nor protobuf, which only raw dumps and GE's text graphs need (the sample's dumps are
+    ``.npy`` files, its graphs atc's JSON): ~20 ms of every compare process."""
     case = Path(fpinspect.__file__).parent / "sample_dumps" / "regression"
     argv = [
         "compare",
@@ -100,7 +102,16 @@ def test_compare_json_imports_no_inspector_nor_rich_nor_networkx():
     ]
     assert (
         _imported(
-            *argv, heavy=("textual", "torch", "networkx", "fpinspect.tui", "fpinspect.experiments", "rich")
+            *argv,
+            heavy=(
+                "textual",
+                "torch",
+                "networkx",
+                "fpinspect.tui",
+                "fpinspect.experiments",
+                "rich",
+                "google.protobuf",
+            ),
         )
         == []
     )

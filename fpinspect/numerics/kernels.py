@@ -617,52 +617,17 @@ def _centre(ua, ub, fa, fb, table_a, table_b, use_table, n):
 
 
 @njit(**_SUB)
-def _fold_chunk(
-    acc,
-    cnt,
-    ucnt,
-    hist_exact,
-    small,
-    same,
-    n,
-    nf,
-    cx,
-    cy,
-    s_dot,
-    s_xx,
-    s_yy,
-    s_d2,
-    s_ad,
-    s_rms,
-    s_rel,
-    s_ulp,
-    sx,
-    sxx,
-    sy,
-    syy,
-    u_sum,
-    n_bits,
-    n_signed_zero,
-    n_re1,
-    n_re5,
-    n_rel,
-    n_tol,
-    n_le1,
-    script_abs_bits,
-    script_rel_bits,
-    rms_bits,
-    min_x_key,
-    max_x_key,
-    min_y_key,
-    max_y_key,
-):
-    """Add one chunk's sums, counts and extrema (``fused_pass``'s locals, each named as there:
-    ``n`` elements, ``nf`` finite on both sides, ``cx`` / ``cy`` the centre of its moment sums,
-    the maxima as bit patterns and order keys) to the running state ``acc``, ``cnt``, ``ucnt``,
-    and the small ULP distances counted in ``small`` (zeroed again) to ``hist_exact``. A
-    kernel of its own, not the pass's tail: typed and lowered inside the pass it took numba
-    ~0.4 s of the pass's compile, which the other process can do meanwhile
-    (:mod:`~fpinspect.numerics.compile_ahead`)."""
+def _fold_chunk(acc, cnt, ucnt, hist_exact, small, same, n, nf, sums, u_sum, counts, maxima):
+    """Add one chunk's sums, counts and extrema to the running state ``acc``, ``cnt``, ``ucnt``,
+    and the small ULP distances counted in ``small`` (zeroed again) to ``hist_exact``: ``n``
+    elements, ``nf`` finite on both sides; ``sums``, ``counts`` and ``maxima`` are
+    :func:`fused_pass`'s locals of those names (float64, int64: its centre and sums, its counts,
+    its maxima as bit patterns and order keys). A kernel of its own, not the pass's tail: typed
+    and lowered inside the pass it took numba ~0.4 s of the pass's compile, which the other
+    process can do meanwhile (:mod:`~fpinspect.numerics.compile_ahead`)."""
+    cx, cy, s_dot, s_xx, s_yy, s_d2, s_ad, s_rms, s_rel, s_ulp, sx, sxx, sy, syy = sums
+    n_bits, n_signed_zero, n_re1, n_re5, n_rel, n_tol, n_le1 = counts
+    script_abs_bits, script_rel_bits, rms_bits, min_x_key, max_x_key, min_y_key, max_y_key = maxima
     # the script's sums take finish_pass's terms of the elements not finite on both sides
     # after these: those are each inf or NaN, so the sum comes out the same in either order
     acc[SCRIPT_DOT] += s_dot
@@ -907,45 +872,10 @@ def fused_pass(
             if not same:
                 _scatter(slots[2], m, sketch_ulp)
 
-    _fold_chunk(
-        acc,
-        cnt,
-        ucnt,
-        hist_exact,
-        small,
-        same,
-        n,
-        nf,
-        cx,
-        cy,
-        s_dot,
-        s_xx,
-        s_yy,
-        s_d2,
-        s_ad,
-        s_rms,
-        s_rel,
-        s_ulp,
-        sx,
-        sxx,
-        sy,
-        syy,
-        u_sum,
-        n_bits,
-        n_signed_zero,
-        n_re1,
-        n_re5,
-        n_rel,
-        n_tol,
-        n_le1,
-        script_abs_bits,
-        script_rel_bits,
-        rms_bits,
-        min_x_key,
-        max_x_key,
-        min_y_key,
-        max_y_key,
-    )
+    sums = (cx, cy, s_dot, s_xx, s_yy, s_d2, s_ad, s_rms, s_rel, s_ulp, sx, sxx, sy, syy)
+    counts = (n_bits, n_signed_zero, n_re1, n_re5, n_rel, n_tol, n_le1)
+    maxima = (script_abs_bits, script_rel_bits, rms_bits, min_x_key, max_x_key, min_y_key, max_y_key)
+    _fold_chunk(acc, cnt, ucnt, hist_exact, small, same, n, nf, sums, u_sum, counts, maxima)
 
 
 @njit(**_KERNEL_PY)
@@ -1188,20 +1118,7 @@ def block_calls(*pass_args) -> list:
         (_keep_block, (xs, ys, m, p.offset, p.tiny, same, *ulp, *keep)),
         (
             _fold_chunk,
-            (
-                p.acc,
-                p.cnt,
-                p.ucnt,
-                p.hist_exact,
-                p.small,
-                same,
-                m,
-                m,
-                *floats,
-                np.uint64(0),
-                *ints,
-                *(m,) * 7,
-            ),
+            (p.acc, p.cnt, p.ucnt, p.hist_exact, p.small, same, m, m, floats, np.uint64(0), ints, (m,) * 7),
         ),
     ]
 

@@ -190,7 +190,9 @@ def test_a_child_that_fails_on_a_kernel_is_waited_for_until_it_ends(monkeypatch)
     )
     child = compile_ahead._Child(quitter)
     monkeypatch.setattr(compile_ahead, "_children", [child])
-    time.sleep(0.2)  # it has said what it started on
+    deadline = time.monotonic() + 30
+    while "finish_pass" not in child.started and time.monotonic() < deadline:
+        child._read(0.1)  # until it has said what it started on (a loaded machine starts it late)
     compile_ahead.wait(K.finish_pass)
     assert compile_ahead._children == [] and child.named == {"kl_pass"} and quitter.returncode == 0
 

@@ -175,8 +175,7 @@ def _worst_elements(stats: PairStats, ra: ChunkReader, rb: ChunkReader, shape) -
     ulps = _worst_ulps(stats, va, vb)
     a_bits, b_bits = va.view(_unsigned(va.dtype)).tolist(), vb.view(_unsigned(vb.dtype)).tolist()
     a_hex, b_hex = _hex(va.dtype.itemsize), _hex(vb.dtype.itemsize)
-    flat = index.tolist()
-    places = [[i] for i in flat] if len(shape) == 1 else [unravel(i, shape) for i in flat]
+    places = [unravel(i, shape) for i in index.tolist()]
     out = []
     for place, a, b, ulp, a_bit, b_bit in zip(
         places, va.astype(np.float64).tolist(), vb.astype(np.float64).tolist(), ulps, a_bits, b_bits

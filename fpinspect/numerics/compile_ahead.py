@@ -4,9 +4,8 @@ With an empty compile cache a first pair compiles every kernel it calls, one aft
 one core: :func:`~fpinspect.numerics.kernels.fused_pass` with its block kernels, then the pass's
 rarer work (:func:`~fpinspect.numerics.kernels.finish_pass`), KL's pass and the exact
 percentiles' selection. :func:`start` has a child process compile some of them meanwhile, on
-another core, into numba's on-disk cache, in the order of
-:func:`~fpinspect.numerics.stats.compile_ahead_calls`: the fused pass's block kernels from the
-last, then the rest. The caller compiles the block kernels from the first (:meth:`_Child.share`)
+another core, into numba's on-disk cache, in the order of :func:`child_calls`: the fused
+pass's block kernels from the last, then the rest (:func:`~fpinspect.numerics.stats.compile_ahead_plan`). The caller compiles the block kernels from the first (:meth:`_Child.share`)
 until it meets one the child has started on, waits for the child to cache those, and compiles
 the pass itself, which then loads them. The child says on its standard output when it starts on
 a kernel (``+name``) and when that one is in the cache (``name``); the caller says on the child's
@@ -245,7 +244,7 @@ def announce(kernel, args, what: str) -> None:
 
 def start(a_dtype: np.dtype, ref_dtype: np.dtype, size: int, kl: bool) -> None:
     """Start a child compiling what a pair of these dtypes and element count calls
-    (:func:`~fpinspect.numerics.stats.compile_ahead_calls`), unless all of that is compiled or
+    (:func:`child_calls`), unless all of that is compiled or
     cached, and compile here the caller's share of the fused pass's block kernels
     (:meth:`_Child.share`). Once per process and pair type: the element count matters only by
     which powers of two it exceeds (the sizes at which the pass changes its methods)."""
@@ -260,7 +259,7 @@ def start(a_dtype: np.dtype, ref_dtype: np.dtype, size: int, kl: bool) -> None:
             return
         _started.add(key)
     shared, after = compile_ahead_plan(a_dtype, ref_dtype, size, kl)
-    calls = shared[::-1] + after
+    calls = child_calls(shared, after)
     if not _can_start_python() or all(ready(kernel, args) for kernel, args in calls):
         return
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -329,13 +328,20 @@ def wait(kernel=None) -> None:
                         _children.remove(child)
 
 
+def child_calls(shared: list, after: list) -> list:
+    """The child's calls in its order, from :func:`~fpinspect.numerics.stats.compile_ahead_plan`'s
+    ``(shared, after)``: the shared block kernels from the last (the caller takes them from the
+    first, :meth:`_Child.share`), then the rest."""
+    return shared[::-1] + after
+
+
 def compile_calls(a_dtype, ref_dtype, size: int, kl: bool) -> None:
-    """What the child runs: each kernel of :func:`~fpinspect.numerics.stats.compile_ahead_calls`
+    """What the child runs: each kernel of :func:`child_calls`
     compiled for its arguments' types into the on-disk cache (unless the cache holds it, or the
     parent has said on standard input that it compiles it itself), then named on standard
     output. A parent that has gone (nobody reads) does not stop the compiles: the next run finds
     them."""
-    from .stats import compile_ahead_calls
+    from .stats import compile_ahead_plan
 
     out = sys.stdout.buffer
 
@@ -358,7 +364,7 @@ def compile_calls(a_dtype, ref_dtype, size: int, kl: bool) -> None:
         except (OSError, ValueError):
             pass
 
-    for kernel, args in compile_ahead_calls(np.dtype(a_dtype), np.dtype(ref_dtype), size, kl):
+    for kernel, args in child_calls(*compile_ahead_plan(np.dtype(a_dtype), np.dtype(ref_dtype), size, kl)):
         take_claims()
         if kernel.__name__ in claimed:
             continue

@@ -877,13 +877,6 @@ def compile_ahead_plan(a_dtype, ref_dtype, size: int, kl: bool) -> tuple[list, l
     return ([] if compile_ahead.ready(*pass_call) else blocks), after
 
 
-def compile_ahead_calls(a_dtype, ref_dtype, size: int, kl: bool) -> list:
-    """What :mod:`~fpinspect.numerics.compile_ahead`'s child compiles, in this order: the shared
-    part of :func:`compile_ahead_plan` from its end, then the rest."""
-    shared, after = compile_ahead_plan(a_dtype, ref_dtype, size, kl)
-    return shared[::-1] + after
-
-
 def _calls(a_dtype, ref_dtype, size: int, kl: bool) -> tuple:
     """``((fused pass call, its block kernels' calls), after-pass calls)`` of a one-element pair
     of this kind: each kernel with arguments of the types a real pair's calls pass."""

@@ -29,6 +29,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .calls import call, slot
 from .intrinsics import (
     bits_float,
     bits_float32,
@@ -678,6 +679,32 @@ REC_SCORE = 4
 N_REC = 5
 
 
+#: The block kernels the two passes call, through a table of their addresses (:func:`~.calls.call`:
+#: each driver's compile then leaves its callees' compiled code out of its own), each given its slot.
+_CALLEES = tuple(
+    map(
+        slot,
+        (
+            _centre,
+            _decode_block,
+            _sums_block,
+            _bit_equal,
+            _equal_block,
+            _ratios_block,
+            _ulp_diff_block,
+            _scatter,
+            _ulp_error_block,
+            _keep_block,
+            _fold_chunk,
+            _count_specials,
+            _first_index,
+            _count_large_distances,
+            _worst_block,
+        ),
+    )
+)
+
+
 @njit(**_KERNEL_PY)
 def fused_pass(
     ua,
@@ -709,6 +736,7 @@ def fused_pass(
     slots,
     small,
     rec,
+    fns,
 ):
     """Update the running statistics with one chunk: everything every element takes part in;
     :func:`finish_pass` then does the rarer work it leaves, from the record ``rec`` it fills.
@@ -749,7 +777,7 @@ def fused_pass(
     xs = values[0]
     ys = values[1]
 
-    cx, cy = _centre(ua, ub, fa, fb, table_a, table_b, use_table, n)
+    cx, cy = call(fns, _centre, (ua, ub, fa, fb, table_a, table_b, use_table, n))
 
     s_dot = s_xx = s_yy = s_d2 = s_ad = s_rms = s_rel = s_ulp = 0.0
     sx = sxx = sy = syy = 0.0
@@ -769,9 +797,11 @@ def fused_pass(
         # slices: indices known to be non-negative (no wraparound test per element)
         block_a = ua[start : start + m]
         block_b = ub[start : start + m]
-        _decode_block(ua, ub, fa, fb, table_a, table_b, use_table, start, m, xs, ys)
+        call(fns, _decode_block, (ua, ub, fa, fb, table_a, table_b, use_table, start, m, xs, ys))
 
-        b_dot, b_xx, b_yy, b_d2, b_ad, b_sx, b_sxx, b_sy, b_syy, b_nf = _sums_block(xs, ys, m, cx, cy)
+        b_dot, b_xx, b_yy, b_d2, b_ad, b_sx, b_sxx, b_sy, b_syy, b_nf = call(
+            fns, _sums_block, (xs, ys, m, cx, cy)
+        )
         s_dot += b_dot
         s_xx += b_xx
         s_yy += b_yy
@@ -783,9 +813,9 @@ def fused_pass(
         syy += b_syy
         nf += b_nf
         # both sides bit for bit equal: every error is 0, decided without computing one
-        equal = same and _bit_equal(block_a, block_b, m)
+        equal = same and call(fns, _bit_equal, (block_a, block_b, m))
         if equal:
-            b_min_x, b_max_x, b_rel = _equal_block(xs, m, tiny)
+            b_min_x, b_max_x, b_rel = call(fns, _equal_block, (xs, m, tiny))
             b_min_y, b_max_y = b_min_x, b_max_x
             b_abs_bits = np.int64(0) if b_nf > 0 else np.int64(-1)
             b_rel_bits = np.int64(0) if b_rel > 0 else np.int64(-1)
@@ -807,7 +837,7 @@ def fused_pass(
                 b_rel,
                 b_s_rel,
                 b_rel_bits,
-            ) = _ratios_block(xs, ys, m, tiny, slots)
+            ) = call(fns, _ratios_block, (xs, ys, m, tiny, slots))
         script_abs_bits = imax(script_abs_bits, b_abs_bits)
         script_rel_bits = imax(script_rel_bits, b_script_rel_bits)
         min_x_key, max_x_key = imin(min_x_key, b_min_x), imax(max_x_key, b_max_x)
@@ -826,17 +856,17 @@ def fused_pass(
             small[0] += b_nf  # distance 0 (copy 0 of bin 0)
             b_score = np.int64(0)
         elif same:
-            b_bits, b_far, b_signed_zero, b_sum, b_dist = _ulp_diff_block(
-                block_a, block_b, xs, ys, m, sign_mask, mag_mask, slots[2]
+            b_bits, b_far, b_signed_zero, b_sum, b_dist = call(
+                fns, _ulp_diff_block, (block_a, block_b, xs, ys, m, sign_mask, mag_mask, slots[2])
             )
-            _scatter(slots[2], m, small)
+            call(fns, _scatter, (slots[2], m, small))
             n_bits += b_bits
             n_signed_zero += b_signed_zero
             u_sum += b_sum
             b_score = np.int64(b_dist)  # the same 64 bits: finish_pass reads them as uint64
         else:
-            b_ulp, b_score, b_tol, b_le1 = _ulp_error_block(
-                xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol, slots[2]
+            b_ulp, b_score, b_tol, b_le1 = call(
+                fns, _ulp_error_block, (xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol, slots[2])
             )
             s_ulp += b_ulp
             n_tol += b_tol
@@ -848,34 +878,38 @@ def fused_pass(
         rec[REC_SCORE, col] = b_score
 
         if keep:
-            _keep_block(
-                xs,
-                ys,
-                m,
-                offset + start,
-                tiny,
-                same,
-                emin,
-                emax,
-                inv_ulp,
-                ulp_size,
-                keep_abs,
-                keep_rel,
-                keep_ulp,
+            call(
+                fns,
+                _keep_block,
+                (
+                    xs,
+                    ys,
+                    m,
+                    offset + start,
+                    tiny,
+                    same,
+                    emin,
+                    emax,
+                    inv_ulp,
+                    ulp_size,
+                    keep_abs,
+                    keep_rel,
+                    keep_ulp,
+                ),
             )
         if sketch and equal:  # every counted error is an exact zero
             sketch_abs[SKETCH_ZERO] += b_nf
             sketch_rel[SKETCH_ZERO] += b_rel
         elif sketch:
-            _scatter(slots[0], m, sketch_abs)
-            _scatter(slots[1], m, sketch_rel)
+            call(fns, _scatter, (slots[0], m, sketch_abs))
+            call(fns, _scatter, (slots[1], m, sketch_rel))
             if not same:
-                _scatter(slots[2], m, sketch_ulp)
+                call(fns, _scatter, (slots[2], m, sketch_ulp))
 
     sums = (cx, cy, s_dot, s_xx, s_yy, s_d2, s_ad, s_rms, s_rel, s_ulp, sx, sxx, sy, syy)
     counts = (n_bits, n_signed_zero, n_re1, n_re5, n_rel, n_tol, n_le1)
     maxima = (script_abs_bits, script_rel_bits, rms_bits, min_x_key, max_x_key, min_y_key, max_y_key)
-    _fold_chunk(acc, cnt, ucnt, hist_exact, small, same, n, nf, sums, u_sum, counts, maxima)
+    call(fns, _fold_chunk, (acc, cnt, ucnt, hist_exact, small, same, n, nf, sums, u_sum, counts, maxima))
 
 
 @njit(**_KERNEL_PY)
@@ -903,6 +937,7 @@ def finish_pass(
     worst_index,
     values,
     rec,
+    fns,
 ):
     """The rest of one chunk's pass, after :func:`fused_pass` (the same chunk, its record ``rec``
     of each block): in block order, it decodes again the blocks that need any of the rarer work
@@ -951,12 +986,12 @@ def finish_pass(
         # the worst elements of a block of one format finite throughout come from the bit patterns
         by_bits = same and not special
         if not by_bits or new_max or far:
-            _decode_block(ua, ub, fa, fb, table_a, table_b, use_table, start, m, xs, ys)
+            call(fns, _decode_block, (ua, ub, fa, fb, table_a, table_b, use_table, start, m, xs, ys))
 
         n_mismatch = 0
         if b_nf < m:
-            n_mismatch, e_dot, e_xx, e_yy, e_abs, e_abs_nan, e_rel, e_rel_nan = _count_specials(
-                xs, ys, m, cnt
+            n_mismatch, e_dot, e_xx, e_yy, e_abs, e_abs_nan, e_rel, e_rel_nan = call(
+                fns, _count_specials, (xs, ys, m, cnt)
             )
             x_dot += e_dot
             x_xx += e_xx
@@ -968,55 +1003,18 @@ def finish_pass(
 
         if b_abs > max_abs:
             max_abs = b_abs
-            cnt[MAX_ABS_INDEX] = first + _first_index(
-                ua,
-                ub,
-                xs,
-                ys,
-                start,
-                m,
-                what_abs,
-                b_abs,
-                tiny,
-                sign_mask,
-                mag_mask,
-                emin,
-                emax,
-                inv_ulp,
-                ulp_size,
-            )
-        if b_rel > max_rel:
-            max_rel = b_rel
-            cnt[MAX_REL_INDEX] = first + _first_index(
-                ua,
-                ub,
-                xs,
-                ys,
-                start,
-                m,
-                what_rel,
-                b_rel,
-                tiny,
-                sign_mask,
-                mag_mask,
-                emin,
-                emax,
-                inv_ulp,
-                ulp_size,
-            )
-        if same:
-            if new_dist:
-                max_dist = b_dist
-                have_dist = True
-                cnt[MAX_ULP_INDEX] = first + _first_index(
+            cnt[MAX_ABS_INDEX] = first + call(
+                fns,
+                _first_index,
+                (
                     ua,
                     ub,
                     xs,
                     ys,
                     start,
                     m,
-                    what_dist,
-                    np.float64(b_dist),
+                    what_abs,
+                    b_abs,
                     tiny,
                     sign_mask,
                     mag_mask,
@@ -1024,52 +1022,111 @@ def finish_pass(
                     emax,
                     inv_ulp,
                     ulp_size,
+                ),
+            )
+        if b_rel > max_rel:
+            max_rel = b_rel
+            cnt[MAX_REL_INDEX] = first + call(
+                fns,
+                _first_index,
+                (
+                    ua,
+                    ub,
+                    xs,
+                    ys,
+                    start,
+                    m,
+                    what_rel,
+                    b_rel,
+                    tiny,
+                    sign_mask,
+                    mag_mask,
+                    emin,
+                    emax,
+                    inv_ulp,
+                    ulp_size,
+                ),
+            )
+        if same:
+            if new_dist:
+                max_dist = b_dist
+                have_dist = True
+                cnt[MAX_ULP_INDEX] = first + call(
+                    fns,
+                    _first_index,
+                    (
+                        ua,
+                        ub,
+                        xs,
+                        ys,
+                        start,
+                        m,
+                        what_dist,
+                        np.float64(b_dist),
+                        tiny,
+                        sign_mask,
+                        mag_mask,
+                        emin,
+                        emax,
+                        inv_ulp,
+                        ulp_size,
+                    ),
                 )
             if far:
-                s_ulp_huge += _count_large_distances(
-                    ua, ub, xs, ys, start, m, sign_mask, mag_mask, hist_exact, hist_log
+                s_ulp_huge += call(
+                    fns,
+                    _count_large_distances,
+                    (ua, ub, xs, ys, start, m, sign_mask, mag_mask, hist_exact, hist_log),
                 )
         elif b_err > max_err:
             max_err = b_err
-            cnt[MAX_ULP_INDEX] = first + _first_index(
-                ua,
-                ub,
-                xs,
-                ys,
-                start,
-                m,
-                what_err,
-                b_err,
-                tiny,
-                sign_mask,
-                mag_mask,
-                emin,
-                emax,
-                inv_ulp,
-                ulp_size,
+            cnt[MAX_ULP_INDEX] = first + call(
+                fns,
+                _first_index,
+                (
+                    ua,
+                    ub,
+                    xs,
+                    ys,
+                    start,
+                    m,
+                    what_err,
+                    b_err,
+                    tiny,
+                    sign_mask,
+                    mag_mask,
+                    emin,
+                    emax,
+                    inv_ulp,
+                    ulp_size,
+                ),
             )
 
         if track_worst and (n_mismatch > 0 or b_score > worst_floor):
-            worst_floor = _worst_block(
-                ua,
-                ub,
-                xs,
-                ys,
-                start,
-                m,
-                first,
-                same,
-                by_bits,
-                sign_mask,
-                mag_mask,
-                emin,
-                emax,
-                inv_ulp,
-                ulp_size,
-                worst_floor,
-                worst_score,
-                worst_index,
-                cnt,
+            worst_floor = call(
+                fns,
+                _worst_block,
+                (
+                    ua,
+                    ub,
+                    xs,
+                    ys,
+                    start,
+                    m,
+                    first,
+                    same,
+                    by_bits,
+                    sign_mask,
+                    mag_mask,
+                    emin,
+                    emax,
+                    inv_ulp,
+                    ulp_size,
+                    worst_floor,
+                    worst_score,
+                    worst_index,
+                    cnt,
+                ),
             )
 
     acc[SCRIPT_DOT] += x_dot
@@ -1086,12 +1143,14 @@ def finish_pass(
     ucnt[MAX_ULP_DIFF] = max_dist
 
 
-#: The names of :func:`fused_pass`'s parameters, in order.
-_PASS_PARAMETERS = tuple(inspect.signature(fused_pass.py_func).parameters)
+#: The names of :func:`fused_pass`'s and :func:`finish_pass`'s parameters, in order, less the
+#: last, their table of block kernels (:func:`block_calls` and :func:`finish_calls` tell what goes in it).
+_PASS_PARAMETERS = tuple(inspect.signature(fused_pass.py_func).parameters)[:-1]
+_FINISH_PARAMETERS = tuple(inspect.signature(finish_pass.py_func).parameters)[:-1]
 
 
 def block_calls(*pass_args) -> list:
-    """The block kernels :func:`fused_pass` calls with these arguments, in the order it first
+    """The block kernels :func:`fused_pass` calls with these arguments (all but its table), in the order it first
     calls them, each with arguments of the types it passes them there: what another process
     can compile into the cache while this one compiles the pass
     (:mod:`~fpinspect.numerics.compile_ahead`); a test holds it to the pass's own calls."""
@@ -1119,6 +1178,29 @@ def block_calls(*pass_args) -> list:
         (
             _fold_chunk,
             (p.acc, p.cnt, p.ucnt, p.hist_exact, p.small, same, m, m, floats, np.uint64(0), ints, (m,) * 7),
+        ),
+    ]
+
+
+def finish_calls(*finish_args) -> list:
+    """The block kernels :func:`finish_pass` calls with these arguments, each with arguments of
+    the types it passes them there (as :func:`block_calls` for the fused pass)."""
+    p = SimpleNamespace(**dict(zip(_FINISH_PARAMETERS, finish_args, strict=True)))
+    m = 1
+    xs, ys = p.values[0], p.values[1]
+    emax = p.emin + p.inv_ulp.size - 1
+    ulp = (p.emin, emax, p.inv_ulp, p.ulp_size)
+    use_table = (p.mode & USE_TABLE) != 0
+    same = (p.mode & SAME_FORMAT) != 0
+    masks = (p.sign_mask, p.mag_mask)
+    return [
+        (_decode_block, (p.ua, p.ub, p.fa, p.fb, p.table_a, p.table_b, use_table, 0, m, xs, ys)),
+        (_count_specials, (xs, ys, m, p.cnt)),
+        (_first_index, (p.ua, p.ub, xs, ys, 0, m, np.int64(0), 0.0, p.tiny, *masks, *ulp)),
+        (_count_large_distances, (p.ua, p.ub, xs, ys, 0, m, *masks, p.hist_exact, p.hist_log)),
+        (
+            _worst_block,
+            (p.ua, p.ub, xs, ys, 0, m, 0, same, same, *masks, *ulp, 0.0, p.worst_score, p.worst_index, p.cnt),
         ),
     ]
 

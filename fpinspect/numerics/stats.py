@@ -24,7 +24,7 @@ from functools import cache, partial
 
 import numpy as np
 
-from . import compile_ahead
+from . import calls, compile_ahead
 from . import kernels as K
 from .chunks import CHUNK, ChunkReader, chunk_ranges, unravel
 from .dtypes import FloatFormat, common_format, dtype_name, float_format, is_supported, native
@@ -39,6 +39,8 @@ EXACT_CAP = RealQuantiles.CAP
 
 _NO_FLOATS = np.empty(0, dtype=np.float64)
 _NO_FLOATS.flags.writeable = False
+#: A stand-in for a pass's table of block kernels where a call only needs its type (a compile's).
+_NO_TABLE = np.zeros(0, dtype=np.int64)
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -263,7 +265,7 @@ class _Pass:
         this first chunk of the plan's kind will compile the pass."""
         p = self.plan
         what = f"{p.fmt.name} pairs" if p.same else f"{p.fmt.name} against a wider reference"
-        compile_ahead.announce(K.fused_pass, self._arguments(offset, va, vb), what)
+        compile_ahead.announce(K.fused_pass, self._arguments(offset, va, vb, _NO_TABLE), what)
 
     def _scratch(self, va: tuple) -> tuple:
         """The scratch arrays, with a block record wide enough for this chunk."""
@@ -273,21 +275,30 @@ class _Pass:
                 self.space.scratch = self.scratch
         return self.scratch
 
-    def _arguments(self, offset: int, va: tuple, vb: tuple) -> tuple:
-        """The arguments of :func:`~fpinspect.numerics.kernels.fused_pass` for one chunk."""
-        return (
+    def _arguments(self, offset: int, va: tuple, vb: tuple, fns: np.ndarray | None = None) -> tuple:
+        """The arguments of :func:`~fpinspect.numerics.kernels.fused_pass` for one chunk; its
+        table of block kernels (:mod:`~fpinspect.numerics.calls`) is ``fns`` where given (a
+        stand-in of the same type: the arguments of a compile that does not call), else the
+        plan's (:meth:`_Plan.tables`)."""
+        args = (
             *self._chunk_arguments(offset, va, vb),
             self.plan.share_tol,
             *self.keep,
             *self.sketches,
             *self._scratch(va),
         )
+        if fns is None:
+            fns = self.plan.tables(K.block_calls, args)
+        return (*args, fns)
 
-    def _finish_arguments(self, offset: int, va: tuple, vb: tuple, rec: np.ndarray | None = None) -> tuple:
+    def _finish_arguments(
+        self, offset: int, va: tuple, vb: tuple, rec: np.ndarray | None = None, fns: np.ndarray | None = None
+    ) -> tuple:
         """The arguments of :func:`~fpinspect.numerics.kernels.finish_pass` for the same chunk
-        (its block record ``rec``: by default the one the last fused pass left)."""
+        (its block record ``rec``: by default the one the last fused pass left; ``fns`` as for
+        :meth:`_arguments`)."""
         values, _, _, last = self.scratch
-        return (
+        args = (
             *self._chunk_arguments(offset, va, vb),
             self.hist_log,
             self.worst_score,
@@ -295,6 +306,9 @@ class _Pass:
             values,
             last if rec is None else rec,
         )
+        if fns is None:
+            fns = self.plan.tables(K.finish_calls, args)
+        return (*args, fns)
 
     def _chunk_arguments(self, offset: int, va: tuple, vb: tuple) -> tuple:
         """What both kernels of the pass take first: the chunk's two sides, the plan's facts of the
@@ -433,6 +447,20 @@ class _Plan:
         self.mag_mask = np.uint64((1 << (bits - 1)) - 1)
         self.emin = fmt.emin
         self.ulp_size, self.inv_ulp = _ulp_tables(fmt)
+        self._tables: dict = {}  # what tables() made, by the kernel list it was made from
+
+    def tables(self, calls_of, args: tuple) -> np.ndarray:
+        """The table of the block kernels a pass of this kind calls (:mod:`~fpinspect.numerics.calls`):
+        ``calls_of(*args)`` (:func:`~fpinspect.numerics.kernels.block_calls` or ``finish_calls``),
+        made once. The arguments' types are the plan's: every view is read-only (:meth:`views`),
+        the rest the pass's own arrays; the kernels check each entry against the types they
+        pass (a table made for others is a ``RuntimeError``, never a wrong call). Made on first
+        use, after the compile of those kernels that another process shared (a kernel loads
+        from the cache then, instead of compiling here)."""
+        fns = self._tables.get(calls_of)
+        if fns is None:  # two threads may both make it: the same table, either kept
+            fns = self._tables[calls_of] = calls.table(calls_of(*args))
+        return fns
 
     def __reduce__(self):
         return _plan_for, self.kind  # pickled as its kind: the one plan of that kind when unpickled
@@ -886,8 +914,8 @@ def _calls(a_dtype, ref_dtype, size: int, kl: bool) -> tuple:
     keep = (np.empty(1), np.empty(1), np.empty(1)) if plan.keep_values else (_EMPTY_KEEP,) * 3
     state = _Pass(plan, keep)
     try:
-        pass_args = state._arguments(0, va, vb)
-        after = [(K.finish_pass, state._finish_arguments(0, va, vb))]
+        pass_args = state._arguments(0, va, vb, _NO_TABLE)
+        after = [(K.finish_pass, state._finish_arguments(0, va, vb, fns=_NO_TABLE))]
     finally:
         state.release()
     if plan.keep_values:
@@ -900,7 +928,7 @@ def _calls(a_dtype, ref_dtype, size: int, kl: bool) -> tuple:
     if kl:
         side = _kl_side(0.0, 1.0, 1.0)
         after.append(_kl_call(plan, va, vb, side, side, np.empty((2, K.BLOCK)), np.zeros(4)))
-    return ((K.fused_pass, pass_args), K.block_calls(*pass_args)), after
+    return ((K.fused_pass, pass_args), K.block_calls(*pass_args[:-1])), after
 
 
 def _kl_divergence(s: PairStats, views, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float | None:

@@ -1,0 +1,45 @@
+"""The passes' calls to their block kernels through tables of addresses (fpinspect.numerics.calls)."""
+
+import numpy as np
+import pytest
+
+from fpinspect.numerics import kernels as K
+from fpinspect.numerics import stats
+
+
+def _pair():
+    a = np.linspace(-3, 3, 3000).astype(np.float16)
+    return a, (a.astype(np.float32) * 1.001).astype(np.float16)
+
+
+def test_a_pass_compiles_without_its_block_kernels_code():
+    """numba links a directly called kernel's module into its caller (and optimises it again);
+    called through the table, the pass's compiled library holds its own code only."""
+    stats.accumulate(*_pair(), worst=3).error_stats()
+    for driver in (K.fused_pass, K.finish_pass):
+        assert driver.overloads, driver.__name__
+        for compiled in driver.overloads.values():
+            linked = getattr(compiled.library, "_linking_libraries", None)
+            assert linked is not None, "numba's code library no longer says what it links"
+            assert not linked, (driver.__name__, [str(lib) for lib in linked])
+
+
+def test_a_table_made_for_other_types_is_an_error_not_a_call_into_the_wrong_code():
+    """Each call checks its slot's stamp of the argument types before calling the address: a
+    table of another plan (float32 pairs, other array types) is refused in one sentence."""
+    a, b = _pair()
+    st = stats.accumulate(a, b, worst=3)
+    plan = st.plan
+    other = stats.accumulate(a.astype(np.float32), b.astype(np.float32), worst=3).plan
+    state = stats._Pass(plan, (np.empty(a.size), np.empty(a.size), np.empty(a.size)))
+    try:
+        va, vb = plan.views(a, plan.a_decode), plan.views(b, plan.b_decode)
+        args = state._arguments(0, va, vb)
+        wrong = other.tables(K.block_calls, ())  # made already: no arguments needed
+        with pytest.raises(RuntimeError, match="the kernel table has no _centre for these types"):
+            K.fused_pass(*args[:-1], wrong)
+        with pytest.raises(RuntimeError, match="has no _centre"):
+            K.fused_pass(*args[:-1], np.zeros_like(wrong))  # an empty table: nothing to call
+        K.fused_pass(*args)  # its own table
+    finally:
+        state.release()

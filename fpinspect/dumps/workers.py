@@ -19,12 +19,11 @@ import gc
 import multiprocessing
 import os
 import signal
-import sys
-import threading
 from collections.abc import Callable
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING
 
+from ..numerics.compile_ahead import can_fork
 from .plan import PairPlan
 from .records import Record
 
@@ -35,14 +34,6 @@ if TYPE_CHECKING:
 BATCH_PAIRS = 64
 #: ... and at most this many bytes of fusion-on dump files (a larger pair is a batch alone).
 BATCH_BYTES = 16 << 20
-
-
-def can_fork() -> bool:
-    """Whether worker processes can be forks of this one: on Linux (elsewhere fork is missing,
-    or unsafe with the system's libraries, and a spawned worker would load everything again),
-    while this is the only thread (a fork copies no other thread: a lock one of them held, numba's
-    compile lock say, would stay held in the worker for ever)."""
-    return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
 def batches(sizes: list[int]) -> list[range]:

@@ -171,6 +171,15 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_children)
 
 
+def can_fork() -> bool:
+    """Whether a child process can be a fork of this one: on Linux (elsewhere fork is missing,
+    or unsafe with the system's libraries), while this is the only thread (a fork copies no other
+    thread: a lock one of them held, numba's compile lock say, would stay held in the child for
+    ever). A fork starts at once, with everything imported; a child started anew imports numba
+    and fpinspect first (~0.5 s) and sets up numba's compiler again (~0.25 s)."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1
+
+
 def _can_start_python() -> bool:
     """Whether ``sys.executable`` is a Python interpreter to start the child with (not so in an
     application that embeds or freezes Python)."""
@@ -260,8 +269,24 @@ def start(a_dtype: np.dtype, ref_dtype: np.dtype, size: int, kl: bool) -> None:
         _started.add(key)
     shared, after = compile_ahead_plan(a_dtype, ref_dtype, size, kl)
     calls = child_calls(shared, after)
-    if not _can_start_python() or all(ready(kernel, args) for kernel, args in calls):
+    if all(ready(kernel, args) for kernel, args in calls):
         return
+    how = (a_dtype.str, ref_dtype.str, size, kl)
+    process = _forked(*how) if can_fork() else _spawned(*how)
+    if process is None:
+        return
+    child = _Child(process, calls)
+    with _lock:
+        _children.append(child)
+    with _wait_lock:
+        child.share(shared)
+
+
+def _spawned(a_dtype: str, ref_dtype: str, size: int, kl: bool):
+    """A child started anew: a Python running :func:`compile_calls`, told and telling on its
+    standard input and output (``None`` where none can be started)."""
+    if not _can_start_python():
+        return None
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
@@ -269,20 +294,84 @@ def start(a_dtype: np.dtype, ref_dtype: np.dtype, size: int, kl: bool) -> None:
     # another fpinspect (a checkout) would have the child compile that one's kernels, for nobody
     code = (
         "import sys; sys.path[:] = [p for p in sys.path if p]; "
-        f"from {__name__} import compile_calls; compile_calls({a_dtype.str!r}, {ref_dtype.str!r}, {size}, {kl})"
+        f"from {__name__} import compile_calls; compile_calls({a_dtype!r}, {ref_dtype!r}, {size}, {kl})"
     )
     argv = [sys.executable, "-c", code]
     try:
-        process = subprocess.Popen(
+        return subprocess.Popen(
             argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
     except OSError:
-        return
-    child = _Child(process, calls)
-    with _lock:
-        _children.append(child)
-    with _wait_lock:
-        child.share(shared)
+        return None
+
+
+def _forked(a_dtype: str, ref_dtype: str, size: int, kl: bool):
+    """A child forked from this process (:func:`can_fork`), running :func:`compile_calls` on two
+    pipes; numba's compiler set up here first (:func:`_set_up_compiler`), so that both have it.
+    The child's standard streams go to the null device and it keeps no other descriptor of this
+    process (a pipe this process writes into, say, whose reader waits for its end), and it ends
+    with ``os._exit``: nothing of this process's exit (buffers, handlers) runs twice. ``None``
+    where the fork fails."""
+    _set_up_compiler()
+    claims_r, claims_w = os.pipe()
+    says_r, says_w = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        for fd in (claims_r, claims_w, says_r, says_w):
+            os.close(fd)
+        return None
+    if pid == 0:  # the child: never returns
+        code = 1
+        try:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            keep = sorted({claims_r, says_w})
+            os.closerange(3, keep[0])
+            os.closerange(keep[0] + 1, keep[1])
+            os.closerange(keep[1] + 1, os.sysconf("SC_OPEN_MAX"))
+            compile_calls(a_dtype, ref_dtype, size, kl, claims=claims_r, says=says_w)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(claims_r)
+    os.close(says_w)
+    return _ForkedChild(pid, os.fdopen(says_r, "rb", buffering=0), os.fdopen(claims_w, "wb", buffering=0))
+
+
+def _set_up_compiler() -> None:
+    """Set up numba's compiler for this process (its typing and target contexts' registries: what
+    a process's first compile or cache load otherwise does, ~0.2 s); a fork made after inherits it."""
+    from numba.core.registry import cpu_target
+
+    cpu_target.typing_context.refresh()
+    cpu_target.target_context.refresh()
+
+
+class _ForkedChild:
+    """A forked child as :class:`_Child` uses a :class:`subprocess.Popen`: its two pipes (``stdout``:
+    what it says; ``stdin``: the claims), ``wait()`` and ``returncode``."""
+
+    def __init__(self, pid: int, stdout, stdin):
+        self.pid, self.stdout, self.stdin = pid, stdout, stdin
+        self.returncode: int | None = None
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, 0 if deadline is None else os.WNOHANG)
+            except ChildProcessError:  # reaped elsewhere (SIGCHLD ignored): it has ended all the same
+                self.returncode = -1
+                break
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+                break
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"compile child {self.pid}", timeout)
+            time.sleep(0.005)
+        return self.returncode
 
 
 #: One thread at a time reads the children's pipes (the others wait here for it).
@@ -335,20 +424,17 @@ def child_calls(shared: list, after: list) -> list:
     return shared[::-1] + after
 
 
-def compile_calls(a_dtype, ref_dtype, size: int, kl: bool) -> None:
+def compile_calls(a_dtype, ref_dtype, size: int, kl: bool, *, claims: int = 0, says: int = 1) -> None:
     """What the child runs: each kernel of :func:`child_calls`
     compiled for its arguments' types into the on-disk cache (unless the cache holds it, or the
-    parent has said on standard input that it compiles it itself), then named on standard
-    output. A parent that has gone (nobody reads) does not stop the compiles: the next run finds
-    them."""
+    parent has said on the descriptor ``claims``, standard input by default, that it compiles it
+    itself), then named on ``says`` (standard output). A parent that has gone (nobody reads) does
+    not stop the compiles: the next run finds them."""
     from .stats import compile_ahead_plan
-
-    out = sys.stdout.buffer
 
     def say(text: str) -> None:
         try:
-            out.write(text.encode("ascii") + b"\n")
-            out.flush()
+            os.write(says, text.encode("ascii") + b"\n")
         except OSError:
             pass
 
@@ -356,8 +442,8 @@ def compile_calls(a_dtype, ref_dtype, size: int, kl: bool) -> None:
 
     def take_claims() -> None:
         try:
-            while select.select([sys.stdin], [], [], 0)[0]:
-                data = os.read(sys.stdin.fileno(), 4096)
+            while select.select([claims], [], [], 0)[0]:
+                data = os.read(claims, 4096)
                 if not data:
                     return
                 claimed.update(data.decode("ascii", "replace").split())

@@ -17,12 +17,18 @@ from fpinspect.numerics import kernels as K
 from fpinspect.numerics.stats import _calls, after_pass_calls
 
 
-def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compiled(tmp_path):
+@pytest.mark.parametrize("child", ["forked", "started"])
+def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compiled(tmp_path, child):
     """The fused pass's rarer work, KL's pass and the exact percentiles' selection come out of
     the cache (hits, no compile of their own), the fused pass itself is compiled by the caller,
     each of its block kernels once, by the caller or by the child (then loaded from the cache),
-    and the figures equal those of this process, whose kernels are compiled here."""
-    code = """
+    and the figures equal those of this process, whose kernels are compiled here. The child is
+    a fork where the caller has one thread; where it has another, a Python started anew."""
+    other_thread = (
+        "import threading, time; threading.Thread(target=time.sleep, args=(60,), daemon=True).start()"
+    )
+    code = f"""
+        {other_thread if child == "started" else ""}
         import json, numpy as np
         from fpinspect.numerics import kernels as K
         from fpinspect.numerics.stats import accumulate, _calls
@@ -43,12 +49,13 @@ def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compil
         e = s.error_stats()
         named = sorted(set().union(*(c.named for c in children)))
         claimed = sorted(set().union(*(c.claimed for c in children)))
-        counts = {
+        counts = {{
             k.__name__: (sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values()))
             for k in (K.fused_pass, K.finish_pass, K.kl_pass, K.select_ranks, *(k for k, _ in blocks))
-        }
+        }}
         worst = [int(i) for i in s.worst_index]
-        print(json.dumps({"told": told, "counts": counts, "named": named, "claimed": claimed, "blocks": [k.__name__ for k, _ in blocks], "kl": s.kl, "p50": e["abs"]["p50"], "p99": e["rel"]["p99"], "worst": worst, "max_at": [s.max_abs_index, s.max_rel_index]}))
+        kinds = [type(c.process).__name__ for c in children]
+        print(json.dumps({{"told": told, "counts": counts, "named": named, "claimed": claimed, "blocks": [k.__name__ for k, _ in blocks], "kl": s.kl, "p50": e["abs"]["p50"], "p99": e["rel"]["p99"], "worst": worst, "max_at": [s.max_abs_index, s.max_rel_index], "kinds": kinds}}))
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
@@ -56,6 +63,7 @@ def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compil
         [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env, check=True
     )
     got = json.loads(out.stdout)
+    assert got["kinds"] == [{"forked": "_ForkedChild", "started": "Popen"}[child]]
     counts = got["counts"]
     assert counts["fused_pass"] == [0, 1] and counts["finish_pass"] == [1, 0], (counts, out.stderr[-2000:])
     # KL's pass and the selection: each loaded from the child's cache, or compiled here while the
@@ -368,3 +376,28 @@ def test_the_child_compiles_this_fpinspect_whatever_folder_it_is_started_in(tmp_
         [sys.executable, str(script)], cwd=decoy.parent, capture_output=True, text=True, env=env, check=True
     )
     assert not marker.exists() and out.stdout.split() == ["1", "0"], (out.stdout, out.stderr[-2000:])
+
+
+def test_a_forked_child_keeps_no_descriptor_of_its_parent(tmp_path):
+    """A forked child holds its two pipes and the null device only: not the parent's standard
+    output, say, whose reader would otherwise wait for the child's end, seconds after the
+    parent's (``fpinspect diff ... | head``)."""
+    code = """
+        import os, numpy as np
+        from fpinspect.numerics import compile_ahead
+        compile_ahead.start(np.dtype("<f2"), np.dtype("<f2"), 3000, True)
+        child = compile_ahead._children[0].process
+        fds = os.listdir(f"/proc/{child.pid}/fd")
+        targets = sorted(os.readlink(f"/proc/{child.pid}/fd/{fd}") for fd in fds)
+        print(type(child).__name__, os.readlink("/proc/self/fd/1"), *targets, sep="\\n")
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env, check=True
+    )
+    kind, stdout, *targets = out.stdout.split("\n")[:-1]
+    assert kind == "_ForkedChild" and stdout.startswith("pipe:"), out.stdout
+    assert stdout not in targets, out.stdout
+    assert sorted(set(targets)) == sorted({"/dev/null", *(t for t in targets if t.startswith("pipe:"))})
+    assert targets.count("/dev/null") == 3 and len(targets) == 5, targets  # 0, 1, 2 and two pipes

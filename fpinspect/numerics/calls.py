@@ -6,10 +6,11 @@ numba compiles a direct call to another kernel by linking the callee's whole com
 into the caller's and optimising the two again; a driver of a dozen block kernels redid all
 of their LLVM work in its own compile, which no other process can share (measured: a driver
 of four block kernels compiled in 0.70-0.80 s with direct calls, 0.29-0.30 s through
-addresses). Through :func:`call`, the callee is typed (compiled, or loaded from the cache) as
-before, to know what it returns, but the caller only loads its address from the table it is
-given and calls it with numba's own calling convention, so arrays, tuples and error statuses
-pass as in a direct call.
+addresses). Through :func:`call`, the caller is typed with what the callee's slot says it
+returns, without compiling the callee, and only loads its address from the table it is given
+and calls it with numba's own calling convention, so arrays, tuples and error statuses pass as
+in a direct call. A caller's callees are compiled where its table is made, for the calls the
+kind of pair makes: one that a kind never calls is never compiled for it.
 
 The table, one int64 array per driver and kind of call (:func:`table`), holds for each
 callee slot (:func:`slot`) its address and a hash of the argument types it was compiled for;
@@ -27,13 +28,18 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-#: ``id`` of each callee's dispatcher -> its slot in a table (module-level dispatchers: ids are theirs).
+#: ``id`` of each callee's dispatcher -> its slot in a table (module-level dispatchers: ids are
+#: theirs), and what it returns (a numba type).
 _SLOTS: dict[int, int] = {}
+_RETURNS: dict[int, types.Type] = {}
 
 
-def slot(kernel) -> int:
-    """``kernel``'s slot in every table: :func:`call` can call it. Returns ``kernel``."""
+def slot(kernel, returns: types.Type):
+    """Give ``kernel`` its slot in every table, so that :func:`call` can call it; ``returns`` is
+    the numba type it returns, which types a call without compiling it (a kernel a pair does
+    not call is then never compiled for it); :func:`table` checks it. Returns ``kernel``."""
     _SLOTS.setdefault(id(kernel), len(_SLOTS))
+    _RETURNS[id(kernel)] = returns
     return kernel
 
 
@@ -56,6 +62,11 @@ def table(calls) -> np.ndarray:
         argtypes = _argument_types(args)
         kernel.compile(argtypes)
         compiled = kernel.overloads[argtypes]
+        if compiled.signature.return_type != _RETURNS[id(kernel)]:
+            raise RuntimeError(
+                f"{kernel.__name__} returns {compiled.signature.return_type}, "
+                f"not the {_RETURNS[id(kernel)]} its slot says"
+            )
         i = 2 * _SLOTS[id(kernel)]
         out[i] = compiled.library.get_pointer_to_function(compiled.fndesc.llvm_func_name)
         out[i + 1] = _hash(argtypes)
@@ -64,13 +75,12 @@ def table(calls) -> np.ndarray:
 
 @intrinsic
 def call(typingctx, fns, kernel, args):
-    """``kernel(*args)`` through the table ``fns`` (:func:`table`): typed as that call, the
-    callee compiled for these types, but called at the address in its slot, once the slot's
-    hash is the one of these types (else ``RuntimeError``)."""
+    """``kernel(*args)`` (``args`` a tuple) through the table ``fns`` (:func:`table`): it returns
+    what ``kernel``'s slot says, and calls the address in the slot once the slot's stamp is the
+    one of these argument types (else ``RuntimeError``: no kernel for them in this table)."""
     dispatcher = kernel.dispatcher
-    argtypes = tuple(args.types) if isinstance(args, types.BaseTuple) else (args,)
-    dispatcher.compile(argtypes)
-    restype = dispatcher.overloads[argtypes].signature.return_type
+    argtypes = tuple(args.types)
+    restype = _RETURNS[id(dispatcher)]
     index = 2 * _SLOTS[id(dispatcher)]
     expected = _hash(argtypes)
 

@@ -28,6 +28,7 @@ import math
 from types import SimpleNamespace
 
 import numpy as np
+from numba import types
 
 from .calls import call, slot
 from .intrinsics import (
@@ -680,27 +681,28 @@ N_REC = 5
 
 
 #: The block kernels the two passes call, through a table of their addresses (:func:`~.calls.call`:
-#: each driver's compile then leaves its callees' compiled code out of its own), each given its slot.
+#: each driver's compile then leaves its callees' compiled code out of its own), each given its
+#: slot and what it returns: a pass is typed without compiling its callees, so a kind of pair
+#: compiles only those it calls (:func:`block_calls`, :func:`finish_calls`; a table checks each).
+_F, _I = types.float64, types.int64
 _CALLEES = tuple(
-    map(
-        slot,
-        (
-            _centre,
-            _decode_block,
-            _sums_block,
-            _bit_equal,
-            _equal_block,
-            _ratios_block,
-            _ulp_diff_block,
-            _scatter,
-            _ulp_error_block,
-            _keep_block,
-            _fold_chunk,
-            _count_specials,
-            _first_index,
-            _count_large_distances,
-            _worst_block,
-        ),
+    slot(kernel, returns)
+    for kernel, returns in (
+        (_centre, types.UniTuple(_F, 2)),
+        (_decode_block, types.none),
+        (_sums_block, types.Tuple((_F,) * 9 + (_I,))),
+        (_bit_equal, types.boolean),
+        (_equal_block, types.UniTuple(_I, 3)),
+        (_ratios_block, types.Tuple((_I,) * 6 + (_F,) + (_I,) * 4 + (_F, _I))),
+        (_ulp_diff_block, types.Tuple((_I, _I, _I, types.uint64, types.uint64))),
+        (_scatter, types.none),
+        (_ulp_error_block, types.Tuple((_F, _I, _I, _I))),
+        (_keep_block, types.none),
+        (_fold_chunk, types.none),
+        (_count_specials, types.Tuple((_I, _F, _F, _F, _F, _I, _F, _I))),
+        (_first_index, _I),
+        (_count_large_distances, _F),
+        (_worst_block, _F),
     )
 )
 
@@ -1164,27 +1166,30 @@ def block_calls(*pass_args) -> list:
     keep = (p.keep_abs, p.keep_rel, p.keep_ulp)
     ints, floats = (0,) * 7, (0.0,) * 14  # fused_pass's counters (int64), its centre and sums (float64)
     use_table = (p.mode & USE_TABLE) != 0
-    return [
+    keep_values, sketch = (p.mode & KEEP_VALUES) != 0, (p.mode & SKETCH) != 0
+    calls = [
         (_centre, (p.ua, p.ub, p.fa, p.fb, p.table_a, p.table_b, use_table, p.ua.size)),
         (_decode_block, (p.ua, p.ub, p.fa, p.fb, p.table_a, p.table_b, use_table, 0, m, xs, ys)),
         (_sums_block, (xs, ys, m, 0.0, 0.0)),
-        (_bit_equal, (block_a, block_b, m)),
-        (_equal_block, (xs, m, p.tiny)),
-        (_ratios_block, (xs, ys, m, p.tiny, p.slots)),
-        (_ulp_diff_block, (block_a, block_b, xs, ys, m, p.sign_mask, p.mag_mask, p.slots[2])),
-        (_scatter, (p.slots[2], m, p.small)),
-        (_ulp_error_block, (xs, ys, m, *ulp, p.share_tol, p.slots[2])),
-        (_keep_block, (xs, ys, m, p.offset, p.tiny, same, *ulp, *keep)),
-        (
-            _fold_chunk,
-            (p.acc, p.cnt, p.ucnt, p.hist_exact, p.small, same, m, m, floats, np.uint64(0), ints, (m,) * 7),
-        ),
     ]
+    if same:  # blocks equal bit for bit
+        calls += [(_bit_equal, (block_a, block_b, m)), (_equal_block, (xs, m, p.tiny))]
+    calls.append((_ratios_block, (xs, ys, m, p.tiny, p.slots)))
+    if same:  # ULP distances of the bit patterns, counted into the small ones' histogram
+        calls.append((_ulp_diff_block, (block_a, block_b, xs, ys, m, p.sign_mask, p.mag_mask, p.slots[2])))
+    else:
+        calls.append((_ulp_error_block, (xs, ys, m, *ulp, p.share_tol, p.slots[2])))
+    if same or sketch:
+        calls.append((_scatter, (p.slots[2], m, p.small)))
+    if keep_values:
+        calls.append((_keep_block, (xs, ys, m, p.offset, p.tiny, same, *ulp, *keep)))
+    fold = (p.acc, p.cnt, p.ucnt, p.hist_exact, p.small, same, m, m, floats, np.uint64(0), ints, (m,) * 7)
+    return [*calls, (_fold_chunk, fold)]
 
 
 def finish_calls(*finish_args) -> list:
-    """The block kernels :func:`finish_pass` calls with these arguments, each with arguments of
-    the types it passes them there (as :func:`block_calls` for the fused pass)."""
+    """The block kernels :func:`finish_pass` calls with these arguments (all but its table), each
+    with arguments of the types it passes them there (as :func:`block_calls` for the fused pass)."""
     p = SimpleNamespace(**dict(zip(_FINISH_PARAMETERS, finish_args, strict=True)))
     m = 1
     xs, ys = p.values[0], p.values[1]
@@ -1193,16 +1198,33 @@ def finish_calls(*finish_args) -> list:
     use_table = (p.mode & USE_TABLE) != 0
     same = (p.mode & SAME_FORMAT) != 0
     masks = (p.sign_mask, p.mag_mask)
-    return [
+    calls = [
         (_decode_block, (p.ua, p.ub, p.fa, p.fb, p.table_a, p.table_b, use_table, 0, m, xs, ys)),
         (_count_specials, (xs, ys, m, p.cnt)),
         (_first_index, (p.ua, p.ub, xs, ys, 0, m, np.int64(0), 0.0, p.tiny, *masks, *ulp)),
-        (_count_large_distances, (p.ua, p.ub, xs, ys, 0, m, *masks, p.hist_exact, p.hist_log)),
-        (
-            _worst_block,
-            (p.ua, p.ub, xs, ys, 0, m, 0, same, same, *masks, *ulp, 0.0, p.worst_score, p.worst_index, p.cnt),
-        ),
     ]
+    if same:  # ULP distances of SMALL_DIST and more
+        calls.append((_count_large_distances, (p.ua, p.ub, xs, ys, 0, m, *masks, p.hist_exact, p.hist_log)))
+    if p.worst_score.size:
+        worst = (
+            p.ua,
+            p.ub,
+            xs,
+            ys,
+            0,
+            m,
+            0,
+            same,
+            same,
+            *masks,
+            *ulp,
+            0.0,
+            p.worst_score,
+            p.worst_index,
+            p.cnt,
+        )
+        calls.append((_worst_block, worst))
+    return calls
 
 
 def scratch(elements: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -43,3 +43,21 @@ def test_a_table_made_for_other_types_is_an_error_not_a_call_into_the_wrong_code
         K.fused_pass(*args)  # its own table
     finally:
         state.release()
+
+
+def test_a_slot_that_says_the_wrong_return_type_is_refused_when_its_table_is_made():
+    """A pass is typed with what each slot says its kernel returns (its callees uncompiled): a
+    kernel that returns something else is refused before anything calls it."""
+    from numba import njit, types
+
+    from fpinspect.numerics import calls
+
+    @njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+    def halve(x):
+        return x / 2.0
+
+    calls.slot(halve, types.int64)
+    with pytest.raises(RuntimeError, match=r"halve returns float64, not the int64 its slot says"):
+        calls.table([(halve, (3.0,))])
+    calls.slot(halve, types.float64)
+    assert calls.table([(halve, (3.0,))]).any()

@@ -269,7 +269,9 @@ def start(a_dtype: np.dtype, ref_dtype: np.dtype, size: int, kl: bool) -> None:
         _started.add(key)
     shared, after = compile_ahead_plan(a_dtype, ref_dtype, size, kl)
     calls = child_calls(shared, after)
-    if all(ready(kernel, args) for kernel, args in calls):
+    # nothing left to compile, or only what a child started for another kind is compiling (this
+    # pair waits for it before calling it): no second child
+    if all(ready(kernel, args) or coming(kernel) for kernel, args in calls):
         return
     how = (a_dtype.str, ref_dtype.str, size, kl)
     process = _forked(*how) if can_fork() else _spawned(*how)
@@ -420,8 +422,10 @@ def wait(kernel=None) -> None:
 def child_calls(shared: list, after: list) -> list:
     """The child's calls in its order, from :func:`~fpinspect.numerics.stats.compile_ahead_plan`'s
     ``(shared, after)``: the shared block kernels from the last (the caller takes them from the
-    first, :meth:`_Child.share`), then the rest."""
-    return shared[::-1] + after
+    first, :meth:`_Child.share`), then the rest, less those shared already (a block kernel both
+    passes call with the same types)."""
+    seen = {(kernel, _signature(args)) for kernel, args in shared}
+    return shared[::-1] + [(kernel, args) for kernel, args in after if (kernel, _signature(args)) not in seen]
 
 
 def compile_calls(a_dtype, ref_dtype, size: int, kl: bool, *, claims: int = 0, says: int = 1) -> None:

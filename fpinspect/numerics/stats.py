@@ -260,13 +260,6 @@ class _Pass:
         self.ulp_sum += int(self.ucnt[K.SUM_ULP_DIFF])
         self.ucnt[K.SUM_ULP_DIFF] = 0
 
-    def announce(self, offset: int, va: tuple, vb: tuple) -> None:
-        """Tell :func:`~fpinspect.numerics.compile_ahead.on_compile`'s listener when feeding
-        this first chunk of the plan's kind will compile the pass."""
-        p = self.plan
-        what = f"{p.fmt.name} pairs" if p.same else f"{p.fmt.name} against a wider reference"
-        compile_ahead.announce(K.fused_pass, self._arguments(offset, va, vb, _NO_TABLE), what)
-
     def _scratch(self, va: tuple) -> tuple:
         """The scratch arrays, with a block record wide enough for this chunk."""
         if va[0].size > self.scratch[3].shape[1] * K.BLOCK:
@@ -459,7 +452,10 @@ class _Plan:
         from the cache then, instead of compiling here)."""
         fns = self._tables.get(calls_of)
         if fns is None:  # two threads may both make it: the same table, either kept
-            fns = self._tables[calls_of] = calls.table(calls_of(*args))
+            kernels = calls_of(*args)
+            for kernel, _ in kernels:  # one a child is compiling: its, not compiled here again
+                compile_ahead.wait(kernel)
+            fns = self._tables[calls_of] = calls.table(kernels)
         return fns
 
     def __reduce__(self):
@@ -718,6 +714,9 @@ def accumulate(
     # chunks arrive byte-swapped to machine order (ChunkReader)
     a_dtype, ref_dtype = native(a.dtype), native(ref.dtype)
     plan = _plan_for(a_dtype, ref_dtype, ra.size <= EXACT_CAP, worst)
+    if plan.kind not in _announced:  # the first pair of this kind in the process
+        _announced.add(plan.kind)
+        _announce(plan, a_dtype, ref_dtype, ra.size, kl)
     compile_ahead.start(a_dtype, ref_dtype, ra.size, kl)
     ranges = chunk_ranges(ra.size, chunk)
     if plan.keep_values:
@@ -750,9 +749,6 @@ def accumulate(
                 plan.views(ra.read(lo, hi, buf_a), plan.a_decode),
                 plan.views(rr.read(lo, hi, buf_r), plan.b_decode),
             )
-            if plan.kind not in _announced:  # the first chunk of this kind in the process
-                _announced.add(plan.kind)
-                state.announce(lo, va, vb)
             state.feed(lo, va, vb, partial(again, lo, hi) if width and not state.finishing else None)
             if len(ranges) == 1:
                 last.append((va, vb))  # KL's pass reads the same views
@@ -792,6 +788,15 @@ def accumulate(
 _EMPTY_KEEP = np.empty(0, dtype=np.float64)
 #: The plan kinds whose pass compile_ahead.announce was asked about (once each per process).
 _announced: set[tuple] = set()
+
+
+def _announce(plan: _Plan, a_dtype, ref_dtype, size: int, kl: bool) -> None:
+    """Tell :func:`~fpinspect.numerics.compile_ahead.on_compile`'s listener when this first pair of
+    the plan's kind will compile the pass (before anything compiles: the child may compile it)."""
+    what = f"{plan.fmt.name} pairs" if plan.same else f"{plan.fmt.name} against a wider reference"
+    compile_ahead.announce(*_calls(a_dtype, ref_dtype, size, kl)[0][0], what)
+
+
 #: Kept-value buffers of at most this many elements go back to their thread for reuse.
 _LENT_MAX = 1 << 18
 #: ... and at most this many per thread.
@@ -884,38 +889,40 @@ def _kl_call(plan: _Plan, va: tuple, vb: tuple, side_x, side_y, values, sums):
 def after_pass_calls(a_dtype, ref_dtype, size: int, kl: bool) -> list:
     """The compiled kernels a pair of these dtypes and element count calls after the fused pass,
     each with arguments of the types it will get there (a one-element pair's): the pass's rarer
-    work (:func:`~fpinspect.numerics.kernels.finish_pass`), where the values are kept the
+    work (:func:`~fpinspect.numerics.kernels.finish_pass`, then the block kernels of it that the
+    pair calls, of which its table is made when it is first called), where the values are kept the
     selection of the exact percentiles (:class:`~fpinspect.numerics.quantiles.RealQuantiles`),
     and KL's pass when ``kl``. In the order the child compiles them: the pass's first, then the
-    selection (the longest compile, ~1.9 s) before KL's (~0.7 s), which a pair calls first: the
+    selection (the longest compile, ~1.4 s) before KL's (~0.7 s), which a pair calls first: the
     process, done with its fused pass, compiles KL's itself meanwhile
     (:mod:`~fpinspect.numerics.compile_ahead`)."""
     return _calls(a_dtype, ref_dtype, size, kl)[1]
 
 
 def compile_ahead_plan(a_dtype, ref_dtype, size: int, kl: bool) -> tuple[list, list]:
-    """``(shared, after)``: what :mod:`~fpinspect.numerics.compile_ahead` has compiled on both
-    cores before the fused pass's own compile: its block kernels (none when the pass itself is
-    compiled or cached), which the caller compiles in this order and the child from the other
-    end until they meet, then :func:`after_pass_calls`, the child's alone. Measured on two
-    cores, the pass's own compile (~1.5 s, after its block kernels) and the rarer work's (~2 s
-    with its own block kernels, the child's, begun ~0.7 s later: numba's import and first
-    compile) come out about even; the one that gets to a kernel second finds it cached."""
+    """``(shared, after)``: what :mod:`~fpinspect.numerics.compile_ahead` compiles on both cores
+    before the fused pass runs: its block kernels that this kind of pair calls, then the pass
+    itself (typed without them: :mod:`~fpinspect.numerics.calls`), those not compiled or cached
+    yet, which the caller compiles in this order and the child from the other end (the pass
+    first) until they meet; then :func:`after_pass_calls`, the child's alone, while the pass runs
+    (its chunks' rarer work waits for finish_pass, :meth:`_Pass.feed`)."""
     (pass_call, blocks), after = _calls(a_dtype, ref_dtype, size, kl)
-    return ([] if compile_ahead.ready(*pass_call) else blocks), after
+    return [call for call in (*blocks, pass_call) if not compile_ahead.ready(*call)], after
 
 
 def _calls(a_dtype, ref_dtype, size: int, kl: bool) -> tuple:
     """``((fused pass call, its block kernels' calls), after-pass calls)`` of a one-element pair
     of this kind: each kernel with arguments of the types a real pair's calls pass."""
-    plan = _plan_for(np.dtype(a_dtype), np.dtype(ref_dtype), size <= EXACT_CAP, 0)
+    # worst elements kept (what diff and compare ask for): their kernel is compiled ahead too
+    plan = _plan_for(np.dtype(a_dtype), np.dtype(ref_dtype), size <= EXACT_CAP, 1)
     ca, cr = np.zeros(1, dtype=a_dtype), np.zeros(1, dtype=ref_dtype)
     va, vb = plan.views(ca, plan.a_decode), plan.views(cr, plan.b_decode)
     keep = (np.empty(1), np.empty(1), np.empty(1)) if plan.keep_values else (_EMPTY_KEEP,) * 3
     state = _Pass(plan, keep)
     try:
         pass_args = state._arguments(0, va, vb, _NO_TABLE)
-        after = [(K.finish_pass, state._finish_arguments(0, va, vb, fns=_NO_TABLE))]
+        finish_args = state._finish_arguments(0, va, vb, fns=_NO_TABLE)
+        after = [(K.finish_pass, finish_args), *K.finish_calls(*finish_args[:-1])]
     finally:
         state.release()
     if plan.keep_values:

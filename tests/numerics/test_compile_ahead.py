@@ -63,9 +63,13 @@ def test_a_cold_first_pair_loads_its_after_pass_kernels_from_what_a_child_compil
         [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env, check=True
     )
     got = json.loads(out.stdout)
-    assert got["kinds"] == [{"forked": "_ForkedChild", "started": "Popen"}[child]]
+    # (a second child, for the pair without KL, where the first one had yet to cache its last kernels)
+    assert set(got["kinds"]) == {{"forked": "_ForkedChild", "started": "Popen"}[child]}, got["kinds"]
     counts = got["counts"]
-    assert counts["fused_pass"] == [0, 1] and counts["finish_pass"] == [1, 0], (counts, out.stderr[-2000:])
+    # the pass: compiled once, by the caller or by the child (which takes it first); its rarer
+    # work: loaded from what the child compiled
+    assert sum(counts["fused_pass"]) == 1 and counts["finish_pass"] == [1, 0], (counts, out.stderr[-2000:])
+    assert (counts["fused_pass"] == [1, 0]) == ("fused_pass" in got["named"]), got
     # KL's pass and the selection: each loaded from the child's cache, or compiled here while the
     # caller waited for the child to finish another (never both, never loaded without the child)
     for name in ("kl_pass", "select_ranks"):
@@ -121,7 +125,10 @@ def test_the_calls_compiled_ahead_have_the_types_the_pair_passes():
         b[7] = np.nan
         accumulate(a, b, kl=True, worst=3).error_stats()
         calls = after_pass_calls(np.dtype(dtype), np.dtype(ref), n, True)
-        want = ["finish_pass"] + ([] if n > 1 << 21 else ["select_ranks"]) + ["kl_pass"]
+        finishing = ["finish_pass", "_decode_block", "_count_specials", "_first_index"]
+        finishing += ["_count_large_distances"] if dtype == ref else []
+        finishing += ["_worst_block"]  # finish_pass's block kernels, of which its table is made
+        want = finishing + ([] if n > 1 << 21 else ["select_ranks"]) + ["kl_pass"]
         # only what such a pair calls, the longest compile first
         assert [kernel.__name__ for kernel, _ in calls] == want
         (pass_call, blocks), _ = _calls(np.dtype(dtype), np.dtype(ref), n, True)
@@ -182,8 +189,11 @@ def test_the_child_skips_what_the_caller_says_it_compiles_itself(tmp_path):
     code = (
         "from fpinspect.numerics.compile_ahead import compile_calls; compile_calls('<f2', '<f2', 3000, True)"
     )
-    (_, blocks), _ = _calls(np.dtype("<f2"), np.dtype("<f2"), 3000, True)  # the child's pass is not cached
-    claimed = [kernel.__name__ for kernel, _ in blocks] + ["finish_pass", "select_ranks"]
+    # the child's cache is empty: it would compile the pass and its block kernels too
+    (pass_call, blocks), after = _calls(np.dtype("<f2"), np.dtype("<f2"), 3000, True)
+    claimed = [kernel.__name__ for kernel, _ in compile_ahead.child_calls([*blocks, pass_call], after)]
+    assert claimed[-1] == "kl_pass"
+    claimed = claimed[:-1]  # all but KL's pass
     out = subprocess.run(
         [sys.executable, "-c", code],
         input="".join(name + "\n" for name in claimed),

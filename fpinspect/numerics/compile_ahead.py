@@ -4,12 +4,16 @@ With an empty compile cache a first pair compiles every kernel it calls, one aft
 one core: :func:`~fpinspect.numerics.kernels.fused_pass` with its block kernels, then the pass's
 rarer work (:func:`~fpinspect.numerics.kernels.finish_pass`), KL's pass and the exact
 percentiles' selection. :func:`start` has a child process compile some of them meanwhile, on
-another core, into numba's on-disk cache, in the order of :func:`child_calls`: the fused
-pass's block kernels from the last, then the rest (:func:`~fpinspect.numerics.stats.compile_ahead_plan`). The caller compiles the block kernels from the first (:meth:`_Child.share`)
-until it meets one the child has started on, waits for the child to cache those, and compiles
-the pass itself, which then loads them. The child says on its standard output when it starts on
-a kernel (``+name``) and when that one is in the cache (``name``); the caller says on the child's
-standard input which kernels it compiles itself (the child skips them). Before the first call of
+another core, into numba's on-disk cache, in the order of :func:`child_calls`: the fused pass
+and its block kernels from the last (the pass is typed without them:
+:mod:`~fpinspect.numerics.calls`), then the rest
+(:func:`~fpinspect.numerics.stats.compile_ahead_plan`). The caller compiles the block kernels
+from the first (:meth:`_Child.share`) until it meets one the child has started on and waits for
+the child to cache those; the pass then loads them. The child is a fork of the caller where the
+caller runs one thread (:func:`can_fork`: it starts at once, with everything imported), else a
+Python started anew. The child says on a pipe (a started one's standard output) when it starts
+on a kernel (``+name``) and when that one is in the cache (``name``); the caller says on another
+(its standard input) which kernels it compiles itself (the child skips them). Before the first call of
 a kernel the child has started on, the caller waits until it is cached (:func:`wait`); while it
 waits it compiles the next one the child has not started on; one the child has not started on
 it compiles itself. The fused pass does not wait for finish_pass: while the child has yet to

@@ -767,8 +767,10 @@ def fused_pass(
     maximum, ULP distances of :data:`SMALL_DIST` and more, the worst elements) is
     :func:`finish_pass`'s, a kernel of its own so that its compile can run on another core
     while this one's does (:mod:`~fpinspect.numerics.compile_ahead`); so are the chunk's
-    centre (:func:`_centre`) and what it adds to the running state (:func:`_fold_chunk`): this
-    kernel's own compile, which no other process can share, is little more than its block loop.
+    centre (:func:`_centre`) and what it adds to the running state (:func:`_fold_chunk`), so
+    that this kernel's own code is little more than its block loop. It calls its block kernels
+    through the table ``fns`` (:mod:`~fpinspect.numerics.calls`: its compile holds none of their
+    code, and needs none of them compiled first).
     """
     n = ua.size
     use_table = (mode & USE_TABLE) != 0

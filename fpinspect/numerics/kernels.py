@@ -970,9 +970,12 @@ def finish_pass(
     have_dist = cnt[MAX_ULP_INDEX] >= 0
     # not literals: numba would compile _first_index once per literal value
     what_abs, what_rel, what_dist, what_err = np.int64(0), np.int64(1), np.int64(2), np.int64(3)
+    # the format's facts, as the block kernels take them
+    ulp = (sign_mask, mag_mask, emin, emax, inv_ulp, ulp_size)
 
     for start in range(0, n, BLOCK):
         m = imin(BLOCK, n - start)
+        block = (ua, ub, xs, ys, start, m)  # what the block kernels below take first
         col = start // BLOCK
         first = offset + start
         b_nf = rec[REC_FINITE, col]
@@ -1007,130 +1010,30 @@ def finish_pass(
 
         if b_abs > max_abs:
             max_abs = b_abs
-            cnt[MAX_ABS_INDEX] = first + call(
-                fns,
-                _first_index,
-                (
-                    ua,
-                    ub,
-                    xs,
-                    ys,
-                    start,
-                    m,
-                    what_abs,
-                    b_abs,
-                    tiny,
-                    sign_mask,
-                    mag_mask,
-                    emin,
-                    emax,
-                    inv_ulp,
-                    ulp_size,
-                ),
-            )
+            cnt[MAX_ABS_INDEX] = first + call(fns, _first_index, block + (what_abs, b_abs, tiny) + ulp)
         if b_rel > max_rel:
             max_rel = b_rel
-            cnt[MAX_REL_INDEX] = first + call(
-                fns,
-                _first_index,
-                (
-                    ua,
-                    ub,
-                    xs,
-                    ys,
-                    start,
-                    m,
-                    what_rel,
-                    b_rel,
-                    tiny,
-                    sign_mask,
-                    mag_mask,
-                    emin,
-                    emax,
-                    inv_ulp,
-                    ulp_size,
-                ),
-            )
+            cnt[MAX_REL_INDEX] = first + call(fns, _first_index, block + (what_rel, b_rel, tiny) + ulp)
         if same:
             if new_dist:
                 max_dist = b_dist
                 have_dist = True
                 cnt[MAX_ULP_INDEX] = first + call(
-                    fns,
-                    _first_index,
-                    (
-                        ua,
-                        ub,
-                        xs,
-                        ys,
-                        start,
-                        m,
-                        what_dist,
-                        np.float64(b_dist),
-                        tiny,
-                        sign_mask,
-                        mag_mask,
-                        emin,
-                        emax,
-                        inv_ulp,
-                        ulp_size,
-                    ),
+                    fns, _first_index, block + (what_dist, np.float64(b_dist), tiny) + ulp
                 )
             if far:
                 s_ulp_huge += call(
-                    fns,
-                    _count_large_distances,
-                    (ua, ub, xs, ys, start, m, sign_mask, mag_mask, hist_exact, hist_log),
+                    fns, _count_large_distances, block + (sign_mask, mag_mask, hist_exact, hist_log)
                 )
         elif b_err > max_err:
             max_err = b_err
-            cnt[MAX_ULP_INDEX] = first + call(
-                fns,
-                _first_index,
-                (
-                    ua,
-                    ub,
-                    xs,
-                    ys,
-                    start,
-                    m,
-                    what_err,
-                    b_err,
-                    tiny,
-                    sign_mask,
-                    mag_mask,
-                    emin,
-                    emax,
-                    inv_ulp,
-                    ulp_size,
-                ),
-            )
+            cnt[MAX_ULP_INDEX] = first + call(fns, _first_index, block + (what_err, b_err, tiny) + ulp)
 
         if track_worst and (n_mismatch > 0 or b_score > worst_floor):
             worst_floor = call(
                 fns,
                 _worst_block,
-                (
-                    ua,
-                    ub,
-                    xs,
-                    ys,
-                    start,
-                    m,
-                    first,
-                    same,
-                    by_bits,
-                    sign_mask,
-                    mag_mask,
-                    emin,
-                    emax,
-                    inv_ulp,
-                    ulp_size,
-                    worst_floor,
-                    worst_score,
-                    worst_index,
-                    cnt,
-                ),
+                block + (first, same, by_bits) + ulp + (worst_floor, worst_score, worst_index, cnt),
             )
 
     acc[SCRIPT_DOT] += x_dot

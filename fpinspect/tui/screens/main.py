@@ -54,6 +54,23 @@ FIRST_OPS = 1000
 SWITCH_SECONDS = 0.001
 
 
+def _first_long_lived(call: Callable[..., T]) -> Callable[..., T]:
+    """``call``, its first call made through :func:`_long_lived`: the first pair computed loads
+    numba and the compiled kernels (~0.3 s, ~50 000 objects that live as long as the process);
+    left young, they made the next full collections scan them all (30-40 ms, on the screen's
+    thread as often as not, a key waiting)."""
+    first = True
+
+    def calling(fn: Callable[..., T], *args) -> T:
+        nonlocal first
+        if first:
+            first = False
+            return call(_long_lived, partial(fn, *args))
+        return call(fn, *args)
+
+    return calling
+
+
 def _long_lived(make: Callable[[], T]) -> T:
     """``make()`` with the cyclic collector paused, and what it built then frozen
     (:func:`~fpinspect.dumps.graph.collector_paused`): a loaded run or a localisation lives as
@@ -212,7 +229,7 @@ class MainScreen(Screen):
         ``demand`` (the highlighted op's) go first, newest first; post batches, then localise."""
         worker = get_current_worker()
         tell_when_compiling(self.app)
-        sweep = comparison.sweep(plans, demand=demand, call=background.call)
+        sweep = comparison.sweep(plans, demand=demand, call=_first_long_lived(background.call))
         batch, last = [], monotonic()
         try:
             for record, demanded in sweep:
@@ -458,6 +475,11 @@ class MainScreen(Screen):
 
     @on(OpList.Highlighted)
     def _highlighted(self, msg: OpList.Highlighted) -> None:
+        # the last step of a move along the list: once it is painted, the key is answered and the
+        # background loops go on (held until then, dumps.pacing), not after ANSWER_SECONDS: keys
+        # pressed one after another then never hold the loops without a break, which after
+        # pacing.LONGEST_WAIT would let them run on for a burst while a key is answered
+        self.call_after_refresh(pacing.release)
         insp = self.inspection
         if insp is None:
             return

@@ -8,6 +8,8 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Static
 
+from .in_place import update_in_place
+
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
@@ -61,4 +63,4 @@ class Banner(Static):
     def _draw(self) -> None:
         spinner = Content.styled(_FRAMES[self._frame] + " ", "$text-accent") if self.busy else Content("")
         note = Content("\n") + self._note if self._note is not None else Content("")
-        self.update(spinner + self._message + note)
+        update_in_place(self, spinner + self._message + note)  # the spinner turns 10 times a second

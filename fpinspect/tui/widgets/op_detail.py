@@ -18,6 +18,7 @@ from ...dumps.verdict import format_score
 from ...replay.evidence import ReplayEvidence
 from ..model import Inspection, OriginalOp
 from . import styled
+from .in_place import update_in_place
 from .replay_view import replay_lines
 
 #: Neighbours named before "+N more".
@@ -183,7 +184,7 @@ class PairCard(Static, can_focus=True):
     ) -> None:
         """Show ``plan`` (default: the card's own) with its record and replay."""
         self.plan = plan or self.plan
-        self.update(pair_content(self.plan, record, pending, replay, replaying))
+        update_in_place(self, pair_content(self.plan, record, pending, replay, replaying))
 
     def action_choose(self) -> None:
         self.post_message(self.Chosen(self.plan))
@@ -240,8 +241,9 @@ class OpDetail(VerticalScroll):
             state += Content(" · ") + styled.role(finding.role)
         if finding is not None and finding.reason:
             state += Content(f": {finding.reason}")
-        self.query_one("#detail-head", Static).update(head + state)
-        self.query_one("#detail-originals", Static).update(self._originals(insp, name))
+        # in place: moving along the list mostly shows parts of the same heights (no layout then)
+        update_in_place(self.query_one("#detail-head", Static), head + state)
+        update_in_place(self.query_one("#detail-originals", Static), self._originals(insp, name))
         links = Content.assemble(
             ("producers ", styled.MUTED),
             _names(insp.producers(name)),
@@ -250,12 +252,12 @@ class OpDetail(VerticalScroll):
             _names(insp.consumers(name)),
             ("  (c)", styled.MUTED),
         )
-        self.query_one("#detail-links", Static).update(links)
+        update_in_place(self.query_one("#detail-links", Static), links)
         self._show_pairs(insp, name)
         info = self.query_one("#detail-info", Static)
         info.display = insp.showing_all
         if insp.showing_all:
-            info.update(op_info_content(insp, name))
+            update_in_place(info, op_info_content(insp, name))
 
     def _originals(self, insp: Inspection, name: str) -> Content:
         originals = insp.originals(name)

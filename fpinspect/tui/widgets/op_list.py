@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.segment import Segment
 from textual import events
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -75,8 +75,9 @@ class OpList(ScrollView, can_focus=True):
         Binding("enter", "choose", "Drill down", tooltip="Open the worst pair of this op", id="drill-down"),
     ]
 
-    #: always_update: a new set of rows re-announces the highlighted op even at the same index
-    cursor: reactive[int] = reactive(0, init=False, always_update=True)
+    #: always_update: a new set of rows re-announces the highlighted op even at the same index;
+    #: no repaint of its own: :meth:`watch_cursor` repaints the two lines the cursor leaves and enters
+    cursor: reactive[int] = reactive(0, init=False, always_update=True, repaint=False)
 
     class Highlighted(Message):
         def __init__(self, name: str | None) -> None:
@@ -95,6 +96,7 @@ class OpList(ScrollView, can_focus=True):
         self._positions: dict[str, int] | None = None  # op name -> row position, built on first use
         self._type_width = 4
         self._number_width = 1
+        self._drawn_cursor = 0  # the list index the cursor line was last drawn at
 
     # -- data ---------------------------------------------------------------------------
     @property
@@ -120,6 +122,7 @@ class OpList(ScrollView, can_focus=True):
             self._positions = None
         self._rows, self._order = rows, order
         self.virtual_size = Size(0, len(order) + 1)
+        self.refresh()  # every row on screen may have changed (the cursor's move repaints two only)
         self.cursor = self._index(keep) or 0
 
     def _index(self, name: str | None) -> int | None:
@@ -142,18 +145,31 @@ class OpList(ScrollView, can_focus=True):
         return True
 
     def refresh_rows(self, positions: set[int]) -> None:
-        """Repaint if any of these rows is on screen."""
+        """Repaint the rows of these positions that are on screen."""
         top = int(self.scroll_y)
-        if any(pos in positions for pos in self._order[top : top + self.size.height]):
-            self.refresh()
+        for i, pos in enumerate(self._order[top : top + self.size.height]):
+            if pos in positions:
+                self._refresh_index(top + i)
+
+    def _refresh_index(self, index: int) -> None:
+        """Repaint the line of list index ``index`` if it is on screen (below the header line)."""
+        y = index - int(self.scroll_y) + 1
+        if 0 < y < self.size.height:
+            self.refresh(Region(0, y, self.size.width, 1))
 
     # -- cursor -------------------------------------------------------------------------
     def validate_cursor(self, value: int) -> int:
         return max(0, min(value, len(self._order) - 1))
 
     def watch_cursor(self) -> None:
+        top = int(self.scroll_y)
         self._follow()
-        self.refresh()
+        if int(self.scroll_y) == top:  # the same rows on screen: only the cursor's two lines change
+            self._refresh_index(self._drawn_cursor)
+            self._refresh_index(self.cursor)
+        else:
+            self.refresh()
+        self._drawn_cursor = self.cursor
         self.post_message(self.Highlighted(self.current.name if self.current else None))
 
     def _follow(self) -> None:

@@ -478,8 +478,10 @@ class MainScreen(Screen):
         # the last step of a move along the list: once it is painted, the key is answered and the
         # background loops go on (held until then, dumps.pacing), not after ANSWER_SECONDS: keys
         # pressed one after another then never hold the loops without a break, which after
-        # pacing.LONGEST_WAIT would let them run on for a burst while a key is answered
-        self.call_after_refresh(pacing.release)
+        # pacing.LONGEST_WAIT would let them run on for a burst while a key is answered. Two
+        # refreshes: the detail's widgets tell the screen what to repaint by messages, so the
+        # next one may be of what came before (the list's cursor line)
+        self.call_after_refresh(self.call_after_refresh, pacing.release)
         insp = self.inspection
         if insp is None:
             return

@@ -29,6 +29,7 @@ _holder: int | None = None  # the thread that holds the loops, None when none do
 _until = 0.0  # when the hold lapses (monotonic seconds)
 _began = 0.0  # when the loops began to wait without a break
 _burst_until = 0.0  # the loops run on, unheld, until then
+_taken = 0  # holds taken so far
 
 #: The longest the paced loops wait without a break while holds follow one another (seconds).
 LONGEST_WAIT = 0.5
@@ -39,7 +40,8 @@ BURST = 0.05
 def hold(seconds: float) -> None:
     """Make the paced loops of other threads wait for ``seconds`` from now (or until
     :func:`release`); a hold taken again lasts until the later end."""
-    global _holder, _until, _began
+    global _holder, _until, _began, _taken
+    _taken += 1
     now = monotonic()
     if not held():  # a hold after a gap: the loops' wait begins now
         _began = max(now, _burst_until)
@@ -48,9 +50,17 @@ def hold(seconds: float) -> None:
     _holder = threading.get_ident()
 
 
-def release() -> None:
-    """Let the paced loops go on."""
+def holds_taken() -> int:
+    """How many holds were taken so far (for :func:`release`)."""
+    return _taken
+
+
+def release(taken: int | None = None) -> None:
+    """Let the paced loops go on; with ``taken`` (a :func:`holds_taken`), only if no hold was
+    taken since (a later key's hold stands)."""
     global _holder, _until, _burst_until
+    if taken is not None and _taken != taken:
+        return
     _holder, _until, _burst_until = None, 0.0, 0.0
     _free.set()
 

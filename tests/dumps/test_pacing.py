@@ -67,3 +67,13 @@ def test_holds_taken_again_and_again_do_not_starve_the_loops():
     stop.set()
     pacing.release()
     assert passed > 1000
+
+
+def test_a_release_for_a_hold_leaves_a_later_hold_standing():
+    pacing.hold(60)
+    first = pacing.holds_taken()
+    pacing.hold(60)  # a second key, pressed before the first one's answer was painted
+    pacing.release(first)
+    assert pacing.held(), "the second key's hold was released with the first's"
+    pacing.release(pacing.holds_taken())
+    assert not pacing.held()

@@ -32,6 +32,7 @@ from .. import background
 from ..compiling import tell_when_compiling
 from ..messages import Exported, Loaded, LoadFailed, Localised, Outlined, RecordsComputed, Replayed
 from ..model import WORST, Inspection, OpRow, view_of
+from ..painted import when_painted
 from ..pairs import FilePair, RecordPair
 from ..sources import Sources
 from ..widgets import styled
@@ -475,17 +476,17 @@ class MainScreen(Screen):
 
     @on(OpList.Highlighted)
     def _highlighted(self, msg: OpList.Highlighted) -> None:
+        insp = self.inspection
+        if insp is not None:
+            self.query_one(OpDetail).show(insp, msg.name)
         # the last step of a move along the list: once it is painted, the key is answered and the
         # background loops go on (held until then, dumps.pacing), not after ANSWER_SECONDS: keys
         # pressed one after another then never hold the loops without a break, which after
-        # pacing.LONGEST_WAIT would let them run on for a burst while a key is answered. Two
-        # refreshes: the detail's widgets tell the screen what to repaint by messages, so the
-        # next one may be of what came before (the list's cursor line)
-        self.call_after_refresh(self.call_after_refresh, pacing.release)
-        insp = self.inspection
+        # pacing.LONGEST_WAIT would let them run on for a burst while a key is answered (a key
+        # pressed meanwhile keeps its own hold)
+        when_painted(self, partial(pacing.release, pacing.holds_taken()))
         if insp is None:
             return
-        self.query_one(OpDetail).show(insp, msg.name)
         pending = insp.pending(msg.name) if msg.name else []
         if pending and self.swept:
             self.compute_on_demand(insp.comparison, pending)

@@ -51,6 +51,8 @@ BATCH_SECONDS = 0.1
 #: Fused ops listed as soon as they are decoded, before the rest of the outline (a screenful
 #: and more; decoding 100 000 ops takes about a second).
 FIRST_OPS = 1000
+#: Findings of a replaced localisation freed between two chances for a key (:meth:`MainScreen._free`).
+FREE_CHUNK = 2000
 #: The interpreter's switch interval while the screen is shown (:meth:`MainScreen.on_mount`).
 SWITCH_SECONDS = 0.001
 
@@ -80,6 +82,11 @@ def _long_lived(make: Callable[[], T]) -> T:
     too, for 100 000 ops (0.8 s for the first one after a 100 000-op load, a key waiting)."""
     with collector_paused():
         return make()
+
+
+#: Each worker below is given its description: Textual's default is the repr of the
+#: arguments, made on the screen's thread as the worker starts (a sweep's 200 000 pair plans:
+#: ~1.6 s; a replaced localisation: 0.19 s).
 
 
 class MainScreen(Screen):
@@ -193,7 +200,7 @@ class MainScreen(Screen):
         sys.setswitchinterval(self._switch_interval)
 
     # -- workers ------------------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="reading the run")
     def load(self, sources: Sources) -> None:
         try:
             # both graphs split first: the one long call of each (the ops are decoded one by one after)
@@ -224,7 +231,7 @@ class MainScreen(Screen):
             return
         self.post_message(Loaded(insp))
 
-    @work(thread=True, exclusive=True, group="sweep", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="sweep", exit_on_error=False, description="comparing every pair")
     def sweep(self, comparison: DumpComparison, plans: list[PairPlan], demand: LifoQueue[PairPlan]) -> None:
         """Compute every pair once, in list order except that pairs the screen asks for on
         ``demand`` (the highlighted op's) go first, newest first; post batches, then localise."""
@@ -251,7 +258,13 @@ class MainScreen(Screen):
                 return
             self.post_message(Localised(localisation))
 
-    @work(thread=True, exclusive=True, group="on-demand", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="on-demand",
+        exit_on_error=False,
+        description="comparing the pairs of an op",
+    )
     def compute_on_demand(self, comparison: DumpComparison, plans: list[PairPlan]) -> None:
         """The pairs of one op highlighted after the sweep ended (an op fusion left alone)."""
         worker = get_current_worker()
@@ -266,7 +279,7 @@ class MainScreen(Screen):
                 return
         self.post_message(RecordsComputed(records, len(records), len(records), on_demand=True))
 
-    @work(thread=True, group="replay", exit_on_error=False)
+    @work(thread=True, group="replay", exit_on_error=False, description="replaying ops")
     def replay(
         self,
         comparison: DumpComparison,
@@ -304,7 +317,27 @@ class MainScreen(Screen):
             last = name
             self.post_message(Replayed(name, evidence[name], None))
 
-    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    @work(thread=True, group="free", exit_on_error=False, description="freeing a replaced localisation")
+    def _free(self, held: list) -> None:
+        """Free what ``held`` holds (a replaced localisation) :data:`FREE_CHUNK` findings at a
+        time, giving way to keys between (:mod:`~fpinspect.dumps.pacing`): freeing 100 000
+        findings at once is one stretch of the interpreter lock (~27 ms), on whichever thread
+        drops the last reference — the screen's, when the new localisation replaced it."""
+        (localisation,) = held
+        held.clear()
+        findings = list(localisation.ops)
+        del localisation  # the containers go; the findings live on in `findings`
+        while findings:
+            del findings[-FREE_CHUNK:]
+            pacing.give_way()
+
+    @work(
+        thread=True,
+        exclusive=True,
+        group="export",
+        exit_on_error=False,
+        description="exporting the comparison",
+    )
     def export(self, comparison: DumpComparison, path: str, fmt: str, known: dict[str, OpReplay]) -> None:
         try:
             report = background.call(partial(run_with_replay, comparison, compare_input=True, known=known))
@@ -442,7 +475,14 @@ class MainScreen(Screen):
 
     def _show_localisation(self, localisation, findings) -> None:
         insp = self.inspection
+        replaced = [insp.localisation]
         insp.localise(localisation, findings)
+        if replaced[0] is not None and replaced[0] is not localisation:
+            # its 100 000 findings, freed here, held the lock for ~27 ms: freed behind, once the
+            # new ones are painted
+            when_painted(self, partial(self._free, replaced))
+        else:
+            replaced.clear()
         ops = self.query_one(OpList)
         if self.by_worst or self.query_one("#filter", Input).value.strip():
             self._apply_view()  # sorted by worst: now with every score; verdicts filtered anew

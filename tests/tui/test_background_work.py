@@ -1,0 +1,45 @@
+"""Starting and ending the inspector's background work costs the screen's thread next to
+nothing: no worker formats its arguments as it starts (Textual's default description is their
+repr, made on that thread), and a localisation replaced by the replays' is freed behind."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import weakref
+
+from harness import app_for, settle
+
+from fpinspect.dumps import PairPlan
+from fpinspect.dumps.localise import Localisation
+from fpinspect.tui.model import Inspection
+
+
+def test_no_worker_formats_its_arguments_and_a_replaced_localisation_is_freed(regression, monkeypatch):
+    formatted: list[str] = []
+    for cls in (PairPlan, Localisation):
+        shown = cls.__repr__
+        monkeypatch.setattr(
+            cls, "__repr__", lambda self, shown=shown: formatted.append(type(self).__name__) or shown(self)
+        )
+    taken: list[weakref.ref] = []
+    localise = Inspection.localise
+
+    def localise_and_note(self, localisation, findings=None):
+        taken.append(weakref.ref(localisation))
+        localise(self, localisation, findings)
+
+    monkeypatch.setattr(Inspection, "localise", localise_and_note)
+    app = app_for(regression)
+
+    async def main() -> None:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            insp = app.screen.inspection
+            assert insp.replays, "the failing ops were replayed"  # and localised again with them
+            assert len(taken) >= 2 and taken[-1]() is insp.localisation
+            gc.collect()
+            assert all(ref() is None for ref in taken[:-1]), "a replaced localisation was kept"
+
+    asyncio.run(main())
+    assert formatted == []  # a sweep of 200 000 plans: ~1.6 s of repr on the screen's thread

@@ -84,11 +84,15 @@ def _long_lived(make: Callable[[], T]) -> T:
         return make()
 
 
+def _replayed_localised(comparison: DumpComparison, name: str, evidence: dict[str, OpReplay]) -> Replayed:
+    """The :class:`~..messages.Replayed` of ``name`` with the localisation every replay so far
+    gives (made, lookups included, inside :func:`_long_lived`)."""
+    return Replayed(name, evidence[name], comparison.localise(None, dict(evidence)))
+
+
 #: Each worker below is given its description: Textual's default is the repr of the
 #: arguments, made on the screen's thread as the worker starts (a sweep's 200 000 pair plans:
 #: ~1.6 s; a replaced localisation: 0.19 s).
-
-
 class MainScreen(Screen):
     BINDINGS = [
         Binding(
@@ -253,10 +257,12 @@ class MainScreen(Screen):
         self.post_message(RecordsComputed(batch, sweep.done, sweep.total))
         if not worker.is_cancelled:
             try:  # the records of the plans with nothing to compare are made here, in bulk
-                localisation = background.call(_long_lived, comparison.localise)
+                # the message too: its lookups (100 000 findings by name, the flagged ops) are
+                # long-lived containers, left young they cost the next collections (5-9 ms)
+                localised = background.call(_long_lived, lambda: Localised(comparison.localise()))
             except background.Cancelled:
                 return
-            self.post_message(Localised(localisation))
+            self.post_message(localised)
 
     @work(
         thread=True,
@@ -303,8 +309,11 @@ class MainScreen(Screen):
             try:
                 if name is None:
                     if last is not None and localise():
-                        loc = background.call(_long_lived, partial(comparison.localise, None, dict(evidence)))
-                        self.post_message(Replayed(last, evidence[last], loc))
+                        self.post_message(  # the message made long-lived too, as Localised
+                            background.call(
+                                _long_lived, partial(_replayed_localised, comparison, last, evidence)
+                            )
+                        )
                     return
                 if name in evidence:
                     continue

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import zlib
 
-import numba
 import numpy as np
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from .jit import argument_types
 
 #: ``id`` of each callee's dispatcher -> its slot in a table (module-level dispatchers: ids are
 #: theirs), and what it returns (a numba type).
@@ -48,10 +49,6 @@ def _hash(argtypes: tuple) -> int:
     return zlib.crc32(repr(tuple(argtypes)).encode()) & 0x7FFFFFFF
 
 
-def _argument_types(args: tuple) -> tuple:
-    return tuple(numba.typeof(a, numba.core.typing.typeof.Purpose.argument) for a in args)
-
-
 def table(calls) -> np.ndarray:
     """The table of ``calls`` (``(kernel, arguments)`` pairs, the arguments of the types the
     caller passes): each kernel compiled (or loaded from the cache, or found compiled) for
@@ -59,7 +56,7 @@ def table(calls) -> np.ndarray:
     through one is a ``RuntimeError``)."""
     out = np.zeros(2 * len(_SLOTS), dtype=np.int64)
     for kernel, args in calls:
-        argtypes = _argument_types(args)
+        argtypes = argument_types(args)
         kernel.compile(argtypes)
         compiled = kernel.overloads[argtypes]
         if compiled.signature.return_type != _RETURNS[id(kernel)]:

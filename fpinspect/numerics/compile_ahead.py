@@ -41,6 +41,8 @@ from collections.abc import Callable
 import numba
 import numpy as np
 
+from .jit import argument_types
+
 _lock = threading.Lock()
 _started: set[tuple] = set()
 #: Seconds :func:`wait` waits for a child at most (a compile takes a few).
@@ -120,7 +122,7 @@ class _Child:
                 return
             if not ready(kernel, args):
                 self._claim(name)
-                kernel.compile(_signature(args))
+                kernel.compile(argument_types(args))
 
     def _compile_one_after(self, name: str) -> bool:
         """Compile here the first call after ``name`` in the child's order that the child has not
@@ -131,7 +133,7 @@ class _Child:
             if kernel.__name__ in self.started or ready(kernel, args):
                 continue
             self._claim(kernel.__name__)
-            kernel.compile(_signature(args))
+            kernel.compile(argument_types(args))
             return True
         return False
 
@@ -197,7 +199,7 @@ def ready(kernel, args) -> bool:
     told (no disk cache, or numba's cache internals not as in 0.68: then nothing is compiled
     ahead)."""
     try:
-        sig = _signature(args)
+        sig = argument_types(args)
         if sig in kernel.overloads:
             return True
         cache = kernel._cache
@@ -227,7 +229,7 @@ def compile_needed(kernel, args) -> str | None:
     run), ``None`` (compiled in this process or held by the cache; or numba's internals are not
     as in 0.68, so it cannot be told)."""
     try:
-        sig = _signature(args)
+        sig = argument_types(args)
         if sig in kernel.overloads:
             return None
         if not isinstance(kernel._cache, numba.core.caching.FunctionCache):
@@ -428,8 +430,10 @@ def child_calls(shared: list, after: list) -> list:
     ``(shared, after)``: the shared block kernels from the last (the caller takes them from the
     first, :meth:`_Child.share`), then the rest, less those shared already (a block kernel both
     passes call with the same types)."""
-    seen = {(kernel, _signature(args)) for kernel, args in shared}
-    return shared[::-1] + [(kernel, args) for kernel, args in after if (kernel, _signature(args)) not in seen]
+    seen = {(kernel, argument_types(args)) for kernel, args in shared}
+    return shared[::-1] + [
+        (kernel, args) for kernel, args in after if (kernel, argument_types(args)) not in seen
+    ]
 
 
 def compile_calls(a_dtype, ref_dtype, size: int, kl: bool, *, claims: int = 0, says: int = 1) -> None:
@@ -464,10 +468,5 @@ def compile_calls(a_dtype, ref_dtype, size: int, kl: bool, *, claims: int = 0, s
             continue
         if not ready(kernel, args):
             say("+" + kernel.__name__)
-            kernel.compile(_signature(args))
+            kernel.compile(argument_types(args))
         say(kernel.__name__)
-
-
-def _signature(args) -> tuple:
-    """The numba types of a call's arguments, as a call with them would be compiled for."""
-    return tuple(numba.typeof(a, numba.core.typing.typeof.Purpose.argument) for a in args)

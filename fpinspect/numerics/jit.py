@@ -23,3 +23,9 @@ def njit(fn=None, **options):
         return numba.njit(**options)(f)
 
     return wrap(fn) if fn is not None else wrap
+
+
+def argument_types(args) -> tuple:
+    """The numba types of a call's arguments, as a call with them is compiled for (and as
+    ``kernel.overloads`` is keyed)."""
+    return tuple(numba.typeof(a, numba.core.typing.typeof.Purpose.argument) for a in args)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..numerics.chunks import NpyFile
+from ..numerics.dtypes import dtype_of
 from .dump_data import FORMATS, message_classes
 from .errors import InputError
 from .ge_decode import TensorDesc
@@ -210,7 +211,7 @@ def _checked_dtype(path: str, t: RawTensor) -> np.dtype:
         raise InputError(
             path, f"{t.io} {t.index} is {t.dtype}, which fpinspect cannot read as an array", RAW_LOAD_ERROR
         )
-    dtype = np.dtype(name)
+    dtype = dtype_of(name)
     expected = int(np.prod(t.shape, dtype=np.int64)) * dtype.itemsize
     if expected != t.size:
         raise InputError(
@@ -287,7 +288,7 @@ def write_raw_dump(
     for entries, payloads in ((header.input, inputs), (header.output, outputs)):
         for p in payloads:
             # order="C", not np.ascontiguousarray: that one makes a 0-d array 1-d
-            data = np.asarray(p.array, dtype=np.dtype(numpy_dtype_name(p.dtype)), order="C")
+            data = np.asarray(p.array, dtype=dtype_of(numpy_dtype_name(p.dtype)), order="C")
             _fill(entries.add(), p, data)
             arrays.append(data)
     blob = header.SerializeToString()

@@ -5,7 +5,7 @@ This package never imports torch or textual at import time.
 """
 
 from .chunks import NpyFile, iter_chunks
-from .dtypes import FORMATS, FloatFormat, common_format, float_format, is_supported
+from .dtypes import FORMATS, FloatFormat, common_format, dtype_of, float_format, is_supported
 from .metrics import (
     KL_DEFINITION,
     METRICS,
@@ -59,6 +59,7 @@ __all__ = [
     "bit_equal",
     "bit_mismatch",
     "common_format",
+    "dtype_of",
     "cosine_similarity",
     "error_stats",
     "float_format",

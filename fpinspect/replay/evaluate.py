@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dumps.ge_types import numpy_dtype_name
-from ..numerics import float_format, is_supported
+from ..numerics import dtype_of, float_format, is_supported
 from .ops import ELEMENTWISE, OPS, ROWS_INDEPENDENT, OpCall, Unsupported
 from .subgraph import Subgraph, logical_shape
 
@@ -40,7 +40,7 @@ def _dtype(ge_dtype: str | None) -> np.dtype | None:
     if name is None:
         return None
     try:
-        return np.dtype(name) if not is_supported(name) else float_format(name).dtype
+        return dtype_of(name) if not is_supported(name) else float_format(name).dtype
     except TypeError:
         return None
 

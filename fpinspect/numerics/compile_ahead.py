@@ -41,6 +41,7 @@ from collections.abc import Callable
 import numba
 import numpy as np
 
+from .dtypes import dtype_of
 from .jit import argument_types
 
 _lock = threading.Lock()
@@ -279,7 +280,7 @@ def start(a_dtype: np.dtype, ref_dtype: np.dtype, size: int, kl: bool) -> None:
     # pair waits for it before calling it): no second child
     if all(ready(kernel, args) or coming(kernel) for kernel, args in calls):
         return
-    how = (a_dtype.str, ref_dtype.str, size, kl)
+    how = (spelling(a_dtype), spelling(ref_dtype), size, kl)
     process = _forked(*how) if can_fork() else _spawned(*how)
     if process is None:
         return
@@ -288,6 +289,13 @@ def start(a_dtype: np.dtype, ref_dtype: np.dtype, size: int, kl: bool) -> None:
         _children.append(child)
     with _wait_lock:
         child.share(shared)
+
+
+def spelling(dtype: np.dtype) -> str:
+    """How a dtype is told to the child, which reads it back with
+    :func:`~fpinspect.numerics.dtypes.dtype_of`: numpy's own by ``dtype.str`` (with its byte
+    order), ml_dtypes' (bfloat16, float8) by name: their ``str`` is a raw ``'<V2'``."""
+    return dtype.name if dtype.kind == "V" else dtype.str
 
 
 def _spawned(a_dtype: str, ref_dtype: str, size: int, kl: bool):
@@ -462,7 +470,7 @@ def compile_calls(a_dtype, ref_dtype, size: int, kl: bool, *, claims: int = 0, s
         except (OSError, ValueError):
             pass
 
-    for kernel, args in child_calls(*compile_ahead_plan(np.dtype(a_dtype), np.dtype(ref_dtype), size, kl)):
+    for kernel, args in child_calls(*compile_ahead_plan(dtype_of(a_dtype), dtype_of(ref_dtype), size, kl)):
         take_claims()
         if kernel.__name__ in claimed:
             continue

@@ -9,6 +9,7 @@ import textwrap
 import threading
 import time
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -203,6 +204,30 @@ def test_the_child_skips_what_the_caller_says_it_compiles_itself(tmp_path):
         check=True,
     )
     assert out.stdout.split() == ["+kl_pass", "kl_pass"], out.stdout
+
+
+def test_the_child_of_a_bfloat16_pair_compiles_its_kernels(tmp_path):
+    """ml_dtypes' formats are told to the child by name (their ``dtype.str`` is a raw ``'<V2'``,
+    for which the child failed at once and the caller compiled everything itself). What the
+    child is told is what :func:`compile_ahead.start` tells it; the caller claims all but KL's
+    pass, which the child then compiles for bfloat16 pairs."""
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    told = compile_ahead.spelling(bf16)
+    code = f"from fpinspect.numerics.compile_ahead import compile_calls; compile_calls({told!r}, {told!r}, 3000, True)"
+    (pass_call, blocks), after = _calls(bf16, bf16, 3000, True)
+    claimed = [kernel.__name__ for kernel, _ in compile_ahead.child_calls([*blocks, pass_call], after)][:-1]
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        input="".join(name + "\n" for name in claimed),
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["+kl_pass", "kl_pass"], out.stdout
+    assert compile_ahead.spelling(np.dtype(">f2")) == ">f2"
 
 
 def test_a_child_that_fails_on_a_kernel_is_waited_for_until_it_ends(monkeypatch):

@@ -17,8 +17,10 @@ of every file (the floor), that plus one plain numpy pass per pair
 peak RSS, the time per pair above reading and above reading + the numpy pass, and each time as
 a multiple of the read-only time; wall and CPU time (user + system: on a shared machine the
 CPU time is the steadier of the two). Then the same number of 64-byte pairs, whose compare costs
-what a pair costs whatever its data: the fixed cost per pair, against the cost of 64 KiB of data
-(the difference of the two runs). ``--before SRC`` also runs that source tree's compare on both
+what a pair costs whatever its data, and one 64-byte pair, what the process costs whatever its
+pairs: the fixed cost per pair (the slope from one pair to N, the process start left out; also
+printed with the start shared out over the N pairs), against the cost of 64 KiB of data (the
+difference of the N-pair runs). ``--before SRC`` also runs that source tree's compare on both
 sets (on the 64-byte pairs alternating with this tree's, each the least CPU of ``--repeat``) and
 says whether the reports are the same bytes. ``--data DIR`` keeps the generated dumps there.
 """
@@ -186,10 +188,20 @@ def bench_many_pairs(root: str, pairs: int, before: str | None = None, repeat: i
     tiny_read = _timed(READ_DIRS, *tiny_data)
     tiny_ref = _timed(BASELINE_PAIRS, *tiny_data)
     tiny_out = os.path.join(root, "tiny", "report.json")
-    tiny_run = tiny_before = None
+    # One tiny pair: what a compare process costs whatever its pairs (interpreter, imports, the
+    # compiled kernels loaded from the cache), so that the fixed cost per pair is the slope
+    # between one pair and N, not the process start shared out.
+    one = small_pairs(os.path.join(root, "one"), 1, TINY)
+    one_data = (one["open_data"], one["close_data"])
+    one_out = os.path.join(root, "one", "report.json")
+    tiny_run = tiny_before = one_run = one_read = None
     for _ in range(max(1, repeat)):  # alternating with before's, each the fastest of its runs
         run = _timed(COMPARE_JSON, *tiny.values(), "1", tiny_out)
         tiny_run = run if tiny_run is None or run[1] < tiny_run[1] else tiny_run
+        run = _timed(COMPARE_JSON, *one.values(), "1", one_out)
+        one_run = run if one_run is None or run[1] < one_run[1] else one_run
+        run = _timed(READ_DIRS, *one_data)
+        one_read = run if one_read is None or run[1] < one_read[1] else one_read
         if before:
             run = _timed(OTHER_SOURCE + COMPARE_JSON, before, *tiny.values(), "1", tiny_out + ".before")
             tiny_before = run if tiny_before is None or run[1] < tiny_before[1] else tiny_before
@@ -225,17 +237,25 @@ def bench_many_pairs(root: str, pairs: int, before: str | None = None, repeat: i
         print(
             f"  {label:40s}: {wall:6.2f}s {cpu:6.2f}s  {mem / MiB:5.0f} MiB   {cpu / pairs * 1e3:5.2f} ms per pair"
         )
-    fixed = (tiny_run[1] - tiny_read[1]) / pairs * 1e3
+    start = one_run[1] - one_read[1]
+    print(
+        f"  {'fpinspect compare --jobs 1, one pair':40s}: {one_run[0]:6.2f}s {one_run[1]:6.2f}s  {one_run[2] / MiB:5.0f} MiB   (the process start)"
+    )
+    shared = (tiny_run[1] - tiny_read[1]) / pairs * 1e3
+    fixed = (tiny_run[1] - tiny_read[1] - start) / (pairs - 1) * 1e3
     data = (fastest[1][1] - tiny_run[1]) / pairs * 1e3
     numpy_data = (numpy_pass[1] - read[1]) / pairs * 1e3
     print(
-        f"  compare --jobs 1, ms CPU per pair: {fixed:.2f} fixed (64 B pairs, above reading them; the process start shared out), "
-        f"{data:.2f} for 64 KiB of data (the numpy pass: {numpy_data:.2f}); fixed / data = {fixed / data:.2f}"
+        f"  compare --jobs 1, ms CPU per pair: {fixed:.2f} fixed (64 B pairs above reading them, less the process start "
+        f"of {start:.2f} s; {shared:.2f} with it shared out), {data:.2f} for 64 KiB of data (the numpy pass: "
+        f"{numpy_data:.2f}); fixed / data = {fixed / data:.2f} ({shared / data:.2f} with the start shared out)"
     )
     if before:
         with open(tiny_out) as f, open(tiny_out + ".before") as g:
             same = "the same bytes" if f.read() == g.read() else "reports that differ"
-        print(f"  before: {(tiny_before[1] - tiny_read[1]) / pairs * 1e3:.2f} ms fixed per pair ({same})")
+        print(
+            f"  before: {(tiny_before[1] - tiny_read[1]) / pairs * 1e3:.2f} ms fixed per pair, the start shared out ({same})"
+        )
 
 
 def _differences(old, new) -> str:

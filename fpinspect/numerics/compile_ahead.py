@@ -69,8 +69,9 @@ class _Child:
         """Read what the child says until it has cached ``name`` (``None``: until it ends), it
         ends, or its time is up; at once if it has not started on ``name``: the caller then
         compiles it itself (and the child, finding it cached, skips it). While it waits for the
-        child to finish ``name``, the caller compiles (``helping``) the kernels after it in the
-        child's order that the child has not started on (the caller calls them next)."""
+        child to finish ``name``, the caller compiles (``helping``) the block kernels after it in
+        the child's order that the child has not started on: those ``name`` calls, which the
+        caller needs next (:meth:`_compile_one_after`)."""
         while not self.done and (name is None or name not in self.named):
             self._read(0.0)  # what the child has said so far
             if self.done or name in self.named:
@@ -127,10 +128,15 @@ class _Child:
 
     def _compile_one_after(self, name: str) -> bool:
         """Compile here the first call after ``name`` in the child's order that the child has not
-        started on and nobody has compiled; whether there was one."""
+        started on and nobody has compiled; whether there was one. Only block kernels, up to the
+        next kernel called from Python (the exact percentiles' selection, KL's pass): those the
+        caller calls later or never, and a compile of one of them (~1.5 s for the selection) held
+        the caller long after ``name`` was cached, while the child, finding it claimed, sat idle."""
         names = [kernel.__name__ for kernel, _ in self.calls]
         later = self.calls[names.index(name) + 1 :] if name in names else []
         for kernel, args in later:
+            if not _block_kernel(kernel):
+                return False
             if kernel.__name__ in self.started or ready(kernel, args):
                 continue
             self._claim(kernel.__name__)
@@ -160,6 +166,12 @@ class _Child:
                     pipe.close()
                 except OSError:  # its last claim unread: the child has gone
                     pass
+
+
+def _block_kernel(kernel) -> bool:
+    """Whether ``kernel`` is called only from compiled code (a pass's block kernel: it has no
+    wrapper to call it from Python), not by the caller on its own."""
+    return bool(getattr(kernel, "targetoptions", {}).get("no_cpython_wrapper"))
 
 
 _children: list[_Child] = []

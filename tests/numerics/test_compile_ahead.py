@@ -164,22 +164,66 @@ def test_the_calls_compiled_ahead_have_the_types_the_pair_passes():
 def test_a_pass_whose_caller_needs_nothing_after_it_waits_only_for_its_own_kernels(tmp_path):
     """The fused pass waits for the child to cache its rarer work (finish_pass, loaded from the
     cache, not compiled again) and returns while the child may still be compiling the rest (the
-    exact percentiles' selection): that is not waited for until it is called."""
+    exact percentiles' selection): that is neither waited for nor compiled by the caller until
+    it is called. (It had been, in about a third of the runs: the caller, helping while it
+    waited for finish_pass, compiled the selection, ~1.5 s, and the child, finding it claimed,
+    ended first; the test then failed on the child's absence.)"""
     code = """
         import numpy as np
         from fpinspect.numerics import compile_ahead, kernels as K
         from fpinspect.numerics.stats import accumulate
         a = np.linspace(-3, 3, 3000).astype(np.float16)
         accumulate(a, a)
-        print(len(compile_ahead._children), sorted(compile_ahead._children[0].named), sum(K.finish_pass.stats.cache_misses.values()))
+        named = sorted(set().union(*(c.named for c in compile_ahead._children)))
+        print(len(K.select_ranks.overloads), sum(K.finish_pass.stats.cache_misses.values()), *named)
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
     out = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env, check=True
     )
-    children, *named, misses = out.stdout.split()
-    assert children == "1" and "'finish_pass'" in " ".join(named) and misses == "0", out.stdout
+    selection, misses, *named = out.stdout.split()
+    # a child still at work has cached finish_pass (one that has ended has cached everything)
+    assert selection == "0" and misses == "0", out.stdout
+    assert not named or "finish_pass" in named, out.stdout
+
+
+class _FakeKernel:
+    """A kernel as :class:`compile_ahead._Child` sees it: a name, numba's target options, and a
+    compile that is only recorded."""
+
+    def __init__(self, name: str, block: bool, compiled: list):
+        self.__name__ = name
+        self.targetoptions = {"no_cpython_wrapper": True} if block else {}
+        self._compiled = compiled
+
+    def compile(self, sig) -> None:
+        self._compiled.append(self.__name__)
+
+
+def test_waiting_for_a_pass_helps_with_its_block_kernels_only(monkeypatch):
+    """While the caller waits for the child to cache finish_pass, it compiles the block kernels
+    after it in the child's order that the child has not started on (finish_pass calls them:
+    the caller needs them next), and not the kernels called from Python that follow (the
+    selection, KL's pass), which it may call much later or never: the child compiles those
+    meanwhile."""
+    compiled: list[str] = []
+    calls = [
+        (_FakeKernel("finish_pass", False, compiled), ()),
+        (_FakeKernel("_count_specials", True, compiled), ()),
+        (_FakeKernel("_worst_block", True, compiled), ()),
+        (_FakeKernel("select_ranks", False, compiled), ()),
+        (_FakeKernel("kl_pass", False, compiled), ()),
+    ]
+    monkeypatch.setattr(compile_ahead, "ready", lambda kernel, args: kernel.__name__ in compiled)
+    monkeypatch.setattr(compile_ahead, "argument_types", lambda args: args)
+    child = compile_ahead._Child(subprocess.Popen([sys.executable, "-c", "pass"]), calls)
+    child.process.wait()
+    child.started = {"finish_pass"}
+    while child._compile_one_after("finish_pass"):
+        pass
+    assert compiled == ["_count_specials", "_worst_block"]
+    assert child.claimed == {"_count_specials", "_worst_block"}
 
 
 def test_the_child_skips_what_the_caller_says_it_compiles_itself(tmp_path):

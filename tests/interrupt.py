@@ -8,6 +8,15 @@ import sys
 import time
 from collections.abc import Callable
 
+#: ``python -m fpinspect ARGS`` with ctrl+c's signal at its default, as a terminal's foreground job
+#: has it: run from a background job (``make test &``, which GNU make passes on), SIGINT arrives
+#: ignored, Python then installs no KeyboardInterrupt for it, and the command runs to its end. The
+#: same process (``exec``), so its pid is the one watched.
+_AS_FROM_A_TERMINAL = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, '-m', 'fpinspect', *sys.argv[1:]])"
+)
+
 
 def interrupt_fpinspect(
     args: list[str], started: Callable[[int], object], what: str, settle: float
@@ -17,7 +26,10 @@ def interrupt_fpinspect(
     send SIGINT; assert it ends with status 130 and the one line ``fpinspect: interrupted``.
     Returns what ``started`` last returned."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "fpinspect", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", _AS_FROM_A_TERMINAL, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         deadline = time.monotonic() + 120

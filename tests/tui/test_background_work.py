@@ -33,12 +33,21 @@ def test_no_worker_formats_its_arguments_and_a_replaced_localisation_is_freed(re
     app = app_for(regression)
 
     async def main() -> None:
+        loop = asyncio.get_running_loop()
         async with app.run_test(size=(100, 30)) as pilot:
             await settle(pilot)
             insp = app.screen.inspection
             assert insp.replays, "the failing ops were replayed"  # and localised again with them
             assert len(taken) >= 2 and taken[-1]() is insp.localisation
-            gc.collect()
+            # freed behind: by a worker started once the new localisation is painted (two
+            # refreshes on), which may be after settle() found nothing running
+            deadline = loop.time() + 10
+            while True:
+                gc.collect()
+                if all(ref() is None for ref in taken[:-1]) or loop.time() > deadline:
+                    break
+                await pilot.pause(0.05)
+                await settle(pilot)
             assert all(ref() is None for ref in taken[:-1]), "a replaced localisation was kept"
 
     asyncio.run(main())

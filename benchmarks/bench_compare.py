@@ -20,7 +20,8 @@ CPU time is the steadier of the two). Then the same number of 64-byte pairs, who
 what a pair costs whatever its data, and one 64-byte pair, what the process costs whatever its
 pairs: the fixed cost per pair (the slope from one pair to N, the process start left out; also
 printed with the start shared out over the N pairs), against the cost of 64 KiB of data (the
-difference of the N-pair runs). ``--before SRC`` also runs that source tree's compare on both
+difference of the N-pair runs), and where a 64-byte pair's time goes, stage by stage, in one
+process with the kernels loaded. ``--before SRC`` also runs that source tree's compare on both
 sets (on the 64-byte pairs alternating with this tree's, each the least CPU of ``--repeat``) and
 says whether the reports are the same bytes. ``--data DIR`` keeps the generated dumps there.
 """
@@ -111,6 +112,37 @@ OTHER_SOURCE = (
     "import sys; sys.path.insert(0, sys.argv.pop(1)); "
     "sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in type(f).__module__]; "
 )
+
+# Where a compare's time goes per pair, stage by stage, in one process with the kernels loaded
+# (a first run over the pairs, not timed, loads them): the least CPU of three runs of each stage.
+STAGES = """
+import gc, io, sys, time
+from fpinspect.cli.output import write_json_object
+from fpinspect.dumps.compare import DumpComparison
+from fpinspect.replay.run import run_with_replay
+open_graph, close_graph, open_data, close_data, pairs = sys.argv[1:6]
+gc.disable()  # as compare runs
+
+def once():
+    spent, t = {}, time.process_time()
+    cmp = DumpComparison(open_graph, close_graph, open_data, close_data, worst=5, kl=True)
+    spent["graphs, dump index, plans"], t = time.process_time() - t, time.process_time()
+    cmp.compute_all(jobs=1)
+    spent["records (reading, statistics, verdicts)"], t = time.process_time() - t, time.process_time()
+    report = run_with_replay(cmp, replay="failing", jobs=1)
+    spent["replay and localisation"], t = time.process_time() - t, time.process_time()
+    write_json_object(io.StringIO(), report.json_fields())
+    spent["the JSON report"] = time.process_time() - t
+    return spent
+
+once()
+least = {}
+for _ in range(3):
+    for stage, cpu in once().items():
+        least[stage] = min(least.get(stage, cpu), cpu)
+for stage, cpu in least.items():
+    print(f"{stage}\t{cpu / int(pairs) * 1e6:.1f}")
+"""
 
 DIFF_ONE = "import sys; from fpinspect.cli import main; sys.argv=['fpinspect','diff',sys.argv[1],sys.argv[2]]; main()"
 
@@ -249,6 +281,12 @@ def bench_many_pairs(root: str, pairs: int, before: str | None = None, repeat: i
         f"  compare --jobs 1, ms CPU per pair: {fixed:.2f} fixed (64 B pairs above reading them, less the process start "
         f"of {start:.2f} s; {shared:.2f} with it shared out), {data:.2f} for 64 KiB of data (the numpy pass: "
         f"{numpy_data:.2f}); fixed / data = {fixed / data:.2f} ({shared / data:.2f} with the start shared out)"
+    )
+    _, _, staged = child(STAGES, *tiny.values(), str(pairs))
+    stages = [line.split("\t") for line in staged.strip().splitlines()]
+    print(
+        "  where a 64-byte pair's time goes, in one process (CPU, least of 3): "
+        + "; ".join(f"{name} {us} us" for name, us in stages)
     )
     if before:
         with open(tiny_out) as f, open(tiny_out + ".before") as g:

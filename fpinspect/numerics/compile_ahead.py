@@ -17,8 +17,8 @@ on a kernel (``+name``) and when that one is in the cache (``name``); the caller
 a kernel the child has started on, the caller waits until it is cached (:func:`wait`); while it
 waits it compiles the next block kernel after it that the child has not started on (one the
 kernel waited for calls; never one called from Python, which it may call much later or never);
-one the child has not started on it compiles itself. The fused pass does not wait for finish_pass: while the child has yet to
-cache it (:func:`coming`), its chunks' rarer work is deferred
+one the child has not started on it compiles itself. The fused pass does not wait for
+finish_pass: while the child has yet to cache it (:func:`coming`), its chunks' rarer work is deferred
 (:meth:`~fpinspect.numerics.stats._Pass.feed`). A caller that never calls the rest does not
 wait for them: the child finishes on its own, and the next run finds them.
 

@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 
 from bench_compare import OTHER_SOURCE
-from bench_numerics import child
+from bench_numerics import child, empty_compile_cache
 
 KERNELS = """
 import json, sys, time
@@ -60,12 +58,8 @@ def run(source: str | None, dtype: str, size: int, kl: bool, kernels: list[str])
     code, args = KERNELS, [dtype, str(size), "1" if kl else "0", *kernels]
     if source is not None:
         code, args = OTHER_SOURCE + KERNELS, [source, *args]
-    with tempfile.TemporaryDirectory() as cache:
-        os.environ["NUMBA_CACHE_DIR"] = cache
-        try:
-            _, _, out = child(code, *args)
-        finally:
-            del os.environ["NUMBA_CACHE_DIR"]
+    with empty_compile_cache():
+        _, _, out = child(code, *args)
     return json.loads(out.strip().splitlines()[-1])
 
 

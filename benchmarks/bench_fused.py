@@ -40,7 +40,7 @@ import sys
 import tempfile
 
 from bench_compare import bench_many_pairs
-from bench_numerics import BASELINE, MiB, child, write_fp16
+from bench_numerics import BASELINE, MiB, child, empty_compile_cache, write_fp16
 
 READ_ONLY = """
 import sys, numpy as np
@@ -108,12 +108,8 @@ def first_calls(repeat: int, code: str, *args: str) -> tuple[tuple[float, int, s
     two processes compiling on two cores)."""
     runs = []
     for _ in range(repeat):
-        with tempfile.TemporaryDirectory() as cache:
-            os.environ["NUMBA_CACHE_DIR"] = cache
-            try:
-                runs.append(timed(code, *args))
-            finally:
-                del os.environ["NUMBA_CACHE_DIR"]
+        with empty_compile_cache():
+            runs.append(timed(code, *args))
     return min(runs, key=lambda run: run[0]), runs
 
 
@@ -151,8 +147,7 @@ def bench_pair(tmp: str, n: int, repeat: int) -> None:
     first2, first2_runs = first_calls(repeat, FUSED, a, b, "2", "cold")
     rows.append(("fused pass, first call (compiles)", first))
     rows.append(("fused pass --jobs 2, first call", first2))
-    with tempfile.TemporaryDirectory() as cache:
-        os.environ["NUMBA_CACHE_DIR"] = cache
+    with empty_compile_cache():
         child(DIFF, a, b, "1")  # compiles (and caches) every kernel diff calls
         jobs1, jobs2 = best(repeat, FUSED, a, b, "1", "warm"), best(repeat, FUSED, a, b, "2", "warm")
         rows.append(("fused pass --jobs 1", jobs1))
@@ -160,18 +155,15 @@ def bench_pair(tmp: str, n: int, repeat: int) -> None:
         rows.append(("fused pass --jobs 1, a file against itself", best(repeat, FUSED, a, a, "1", "warm")))
         rows.append(("fpinspect diff --jobs 1 (+KL, JSON)", best(repeat, DIFF, a, b, "1")))
         rows.append(("fpinspect diff --jobs 2", best(repeat, DIFF, a, b, "2")))
-        del os.environ["NUMBA_CACHE_DIR"]
     # what a user's first command costs: one small pair, every kernel it calls compiled
     small = os.path.join(tmp, "small_a.npy"), os.path.join(tmp, "small_b.npy")
     write_fp16(small[0], SMALL_PAIR, 5)
     write_fp16(small[1], SMALL_PAIR, 6, scale=1.0005)
     small_first, small_runs = first_calls(repeat, DIFF, *small, "1")
     small_rows = [("first call (compiles)", small_first)]
-    with tempfile.TemporaryDirectory() as cache:
-        os.environ["NUMBA_CACHE_DIR"] = cache
+    with empty_compile_cache():
         child(DIFF, *small, "1")
         small_rows.append(("cache warm", best(repeat, DIFF, *small, "1")))
-        del os.environ["NUMBA_CACHE_DIR"]
     print(f"    after:  {load()}")
     print("    (x: against the numpy pass; process wall time, then the pass alone)")
     for label, run in rows:

@@ -15,6 +15,7 @@ where noted. ``--quick`` shrinks every size by 16x to check the script itself.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -53,6 +54,22 @@ def child(code: str, *args: str) -> tuple[float, int, str]:
         if proc.returncode not in (0, 1):
             raise SystemExit(f"benchmark child failed:\n{code}")
         return wall, int(hwm.read()) * 1024, proc.stdout
+
+
+@contextlib.contextmanager
+def empty_compile_cache():
+    """``NUMBA_CACHE_DIR`` set, for the children started meanwhile, to an empty folder of their
+    own (removed afterwards): their compiles are a first call's."""
+    with tempfile.TemporaryDirectory() as cache:
+        previous = os.environ.get("NUMBA_CACHE_DIR")
+        os.environ["NUMBA_CACHE_DIR"] = cache
+        try:
+            yield cache
+        finally:
+            if previous is None:
+                del os.environ["NUMBA_CACHE_DIR"]
+            else:
+                os.environ["NUMBA_CACHE_DIR"] = previous
 
 
 def write_fp16(path: str, n: int, seed: int, scale: float = 1.0) -> None:

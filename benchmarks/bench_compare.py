@@ -227,16 +227,13 @@ def bench_many_pairs(root: str, pairs: int, before: str | None = None, repeat: i
     one_data = (one["open_data"], one["close_data"])
     one_out = os.path.join(root, "one", "report.json")
     tiny_run = tiny_before = one_run = one_read = None
-    for _ in range(max(1, repeat)):  # alternating with before's, each the fastest of its runs
-        run = _timed(COMPARE_JSON, *tiny.values(), "1", tiny_out)
-        tiny_run = run if tiny_run is None or run[1] < tiny_run[1] else tiny_run
-        run = _timed(COMPARE_JSON, *one.values(), "1", one_out)
-        one_run = run if one_run is None or run[1] < one_run[1] else one_run
-        run = _timed(READ_DIRS, *one_data)
-        one_read = run if one_read is None or run[1] < one_read[1] else one_read
+    for _ in range(max(1, repeat)):  # alternating with before's, each the least CPU of its runs
+        tiny_run = _least_cpu(tiny_run, _timed(COMPARE_JSON, *tiny.values(), "1", tiny_out))
+        one_run = _least_cpu(one_run, _timed(COMPARE_JSON, *one.values(), "1", one_out))
+        one_read = _least_cpu(one_read, _timed(READ_DIRS, *one_data))
         if before:
             run = _timed(OTHER_SOURCE + COMPARE_JSON, before, *tiny.values(), "1", tiny_out + ".before")
-            tiny_before = run if tiny_before is None or run[1] < tiny_before[1] else tiny_before
+            tiny_before = _least_cpu(tiny_before, run)
     print(
         f"  {'':40s}  {'wall':>7s} {'cpu':>7s}  {'x reading':>9s}  {'peak RSS':>8s}   ms per pair (cpu) above:"
     )
@@ -294,6 +291,11 @@ def bench_many_pairs(root: str, pairs: int, before: str | None = None, repeat: i
         print(
             f"  before: {(tiny_before[1] - tiny_read[1]) / pairs * 1e3:.2f} ms fixed per pair, the start shared out ({same})"
         )
+
+
+def _least_cpu(best, run):
+    """Of two :func:`_timed` runs (``best`` may be ``None``), the one with less CPU time."""
+    return run if best is None or run[1] < best[1] else best
 
 
 def _differences(old, new) -> str:

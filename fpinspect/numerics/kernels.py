@@ -23,6 +23,7 @@ at the index named by the constants below, so the Python side reads them by name
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from types import SimpleNamespace
@@ -30,7 +31,7 @@ from types import SimpleNamespace
 import numpy as np
 from numba import types
 
-from .calls import call, slot
+from .calls import call, slot, table
 from .intrinsics import (
     bits_float,
     bits_float32,
@@ -1387,6 +1388,13 @@ def _select_within(cand, m, r, counts):
         m = k
 
 
+#: select_ranks calls it through a table (:func:`select_table`): select_ranks then compiles
+#: without it, and a first small pair's two processes compile the two at once
+#: (:mod:`~fpinspect.numerics.compile_ahead`; linked in, it had been a quarter of select_ranks'
+#: compile, the last a first small pair waited for).
+slot(_select_within, types.int64)
+
+
 @njit(inline="always", error_model="numpy")
 def _positive_range(bits, n):
     """Smallest positive and largest non-NaN of the bit patterns ``bits[:n]`` of non-negative
@@ -1446,7 +1454,7 @@ _SELECT_FEW = 32
 
 
 @njit(**_KERNEL)
-def select_ranks(bits, ranks, out, work):
+def select_ranks(bits, ranks, out, work, fns):
     """The values of 0-based ``ranks`` (ascending) among non-negative float64 values, given as
     their bit patterns ``bits`` (``values.view(np.int64)``), as a full sort would place them;
     positive NaNs may be among them (elements that did not count), above every rank asked for:
@@ -1465,7 +1473,8 @@ def select_ranks(bits, ranks, out, work):
     The values land in ``out`` (float64, ``ranks.size``); ``work`` (int64) is the scratch the
     kernel works in; :func:`select_scratch` makes both. An array allocated here would cost
     numba a compile of its own per kind of allocation (a third of this kernel's compile, which
-    a first small pair waits for)."""
+    a first small pair waits for). ``fns`` is :func:`select_table`, through which it calls
+    :func:`_select_within`."""
     n = bits.size
     k = ranks.size
     for j in range(k):
@@ -1535,8 +1544,22 @@ def select_ranks(bits, ranks, out, work):
             for i in range(m):
                 spare[i] = gathered[i]
             cand = spare[:m]
-        out[j] = _from_bits(_select_within(cand, m, ranks[j] - below_of[j], counts))
+        out[j] = _from_bits(call(fns, _select_within, (cand, m, ranks[j] - below_of[j], counts)))
     return out
+
+
+def select_calls() -> list:
+    """The kernel :func:`select_ranks` calls through its table, with arguments of the types it
+    passes it there: slices of its int64 scratch, a count and a rank."""
+    work = np.zeros(2, dtype=np.int64)
+    return [(_select_within, (work[:1], np.int64(1), np.int64(0), work))]
+
+
+@functools.cache
+def select_table() -> np.ndarray:
+    """:func:`select_ranks`'s table (:mod:`~fpinspect.numerics.calls`), made on first use:
+    :func:`_select_within` compiled, or loaded from the cache."""
+    return table(select_calls())
 
 
 def select_scratch(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:

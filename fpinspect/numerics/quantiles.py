@@ -270,9 +270,10 @@ class RealQuantiles:
             ranks = [r - 1 for r in _ranks(self.n, tuple(qs))]
             wanted = sorted(set(ranks))
             compile_ahead.wait(K.select_ranks)
+            fns = K.select_table()  # after the wait: the child may have cached its kernel
             bits = np.ascontiguousarray(allv).view(np.int64)
             out, work = K.select_scratch(bits.size, len(wanted))
-            found = K.select_ranks(bits, np.array(wanted, dtype=np.int64), out, work).tolist()
+            found = K.select_ranks(bits, np.array(wanted, dtype=np.int64), out, work, fns).tolist()
             if wanted == ranks:  # ascending and distinct, as percentiles are mostly asked
                 return found
             by_rank = dict(zip(wanted, found))

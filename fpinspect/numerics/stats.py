@@ -925,13 +925,9 @@ def _calls(a_dtype, ref_dtype, size: int, kl: bool) -> tuple:
         after = [(K.finish_pass, finish_args), *K.finish_calls(*finish_args[:-1])]
     finally:
         state.release()
-    if plan.keep_values:
-        after.append(
-            (
-                K.select_ranks,
-                (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), *K.select_scratch(1, 1)),
-            )
-        )
+    if plan.keep_values:  # the selection, then the kernel it calls through its table
+        ranks = (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), *K.select_scratch(1, 1))
+        after += [(K.select_ranks, (*ranks, _NO_TABLE)), *K.select_calls()]
     if kl:
         side = _kl_side(0.0, 1.0, 1.0)
         after.append(_kl_call(plan, va, vb, side, side, np.empty((2, K.BLOCK)), np.zeros(4)))

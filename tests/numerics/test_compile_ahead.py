@@ -129,7 +129,7 @@ def test_the_calls_compiled_ahead_have_the_types_the_pair_passes():
         # finish_pass's block kernels, of which its table is made, the longest compile first
         finishing = ["finish_pass", "_decode_block", "_worst_block", "_first_index", "_count_specials"]
         finishing += ["_count_large_distances"] if dtype == ref else []
-        want = finishing + ([] if n > 1 << 21 else ["select_ranks"]) + ["kl_pass"]
+        want = finishing + ([] if n > 1 << 21 else ["select_ranks", "_select_within"]) + ["kl_pass"]
         # only what such a pair calls, the longest compile first
         assert [kernel.__name__ for kernel, _ in calls] == want
         (pass_call, blocks), _ = _calls(np.dtype(dtype), np.dtype(ref), n, True)

@@ -28,6 +28,7 @@ from . import calls, compile_ahead
 from . import kernels as K
 from .chunks import CHUNK, ChunkReader, chunk_ranges, unravel
 from .dtypes import FloatFormat, common_format, dtype_name, float_format, is_supported, native
+from .jit import argument_types
 from .quantiles import IntHistogram, RealQuantiles
 
 EPS64 = float(np.finfo(np.float64).eps)
@@ -877,13 +878,16 @@ def _kl_side(lo: float, hi: float, scale: float) -> tuple[float, float, float]:
 _KL_DECODE = {"float16": K.DECODE_HALF, "bfloat16": K.DECODE_BFLOAT}
 
 
-def _kl_call(plan: _Plan, va: tuple, vb: tuple, side_x, side_y, values, sums):
+def _kl_call(plan: _Plan, va: tuple, vb: tuple, side_x, side_y, values, sums, fns=None):
     """The kernel that adds one chunk's KL sums to ``sums``, and its arguments; ``va`` and
-    ``vb`` are the chunk's two sides' :meth:`_Plan.views`, ``values`` the kernel's scratch."""
+    ``vb`` are the chunk's two sides' :meth:`_Plan.views`, ``values`` the kernel's scratch,
+    ``fns`` the table of the kernels it calls (``None``: the plan's, made on first use:
+    :meth:`_Plan.tables`)."""
     ua, fa, ta = va
     ub, fb, tb = vb
     decode = _KL_DECODE.get(plan.fmt.name, K.DECODE_TABLE) if plan.a_decode == "table" else K.DECODE_FLOAT
-    return K.kl_pass, (ua, ub, fa, fb, ta, tb, decode, *side_x, *side_y, values, sums)
+    args = (ua, ub, fa, fb, ta, tb, decode, *side_x, *side_y, values, sums)
+    return K.kl_pass, (*args, plan.tables(K.kl_calls, args) if fns is None else fns)
 
 
 def after_pass_calls(a_dtype, ref_dtype, size: int, kl: bool) -> list:
@@ -928,10 +932,24 @@ def _calls(a_dtype, ref_dtype, size: int, kl: bool) -> tuple:
     if plan.keep_values:  # the selection, then the kernel it calls through its table
         ranks = (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), *K.select_scratch(1, 1))
         after += [(K.select_ranks, (*ranks, _NO_TABLE)), *K.select_calls()]
-    if kl:
+    if kl:  # KL's pass, then the kernels it calls through its table
         side = _kl_side(0.0, 1.0, 1.0)
-        after.append(_kl_call(plan, va, vb, side, side, np.empty((2, K.BLOCK)), np.zeros(4)))
-    return ((K.fused_pass, pass_args), K.block_calls(*pass_args[:-1])), after
+        kernel, args = _kl_call(plan, va, vb, side, side, np.empty((2, K.BLOCK)), np.zeros(4), _NO_TABLE)
+        after += [(kernel, args), *K.kl_calls(*args[:-1])]
+    return ((K.fused_pass, pass_args), K.block_calls(*pass_args[:-1])), _each_once(after)
+
+
+def _each_once(calls: list) -> list:
+    """``calls`` without the repeats of a kernel for the same argument types, each kept where it
+    is first listed (the decoding: KL's pass calls it after the rarer work does)."""
+    seen: set = set()
+    out = []
+    for kernel, args in calls:
+        key = (kernel, argument_types(args))
+        if key not in seen:
+            seen.add(key)
+            out.append((kernel, args))
+    return out
 
 
 def _kl_divergence(s: PairStats, views, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float | None:

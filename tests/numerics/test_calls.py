@@ -16,14 +16,15 @@ def test_a_pass_compiles_without_its_block_kernels_code():
     """numba links a directly called kernel's module into its caller (and optimises it again);
     called through the table, the pass's compiled library links none of its block kernels'
     (numba's runtime library only), nor does the exact percentiles' selection link the kernel it
-    narrows a bucket with. Compiled afresh here: one loaded from the cache says nothing."""
+    narrows a bucket with, nor KL's pass its sums and decoding. Compiled afresh here: one loaded
+    from the cache says nothing."""
     import numba
 
-    stats.accumulate(*_pair(), worst=3).error_stats()  # 3000 values: exact, by select_ranks
-    kernels = (*K._CALLEES, K._select_within)
+    stats.accumulate(*_pair(), worst=3, kl=True).error_stats()  # 3000 values: exact, by select_ranks
+    kernels = (*K._CALLEES, K._select_within, K._kl_sums)
     callees = {id(c.library) for k in kernels for c in k.overloads.values()}
     names = [k.__name__ for k in kernels]
-    for driver in (K.fused_pass, K.finish_pass, K.select_ranks):
+    for driver in (K.fused_pass, K.finish_pass, K.select_ranks, K.kl_pass):
         options = {k: v for k, v in driver.targetoptions.items() if k != "nopython"}  # njit's own
         fresh = numba.njit(**{**options, "cache": False})(driver.py_func)
         fresh.compile(driver.signatures[0])

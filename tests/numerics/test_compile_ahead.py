@@ -129,7 +129,9 @@ def test_the_calls_compiled_ahead_have_the_types_the_pair_passes():
         # finish_pass's block kernels, of which its table is made, the longest compile first
         finishing = ["finish_pass", "_decode_block", "_worst_block", "_first_index", "_count_specials"]
         finishing += ["_count_large_distances"] if dtype == ref else []
-        want = finishing + ([] if n > 1 << 21 else ["select_ranks", "_select_within"]) + ["kl_pass"]
+        want = (
+            finishing + ([] if n > 1 << 21 else ["select_ranks", "_select_within"]) + ["kl_pass", "_kl_sums"]
+        )
         # only what such a pair calls, the longest compile first
         assert [kernel.__name__ for kernel, _ in calls] == want
         (pass_call, blocks), _ = _calls(np.dtype(dtype), np.dtype(ref), n, True)
@@ -237,8 +239,8 @@ def test_the_child_skips_what_the_caller_says_it_compiles_itself(tmp_path):
     # the child's cache is empty: it would compile the pass and its block kernels too
     (pass_call, blocks), after = _calls(np.dtype("<f2"), np.dtype("<f2"), 3000, True)
     claimed = [kernel.__name__ for kernel, _ in compile_ahead.child_calls([*blocks, pass_call], after)]
-    assert claimed[-1] == "kl_pass"
-    claimed = claimed[:-1]  # all but KL's pass
+    assert claimed[-2:] == ["kl_pass", "_kl_sums"]
+    claimed = claimed[:-2]  # all but KL's pass and its sums
     out = subprocess.run(
         [sys.executable, "-c", code],
         input="".join(name + "\n" for name in claimed),
@@ -247,21 +249,21 @@ def test_the_child_skips_what_the_caller_says_it_compiles_itself(tmp_path):
         env=env,
         check=True,
     )
-    assert out.stdout.split() == ["+kl_pass", "kl_pass"], out.stdout
+    assert out.stdout.split() == ["+kl_pass", "kl_pass", "+_kl_sums", "_kl_sums"], out.stdout
 
 
 def test_the_child_of_a_bfloat16_pair_compiles_its_kernels(tmp_path):
     """ml_dtypes' formats are told to the child by name (their ``dtype.str`` is a raw ``'<V2'``,
     for which the child failed at once and the caller compiled everything itself). What the
     child is told is what :func:`compile_ahead.start` tells it; the caller claims all but KL's
-    pass, which the child then compiles for bfloat16 pairs."""
+    pass and its sums, which the child then compiles for bfloat16 pairs."""
     bf16 = np.dtype(ml_dtypes.bfloat16)
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
     told = compile_ahead.spelling(bf16)
     code = f"from fpinspect.numerics.compile_ahead import compile_calls; compile_calls({told!r}, {told!r}, 3000, True)"
     (pass_call, blocks), after = _calls(bf16, bf16, 3000, True)
-    claimed = [kernel.__name__ for kernel, _ in compile_ahead.child_calls([*blocks, pass_call], after)][:-1]
+    claimed = [kernel.__name__ for kernel, _ in compile_ahead.child_calls([*blocks, pass_call], after)][:-2]
     out = subprocess.run(
         [sys.executable, "-c", code],
         input="".join(name + "\n" for name in claimed),
@@ -270,7 +272,7 @@ def test_the_child_of_a_bfloat16_pair_compiles_its_kernels(tmp_path):
         env=env,
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["+kl_pass", "kl_pass"], out.stdout
+    assert out.stdout.split() == ["+kl_pass", "kl_pass", "+_kl_sums", "_kl_sums"], out.stdout
     assert compile_ahead.spelling(np.dtype(">f2")) == ">f2"
 
 

@@ -7,10 +7,12 @@ the msaccucmp / msprobe counts, the ULP histogram or real-valued ULP errors, the
 stores and the ``k`` worst elements; the work only some blocks of a chunk need (special
 values, first indices, large ULP distances, the worst elements) it leaves to
 :func:`finish_pass`, which reads again only those blocks (compiled apart, so that another
-process can compile it while this one compiles the pass). :func:`kl_pass` is msaccucmp's KL divergence, which needs
-both sides' ranges first. :func:`axis_profile_pass` bins the ULP errors along the axes of a
-tensor for the drill-down. The bucket rules of the quantile stores live here once
-(:func:`sketch_key`, :func:`int_log_bin`); :mod:`fpinspect.numerics.quantiles` reads them.
+process can compile it while this one compiles the pass). :func:`kl_pass` is msaccucmp's KL
+divergence, which needs both sides' ranges first; :func:`select_ranks` the exact percentiles of
+a small pair. Each of these four calls the kernels doing its per-element work through a table
+of their addresses (:mod:`~fpinspect.numerics.calls`), so that its own compile holds none of
+their code. The bucket rules of the quantile stores live here once (:func:`sketch_key`,
+:func:`int_log_bin`); :mod:`fpinspect.numerics.quantiles` reads them.
 
 Inputs are raw unsigned views of the two chunks (``ua``, ``ub``) and their values: for 8- and
 16-bit formats a decode table indexed by the bit pattern (``table_a``, ``table_b``), for 32-

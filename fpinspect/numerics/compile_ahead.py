@@ -43,7 +43,7 @@ import numba
 import numpy as np
 
 from .dtypes import dtype_of
-from .jit import argument_types
+from .jit import argument_types, each_once
 
 _lock = threading.Lock()
 _started: set[tuple] = set()
@@ -451,10 +451,7 @@ def child_calls(shared: list, after: list) -> list:
     ``(shared, after)``: the shared block kernels from the last (the caller takes them from the
     first, :meth:`_Child.share`), then the rest, less those shared already (a block kernel both
     passes call with the same types)."""
-    seen = {(kernel, argument_types(args)) for kernel, args in shared}
-    return shared[::-1] + [
-        (kernel, args) for kernel, args in after if (kernel, argument_types(args)) not in seen
-    ]
+    return each_once(shared[::-1] + after)
 
 
 def compile_calls(a_dtype, ref_dtype, size: int, kl: bool, *, claims: int = 0, says: int = 1) -> None:

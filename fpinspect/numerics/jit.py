@@ -29,3 +29,16 @@ def argument_types(args) -> tuple:
     """The numba types of a call's arguments, as a call with them is compiled for (and as
     ``kernel.overloads`` is keyed)."""
     return tuple(numba.typeof(a, numba.core.typing.typeof.Purpose.argument) for a in args)
+
+
+def each_once(calls: list) -> list:
+    """``calls`` (``(kernel, arguments)`` pairs) without the repeats of a kernel for the same
+    argument types, each kept where it is first listed."""
+    seen: set = set()
+    out = []
+    for kernel, args in calls:
+        key = (kernel, argument_types(args))
+        if key not in seen:
+            seen.add(key)
+            out.append((kernel, args))
+    return out

@@ -25,7 +25,6 @@ at the index named by the constants below, so the Python side reads them by name
 
 from __future__ import annotations
 
-import functools
 import inspect
 import math
 from types import SimpleNamespace
@@ -33,7 +32,7 @@ from types import SimpleNamespace
 import numpy as np
 from numba import types
 
-from .calls import call, slot, table
+from .calls import call, slot
 from .intrinsics import (
     bits_float,
     bits_float32,
@@ -1412,7 +1411,7 @@ def _select_within(cand, m, r, counts):
         m = k
 
 
-#: select_ranks calls it through a table (:func:`select_table`): select_ranks then compiles
+#: select_ranks calls it through a table (:func:`select_calls`): select_ranks then compiles
 #: without it, and a first small pair's two processes compile the two at once
 #: (:mod:`~fpinspect.numerics.compile_ahead`; linked in, it had been a quarter of select_ranks'
 #: compile, the last a first small pair waited for).
@@ -1497,8 +1496,8 @@ def select_ranks(bits, ranks, out, work, fns):
     The values land in ``out`` (float64, ``ranks.size``); ``work`` (int64) is the scratch the
     kernel works in; :func:`select_scratch` makes both. An array allocated here would cost
     numba a compile of its own per kind of allocation (a third of this kernel's compile, which
-    a first small pair waits for). ``fns`` is :func:`select_table`, through which it calls
-    :func:`_select_within`."""
+    a first small pair waits for). ``fns`` is the table of :func:`select_calls`, through which it
+    calls :func:`_select_within`."""
     n = bits.size
     k = ranks.size
     for j in range(k):
@@ -1577,13 +1576,6 @@ def select_calls() -> list:
     passes it there: slices of its int64 scratch, a count and a rank."""
     work = np.zeros(2, dtype=np.int64)
     return [(_select_within, (work[:1], np.int64(1), np.int64(0), work))]
-
-
-@functools.cache
-def select_table() -> np.ndarray:
-    """:func:`select_ranks`'s table (:mod:`~fpinspect.numerics.calls`), made on first use:
-    :func:`_select_within` compiled, or loaded from the cache."""
-    return table(select_calls())
 
 
 def select_scratch(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -28,7 +28,7 @@ from . import calls, compile_ahead
 from . import kernels as K
 from .chunks import CHUNK, ChunkReader, chunk_ranges, unravel
 from .dtypes import FloatFormat, common_format, dtype_name, float_format, is_supported, native
-from .jit import argument_types
+from .jit import each_once
 from .quantiles import IntHistogram, RealQuantiles
 
 EPS64 = float(np.finfo(np.float64).eps)
@@ -936,20 +936,8 @@ def _calls(a_dtype, ref_dtype, size: int, kl: bool) -> tuple:
         side = _kl_side(0.0, 1.0, 1.0)
         kernel, args = _kl_call(plan, va, vb, side, side, np.empty((2, K.BLOCK)), np.zeros(4), _NO_TABLE)
         after += [(kernel, args), *K.kl_calls(*args[:-1])]
-    return ((K.fused_pass, pass_args), K.block_calls(*pass_args[:-1])), _each_once(after)
-
-
-def _each_once(calls: list) -> list:
-    """``calls`` without the repeats of a kernel for the same argument types, each kept where it
-    is first listed (the decoding: KL's pass calls it after the rarer work does)."""
-    seen: set = set()
-    out = []
-    for kernel, args in calls:
-        key = (kernel, argument_types(args))
-        if key not in seen:
-            seen.add(key)
-            out.append((kernel, args))
-    return out
+    # each kernel once (the decoding: KL's pass calls it after the rarer work does)
+    return ((K.fused_pass, pass_args), K.block_calls(*pass_args[:-1])), each_once(after)
 
 
 def _kl_divergence(s: PairStats, views, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float | None:

@@ -12,6 +12,7 @@ import click
 from .. import __version__
 from .fusion_options import compare_unfused_option, fused_types_option, type_list
 from .output import check_destination, indented_json, report_file, write_json_object
+from .tree import compare_tree, graphs_option, ranks_option, steps_option, tree_scope
 from .usage import UsageProblem
 
 
@@ -198,6 +199,9 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
 )
 @fused_types_option
 @compare_unfused_option
+@ranks_option
+@graphs_option
+@steps_option
 @click.option(
     "--replay",
     type=click.Choice(["failing", "all", "none"]),
@@ -224,6 +228,9 @@ def compare(
     worst,
     fused_types,
     compare_unfused,
+    ranks,
+    graphs,
+    steps,
     replay,
 ) -> None:
     """Compare every fused op of a fusion-on run with the original ops it replaced.
@@ -232,6 +239,10 @@ def compare(
     layouts, computes the reference trio plus ULP / msaccucmp / msprobe metrics, judges
     each pair (pass / warn / fail) and names the fused op that introduced an error: the
     one that differs from its own eager replay and is not closer to float64 than eager.
+
+    The data folders may be whole dump trees (GE's {time}/{device}/{model}/{model_id}/{step},
+    msprobe's step{k}/rank{r}): every rank and graph is compared, at the latest step both hold,
+    and the report says what was left out and why.
     """
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
@@ -252,20 +263,46 @@ def compare(
         raise UsageProblem(str(exc)) from None
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
-    try:
-        cmp = DumpComparison(
-            af_open_graph,
-            af_close_graph,
-            af_open_data,
-            af_close_data,
-            iteration=iteration,
-            close_iteration=close_iteration,
-            thresholds=table,
-            worst=max(0, worst),
-            fused_types=type_list(fused_types),
-            compare_unfused=compare_unfused,
-            kl=fmt == "json",  # the only format that shows it
+    options = dict(
+        thresholds=table,
+        worst=max(0, worst),
+        fused_types=type_list(fused_types),
+        compare_unfused=compare_unfused,
+        kl=fmt == "json",  # the only format that shows it
+    )
+    data = dict(
+        open_data=af_open_data, close_data=af_close_data, iteration=iteration, close_iteration=close_iteration
+    )
+    if iteration is None and close_iteration is None:
+        from ..replay.tree import compare_leaves, leaf_arguments
+
+        try:
+            scope = tree_scope(af_open_data, af_close_data, ranks, graphs, steps)
+        except (ValueError, InputError) as exc:
+            raise UsageProblem(str(exc)) from None
+        if not scope.compared:
+            left_out = "; ".join(f"{s['what']}: {s['why']}" for s in scope.skipped)
+            raise UsageProblem(f"the two dump trees have nothing to compare ({left_out}).")
+        if not scope.one_leaf:
+            runs = compare_leaves(
+                scope,
+                af_open_graph,
+                af_close_graph,
+                comparison_options=options,
+                replay=replay,
+                compare_input=compare_input,
+                jobs=_jobs(jobs),
+                amplification=amplification,
+            )
+            compare_tree(scope, runs, fmt, output, fail_on)
+            return
+        data = leaf_arguments(*scope.compared[0])
+    elif ranks or graphs or steps:
+        raise UsageProblem(
+            "--iteration chooses one folder; it cannot be combined with --ranks, --graphs or --steps."
         )
+    try:
+        cmp = DumpComparison(af_open_graph, af_close_graph, **data, **options)
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
     report = run_with_replay(

@@ -12,7 +12,7 @@ import click
 from .. import __version__
 from .fusion_options import compare_unfused_option, fused_types_option, type_list
 from .output import check_destination, indented_json, report_file, write_json_object
-from .tree import compare_tree, graphs_option, ranks_option, steps_option, tree_scope
+from .tree import choose_inputs, compare_tree, graphs_option, ranks_option, steps_option
 from .usage import UsageProblem
 
 
@@ -229,7 +229,7 @@ def compare(
     fused_types,
     compare_unfused,
     ranks,
-    graphs,
+    graphs_chosen,
     steps,
     replay,
 ) -> None:
@@ -270,39 +270,30 @@ def compare(
         compare_unfused=compare_unfused,
         kl=fmt == "json",  # the only format that shows it
     )
-    data = dict(
-        open_data=af_open_data, close_data=af_close_data, iteration=iteration, close_iteration=close_iteration
+    inputs = choose_inputs(
+        (af_open_graph, af_close_graph),
+        (af_open_data, af_close_data),
+        (iteration, close_iteration),
+        ranks=ranks,
+        graphs_chosen=graphs_chosen,
+        steps=steps,
     )
-    if iteration is None and close_iteration is None:
-        from ..replay.tree import compare_leaves, leaf_arguments
+    if inputs.scope is not None:
+        from ..replay.tree import compare_leaves
 
-        try:
-            scope = tree_scope(af_open_data, af_close_data, ranks, graphs, steps)
-        except (ValueError, InputError) as exc:
-            raise UsageProblem(str(exc)) from None
-        if not scope.compared:
-            left_out = "; ".join(f"{s['what']}: {s['why']}" for s in scope.skipped)
-            raise UsageProblem(f"the two dump trees have nothing to compare ({left_out}).")
-        if not scope.one_leaf:
-            runs = compare_leaves(
-                scope,
-                af_open_graph,
-                af_close_graph,
-                comparison_options=options,
-                replay=replay,
-                compare_input=compare_input,
-                jobs=_jobs(jobs),
-                amplification=amplification,
-            )
-            compare_tree(scope, runs, fmt, output, fail_on)
-            return
-        data = leaf_arguments(*scope.compared[0])
-    elif ranks or graphs or steps:
-        raise UsageProblem(
-            "--iteration chooses one folder; it cannot be combined with --ranks, --graphs or --steps."
+        runs = compare_leaves(
+            inputs.scope,
+            inputs.choosers,
+            comparison_options=options,
+            replay=replay,
+            compare_input=compare_input,
+            jobs=_jobs(jobs),
+            amplification=amplification,
         )
+        compare_tree(inputs.scope, runs, fmt, output, fail_on)
+        return
     try:
-        cmp = DumpComparison(af_open_graph, af_close_graph, **data, **options)
+        cmp = DumpComparison(*inputs.graphs, **inputs.data, **options)
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
     report = run_with_replay(

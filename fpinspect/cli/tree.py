@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import click
 
 from .output import report_file, write_json_object
+from .usage import UsageProblem
 
 ranks_option = click.option(
     "--ranks", help="ranks to compare in a dump tree, e.g. 0,2 or 0-3 (default: every rank)"
 )
 graphs_option = click.option(
     "--graphs",
+    "graphs_chosen",
     help="graphs (model_name or model_name/model_id) to compare in a dump tree (default: every graph)",
 )
 steps_option = click.option(
@@ -29,23 +33,62 @@ steps_option = click.option(
 )
 
 
-def tree_scope(open_data: str, close_data: str, ranks, graphs, steps):
-    """The :class:`~fpinspect.dumps.runtree.Scope` of two data folders, from the options' texts.
-    Raises ``ValueError`` for a choice that names nothing, :class:`~fpinspect.dumps.errors.InputError`
-    for a folder that cannot be read."""
-    from ..dumps.runtree import pair_trees, parse_choice, scan_tree
+@dataclass
+class Inputs:
+    """What ``compare`` compares: one leaf pair (``graphs``, paths or loaded graphs, and ``data``, the
+    data folder and iteration arguments of :class:`~fpinspect.dumps.compare.DumpComparison`), or a
+    whole tree (``scope`` and the graph ``choosers`` of its leaves)."""
 
-    on, off = scan_tree(open_data), scan_tree(close_data)
-    chosen_steps = parse_choice(steps, "steps")
-    if steps is not None and chosen_steps is None:
-        chosen_steps = "all"
-    return pair_trees(
-        on,
-        off,
-        ranks=parse_choice(ranks, "ranks"),
-        graphs=parse_choice(graphs, "graphs"),
-        steps=chosen_steps,
-    )
+    graphs: tuple = ()
+    data: dict = field(default_factory=dict)
+    scope: object = None
+    choosers: tuple = ()
+
+
+def choose_inputs(graphs: tuple, data: tuple, iterations: tuple, *, ranks, graphs_chosen, steps) -> Inputs:
+    """The inputs of ``compare`` from its options. ``--iteration`` names one folder of each side,
+    as it always did; else both data folders are read as dump trees
+    (:mod:`fpinspect.dumps.runtree`): one leaf pair keeps today's report, several make a run's.
+    Raises :class:`~.usage.UsageProblem` with one sentence for anything that cannot be compared."""
+    from ..dumps.errors import InputError
+    from ..dumps.runtree import pair_trees, parse_choice, scan_tree
+    from ..replay.tree import GraphChooser, leaf_arguments
+
+    if any(i is not None for i in iterations):
+        if ranks or graphs_chosen or steps:
+            raise UsageProblem(
+                "--iteration chooses one folder; it cannot be combined with --ranks, --graphs or --steps."
+            )
+        return Inputs(
+            graphs,
+            dict(zip(("open_data", "close_data", "iteration", "close_iteration"), (*data, *iterations))),
+        )
+    try:
+        chosen_steps = parse_choice(steps, "steps")
+        scope = pair_trees(
+            scan_tree(data[0]),
+            scan_tree(data[1]),
+            ranks=parse_choice(ranks, "ranks"),
+            graphs=parse_choice(graphs_chosen, "graphs"),
+            steps="all" if steps is not None and chosen_steps is None else chosen_steps,
+        )
+        if not scope.compared:
+            left_out = "; ".join(f"{s['what']}: {s['why']}" for s in scope.skipped)
+            raise UsageProblem(f"the two dump trees have nothing to compare ({left_out}).")
+        one = leaf_arguments(*scope.compared[0])
+        if scope.one_leaf and not any(os.path.isdir(g) for g in graphs):
+            return Inputs(graphs, one)
+        choosers = GraphChooser(graphs[0], "fusion-on"), GraphChooser(graphs[1], "fusion-off")
+        if not scope.one_leaf:
+            return Inputs(scope=scope, choosers=choosers)
+        # one leaf pair and a folder of graphs: the graphs these dumps name
+        chosen = (
+            choosers[0].choose(one["open_data"], one["iteration"]),
+            choosers[1].choose(one["close_data"], one["close_iteration"]),
+        )
+        return Inputs(chosen, one)
+    except (ValueError, InputError) as exc:
+        raise UsageProblem(str(exc)) from None
 
 
 def compare_tree(scope, runs: Iterator, fmt: str, output: str | None, fail_on: str | None) -> None:

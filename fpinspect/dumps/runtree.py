@@ -161,6 +161,24 @@ def _ordered(leaves: list[Leaf]) -> list[Leaf]:
     return sorted(leaves, key=lambda f: (_label_key(f.rank), _label_key(f.graph), _label_key(f.step)))
 
 
+def graph_files(path: str | os.PathLike) -> list[str]:
+    """The graphs a ``--af-*-graph`` path gives: the file itself, or every graph of the ``Build``
+    stage in a folder and its subfolders (atc's ``.json``, GE's ``ge_proto_*_Build.txt``; where a
+    folder holds no ``Build`` graph, its ``ge_proto_*.txt``), sorted."""
+    path = os.fspath(path)
+    if not os.path.isdir(path):
+        return [path]
+    found: dict[str, list[str]] = {"build": [], "text": []}
+    for folder, _, names in os.walk(path):
+        for name in names:
+            full = os.path.join(folder, name)
+            if name.endswith(".json") or (name.startswith("ge_proto_") and name.endswith("_Build.txt")):
+                found["build"].append(full)
+            elif name.startswith("ge_proto_") and name.endswith(".txt"):
+                found["text"].append(full)
+    return sorted(found["build"] or found["text"])
+
+
 # -- choosing and pairing -----------------------------------------------------------------------
 
 

@@ -12,9 +12,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..dumps.compare import DumpComparison
+from ..dumps.datadump import DumpIndex, normalise_name
 from ..dumps.errors import InputError
+from ..dumps.graph import GeModel, load_graph
 from ..dumps.report import Report
-from ..dumps.runtree import Leaf, Scope
+from ..dumps.runtree import Leaf, Scope, graph_files
 from .run import run_with_replay
 
 
@@ -47,10 +49,52 @@ def leaf_arguments(on: Leaf, off: Leaf) -> dict:
     }
 
 
+class GraphChooser:
+    """The graph of each leaf among those a graph path gives (:func:`~fpinspect.dumps.runtree.graph_files`):
+    the only one, or the one whose ops the leaf's dumps name most. Each graph is loaded once and
+    shared by every leaf that uses it."""
+
+    def __init__(self, path: str, side: str):
+        """Raises :class:`InputError` when ``path`` gives no graph, or its only graph cannot be read."""
+        self.path, self.side = path, side
+        self.files = graph_files(path)
+        if not self.files:
+            raise InputError(
+                path, f"holds no {side} graph (no .json or ge_proto_*.txt file)", "GRAPH_LOAD_ERROR"
+            )
+        self._models: dict[str, GeModel] = {}
+        self._names: dict[str, set[str]] = {}
+        if len(self.files) == 1:
+            self.model(self.files[0])
+
+    def model(self, file: str) -> GeModel:
+        if file not in self._models:
+            self._models[file] = load_graph(file)
+            self._names[file] = {normalise_name(name) for name in self._models[file].ops}
+        return self._models[file]
+
+    def choose(self, folder: str, iteration: str | None) -> GeModel:
+        """The graph of the dumps in ``folder`` (at ``iteration``). Raises :class:`InputError`
+        when no graph names any op those dumps name."""
+        if len(self.files) == 1:
+            return self.model(self.files[0])
+        dumped = {f.op_name for f in DumpIndex.scan(folder, iteration).files}
+        scores = [(len(dumped & self._names_of(file)), file) for file in self.files]
+        best, file = max(scores, key=lambda s: s[0])  # the first of equals: files are sorted
+        if best == 0:
+            raise InputError(
+                folder, f"names none of the ops of the {len(self.files)} graphs in {self.path}", "NO_GRAPH"
+            )
+        return self.model(file)
+
+    def _names_of(self, file: str) -> set[str]:
+        self.model(file)
+        return self._names[file]
+
+
 def compare_leaves(
     scope: Scope,
-    open_graph,
-    close_graph,
+    graphs: tuple[GraphChooser, GraphChooser],
     *,
     comparison_options: dict,
     replay: str = "failing",
@@ -58,14 +102,17 @@ def compare_leaves(
     jobs: int = 1,
     amplification: float | None = None,
 ) -> Iterator[LeafRun]:
-    """Each compared leaf pair of ``scope`` against the graphs ``open_graph``/``close_graph`` (paths
-    or split graphs, shared by every leaf), in order. ``comparison_options`` are the further keyword
-    arguments of :class:`~fpinspect.dumps.compare.DumpComparison` (thresholds, fused types, ...)."""
+    """Each compared leaf pair of ``scope``, in order, against its fusion-on and fusion-off graphs
+    chosen by ``graphs``. ``comparison_options`` are the further keyword arguments of
+    :class:`~fpinspect.dumps.compare.DumpComparison` (thresholds, fused types, ...)."""
     for on, off in scope.compared:
+        data = leaf_arguments(on, off)
         try:
-            comparison = DumpComparison(
-                open_graph, close_graph, **leaf_arguments(on, off), **comparison_options
+            chosen = (
+                graphs[0].choose(data["open_data"], data["iteration"]),
+                graphs[1].choose(data["close_data"], data["close_iteration"]),
             )
+            comparison = DumpComparison(*chosen, **data, **comparison_options)
         except InputError as exc:
             yield LeafRun(on, off, error=str(exc))
             continue

@@ -140,3 +140,60 @@ def test_choices_that_name_nothing_and_unpaired_trees_are_one_sentence(trees, tm
     assert r.exit_code == 2 and "nothing to compare" in r.output and "rank 5" in r.output
     r = compare(trees, "--iteration", "1", "--ranks", "0")
     assert r.exit_code == 2 and "cannot be combined" in r.output
+
+
+def test_a_folder_of_graphs_gives_each_leaf_the_graph_its_dumps_name(tmp_path):
+    """Two compiled graphs per rank (the regression block and a clean conv block), their graphs in
+    one folder per side: each leaf is compared against the graph whose ops it dumped."""
+    samples = SAMPLE.parent
+    for side in ("open", "close"):
+        for model, sample in (("m_a", "regression"), ("m_b", "clean")):
+            shutil.copytree(
+                samples / sample / f"datadump_af_{side}",
+                tmp_path / side / STAMP / "0" / model / "1" / "0",
+            )
+            graph = next((samples / sample / f"dumpgraph_af_{side}").iterdir())
+            (tmp_path / f"graphs_{side}" / sample).mkdir(parents=True)
+            shutil.copyfile(graph, tmp_path / f"graphs_{side}" / sample / graph.name)
+    args = ["--af-open-graph", tmp_path / "graphs_open", "--af-close-graph", tmp_path / "graphs_close"]
+    r = run("compare", *args, "--af-open-data", tmp_path / "open", "--af-close-data", tmp_path / "close")
+    r = run(
+        "compare",
+        *args,
+        "--af-open-data",
+        tmp_path / "open",
+        "--af-close-data",
+        tmp_path / "close",
+        "--format",
+        "json",
+    )
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    introduced = {x["graph"]: x["summary"]["introduced"] for x in out["runs"]}
+    assert introduced == {"m_a/1": [CULPRIT], "m_b/1": []}
+    assert all(x["summary"]["compared"] for x in out["runs"])
+    r = run(
+        "compare",
+        *args,
+        "--af-open-data",
+        tmp_path / "open" / STAMP / "0" / "m_b",
+        "--af-close-data",
+        tmp_path / "close" / STAMP / "0" / "m_b",
+        "--format",
+        "json",
+    )
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["summary"]["introduced"] == []
+    empty = tmp_path / "nographs"
+    empty.mkdir()
+    r = run(
+        "compare",
+        "--af-open-graph",
+        empty,
+        *args[2:],
+        "--af-open-data",
+        tmp_path / "open",
+        "--af-close-data",
+        tmp_path / "close",
+    )
+    assert r.exit_code == 2 and "holds no fusion-on graph" in r.output

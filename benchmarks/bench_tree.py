@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/bench_tree.py [--ranks 8] [--graphs 2] [--steps 2] [--ops 156] [--dir TMP]
 
 Generates a GE dump tree per side, ``{time}/{rank}/{graph}/1/{step}/``, each leaf holding one
-float16 output of 2 Ki elements per fused op (the defaults: 8 ranks x 2 graphs x 2 steps x 156
-ops, about 10 000 pairs per side), and both sides' graphs in one folder per side. Then, each in a
+float16 output of 2 Ki elements per fused op (the defaults: 8 ranks x 2 graphs x 2 steps x 312
+ops, about 10 000 pairs), and both sides' graphs in one folder per side. Then, each in a
 fresh process with the compile cache warm:
 
 * the whole tree: ``compare --steps all --jobs 2`` (one process);
@@ -118,7 +118,7 @@ def main() -> None:
     parser.add_argument("--ranks", type=int, default=8)
     parser.add_argument("--graphs", type=int, default=2)
     parser.add_argument("--steps", type=int, default=2)
-    parser.add_argument("--ops", type=int, default=156)
+    parser.add_argument("--ops", type=int, default=312)
     parser.add_argument("--dir", default=None)
     a = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=a.dir) as tmp:

@@ -83,8 +83,8 @@ def choose_inputs(graphs: tuple, data: tuple, iterations: tuple, *, ranks, graph
             return Inputs(scope=scope, choosers=choosers)
         # one leaf pair and a folder of graphs: the graphs these dumps name
         chosen = (
-            choosers[0].choose(one["open_data"], one["iteration"]),
-            choosers[1].choose(one["close_data"], one["close_iteration"]),
+            choosers[0].choose(one["open_data"], one["iteration"], scope.compared[0][0].rank),
+            choosers[1].choose(one["close_data"], one["close_iteration"], scope.compared[0][1].rank),
         )
         return Inputs(chosen, one)
     except (ValueError, InputError) as exc:

@@ -8,6 +8,7 @@ run of many ranks holds one leaf's comparison in memory at a time.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -49,6 +50,15 @@ def leaf_arguments(on: Leaf, off: Leaf) -> dict:
     }
 
 
+#: The folder GE dumps a process's graphs in: ``DUMP_GRAPH_PATH/pid_{pid}_deviceid_{device}/``.
+_DEVICE_FOLDER = re.compile(r"[/\\]pid_\d+_deviceid_(\d+)[/\\]")
+
+
+def _device_of(path: str) -> str | None:
+    found = _DEVICE_FOLDER.search(path)
+    return found.group(1) if found else None
+
+
 class GraphChooser:
     """The graph of each leaf among those a graph path gives (:func:`~fpinspect.dumps.runtree.graph_files`):
     the only one, or the one whose ops the leaf's dumps name most. Each graph is loaded once and
@@ -73,13 +83,18 @@ class GraphChooser:
             self._names[file] = {normalise_name(name) for name in self._models[file].ops}
         return self._models[file]
 
-    def choose(self, folder: str, iteration: str | None) -> GeModel:
-        """The graph of the dumps in ``folder`` (at ``iteration``). Raises :class:`InputError`
-        when no graph names any op those dumps name."""
+    def choose(self, folder: str, iteration: str | None, rank: str | None = None) -> GeModel:
+        """The graph of the dumps in ``folder`` (at ``iteration``) of ``rank``: among the graphs GE
+        dumped for that device (``DUMP_GRAPH_PATH/pid_{pid}_deviceid_{rank}/``) where there are
+        such folders, the one whose ops the dumps name most. Raises :class:`InputError` when no
+        graph names any op those dumps name."""
         if len(self.files) == 1:
             return self.model(self.files[0])
+        files = self.files
+        if rank is not None:
+            files = [f for f in files if _device_of(f) == rank] or files
         dumped = {f.op_name for f in DumpIndex.scan(folder, iteration).files}
-        scores = [(len(dumped & self._names_of(file)), file) for file in self.files]
+        scores = [(len(dumped & self._names_of(file)), file) for file in files]
         best, file = max(scores, key=lambda s: s[0])  # the first of equals: files are sorted
         if best == 0:
             raise InputError(
@@ -109,8 +124,8 @@ def compare_leaves(
         data = leaf_arguments(on, off)
         try:
             chosen = (
-                graphs[0].choose(data["open_data"], data["iteration"]),
-                graphs[1].choose(data["close_data"], data["close_iteration"]),
+                graphs[0].choose(data["open_data"], data["iteration"], on.rank),
+                graphs[1].choose(data["close_data"], data["close_iteration"], off.rank),
             )
             comparison = DumpComparison(*chosen, **data, **comparison_options)
         except InputError as exc:

@@ -197,3 +197,28 @@ def test_a_folder_of_graphs_gives_each_leaf_the_graph_its_dumps_name(tmp_path):
         tmp_path / "close",
     )
     assert r.exit_code == 2 and "holds no fusion-on graph" in r.output
+
+
+def test_each_rank_takes_the_graph_ge_dumped_for_its_device(trees, tmp_path):
+    """DUMP_GRAPH_PATH/pid_{pid}_deviceid_{n}/: rank 1's graph (here without autofuse_4_Add) is
+    used for rank 1 although rank 0's names more of its dumps."""
+    for side in ("open", "close"):
+        graph = json.loads((SAMPLE / f"dumpgraph_af_{side}" / "Build.json").read_text())
+        for device in (0, 1):
+            folder = tmp_path / side / f"pid_10{device}_deviceid_{device}"
+            folder.mkdir(parents=True)
+            if device == 1 and side == "open":
+                for g in graph["graph"]:
+                    g["op"] = [op for op in g["op"] if op["name"] != "autofuse_4_Add"]
+            (folder / "ge_proto_00000001_graph_1_Build.json").write_text(json.dumps(graph))
+    r = run(
+        "compare",
+        "--af-open-graph", tmp_path / "open",
+        "--af-close-graph", tmp_path / "close",
+        "--af-open-data", trees / "on",
+        "--af-close-data", trees / "off",
+        "--format", "json",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    ops = {x["rank"]: {rec["fused_op"] for rec in x["records"]} for x in json.loads(r.stdout)["runs"]}
+    assert "autofuse_4_Add" in ops["0"] and "autofuse_4_Add" not in ops["1"]

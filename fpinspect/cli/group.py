@@ -48,6 +48,7 @@ _COMMAND_MODULES = {
     "open": (".open", "open_command"),
     "open-result": (".launch", "open_result_command"),
     "run": (".experiments", "run_command"),
+    "switches": (".switches", "switches_command"),
     "tasks": (".experiments", "tasks_command"),
 }
 

@@ -72,8 +72,7 @@ ASCIR_TYPE: dict[str, str] = {
     "Muls": "Mul",
     "Adds": "Add",
     "RealDiv": "Div",
-    **{f"Reduce{t}{d}": a for t, a in (("Sum", "Sum"), ("Mean", "Mean"), ("Prod", "Prod")) for d in ("", "D")},
-    **{f"Reduce{t}{d}": t for t in ("Max", "Min") for d in ("", "D")},
+    **{f"Reduce{t}{d}": t for t in ("Sum", "Mean", "Prod", "Max", "Min") for d in ("", "D")},
 }
 #: AscIR types the blacklist refuses: always computed in fp32.
 ALWAYS_FP32 = frozenset({"Sum", "Mean", "Prod"})

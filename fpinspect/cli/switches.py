@@ -99,10 +99,15 @@ def switches_command(
 def _introduced(source: str) -> tuple[list[str], str | None]:
     """The introduced fused ops of ``source`` (a report or a run folder) and, where it can be
     found, the fusion-on graph."""
-    from ..dumps.switches import run_folder_graph
+    from ..dumps.errors import InputError
+    from ..dumps.runfolder import graph_beside, run_folder
 
     if os.path.isdir(source):
-        return _compared_run(source), run_folder_graph(source)
+        try:
+            folder = run_folder(source)
+        except InputError as exc:
+            raise UsageProblem(str(exc)) from None
+        return compared_run(folder).summary()["introduced"], folder.open_graph
     try:
         with open(source, encoding="utf-8") as f:
             report = json.load(f)
@@ -119,27 +124,19 @@ def _introduced(source: str) -> tuple[list[str], str | None]:
     for record in report.get("records") or []:
         fused_file = record.get("fused_file") if isinstance(record, dict) else None
         if isinstance(fused_file, str):
-            graph = run_folder_graph(os.path.dirname(fused_file))
+            graph = graph_beside(os.path.dirname(fused_file))
             break
     return [str(n) for n in summary["introduced"]], graph
 
 
-def _compared_run(folder: str) -> list[str]:
-    """Compare run folder ``folder`` (its four conventional parts) and return the introduced ops."""
+def compared_run(folder):
+    """The report of run folder ``folder`` (a :class:`~fpinspect.dumps.runfolder.RunFolder`),
+    compared as ``compare`` does by default."""
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
-    from ..dumps.switches import run_folder_graph
     from ..replay.run import run_with_replay
 
-    open_graph, close_graph = run_folder_graph(folder, "open"), run_folder_graph(folder, "close")
-    data = [os.path.join(folder, f"datadump_af_{side}") for side in ("open", "close")]
-    if open_graph is None or close_graph is None or not all(os.path.isdir(d) for d in data):
-        raise UsageProblem(
-            f"{folder} is not a run folder: it needs dumpgraph_af_open/ and dumpgraph_af_close/ (one graph "
-            "each), datadump_af_open/ and datadump_af_close/."
-        )
     try:
-        comparison = DumpComparison(open_graph, close_graph, *data)
+        return run_with_replay(DumpComparison(*folder))
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
-    return run_with_replay(comparison).summary()["introduced"]

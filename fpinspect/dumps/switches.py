@@ -22,7 +22,6 @@ effect, which are then the candidates.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 
 from .errors import InputError
@@ -258,22 +257,3 @@ def autofuse_flags(ops: list[OpSwitches]) -> str:
         listed = "all" if "all" in types else ",".join(dict.fromkeys(types))
         flags.append(f"--autofuse_enhance_precision_blacklist={listed}")
     return ";".join(flags)
-
-
-def run_folder_graph(path: str, side: str = "open") -> str | None:
-    """The graph of one side of a run folder (``dumpgraph_af_open/`` holding one graph), or of the
-    data folder ``…/datadump_af_open`` (its ``dumpgraph_af_open`` sibling); ``None`` if there is none."""
-    candidates = [os.path.join(path, f"dumpgraph_af_{side}")]
-    head, tail = os.path.split(os.path.normpath(path))
-    if "datadump" in tail:
-        candidates.append(os.path.join(head, tail.replace("datadump", "dumpgraph")))
-    for folder in candidates:
-        if os.path.isdir(folder):
-            graphs = sorted(
-                n
-                for n in os.listdir(folder)
-                if n.endswith(".json") or (n.startswith("ge_proto_") and n.endswith("_Build.txt"))
-            )
-            if len(graphs) == 1:
-                return os.path.join(folder, graphs[0])
-    return None

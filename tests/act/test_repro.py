@@ -88,4 +88,3 @@ def test_bad_requests_are_one_sentence(tmp_path):
     blocker.write_text("")
     r = run("repro", SAMPLES / "regression", "autofuse_2_Add_LayerNorm", "--out", blocker / "b")
     assert r.exit_code == 2 and "cannot write the bundle" in r.output
-

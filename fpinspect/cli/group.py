@@ -47,6 +47,7 @@ _COMMAND_MODULES = {
     "launch": (".launch", "launch_command"),
     "open": (".open", "open_command"),
     "open-result": (".launch", "open_result_command"),
+    "report": (".report", "report_command"),
     "repro": (".repro", "repro_command"),
     "run": (".experiments", "run_command"),
     "switches": (".switches", "switches_command"),

@@ -4,7 +4,6 @@ import json
 import re
 import shutil
 import subprocess
-import zlib
 from pathlib import Path
 
 import pytest
@@ -80,18 +79,10 @@ def test_bad_sources_are_one_sentence(tmp_path, make, needle):
     assert r.exit_code == 2 and needle in r.output and "Traceback" not in r.output
 
 
-def _png_is_blank(path: Path) -> bool:
-    """Whether every pixel of an 8-bit RGB(A) PNG has the same value (read with zlib alone)."""
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    idat, pos = b"", 8
-    while pos < len(data):
-        length = int.from_bytes(data[pos : pos + 4], "big")
-        kind = data[pos + 4 : pos + 8]
-        if kind == b"IDAT":
-            idat += data[pos + 8 : pos + 8 + length]
-        pos += 12 + length
-    return len(set(zlib.decompress(idat))) <= 3  # the rows' filter bytes and one colour
+def _colours(path: Path) -> int:
+    """How many distinct colours the screenshot has (a blank page has one)."""
+    image = pytest.importorskip("PIL.Image").open(path).convert("RGB")
+    return len(image.getcolors(maxcolors=1 << 20) or [])
 
 
 def _chromium(*args, url):
@@ -117,7 +108,7 @@ def test_chromium_renders_it_without_errors(page, tmp_path):
     shot = tmp_path / "shot.png"
     proc = _chromium("--window-size=1200,1600", f"--screenshot={shot}", url=page.as_uri())
     assert shot.exists(), proc.stderr[-2000:]
-    assert not _png_is_blank(shot)
+    assert _colours(shot) > 10
     console = [line for line in proc.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
     assert not console, console
 

@@ -48,7 +48,10 @@ _COMMAND_MODULES = {
     "launch": (".launch", "launch_command"),
     "open": (".open", "open_command"),
     "open-result": (".launch", "open_result_command"),
+    "report": (".report", "report_command"),
+    "repro": (".repro", "repro_command"),
     "run": (".experiments", "run_command"),
+    "switches": (".switches", "switches_command"),
     "tasks": (".experiments", "tasks_command"),
 }
 
@@ -156,7 +159,12 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
     "--compare-input", is_flag=True, help="list fused-op input comparisons too (always used for localisation)"
 )
 @click.option(
-    "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json", "model-explorer"]),
+    default="table",
+    show_default=True,
+    help="model-explorer: node data for Google's Model Explorer (each op's worst error, coloured by verdict)",
 )
 @click.option(
     "--output", "-o", type=click.Path(dir_okay=False), help="write the report to this file instead of stdout"
@@ -312,6 +320,11 @@ def compare(
     with report_file(output) as out:
         if fmt == "json":
             write_json_object(out, report.json_fields())
+        elif fmt == "model-explorer":
+            from ..dumps.model_explorer import node_data
+
+            graph_of = {op.name: op.graph for op in cmp.fused}
+            out.write(indented_json(node_data(report, graph_of, table)) + "\n")
         elif fmt == "csv":
             from .render import compare_csv
 

@@ -44,6 +44,7 @@ def _tell_when_compiling() -> None:
 #: do not import the inspector, the experiments or the capture stack.
 _COMMAND_MODULES = {
     "capture": (".capture", "capture_command"),
+    "confirm": (".confirm", "confirm_command"),
     "convert": (".convert", "convert_command"),
     "launch": (".launch", "launch_command"),
     "open": (".open", "open_command"),

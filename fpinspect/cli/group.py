@@ -286,6 +286,7 @@ def compare(
         ranks=ranks,
         graphs_chosen=graphs_chosen,
         steps=steps,
+        one_leaf=fmt == "model-explorer",
     )
     if inputs.scope is not None:
         from ..replay.tree import compare_leaves

@@ -45,10 +45,14 @@ class Inputs:
     choosers: tuple = ()
 
 
-def choose_inputs(graphs: tuple, data: tuple, iterations: tuple, *, ranks, graphs_chosen, steps) -> Inputs:
+def choose_inputs(
+    graphs: tuple, data: tuple, iterations: tuple, *, ranks, graphs_chosen, steps, one_leaf: bool = False
+) -> Inputs:
     """The inputs of ``compare`` from its options. ``--iteration`` names one folder of each side,
     as it always did; else both data folders are read as dump trees
     (:mod:`fpinspect.dumps.runtree`): one leaf pair keeps today's report, several make a run's.
+    ``one_leaf``: a report that shows one leaf alone (Model Explorer's): one leaf pair compared is
+    reported as one, whatever was left out (more than one is a :class:`~.usage.UsageProblem`).
     Raises :class:`~.usage.UsageProblem` with one sentence for anything that cannot be compared."""
     from ..dumps.errors import InputError
     from ..dumps.runtree import pair_trees, parse_choice, scan_tree
@@ -76,10 +80,16 @@ def choose_inputs(graphs: tuple, data: tuple, iterations: tuple, *, ranks, graph
             left_out = "; ".join(f"{s['what']}: {s['why']}" for s in scope.skipped)
             raise UsageProblem(f"the two dump trees have nothing to compare ({left_out}).")
         one = leaf_arguments(*scope.compared[0])
-        if scope.one_leaf and not any(os.path.isdir(g) for g in graphs):
+        if one_leaf and len(scope.compared) > 1:
+            raise UsageProblem(
+                f"this format shows one leaf of the trees, and {len(scope.compared)} are compared: "
+                "choose one with --ranks, --graphs and --steps."
+            )
+        single = scope.one_leaf or one_leaf
+        if single and not any(os.path.isdir(g) for g in graphs):
             return Inputs(graphs, one)
         choosers = GraphChooser(graphs[0], "fusion-on"), GraphChooser(graphs[1], "fusion-off")
-        if not scope.one_leaf:
+        if not single:
             return Inputs(scope=scope, choosers=choosers)
         # one leaf pair and a folder of graphs: the graphs these dumps name
         chosen = (

@@ -222,3 +222,10 @@ def test_each_rank_takes_the_graph_ge_dumped_for_its_device(trees, tmp_path):
     assert r.exit_code == 0, r.output
     ops = {x["rank"]: {rec["fused_op"] for rec in x["records"]} for x in json.loads(r.stdout)["runs"]}
     assert "autofuse_4_Add" in ops["0"] and "autofuse_4_Add" not in ops["1"]
+
+
+def test_model_explorer_export_needs_one_leaf(trees):
+    r = compare(trees, "--format", "model-explorer")
+    assert r.exit_code == 2 and "choose one with --ranks" in r.output
+    r = compare(trees, "--format", "model-explorer", "--ranks", "0", "--steps", "1")
+    assert r.exit_code == 0 and "autofuse_2_Add_LayerNorm" in json.loads(r.stdout)["Build"]["results"]

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -34,6 +37,38 @@ if TYPE_CHECKING:  # loaded when a command runs: ``fpinspect --help`` needs only
 def _fail(message: str, code: int) -> NoReturn:
     click.echo(f"fpinspect run: {message}", err=True)
     sys.exit(code)
+
+
+class _Stopped(BaseException):
+    """SIGTERM or SIGHUP arrived; unwinds like ctrl+c so the child is stopped on the way."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+
+
+@contextmanager
+def _stopped_like_ctrl_c() -> Iterator[None]:
+    """SIGTERM (``timeout``, a scheduler, ``kill``) and SIGHUP (a closed terminal) get what
+    ctrl+c gets: the run's child is stopped, nothing partial is written, and the command
+    exits 128 + the signal's number. Later signals are ignored while stopping."""
+    sigs = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
+
+    def stop(signum, frame):
+        for s in sigs:
+            signal.signal(s, signal.SIG_IGN)
+        raise _Stopped(signum)
+
+    previous = {s: signal.signal(s, stop) for s in sigs}
+    try:
+        yield
+    except _Stopped as exc:
+        name = signal.Signals(exc.signum).name
+        _fail(
+            f"stopped by {name}; the task's process was stopped and no output was written.", 128 + exc.signum
+        )
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 class ProgressView:
@@ -141,6 +176,41 @@ def _training_options(
         _fail(f"task {task_id}: {exc}.", 2)
 
 
+def _run_and_write(
+    task_id: str, settings: TaskSettings, device: str, profile: str, out: Path | None, err: Console
+) -> tuple[dict, Report]:
+    """Run the task in its child with progress on ``err``, write ``out``; the payload and report."""
+    from ..experiments.engine import ExperimentFailed, ExperimentProcess, collect
+    from ..experiments.output import undrawn_figures, write_outputs
+    from ..experiments.results import Report
+
+    failure: ExperimentFailed | None = None
+    with (
+        ExperimentProcess(task_id, settings, device=device, profile=profile) as process,
+        ProgressView(err) as view,
+    ):
+        try:
+            payload = collect(process, view.update)
+        except ExperimentFailed as exc:
+            failure = exc
+    if failure is not None:
+        if failure.kind == "usage":
+            _fail(f"{failure}.", 2)
+        log = f" (log: {failure.log_path})" if failure.log_path else ""
+        _fail(f"task {task_id} failed on device {device}: {failure}{log}", 1)
+    report = Report.from_dict(payload)
+    if out is not None:
+        written = write_outputs(report, out)
+        err.print(f"wrote {len(written)} files to {out}", highlight=False)
+        skipped = undrawn_figures(report)
+        if skipped:
+            err.print(
+                f"matplotlib is not installed, so {len(skipped)} figure(s) were not drawn: {'; '.join(skipped)}.",
+                highlight=False,
+            )
+    return payload, report
+
+
 @click.command("run")
 @click.argument("task")
 @click.option(
@@ -196,10 +266,7 @@ def run_command(
     """Run TASK of the fusion precision test plan (see `fpinspect tasks`)."""
     from rich.console import Console
 
-    from ..experiments.engine import ExperimentFailed, ExperimentProcess, collect
-    from ..experiments.output import undrawn_figures, write_outputs
     from ..experiments.registry import TASK_IDS, UnknownTask, canonical_id, get_task
-    from ..experiments.results import Report
     from ..experiments.settings import SettingError
     from .render import console
 
@@ -220,30 +287,8 @@ def run_command(
         except OSError as exc:
             _fail(f"cannot create the output folder {out}: {exc.strerror or exc}.", 2)
     err = Console(stderr=True)
-    failure: ExperimentFailed | None = None
-    with (
-        ExperimentProcess(task_id, settings, device=device, profile=profile) as process,
-        ProgressView(err) as view,
-    ):
-        try:
-            payload = collect(process, view.update)
-        except ExperimentFailed as exc:
-            failure = exc
-    if failure is not None:
-        if failure.kind == "usage":
-            _fail(f"{failure}.", 2)
-        log = f" (log: {failure.log_path})" if failure.log_path else ""
-        _fail(f"task {task_id} failed on device {device}: {failure}{log}", 1)
-    report = Report.from_dict(payload)
-    if out is not None:
-        written = write_outputs(report, out)
-        err.print(f"wrote {len(written)} files to {out}", highlight=False)
-        skipped = undrawn_figures(report)
-        if skipped:
-            err.print(
-                f"matplotlib is not installed, so {len(skipped)} figure(s) were not drawn: {'; '.join(skipped)}.",
-                highlight=False,
-            )
+    with _stopped_like_ctrl_c():
+        payload, report = _run_and_write(task_id, settings, device, profile, out, err)
     if fmt == "json":
         click.echo(json.dumps(payload, ensure_ascii=False, allow_nan=False))
     else:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import signal
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,6 +39,20 @@ if TYPE_CHECKING:  # loaded when a command runs: ``fpinspect --help`` needs only
 def _fail(message: str, code: int) -> NoReturn:
     click.echo(f"fpinspect run: {message}", err=True)
     sys.exit(code)
+
+
+def _check_out(out: Path) -> None:
+    """Refuse, before any work, an output folder that cannot be made or written into (a
+    file, a path below a file, ``/proc``, a read-only file system): the result would be lost
+    after the run. The probe is the hidden folder :func:`write_outputs` stages the set in."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _fail(f"cannot create the output folder {out}: {exc.strerror or exc}.", 2)
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".incomplete-", dir=out))
+    except OSError as exc:
+        _fail(f"cannot write into the output folder {out}: {exc.strerror or exc}.", 2)
 
 
 class _Stopped(BaseException):
@@ -282,10 +298,7 @@ def run_command(
         _fail("--resume continues a run set with the settings it was started with; drop --seed and --set.", 2)
     settings, device, profile, out = _training_options(task_id, settings, device, profile, out, nproc, resume)
     if out is not None:
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            _fail(f"cannot create the output folder {out}: {exc.strerror or exc}.", 2)
+        _check_out(out)
     err = Console(stderr=True)
     with _stopped_like_ctrl_c():
         payload, report = _run_and_write(task_id, settings, device, profile, out, err)

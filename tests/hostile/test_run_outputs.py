@@ -4,8 +4,10 @@ folder is refused before any work."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
+from click.testing import CliRunner
 
 import fpinspect.experiments.output as output
 from fpinspect.experiments.results import Histogram, Report, Verdict
@@ -46,3 +48,14 @@ def test_an_interrupted_write_leaves_the_previous_set_whole(tmp_path, monkeypatc
     assert after == before
     assert json.loads((tmp_path / "result.json").read_text())["title"] == "first"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["figures", "report.md", "result.json"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs a /proc file system")
+def test_an_out_folder_that_cannot_be_written_is_refused_before_the_run(tmp_path):
+    from fpinspect.cli.experiments import run_command
+
+    result = CliRunner().invoke(run_command, ["S", "--device", "cpu", "--out", "/proc"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        "fpinspect run: cannot write into the output folder /proc: No such file or directory."
+    ]

@@ -28,6 +28,10 @@ import click
 from ..experiments.backends import DEVICES
 from ..experiments.settings import PROFILES
 
+#: ``run`` refuses settings asking for more than this many times the full profile's work
+#: unless ``--force``.
+MAX_WORK_RATIO = 10
+
 if TYPE_CHECKING:  # loaded when a command runs: ``fpinspect --help`` needs only the option lists
     from rich.console import Console
 
@@ -39,6 +43,37 @@ if TYPE_CHECKING:  # loaded when a command runs: ``fpinspect --help`` needs only
 def _fail(message: str, code: int) -> NoReturn:
     click.echo(f"fpinspect run: {message}", err=True)
     sys.exit(code)
+
+
+def _refuse_beyond_the_plan(task_id: str, device: str, profile: str, settings: TaskSettings) -> None:
+    """Settings far beyond the plan's own (``--set inputs=10**12``) would run for years:
+    refuse them with the cost model's figure for them, unless ``--force``."""
+    from ..experiments.costs import estimates, ratio_text, work_ratio
+    from ..experiments.registry import get_task
+    from ..experiments.runs import RunStore, default_runs_dir
+
+    task = get_task(task_id)
+    ratio = work_ratio(task, settings)
+    if ratio is None or ratio <= MAX_WORK_RATIO:
+        return
+    where = "cpu" if device == "auto" else device
+    store = RunStore(default_runs_dir())
+    guess = estimates(task, where, lambda p: store.last_seconds(task_id, where, p), profile, settings)[
+        profile
+    ]
+    cost = f"; on {where} that is about {_duration(guess.seconds)} ({guess.source})" if guess else ""
+    _fail(
+        f"task {task_id}: these settings ask for {ratio_text(ratio)} times the work of the full profile{cost}; "
+        "pass --force to run them anyway.",
+        2,
+    )
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("years", 365 * 86400), ("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:,.0f} {unit}"
+    return f"{seconds:.0f} seconds"
 
 
 def _check_out(out: Path) -> None:
@@ -258,6 +293,11 @@ def _run_and_write(
     help="Change one setting of the profile (repeatable; see `fpinspect tasks`).",
 )
 @click.option(
+    "--force",
+    is_flag=True,
+    help=f"Run settings that ask for more than {MAX_WORK_RATIO} times the work of the full profile.",
+)
+@click.option(
     "--nproc",
     type=click.IntRange(min=1),
     help="Task E: train with N processes under torchrun (DistributedDataParallel).",
@@ -276,6 +316,7 @@ def run_command(
     fmt: str,
     seed: int | None,
     assignments: tuple[str, ...],
+    force: bool,
     nproc: int | None,
     resume: Path | None,
 ) -> None:
@@ -294,6 +335,8 @@ def run_command(
         settings = get_task(task_id).settings.profile(profile).with_overrides(seed, assignments)
     except SettingError as exc:
         _fail(f"task {task_id}: {exc}.", 2)
+    if not force:
+        _refuse_beyond_the_plan(task_id, device, profile, settings)
     if resume is not None and (seed is not None or assignments):
         _fail("--resume continues a run set with the settings it was started with; drop --seed and --set.", 2)
     settings, device, profile, out = _training_options(task_id, settings, device, profile, out, nproc, resume)

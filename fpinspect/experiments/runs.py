@@ -184,12 +184,20 @@ class RunStore:
         return out
 
     def last_seconds(self, task: str, device: str, profile: str) -> float | None:
-        """How long the newest finished run of ``task`` on ``device`` with ``profile`` took."""
-        for run in self.history():
-            r = run.record
-            if (r.task, r.device, r.profile, r.status) == (task, device, profile, "finished") and r.seconds:
-                return r.seconds
-        return None
+        """How long the slowest finished run of ``task`` on ``device`` with ``profile``'s
+        own settings took (no setting it records overridden; any seed): an estimate of the
+        profile is never below it."""
+        from .registry import get_task
+
+        wanted = get_task(task).settings.profile(profile).to_dict()
+        times = [
+            r.seconds
+            for r in (run.record for run in self.history())
+            if (r.task, r.device, r.profile, r.status) == (task, device, profile, "finished")
+            and r.seconds
+            and all(wanted.get(k) == v for k, v in r.settings.items() if k != "seed")
+        ]
+        return max(times, default=None)
 
 
 def readable_tail(text: str, lines: int = 12) -> str:

@@ -84,6 +84,15 @@ class SelfCheckSettings(TaskSettings):
 
     QUICK: ClassVar = {"anchors": 12, "float32_pairs": 1 << 18, "stats_size": 1 << 16, "device_size": 1 << 16}
 
+    def work(self) -> float:
+        """Values checked: every float16 and bfloat16 pattern against each anchor and its
+        neighbour, the float32 pairs, the error_stats values of three formats, and the
+        values rounded on the device for two formats."""
+        patterns = len(EXHAUSTIVE) * (1 << 16) * (self.anchors + 1)
+        return float(
+            patterns + self.float32_pairs + len(STATS_FORMATS) * self.stats_size + 2 * self.device_size
+        )
+
 
 # -- oracles ---------------------------------------------------------------------------
 def sorted_rank(values: np.ndarray) -> np.ndarray:

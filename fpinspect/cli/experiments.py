@@ -194,7 +194,7 @@ def _training_options(
     """Apply ``--nproc`` and ``--resume`` (tasks with ``nproc`` and ``run_dir`` settings,
     i.e. task E) and point the run's checkpoints at ``--out``; returns the settings, the
     device, the profile and the output folder to use (a resumed set keeps its own)."""
-    from ..experiments.training.store import read_run, same_computation
+    from ..experiments.training.store import Checkpoints, read_run, same_computation
 
     names = {f.name for f in dataclasses.fields(settings)}
     if "run_dir" not in names:
@@ -205,7 +205,9 @@ def _training_options(
     if resume is not None:
         saved = read_run(resume)
         if saved is None or saved.get("task") != task_id:
-            _fail(f"{resume} holds no stopped run of task {task_id} to resume (no checkpoints/run.json).", 2)
+            run_file = Checkpoints(resume).run_file
+            why = "cannot be read or is damaged" if run_file.exists() else "is missing"
+            _fail(f"{resume} holds no stopped run of task {task_id} to resume ({run_file} {why}).", 2)
         try:
             settings = type(settings).from_dict(saved["settings"])
         except (ValueError, TypeError) as exc:

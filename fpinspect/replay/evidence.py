@@ -13,7 +13,8 @@ fused op's dumped inputs and on the fusion-off run's — and compared:
   difference fusion itself made, judged with the comparison's thresholds.
 * ``fused_vs_fp64`` / ``eager_vs_fp64`` — each side's ``red`` (in eps of the compared format)
   against the float64 truth for its own inputs; the smaller one, by at least
-  :data:`CLOSER_RATIO`, is ``closer_to_truth`` (else ``tie``).
+  :data:`CLOSER_RATIO`, is ``closer_to_truth`` (else ``tie``);
+* ``standard`` — msprobe's benchmark standard on the same four tensors (:mod:`.standard`).
 
 A failing op is then *introduced* when it fails against its own eager replay and is not the
 closer side, *more accurate* when it fails against eager but is the closer side, and
@@ -32,6 +33,7 @@ from ..numerics import accumulate, float_format, is_supported, metrics_from_stat
 from .bind import array_of, bind
 from .evaluate import EAGER, FP64, evaluate
 from .ops import OPS, Unsupported
+from .standard import Standard, benchmark_standard
 from .subgraph import extract
 
 #: Replay statuses (the ``replay.status`` of the JSON contract).
@@ -100,6 +102,7 @@ class ReplayEvidence:
     results: dict[str, PairResult] = field(default_factory=dict)
     truth: dict[str, float | None] = field(default_factory=dict)
     verdict: str | None = None  #: fused_vs_replay judged with the comparison's thresholds
+    standard: Standard | None = None  #: msprobe's benchmark standard, for a usable replay
 
     @property
     def usable(self) -> bool:
@@ -174,6 +177,7 @@ class ReplayEvidence:
             if "eager_vs_fp64" not in self.truth
             else {"red": json_number(self.red("eager_vs_fp64"))},
             "closer_to_truth": self.closer_to_truth if self.usable else None,
+            "standard": None if self.standard is None else self.standard.to_json(),
         }
 
 
@@ -294,6 +298,9 @@ def replay_op(comparison, name: str, thresholds: ThresholdTable | None = None, c
                 results=results,
                 truth=truth,
                 verdict=judge(results["fused_vs_replay"], thresholds).verdict,
+                standard=benchmark_standard(
+                    fused, runs[("on", FP64)][key], eager, runs[("off", FP64)][key], sub.types
+                ),
             )
         out[p.fused_index] = ev
     return OpReplay(name, out)

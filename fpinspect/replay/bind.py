@@ -63,6 +63,11 @@ class Bindings:
     missing_off: list[str] = field(default_factory=list)
     shared: list[str] = field(default_factory=list)
 
+    @property
+    def missing(self) -> list[str]:
+        """What either side lacks."""
+        return self.missing_on + self.missing_off
+
 
 Looked = list[tuple[str, str, int]]  #: dumps looked for, in order: (op, "input"/"output", number)
 

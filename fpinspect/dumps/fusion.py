@@ -62,6 +62,8 @@ class FusedOp:
     ``original_op_names`` / ``original_op_types`` are the op attributes
     ``_datadump_original_op_names`` / ``_datadump_original_op_types`` (empty names dropped).
     ``inputs`` lists connected data inputs only; an unconnected optional input has no data.
+    ``same_name`` marks an op fusion left alone, viewed as standing for its namesake in the
+    other run (:func:`fused_op`).
     """
 
     name: str
@@ -71,6 +73,7 @@ class FusedOp:
     original_op_names: list[str]
     original_op_types: list[str]
     inputs: list[FusedInput]
+    same_name: bool = False
 
 
 def output_origin(desc: TensorDesc) -> tuple[str | None, int | None]:
@@ -169,6 +172,7 @@ def fused_op(model: GeModel, name: str, *, same_name: bool = False) -> FusedOp:
         original_op_names=[op.name] if same_name else original_op_names(op),
         original_op_types=[op.type] if same_name else _names(op.attrs.get("_datadump_original_op_types")),
         inputs=inputs,
+        same_name=same_name,
     )
 
 

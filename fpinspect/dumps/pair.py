@@ -43,6 +43,7 @@ STATUS_DOC = {
     "decode, sizes that do not add up, or a dtype that cannot be read",
     "MULTIPLE_DUMPS": "several dumps exist for this tensor; the latest was used",
     "AMBIGUOUS_DUMP": "several ops of one graph are written alike in dump file names (a.b, a/b, a_b); not compared",
+    "TYPE_MISMATCH": "the two graphs give this op name to ops of different types (not the same op); not compared",
     "EMPTY": "both tensors have no elements",
     "NAN_MISMATCH": "NaN on exactly one side in some elements (counted, left out of the statistics)",
     "INF_MISMATCH": "an infinity against a number or the opposite infinity (counted, left out)",
@@ -58,6 +59,7 @@ REFERENCE_STATUSES = tuple(list(STATUS_DOC)[:12])
 _AS_REFERENCE = {
     "ORIGIN_NOT_FOUND": "FILE_NOT_FOUND",
     "AMBIGUOUS_DUMP": "FILE_NOT_FOUND",
+    "TYPE_MISMATCH": "NO_MAPPING",
     "EMPTY": "COMPUTE_ERROR",
     "RAW_LOAD_ERROR": "NPY_LOAD_ERROR",
 }

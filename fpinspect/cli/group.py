@@ -112,7 +112,8 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
 
     B is the reference side. Reports the reference script's trio (cosine, max absolute,
     max relative error), ULP statistics, msaccucmp and msprobe metrics, special-value
-    counts and the worst elements. Exit status: 0 compared, 1 over --max-ulp, 2 bad input.
+    counts and the worst elements. Exit status: 0 compared, 1 over --max-ulp, 2 bad input or
+    nothing compared (SHAPE_MISMATCH, COMPUTE_ERROR).
     """
     from ..dumps.pair import compare_npy
 
@@ -131,16 +132,14 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
         if fmt == "json":
             click.echo(f"fpinspect: {res.message}", err=True)
         sys.exit(2)
-    if max_ulp is not None:
-        if not res.compared and "EMPTY" not in res.status:
-            # SHAPE_MISMATCH, COMPUTE_ERROR, EMPTY: nothing was measured, so nothing is within a bound
-            click.echo(
-                f"fpinspect: nothing was compared ({', '.join(res.status)}): {res.message or ''}".rstrip(
-                    ": "
-                ),
-                err=True,
-            )
-            sys.exit(1)
+    if not res.compared and "EMPTY" not in res.status:
+        # SHAPE_MISMATCH, COMPUTE_ERROR: the files cannot be compared, which is not a result
+        click.echo(
+            f"fpinspect: nothing was compared ({', '.join(res.status)}): {res.message or ''}".rstrip(": "),
+            err=True,
+        )
+        sys.exit(2)
+    if max_ulp is not None and res.compared:  # an EMPTY pair is within any bound
         u = res.metrics["ulp"]["max"]
         if (u is not None and u > max_ulp) or res.stats.nan_mismatch or res.stats.inf_mismatch:
             sys.exit(1)

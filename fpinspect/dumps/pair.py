@@ -17,10 +17,11 @@ from functools import cache
 import numpy as np
 
 from ..numerics import float_format, is_supported, metrics_from_stats, ulp_diff, ulp_error, ulp_nan
-from ..numerics.chunks import CastView, ChunkReader, NpyFile, iter_chunks, unravel
+from ..numerics.chunks import CastView, ChunkReader, NpyFile, unravel
 from ..numerics.dtypes import dtype_name
 from ..numerics.stats import PairStats, accumulate
 from .errors import InputError
+from .integers import integer_errors, integer_metrics, is_integer
 from .npyio import open_npy
 
 #: Status codes of one comparison. The first block is the reference script's set.
@@ -291,11 +292,13 @@ def compare_arrays(
     res.stats = st
     res.cosine, res.max_abs, res.max_rel = m.pop("cosine"), m.pop("max_abs"), m.pop("max_rel")
     res.metrics = {**m, **es}
-    if _integer(da) and _integer(db):
-        # float64 cannot tell 2**62 from 2**62 + 1: integers are compared in their own types
-        mismatched, max_abs = _integer_differences(a, b)
-        res.metrics["mismatched"] = mismatched
-        res.max_abs = float(max_abs)
+    if is_integer(da) and is_integer(db):
+        # float64 cannot tell 2**62 from 2**62 + 1: integers are measured as integers
+        e = integer_errors(a, b, worst=worst)
+        res.metrics.update(integer_metrics(e, dtype_name(np.promote_types(da, db)), shape))
+        res.max_abs, res.max_rel = e.max, e.max_rel
+        res.metrics["rel"]["max"] = e.max_rel
+        res.worst = _integer_worst(e.worst_indices(), ChunkReader(a), ChunkReader(b), shape)
     for code, n in (
         ("NAN_MISMATCH", st.nan_mismatch),
         ("INF_MISMATCH", st.inf_mismatch),
@@ -306,28 +309,29 @@ def compare_arrays(
     return res
 
 
-def _integer(dtype: np.dtype) -> bool:
-    return dtype.kind in "iub"
-
-
-def _integer_differences(a, b) -> tuple[int, int]:
-    """``(elements that differ, largest |a - b|)`` of two integer arrays, exactly (Python ints)."""
-    mismatched, largest = 0, 0
-    for _, (ca, cb) in iter_chunks(a, b):
-        t = np.promote_types(ca.dtype, cb.dtype)
-        if t.kind in "iub":
-            ca, cb = ca.astype(t), cb.astype(t)
-            ne = ca != cb
-        else:  # int64 against uint64: no integer type holds both
-            s_, u_ = (ca, cb) if ca.dtype.kind == "i" else (cb, ca)
-            ne = (s_ < 0) | (s_.astype(np.uint64) != u_.astype(np.uint64))
-        n = int(np.count_nonzero(ne))
-        if not n:
-            continue
-        mismatched += n
-        for x, y in zip(ca[ne].tolist(), cb[ne].tolist()):  # only the differing elements
-            largest = max(largest, abs(int(x) - int(y)))
-    return mismatched, largest
+def _integer_worst(index: list[int], ra: ChunkReader, rb: ChunkReader, shape) -> list[dict]:
+    """The worst elements of an integer pair, their values and differences as exact integers."""
+    if not index:
+        return []
+    va, vb = ra.take(index), rb.take(index)
+    a_hex, b_hex = _hex(va.dtype.itemsize), _hex(vb.dtype.itemsize)
+    a_bits, b_bits = va.view(_unsigned(va.dtype)).tolist(), vb.view(_unsigned(vb.dtype)).tolist()
+    out = []
+    for i, a, b, a_bit, b_bit in zip(index, va.tolist(), vb.tolist(), a_bits, b_bits):
+        d = abs(int(a) - int(b))
+        out.append(
+            {
+                "index": unravel(i, shape),
+                "a": int(a),
+                "b": int(b),
+                "abs": d,
+                "rel": d / abs(int(b)) if b else math.inf,
+                "ulp": d,
+                "a_bits": a_hex(a_bit),
+                "b_bits": b_hex(b_bit),
+            }
+        )
+    return out
 
 
 def as_shape(x, shape):

@@ -20,8 +20,10 @@ def _jobs(requested: int | None) -> int:
 
 
 def _existing_file(path: str, what: str) -> None:
+    from ..dumps.errors import missing
+
     if not os.path.exists(path):
-        raise UsageProblem(f"{what} {path} does not exist.")
+        raise UsageProblem(f"{what} {path} {missing(path).removeprefix('file ')}.")
     if os.path.isdir(path):
         raise UsageProblem(f"{what} {path} is a folder, not a file.")
 
@@ -146,8 +148,16 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
 
 
 @main.command()
-@click.option("--af-open-graph", required=True, help="dump-graph JSON of the run with auto-fusion on")
-@click.option("--af-close-graph", required=True, help="dump-graph JSON of the run with auto-fusion off")
+@click.option(
+    "--af-open-graph",
+    required=True,
+    help="dump graph (atc JSON or ge_proto_*.txt) of the run with auto-fusion on",
+)
+@click.option(
+    "--af-close-graph",
+    required=True,
+    help="dump graph (atc JSON or ge_proto_*.txt) of the run with auto-fusion off",
+)
 @click.option("--af-open-data", required=True, help="datadump .npy folder of the fusion-on run")
 @click.option("--af-close-data", required=True, help="datadump .npy folder of the fusion-off run")
 @click.option(

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .errors import InputError
+from .errors import InputError, missing
 from .ge_decode import Malformed, OpInfo, as_dict, as_list, as_str, op_info
 from .ge_json import decode_op
 from .pacing import give_way, paced
@@ -219,7 +219,7 @@ def _load_graph(path: str) -> GeModel:
         kind = "text graph (ge_proto_*.txt)" if looks_like_text_graph(head) else "graph JSON file"
         data = _read_text_graph(path) if kind.startswith("text") else _read_json(path)
     except FileNotFoundError:
-        raise InputError(path, "file does not exist", _GRAPH_ERROR) from None
+        raise InputError(path, missing(path), _GRAPH_ERROR) from None
     except IsADirectoryError:
         raise InputError(path, "is a folder, not a graph file", _GRAPH_ERROR) from None
     except UnicodeDecodeError:
@@ -231,7 +231,8 @@ def _load_graph(path: str) -> GeModel:
     except RecursionError:
         raise InputError(path, f"is nested too deeply to be a {kind}", _GRAPH_ERROR) from None
     except OSError as exc:
-        raise InputError(path, f"cannot be read ({exc.strerror or exc})", _GRAPH_ERROR) from None
+        problem = missing(path) if not os.path.exists(path) else f"cannot be read ({exc.strerror or exc})"
+        raise InputError(path, problem, _GRAPH_ERROR) from None
     return _decoded(path, data)
 
 

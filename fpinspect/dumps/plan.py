@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .datadump import DumpFile, DumpIndex, name_clashes
-from .fusion import FusedOp
+from .fusion import FusedOp, origin_problem
 from .ge_decode import TensorDesc
 from .ge_types import is_data_source
 from .graph import GeModel
@@ -133,11 +133,7 @@ class _Planner:
             # the device wrote the mapping into the raw dump's header too (OpOutput.original_op)
             plan.origin_op, plan.origin_index = fused_file.raw.original_op or (None, None)
         if plan.origin_op is None or plan.origin_index is None:
-            return _skip(
-                plan,
-                "NO_MAPPING",
-                f"output {out.index} carries no _datadump_origin_name / _datadump_origin_output_index",
-            )
+            return _skip(plan, "NO_MAPPING", f"output {out.index} {origin_problem(out.desc)}")
         return self._locate(plan, fused_file, f"output {out.index}", op.type if op.same_name else None)
 
     def input(self, op: FusedOp, inp) -> PairPlan:
@@ -219,6 +215,12 @@ class _Planner:
         else:
             descs = self.close_model.ops[plan.origin_op].output_desc
             plan.origin_desc = descs[plan.origin_index] if 0 <= plan.origin_index < len(descs) else None
+            if descs and plan.origin_desc is None:
+                plan.status.append("ORIGIN_NOT_FOUND")
+                plan.message = (
+                    f"original op {plan.origin_op} has no output {plan.origin_index} "
+                    f"(it has {len(descs)} in the fusion-off graph)"
+                )
         plan.origin_file = self.close_index.lookup(plan.origin_op, "output", plan.origin_index)
         if plan.origin_file is None and "ORIGIN_NOT_FOUND" not in plan.status:
             plan.status.append("FILE_NOT_FOUND")

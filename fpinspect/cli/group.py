@@ -147,19 +147,41 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
             sys.exit(1)
 
 
+def _compared_inputs(run: str | None, *given: str | None) -> tuple[str, str, str, str]:
+    """The four inputs of ``compare``: the options given, the rest found from ``run`` by the
+    naming ``open`` uses (:func:`~fpinspect.tui.sources.resolve`)."""
+    found: tuple = (None,) * 4
+    if run is not None:
+        from ..tui.sources import SourceError, resolve
+
+        try:
+            s = resolve(run)
+        except SourceError as exc:
+            raise UsageProblem(str(exc)) from None
+        found = (s.open_graph, s.close_graph, s.open_data, s.close_data)
+    inputs = tuple(g if g is not None else f for g, f in zip(given, found))
+    names = ("--af-open-graph", "--af-close-graph", "--af-open-data", "--af-close-data")
+    lacking = [n for n, v in zip(names, inputs) if v is None]
+    if lacking:
+        where = (
+            f"not every input of {run} is found by the usual naming (..._af_open -> ..._af_close): give"
+            if run
+            else "give a run folder, or"
+        )
+        raise UsageProblem(f"{where} {', '.join(lacking)}.")
+    return inputs
+
+
 @main.command()
+@click.argument("run", required=False, metavar="[RUN]")
 @click.option(
-    "--af-open-graph",
-    required=True,
-    help="dump graph (atc JSON or ge_proto_*.txt) of the run with auto-fusion on",
+    "--af-open-graph", help="dump graph (atc JSON or ge_proto_*.txt) of the run with auto-fusion on"
 )
 @click.option(
-    "--af-close-graph",
-    required=True,
-    help="dump graph (atc JSON or ge_proto_*.txt) of the run with auto-fusion off",
+    "--af-close-graph", help="dump graph (atc JSON or ge_proto_*.txt) of the run with auto-fusion off"
 )
-@click.option("--af-open-data", required=True, help="datadump .npy folder of the fusion-on run")
-@click.option("--af-close-data", required=True, help="datadump .npy folder of the fusion-off run")
+@click.option("--af-open-data", help="datadump .npy folder of the fusion-on run")
+@click.option("--af-close-data", help="datadump .npy folder of the fusion-off run")
 @click.option(
     "--compare-input", is_flag=True, help="list fused-op input comparisons too (always used for localisation)"
 )
@@ -216,6 +238,7 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
     "ops) and localise by that evidence",
 )
 def compare(
+    run,
     af_open_graph,
     af_close_graph,
     af_open_data,
@@ -237,11 +260,18 @@ def compare(
 ) -> None:
     """Compare every fused op of a fusion-on run with the original ops it replaced.
 
+    RUN is a run folder (dumpgraph_af_open/, datadump_af_open/ and their af_close
+    siblings) or the fusion-on graph, the other inputs found by name as `open` finds them;
+    or give all four --af-* options (an option given wins over what RUN implies).
+
     Maps each fused output to the original output it stands for, converts storage
     layouts, computes the reference trio plus ULP / msaccucmp / msprobe metrics, judges
     each pair (pass / warn / fail) and names the fused op that introduced an error: the
     one that differs from its own eager replay and is not closer to float64 than eager.
     """
+    af_open_graph, af_close_graph, af_open_data, af_close_data = _compared_inputs(
+        run, af_open_graph, af_close_graph, af_open_data, af_close_data
+    )
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
     from ..dumps.graph import collector_paused

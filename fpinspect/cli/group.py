@@ -12,6 +12,7 @@ import click
 from .. import __version__
 from .fusion_options import compare_unfused_option, fused_types_option, type_list
 from .output import check_destination, indented_json, report_file, write_json_object
+from .tree import choose_inputs, compare_tree, graphs_option, ranks_option, steps_option
 from .usage import UsageProblem
 
 
@@ -45,11 +46,15 @@ def _tell_when_compiling() -> None:
 #: do not import the inspector, the experiments or the capture stack.
 _COMMAND_MODULES = {
     "capture": (".capture", "capture_command"),
+    "confirm": (".confirm", "confirm_command"),
     "convert": (".convert", "convert_command"),
     "launch": (".launch", "launch_command"),
     "open": (".open", "open_command"),
     "open-result": (".launch", "open_result_command"),
+    "report": (".report", "report_command"),
+    "repro": (".repro", "repro_command"),
     "run": (".experiments", "run_command"),
+    "switches": (".switches", "switches_command"),
     "tasks": (".experiments", "tasks_command"),
 }
 
@@ -186,7 +191,12 @@ def _compared_inputs(run: str | None, *given: str | None) -> tuple[str, str, str
     "--compare-input", is_flag=True, help="list fused-op input comparisons too (always used for localisation)"
 )
 @click.option(
-    "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json", "model-explorer"]),
+    default="table",
+    show_default=True,
+    help="model-explorer: node data for Google's Model Explorer (each op's worst error, coloured by verdict)",
 )
 @click.option(
     "--output", "-o", type=click.Path(dir_okay=False), help="write the report to this file instead of stdout"
@@ -229,6 +239,9 @@ def _compared_inputs(run: str | None, *given: str | None) -> tuple[str, str, str
 )
 @fused_types_option
 @compare_unfused_option
+@ranks_option
+@graphs_option
+@steps_option
 @click.option(
     "--replay",
     type=click.Choice(["failing", "all", "none"]),
@@ -256,6 +269,9 @@ def compare(
     worst,
     fused_types,
     compare_unfused,
+    ranks,
+    graphs_chosen,
+    steps,
     replay,
 ) -> None:
     """Compare every fused op of a fusion-on run with the original ops it replaced.
@@ -268,6 +284,10 @@ def compare(
     layouts, computes the reference trio plus ULP / msaccucmp / msprobe metrics, judges
     each pair (pass / warn / fail) and names the fused op that introduced an error: the
     one that differs from its own eager replay and is not closer to float64 than eager.
+
+    The data folders may be whole dump trees (GE's {time}/{device}/{model}/{model_id}/{step},
+    msprobe's step{k}/rank{r}): every rank and graph is compared, at the latest step both hold,
+    and the report says what was left out and why.
     """
     af_open_graph, af_close_graph, af_open_data, af_close_data = _compared_inputs(
         run, af_open_graph, af_close_graph, af_open_data, af_close_data
@@ -291,20 +311,38 @@ def compare(
         raise UsageProblem(str(exc)) from None
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
-    try:
-        cmp = DumpComparison(
-            af_open_graph,
-            af_close_graph,
-            af_open_data,
-            af_close_data,
-            iteration=iteration,
-            close_iteration=close_iteration,
-            thresholds=table,
-            worst=max(0, worst),
-            fused_types=type_list(fused_types),
-            compare_unfused=compare_unfused,
-            kl=fmt == "json",  # the only format that shows it
+    options = dict(
+        thresholds=table,
+        worst=max(0, worst),
+        fused_types=type_list(fused_types),
+        compare_unfused=compare_unfused,
+        kl=fmt == "json",  # the only format that shows it
+    )
+    inputs = choose_inputs(
+        (af_open_graph, af_close_graph),
+        (af_open_data, af_close_data),
+        (iteration, close_iteration),
+        ranks=ranks,
+        graphs_chosen=graphs_chosen,
+        steps=steps,
+        one_leaf=fmt == "model-explorer",
+    )
+    if inputs.scope is not None:
+        from ..replay.tree import compare_leaves
+
+        runs = compare_leaves(
+            inputs.scope,
+            inputs.choosers,
+            comparison_options=options,
+            replay=replay,
+            compare_input=compare_input,
+            jobs=_jobs(jobs),
+            amplification=amplification,
         )
+        compare_tree(inputs.scope, runs, fmt, output, fail_on)
+        return
+    try:
+        cmp = DumpComparison(*inputs.graphs, **inputs.data, **options)
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
     report = run_with_replay(
@@ -323,6 +361,11 @@ def compare(
     with report_file(output) as out:
         if fmt == "json":
             write_json_object(out, report.json_fields())
+        elif fmt == "model-explorer":
+            from ..dumps.model_explorer import node_data
+
+            graph_of = {op.name: op.graph for op in cmp.fused}
+            out.write(indented_json(node_data(report, graph_of, table)) + "\n")
         elif fmt == "csv":
             from .render import compare_csv
 

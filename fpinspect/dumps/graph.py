@@ -192,7 +192,7 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def load_graph(path: str | os.PathLike | SplitGraph) -> GeModel:
+def load_graph(path: str | os.PathLike | SplitGraph | GeModel) -> GeModel:
     """Load the dump graph at ``path``: atc's JSON, or GE's ``ge_proto_*.txt`` (protobuf text
     format of ``ModelDef``, :mod:`.ge_text`), told apart by their first bytes; or the JSON graph
     :func:`split_json` read already, whose ops are dropped once decoded (the file's bytes would
@@ -200,8 +200,11 @@ def load_graph(path: str | os.PathLike | SplitGraph) -> GeModel:
 
     Raises :class:`InputError` (code ``GRAPH_LOAD_ERROR``) when the file is missing or
     unreadable, is not JSON, has no ``graph`` list, defines no op at all, or holds a value
-    of the wrong type (the message names the op and field).
+    of the wrong type (the message names the op and field). A :class:`GeModel` is returned as it is
+    (a graph shared by the comparisons of several dump folders is loaded once).
     """
+    if isinstance(path, GeModel):
+        return path
     with collector_paused():
         if isinstance(path, SplitGraph):
             data = path.data()

@@ -21,8 +21,10 @@ def _jobs(requested: int | None) -> int:
 
 
 def _existing_file(path: str, what: str) -> None:
+    from ..dumps.errors import missing
+
     if not os.path.exists(path):
-        raise UsageProblem(f"{what} {path} does not exist.")
+        raise UsageProblem(f"{what} {path} {missing(path).removeprefix('file ')}.")
     if os.path.isdir(path):
         raise UsageProblem(f"{what} {path} is a folder, not a file.")
 
@@ -117,7 +119,8 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
 
     B is the reference side. Reports the reference script's trio (cosine, max absolute,
     max relative error), ULP statistics, msaccucmp and msprobe metrics, special-value
-    counts and the worst elements. Exit status: 0 compared, 1 over --max-ulp, 2 bad input.
+    counts and the worst elements. Exit status: 0 compared, 1 over --max-ulp, 2 bad input or
+    nothing compared (SHAPE_MISMATCH, COMPUTE_ERROR).
     """
     from ..dumps.pair import compare_npy
 
@@ -136,26 +139,54 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
         if fmt == "json":
             click.echo(f"fpinspect: {res.message}", err=True)
         sys.exit(2)
-    if max_ulp is not None:
-        if not res.compared and "EMPTY" not in res.status:
-            # SHAPE_MISMATCH, COMPUTE_ERROR, EMPTY: nothing was measured, so nothing is within a bound
-            click.echo(
-                f"fpinspect: nothing was compared ({', '.join(res.status)}): {res.message or ''}".rstrip(
-                    ": "
-                ),
-                err=True,
-            )
-            sys.exit(1)
+    if not res.compared and "EMPTY" not in res.status:
+        # SHAPE_MISMATCH, COMPUTE_ERROR: the files cannot be compared, which is not a result
+        click.echo(
+            f"fpinspect: nothing was compared ({', '.join(res.status)}): {res.message or ''}".rstrip(": "),
+            err=True,
+        )
+        sys.exit(2)
+    if max_ulp is not None and res.compared:  # an EMPTY pair is within any bound
         u = res.metrics["ulp"]["max"]
         if (u is not None and u > max_ulp) or res.stats.nan_mismatch or res.stats.inf_mismatch:
             sys.exit(1)
 
 
+def _compared_inputs(run: str | None, *given: str | None) -> tuple[str, str, str, str]:
+    """The four inputs of ``compare``: the options given, the rest found from ``run`` by the
+    naming ``open`` uses (:func:`~fpinspect.tui.sources.resolve`)."""
+    found: tuple = (None,) * 4
+    if run is not None:
+        from ..tui.sources import SourceError, resolve
+
+        try:
+            s = resolve(run)
+        except SourceError as exc:
+            raise UsageProblem(str(exc)) from None
+        found = (s.open_graph, s.close_graph, s.open_data, s.close_data)
+    inputs = tuple(g if g is not None else f for g, f in zip(given, found))
+    names = ("--af-open-graph", "--af-close-graph", "--af-open-data", "--af-close-data")
+    lacking = [n for n, v in zip(names, inputs) if v is None]
+    if lacking:
+        where = (
+            f"not every input of {run} is found by the usual naming (..._af_open -> ..._af_close): give"
+            if run
+            else "give a run folder, or"
+        )
+        raise UsageProblem(f"{where} {', '.join(lacking)}.")
+    return inputs
+
+
 @main.command()
-@click.option("--af-open-graph", required=True, help="dump-graph JSON of the run with auto-fusion on")
-@click.option("--af-close-graph", required=True, help="dump-graph JSON of the run with auto-fusion off")
-@click.option("--af-open-data", required=True, help="datadump .npy folder of the fusion-on run")
-@click.option("--af-close-data", required=True, help="datadump .npy folder of the fusion-off run")
+@click.argument("run", required=False, metavar="[RUN]")
+@click.option(
+    "--af-open-graph", help="dump graph (atc JSON or ge_proto_*.txt) of the run with auto-fusion on"
+)
+@click.option(
+    "--af-close-graph", help="dump graph (atc JSON or ge_proto_*.txt) of the run with auto-fusion off"
+)
+@click.option("--af-open-data", help="datadump .npy folder of the fusion-on run")
+@click.option("--af-close-data", help="datadump .npy folder of the fusion-off run")
 @click.option(
     "--compare-input", is_flag=True, help="list fused-op input comparisons too (always used for localisation)"
 )
@@ -220,6 +251,7 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
     "ops) and localise by that evidence",
 )
 def compare(
+    run,
     af_open_graph,
     af_close_graph,
     af_open_data,
@@ -244,6 +276,10 @@ def compare(
 ) -> None:
     """Compare every fused op of a fusion-on run with the original ops it replaced.
 
+    RUN is a run folder (dumpgraph_af_open/, datadump_af_open/ and their af_close
+    siblings) or the fusion-on graph, the other inputs found by name as `open` finds them;
+    or give all four --af-* options (an option given wins over what RUN implies).
+
     Maps each fused output to the original output it stands for, converts storage
     layouts, computes the reference trio plus ULP / msaccucmp / msprobe metrics, judges
     each pair (pass / warn / fail) and names the fused op that introduced an error: the
@@ -253,6 +289,9 @@ def compare(
     msprobe's step{k}/rank{r}): every rank and graph is compared, at the latest step both hold,
     and the report says what was left out and why.
     """
+    af_open_graph, af_close_graph, af_open_data, af_close_data = _compared_inputs(
+        run, af_open_graph, af_close_graph, af_open_data, af_close_data
+    )
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
     from ..dumps.graph import collector_paused

@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .errors import InputError
+from .errors import InputError, missing
 from .pacing import paced
 from .rawdump import RawTensor, read_raw_header
 
@@ -269,7 +269,7 @@ class DumpIndex:
         """
         root = os.fspath(folder)
         if not os.path.exists(root):
-            raise InputError(root, "folder does not exist", _DATA_ERROR)
+            raise InputError(root, missing(root, "folder"), _DATA_ERROR)
         if not os.path.isdir(root):
             raise InputError(root, "is a file, not a dump folder", _DATA_ERROR)
         problems: list[str] = []

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .datadump import dump_folders
-from .errors import InputError
+from .errors import InputError, missing
 
 _DIGITS = re.compile(r"\d+")
 _MSPROBE_STEP = re.compile(r"step(\d+)")
@@ -80,7 +80,7 @@ def scan_tree(root: str | os.PathLike) -> RunTree:
     """
     root = os.fspath(root)
     if not os.path.exists(root):
-        raise InputError(root, "folder does not exist", _DATA_ERROR)
+        raise InputError(root, missing(root, "folder"), _DATA_ERROR)
     if not os.path.isdir(root):
         raise InputError(root, "is a file, not a dump folder", _DATA_ERROR)
     rels = list(dump_folders(root))

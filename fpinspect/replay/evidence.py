@@ -18,7 +18,8 @@ fused op's dumped inputs and on the fusion-off run's — and compared:
 
 A failing op is then *introduced* when it fails against its own eager replay and is not the
 closer side, *more accurate* when it fails against eager but is the closer side, and
-*inherited* when it matches its eager replay (the difference came in through its inputs).
+*inherited* when it matches its eager replay (a failing op's difference then came in through
+its inputs; an op fed only by data or constants has none that could carry one).
 """
 
 from __future__ import annotations
@@ -148,9 +149,10 @@ class ReplayEvidence:
                 f"fusion itself changed the result: {format_score(vs)} from its own eager replay, "
                 f"{format_score(fused)} from fp64 where eager is {format_score(eager)}"
             )
+        # no word on where a difference came from: a passing op has none (see OpReplay.revise)
         return (
-            f"fusion reproduces eager on its own inputs ({format_score(vs)}, max {max_ulp(self.results.get('fused_vs_replay'))} "
-            f"ULP): the difference came in through its inputs"
+            f"fusion reproduces eager on its own inputs ({format_score(vs)}, "
+            f"max {max_ulp(self.results.get('fused_vs_replay'))} ULP)"
         )
 
     def to_json(self) -> dict:
@@ -211,6 +213,13 @@ class OpReplay:
         finding.role = role
         what = f"output {r.plan.fused_index} vs {r.plan.origin_op}"
         finding.reason = f"{what}: {e.conclusion()}"
+        if role == "inherited":
+            fed = any("SKIPPED_CONST_DATA" not in r.status for r in records.inputs)
+            finding.reason += (
+                ": the difference came in through its inputs"
+                if fed
+                else ", yet none of its inputs can carry a difference (each is data or a constant)"
+            )
 
 
 def replay_op(comparison, name: str, thresholds: ThresholdTable | None = None, cancelled=None) -> OpReplay:

@@ -25,14 +25,10 @@ at the index named by the constants below, so the Python side reads them by name
 
 from __future__ import annotations
 
-import inspect
 import math
-from types import SimpleNamespace
 
 import numpy as np
-from numba import types
 
-from .calls import call, slot
 from .intrinsics import (
     bits_float,
     bits_float32,
@@ -680,33 +676,6 @@ REC_SCORE = 4
 N_REC = 5
 
 
-#: The block kernels the two passes call, through a table of their addresses (:func:`~.calls.call`:
-#: each driver's compile then leaves its callees' compiled code out of its own), each given its
-#: slot and what it returns: a pass is typed without compiling its callees, so a kind of pair
-#: compiles only those it calls (:func:`block_calls`, :func:`finish_calls`; a table checks each).
-_F, _I = types.float64, types.int64
-_CALLEES = tuple(
-    slot(kernel, returns)
-    for kernel, returns in (
-        (_centre, types.UniTuple(_F, 2)),
-        (_decode_block, types.none),
-        (_sums_block, types.Tuple((_F,) * 9 + (_I,))),
-        (_bit_equal, types.boolean),
-        (_equal_block, types.UniTuple(_I, 3)),
-        (_ratios_block, types.Tuple((_I,) * 6 + (_F,) + (_I,) * 4 + (_F, _I))),
-        (_ulp_diff_block, types.Tuple((_I, _I, _I, types.uint64, types.uint64))),
-        (_scatter, types.none),
-        (_ulp_error_block, types.Tuple((_F, _I, _I, _I))),
-        (_keep_block, types.none),
-        (_fold_chunk, types.none),
-        (_count_specials, types.Tuple((_I, _F, _F, _F, _F, _I, _F, _I))),
-        (_first_index, _I),
-        (_count_large_distances, _F),
-        (_worst_block, _F),
-    )
-)
-
-
 @njit(**_KERNEL_PY)
 def fused_pass(
     ua,
@@ -738,7 +707,6 @@ def fused_pass(
     slots,
     small,
     rec,
-    fns,
 ):
     """Update the running statistics with one chunk: everything every element takes part in;
     :func:`finish_pass` then does the rarer work it leaves, from the record ``rec`` it fills.
@@ -781,7 +749,7 @@ def fused_pass(
     xs = values[0]
     ys = values[1]
 
-    cx, cy = call(fns, _centre, (ua, ub, fa, fb, table_a, table_b, use_table, n))
+    cx, cy = _centre(ua, ub, fa, fb, table_a, table_b, use_table, n)
 
     s_dot = s_xx = s_yy = s_d2 = s_ad = s_rms = s_rel = s_ulp = 0.0
     sx = sxx = sy = syy = 0.0
@@ -801,11 +769,9 @@ def fused_pass(
         # slices: indices known to be non-negative (no wraparound test per element)
         block_a = ua[start : start + m]
         block_b = ub[start : start + m]
-        call(fns, _decode_block, (ua, ub, fa, fb, table_a, table_b, use_table, start, m, xs, ys))
+        _decode_block(ua, ub, fa, fb, table_a, table_b, use_table, start, m, xs, ys)
 
-        b_dot, b_xx, b_yy, b_d2, b_ad, b_sx, b_sxx, b_sy, b_syy, b_nf = call(
-            fns, _sums_block, (xs, ys, m, cx, cy)
-        )
+        b_dot, b_xx, b_yy, b_d2, b_ad, b_sx, b_sxx, b_sy, b_syy, b_nf = _sums_block(xs, ys, m, cx, cy)
         s_dot += b_dot
         s_xx += b_xx
         s_yy += b_yy
@@ -817,9 +783,9 @@ def fused_pass(
         syy += b_syy
         nf += b_nf
         # both sides bit for bit equal: every error is 0, decided without computing one
-        equal = same and call(fns, _bit_equal, (block_a, block_b, m))
+        equal = same and _bit_equal(block_a, block_b, m)
         if equal:
-            b_min_x, b_max_x, b_rel = call(fns, _equal_block, (xs, m, tiny))
+            b_min_x, b_max_x, b_rel = _equal_block(xs, m, tiny)
             b_min_y, b_max_y = b_min_x, b_max_x
             b_abs_bits = np.int64(0) if b_nf > 0 else np.int64(-1)
             b_rel_bits = np.int64(0) if b_rel > 0 else np.int64(-1)
@@ -841,7 +807,7 @@ def fused_pass(
                 b_rel,
                 b_s_rel,
                 b_rel_bits,
-            ) = call(fns, _ratios_block, (xs, ys, m, tiny, slots))
+            ) = _ratios_block(xs, ys, m, tiny, slots)
         script_abs_bits = imax(script_abs_bits, b_abs_bits)
         script_rel_bits = imax(script_rel_bits, b_script_rel_bits)
         min_x_key, max_x_key = imin(min_x_key, b_min_x), imax(max_x_key, b_max_x)
@@ -860,17 +826,17 @@ def fused_pass(
             small[0] += b_nf  # distance 0 (copy 0 of bin 0)
             b_score = np.int64(0)
         elif same:
-            b_bits, b_far, b_signed_zero, b_sum, b_dist = call(
-                fns, _ulp_diff_block, (block_a, block_b, xs, ys, m, sign_mask, mag_mask, slots[2])
+            b_bits, b_far, b_signed_zero, b_sum, b_dist = _ulp_diff_block(
+                block_a, block_b, xs, ys, m, sign_mask, mag_mask, slots[2]
             )
-            call(fns, _scatter, (slots[2], m, small))
+            _scatter(slots[2], m, small)
             n_bits += b_bits
             n_signed_zero += b_signed_zero
             u_sum += b_sum
             b_score = np.int64(b_dist)  # the same 64 bits: finish_pass reads them as uint64
         else:
-            b_ulp, b_score, b_tol, b_le1 = call(
-                fns, _ulp_error_block, (xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol, slots[2])
+            b_ulp, b_score, b_tol, b_le1 = _ulp_error_block(
+                xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol, slots[2]
             )
             s_ulp += b_ulp
             n_tol += b_tol
@@ -882,38 +848,34 @@ def fused_pass(
         rec[REC_SCORE, col] = b_score
 
         if keep:
-            call(
-                fns,
-                _keep_block,
-                (
-                    xs,
-                    ys,
-                    m,
-                    offset + start,
-                    tiny,
-                    same,
-                    emin,
-                    emax,
-                    inv_ulp,
-                    ulp_size,
-                    keep_abs,
-                    keep_rel,
-                    keep_ulp,
-                ),
+            _keep_block(
+                xs,
+                ys,
+                m,
+                offset + start,
+                tiny,
+                same,
+                emin,
+                emax,
+                inv_ulp,
+                ulp_size,
+                keep_abs,
+                keep_rel,
+                keep_ulp,
             )
         if sketch and equal:  # every counted error is an exact zero
             sketch_abs[SKETCH_ZERO] += b_nf
             sketch_rel[SKETCH_ZERO] += b_rel
         elif sketch:
-            call(fns, _scatter, (slots[0], m, sketch_abs))
-            call(fns, _scatter, (slots[1], m, sketch_rel))
+            _scatter(slots[0], m, sketch_abs)
+            _scatter(slots[1], m, sketch_rel)
             if not same:
-                call(fns, _scatter, (slots[2], m, sketch_ulp))
+                _scatter(slots[2], m, sketch_ulp)
 
     sums = (cx, cy, s_dot, s_xx, s_yy, s_d2, s_ad, s_rms, s_rel, s_ulp, sx, sxx, sy, syy)
     counts = (n_bits, n_signed_zero, n_re1, n_re5, n_rel, n_tol, n_le1)
     maxima = (script_abs_bits, script_rel_bits, rms_bits, min_x_key, max_x_key, min_y_key, max_y_key)
-    call(fns, _fold_chunk, (acc, cnt, ucnt, hist_exact, small, same, n, nf, sums, u_sum, counts, maxima))
+    _fold_chunk(acc, cnt, ucnt, hist_exact, small, same, n, nf, sums, u_sum, counts, maxima)
 
 
 @njit(**_KERNEL_PY)
@@ -941,7 +903,6 @@ def finish_pass(
     worst_index,
     values,
     rec,
-    fns,
 ):
     """The rest of one chunk's pass, after :func:`fused_pass` (the same chunk, its record ``rec``
     of each block): in block order, it decodes again the blocks that need any of the rarer work
@@ -993,12 +954,12 @@ def finish_pass(
         # the worst elements of a block of one format finite throughout come from the bit patterns
         by_bits = same and not special
         if not by_bits or new_max or far:
-            call(fns, _decode_block, (ua, ub, fa, fb, table_a, table_b, use_table, start, m, xs, ys))
+            _decode_block(ua, ub, fa, fb, table_a, table_b, use_table, start, m, xs, ys)
 
         n_mismatch = 0
         if b_nf < m:
-            n_mismatch, e_dot, e_xx, e_yy, e_abs, e_abs_nan, e_rel, e_rel_nan = call(
-                fns, _count_specials, (xs, ys, m, cnt)
+            n_mismatch, e_dot, e_xx, e_yy, e_abs, e_abs_nan, e_rel, e_rel_nan = _count_specials(
+                xs, ys, m, cnt
             )
             x_dot += e_dot
             x_xx += e_xx
@@ -1010,30 +971,26 @@ def finish_pass(
 
         if b_abs > max_abs:
             max_abs = b_abs
-            cnt[MAX_ABS_INDEX] = first + call(fns, _first_index, block + (what_abs, b_abs, tiny) + ulp)
+            cnt[MAX_ABS_INDEX] = first + _first_index(*(block + (what_abs, b_abs, tiny) + ulp))
         if b_rel > max_rel:
             max_rel = b_rel
-            cnt[MAX_REL_INDEX] = first + call(fns, _first_index, block + (what_rel, b_rel, tiny) + ulp)
+            cnt[MAX_REL_INDEX] = first + _first_index(*(block + (what_rel, b_rel, tiny) + ulp))
         if same:
             if new_dist:
                 max_dist = b_dist
                 have_dist = True
-                cnt[MAX_ULP_INDEX] = first + call(
-                    fns, _first_index, block + (what_dist, np.float64(b_dist), tiny) + ulp
+                cnt[MAX_ULP_INDEX] = first + _first_index(
+                    *(block + (what_dist, np.float64(b_dist), tiny) + ulp)
                 )
             if far:
-                s_ulp_huge += call(
-                    fns, _count_large_distances, block + (sign_mask, mag_mask, hist_exact, hist_log)
-                )
+                s_ulp_huge += _count_large_distances(*(block + (sign_mask, mag_mask, hist_exact, hist_log)))
         elif b_err > max_err:
             max_err = b_err
-            cnt[MAX_ULP_INDEX] = first + call(fns, _first_index, block + (what_err, b_err, tiny) + ulp)
+            cnt[MAX_ULP_INDEX] = first + _first_index(*(block + (what_err, b_err, tiny) + ulp))
 
         if track_worst and (n_mismatch > 0 or b_score > worst_floor):
-            worst_floor = call(
-                fns,
-                _worst_block,
-                block + (first, same, by_bits) + ulp + (worst_floor, worst_score, worst_index, cnt),
+            worst_floor = _worst_block(
+                *(block + (first, same, by_bits) + ulp + (worst_floor, worst_score, worst_index, cnt))
             )
 
     acc[SCRIPT_DOT] += x_dot
@@ -1048,89 +1005,6 @@ def finish_pass(
     acc[MAX_REL] = max_rel
     acc[MAX_ULP_ERROR] = max_err
     ucnt[MAX_ULP_DIFF] = max_dist
-
-
-#: The names of :func:`fused_pass`'s and :func:`finish_pass`'s parameters, in order, less the
-#: last, their table of block kernels (:func:`block_calls` and :func:`finish_calls` tell what goes in it).
-_PASS_PARAMETERS = tuple(inspect.signature(fused_pass.py_func).parameters)[:-1]
-_FINISH_PARAMETERS = tuple(inspect.signature(finish_pass.py_func).parameters)[:-1]
-
-
-def block_calls(*pass_args) -> list:
-    """The block kernels :func:`fused_pass` calls with these arguments (all but its table), in the order it first
-    calls them, each with arguments of the types it passes them there: what another process
-    can compile into the cache while this one compiles the pass
-    (:mod:`~fpinspect.numerics.compile_ahead`); a test holds it to the pass's own calls."""
-    p = SimpleNamespace(**dict(zip(_PASS_PARAMETERS, pass_args, strict=True)))
-    m = 1
-    xs, ys = p.values[0], p.values[1]
-    block_a, block_b = p.ua[0:m], p.ub[0:m]
-    emax = p.emin + p.inv_ulp.size - 1
-    same = (p.mode & SAME_FORMAT) != 0
-    ulp = (p.emin, emax, p.inv_ulp, p.ulp_size)
-    keep = (p.keep_abs, p.keep_rel, p.keep_ulp)
-    ints, floats = (0,) * 7, (0.0,) * 14  # fused_pass's counters (int64), its centre and sums (float64)
-    use_table = (p.mode & USE_TABLE) != 0
-    keep_values, sketch = (p.mode & KEEP_VALUES) != 0, (p.mode & SKETCH) != 0
-    calls = [
-        (_centre, (p.ua, p.ub, p.fa, p.fb, p.table_a, p.table_b, use_table, p.ua.size)),
-        (_decode_block, (p.ua, p.ub, p.fa, p.fb, p.table_a, p.table_b, use_table, 0, m, xs, ys)),
-        (_sums_block, (xs, ys, m, 0.0, 0.0)),
-    ]
-    if same:  # blocks equal bit for bit
-        calls += [(_bit_equal, (block_a, block_b, m)), (_equal_block, (xs, m, p.tiny))]
-    calls.append((_ratios_block, (xs, ys, m, p.tiny, p.slots)))
-    if same:  # ULP distances of the bit patterns, counted into the small ones' histogram
-        calls.append((_ulp_diff_block, (block_a, block_b, xs, ys, m, p.sign_mask, p.mag_mask, p.slots[2])))
-    else:
-        calls.append((_ulp_error_block, (xs, ys, m, *ulp, p.share_tol, p.slots[2])))
-    if same or sketch:
-        calls.append((_scatter, (p.slots[2], m, p.small)))
-    if keep_values:
-        calls.append((_keep_block, (xs, ys, m, p.offset, p.tiny, same, *ulp, *keep)))
-    fold = (p.acc, p.cnt, p.ucnt, p.hist_exact, p.small, same, m, m, floats, np.uint64(0), ints, (m,) * 7)
-    return [*calls, (_fold_chunk, fold)]
-
-
-def finish_calls(*finish_args) -> list:
-    """The block kernels :func:`finish_pass` calls with these arguments (all but its table), each
-    with arguments of the types it passes them there (as :func:`block_calls` for the fused pass),
-    the longest to compile first: a first pair's two processes share them out in this order once
-    the pass has run (:mod:`~fpinspect.numerics.compile_ahead`), and the longest last had one of
-    them compile it alone while the other waited (~0.2 s of ~0.45 s)."""
-    p = SimpleNamespace(**dict(zip(_FINISH_PARAMETERS, finish_args, strict=True)))
-    m = 1
-    xs, ys = p.values[0], p.values[1]
-    emax = p.emin + p.inv_ulp.size - 1
-    ulp = (p.emin, emax, p.inv_ulp, p.ulp_size)
-    use_table = (p.mode & USE_TABLE) != 0
-    same = (p.mode & SAME_FORMAT) != 0
-    masks = (p.sign_mask, p.mag_mask)
-    calls = [(_decode_block, (p.ua, p.ub, p.fa, p.fb, p.table_a, p.table_b, use_table, 0, m, xs, ys))]
-    if p.worst_score.size:
-        worst = (
-            p.ua,
-            p.ub,
-            xs,
-            ys,
-            0,
-            m,
-            0,
-            same,
-            same,
-            *masks,
-            *ulp,
-            0.0,
-            p.worst_score,
-            p.worst_index,
-            p.cnt,
-        )
-        calls.append((_worst_block, worst))
-    calls.append((_first_index, (p.ua, p.ub, xs, ys, 0, m, np.int64(0), 0.0, p.tiny, *masks, *ulp)))
-    calls.append((_count_specials, (xs, ys, m, p.cnt)))
-    if same:  # ULP distances of SMALL_DIST and more
-        calls.append((_count_large_distances, (p.ua, p.ub, xs, ys, 0, m, *masks, p.hist_exact, p.hist_log)))
-    return calls
 
 
 def scratch(elements: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -1214,7 +1088,7 @@ def _bfloat_value(h):
 
 
 @njit(inline="always", error_model="numpy")
-def _kl_decode(ua, ub, fa, fb, table_a, table_b, decode, lo, m, xs, ys, fns):
+def _kl_decode(ua, ub, fa, fb, table_a, table_b, decode, lo, m, xs, ys):
     """Both sides' values of elements ``lo .. lo + m - 1`` into ``xs[:m]``, ``ys[:m]``, read as
     ``decode`` says (``DECODE_*``); the tables and float views by the fused pass's own
     :func:`_decode_block`, through the table ``fns``."""
@@ -1230,7 +1104,7 @@ def _kl_decode(ua, ub, fa, fb, table_a, table_b, decode, lo, m, xs, ys, fns):
                 xs[j] = _bfloat_value(block_a[j])
                 ys[j] = _bfloat_value(block_b[j])
     else:
-        call(fns, _decode_block, (ua, ub, fa, fb, table_a, table_b, decode == DECODE_TABLE, lo, m, xs, ys))
+        _decode_block(ua, ub, fa, fb, table_a, table_b, decode == DECODE_TABLE, lo, m, xs, ys)
 
 
 #: :func:`_kl_sums` reassociates its sums (a vector loop) and contracts a * b + c to one fused
@@ -1263,15 +1137,9 @@ def _kl_sums(xs, ys, m, min_x, inv_x, floor_x, min_y, inv_y, floor_y, out):
     out[3] += diff
 
 
-#: kl_pass calls it through a table (:func:`kl_calls`), and _decode_block too: kl_pass then
-#: compiles without them (0.48 s of CPU with them linked in, 0.28 s with them compiled first
-#: and linked), and the fused pass's _decode_block, compiled already, serves it as it is.
-slot(_kl_sums, types.none)
-
-
 @njit(**_KERNEL)
 def kl_pass(
-    ua, ub, fa, fb, table_a, table_b, decode, min_x, inv_x, floor_x, min_y, inv_y, floor_y, values, out, fns
+    ua, ub, fa, fb, table_a, table_b, decode, min_x, inv_x, floor_x, min_y, inv_y, floor_y, values, out
 ):
     """msaccucmp's KL sums over the elements finite on both sides: ``out += (sum p, sum q,
     sum p * log(p / q), sum (p - q))`` with ``p = max(floor_x, (x - min_x) * inv_x)``: the
@@ -1285,23 +1153,8 @@ def kl_pass(
     ys = values[1]
     for lo in range(0, n, BLOCK):
         m = imin(BLOCK, n - lo)
-        _kl_decode(ua, ub, fa, fb, table_a, table_b, decode, lo, m, xs, ys, fns)
-        call(fns, _kl_sums, (xs, ys, m, min_x, inv_x, floor_x, min_y, inv_y, floor_y, out))
-
-
-def kl_calls(
-    ua, ub, fa, fb, table_a, table_b, decode, min_x, inv_x, floor_x, min_y, inv_y, floor_y, values, out
-):
-    """The kernels :func:`kl_pass` calls with these arguments (all but its table), each with
-    arguments of the types it passes them there: the fused pass's decoding (which the 16-bit
-    formats' arithmetic decoding never calls: it is compiled for the pass all the same) and the
-    sums."""
-    xs, ys = values[0], values[1]
-    sides = (min_x, inv_x, floor_x, min_y, inv_y, floor_y)
-    return [
-        (_decode_block, (ua, ub, fa, fb, table_a, table_b, decode == DECODE_TABLE, 0, 1, xs, ys)),
-        (_kl_sums, (xs, ys, 1, *sides, out)),
-    ]
+        _kl_decode(ua, ub, fa, fb, table_a, table_b, decode, lo, m, xs, ys)
+        _kl_sums(xs, ys, m, min_x, inv_x, floor_x, min_y, inv_y, floor_y, out)
 
 
 @njit(**_KERNEL)
@@ -1411,13 +1264,6 @@ def _select_within(cand, m, r, counts):
         m = k
 
 
-#: select_ranks calls it through a table (:func:`select_calls`): select_ranks then compiles
-#: without it, and a first small pair's two processes compile the two at once
-#: (:mod:`~fpinspect.numerics.compile_ahead`; linked in, it had been a quarter of select_ranks'
-#: compile, the last a first small pair waited for).
-slot(_select_within, types.int64)
-
-
 @njit(inline="always", error_model="numpy")
 def _positive_range(bits, n):
     """Smallest positive and largest non-NaN of the bit patterns ``bits[:n]`` of non-negative
@@ -1477,7 +1323,7 @@ _SELECT_FEW = 32
 
 
 @njit(**_KERNEL)
-def select_ranks(bits, ranks, out, work, fns):
+def select_ranks(bits, ranks, out, work):
     """The values of 0-based ``ranks`` (ascending) among non-negative float64 values, given as
     their bit patterns ``bits`` (``values.view(np.int64)``), as a full sort would place them;
     positive NaNs may be among them (elements that did not count), above every rank asked for:
@@ -1567,15 +1413,8 @@ def select_ranks(bits, ranks, out, work, fns):
             for i in range(m):
                 spare[i] = gathered[i]
             cand = spare[:m]
-        out[j] = _from_bits(call(fns, _select_within, (cand, m, ranks[j] - below_of[j], counts)))
+        out[j] = _from_bits(_select_within(cand, m, ranks[j] - below_of[j], counts))
     return out
-
-
-def select_calls() -> list:
-    """The kernel :func:`select_ranks` calls through its table, with arguments of the types it
-    passes it there: slices of its int64 scratch, a count and a rank."""
-    work = np.zeros(2, dtype=np.int64)
-    return [(_select_within, (work[:1], np.int64(1), np.int64(0), work))]
 
 
 def select_scratch(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:

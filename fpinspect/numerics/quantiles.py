@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from functools import cache, lru_cache
+from functools import lru_cache
 from itertools import accumulate
 
 import numpy as np
 
-from . import calls, compile_ahead
 from . import kernels as K
 
 _EXACT_BINS = K.EXACT_BINS
@@ -269,11 +268,9 @@ class RealQuantiles:
                 return [values[r - 1] for r in _ranks(self.n, tuple(qs))]
             ranks = [r - 1 for r in _ranks(self.n, tuple(qs))]
             wanted = sorted(set(ranks))
-            compile_ahead.wait(K.select_ranks)
-            fns = _select_table()
             bits = np.ascontiguousarray(allv).view(np.int64)
             out, work = K.select_scratch(bits.size, len(wanted))
-            found = K.select_ranks(bits, np.array(wanted, dtype=np.int64), out, work, fns).tolist()
+            found = K.select_ranks(bits, np.array(wanted, dtype=np.int64), out, work).tolist()
             if wanted == ranks:  # ascending and distinct, as percentiles are mostly asked
                 return found
             by_rank = dict(zip(wanted, found))
@@ -285,15 +282,3 @@ class RealQuantiles:
             edges = (np.array([k, k + 1], dtype=np.uint64) << self._SHIFT).view(np.float64)
             out.append(float(edges.mean()) if k > 0 else 0.0)
         return out
-
-
-@cache
-def _select_table() -> np.ndarray:
-    """The table of the kernel :func:`~fpinspect.numerics.kernels.select_ranks` calls
-    (:func:`~fpinspect.numerics.kernels.select_calls`), made once: after a child compiling it
-    has cached it (the kernel then loads instead of compiling here again), as
-    :meth:`~fpinspect.numerics.stats._Plan.tables` makes the passes'."""
-    kernels = K.select_calls()
-    for kernel, _ in kernels:
-        compile_ahead.wait(kernel)
-    return calls.table(kernels)

@@ -17,18 +17,15 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import cache
 
 import numpy as np
 
-from . import calls, compile_ahead
 from . import kernels as K
 from .chunks import CHUNK, ChunkReader, chunk_ranges, unravel
 from .dtypes import FloatFormat, common_format, dtype_name, float_format, is_supported, native
-from .jit import each_once
 from .quantiles import IntHistogram, RealQuantiles
 
 EPS64 = float(np.finfo(np.float64).eps)
@@ -40,8 +37,6 @@ EXACT_CAP = RealQuantiles.CAP
 
 _NO_FLOATS = np.empty(0, dtype=np.float64)
 _NO_FLOATS.flags.writeable = False
-#: A stand-in for a pass's table of block kernels where a call only needs its type (a compile's).
-_NO_TABLE = np.zeros(0, dtype=np.int64)
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -175,10 +170,6 @@ class _Pass:
         self.plan = plan
         self.keep = keep
         self.ulp_sum = 0  # exact (Python int) sum of the integer ULP distances below 2**32
-        self.finishing = False  # whether finish_pass was called (its compile waited for)
-        # chunks whose rarer work waits for finish_pass's compile, another process's: (offset,
-        # a function reading the chunk's views again, the chunk's block record)
-        self.deferred: list[tuple[int, Callable, np.ndarray]] = []
         space = self.space = _workspace() if plan.keep_values else None
         if space is not None:
             self.acc, self.cnt, self.ucnt = space.acc, space.cnt, space.ucnt
@@ -220,41 +211,25 @@ class _Pass:
         space.hist_log[:] = 0
         space.busy = False
 
-    def feed(self, offset: int, va: tuple, vb: tuple, again: Callable | None = None) -> None:
-        """The pass over one chunk, given as its two sides' :meth:`_Plan.views`. ``again()``,
-        where given, reads those views again: while a child process is yet to cache
-        :func:`~fpinspect.numerics.kernels.finish_pass` (a first call, compile cache empty), the
-        chunk's rarer work is then deferred, with its block record, to the first chunk after
-        the child has (or to :meth:`close`), instead of waiting for it; chunks are finished in
-        their order all the same, and what finish_pass reads of the running state is its own or
-        comes out the same in either order (maxima; sums that a non-finite term makes inf or
-        NaN), so the statistics are those of finishing each chunk at once."""
-        K.fused_pass(*self._arguments(offset, va, vb))
-        if not self.finishing:  # finish_pass may be what a child is compiling
-            if again is not None and compile_ahead.coming(K.finish_pass):
-                blocks = -(-va[0].size // K.BLOCK)
-                self.deferred.append((offset, again, self.scratch[3][:, :blocks].copy()))
-                self._flush_ulp_sum()
-                return
-            self._finish_deferred()
-        K.finish_pass(*self._finish_arguments(offset, va, vb))
+    def feed(self, offset: int, va: tuple, vb: tuple) -> None:
+        """The pass over one chunk, given as its two sides' :meth:`_Plan.views`."""
+        K.fused_pass(
+            *self._chunk_arguments(offset, va, vb),
+            self.plan.share_tol,
+            *self.keep,
+            *self.sketches,
+            *self._scratch(va),
+        )
+        values, _, _, rec = self.scratch
+        K.finish_pass(
+            *self._chunk_arguments(offset, va, vb),
+            self.hist_log,
+            self.worst_score,
+            self.worst_index,
+            values,
+            rec,
+        )
         self._flush_ulp_sum()
-
-    def close(self) -> None:
-        """After the last chunk: the rarer work of the chunks still deferred."""
-        if not self.finishing:
-            self._finish_deferred()
-
-    def _finish_deferred(self) -> None:
-        """Wait for finish_pass's compile (a child's; at once if cached), then finish the
-        deferred chunks, in their order."""
-        compile_ahead.wait(K.finish_pass)
-        self.finishing = True
-        deferred, self.deferred = self.deferred, []
-        for offset, again, rec in deferred:
-            va, vb = again()
-            K.finish_pass(*self._finish_arguments(offset, va, vb, rec))
-            self._flush_ulp_sum()
 
     def _flush_ulp_sum(self) -> None:
         """Move the exact integer sum of ULP distances to Python before it could overflow 64 bits."""
@@ -268,41 +243,6 @@ class _Pass:
             if self.space is not None:
                 self.space.scratch = self.scratch
         return self.scratch
-
-    def _arguments(self, offset: int, va: tuple, vb: tuple, fns: np.ndarray | None = None) -> tuple:
-        """The arguments of :func:`~fpinspect.numerics.kernels.fused_pass` for one chunk; its
-        table of block kernels (:mod:`~fpinspect.numerics.calls`) is ``fns`` where given (a
-        stand-in of the same type: the arguments of a compile that does not call), else the
-        plan's (:meth:`_Plan.tables`)."""
-        args = (
-            *self._chunk_arguments(offset, va, vb),
-            self.plan.share_tol,
-            *self.keep,
-            *self.sketches,
-            *self._scratch(va),
-        )
-        if fns is None:
-            fns = self.plan.tables(K.block_calls, args)
-        return (*args, fns)
-
-    def _finish_arguments(
-        self, offset: int, va: tuple, vb: tuple, rec: np.ndarray | None = None, fns: np.ndarray | None = None
-    ) -> tuple:
-        """The arguments of :func:`~fpinspect.numerics.kernels.finish_pass` for the same chunk
-        (its block record ``rec``: by default the one the last fused pass left; ``fns`` as for
-        :meth:`_arguments`)."""
-        values, _, _, last = self.scratch
-        args = (
-            *self._chunk_arguments(offset, va, vb),
-            self.hist_log,
-            self.worst_score,
-            self.worst_index,
-            values,
-            last if rec is None else rec,
-        )
-        if fns is None:
-            fns = self.plan.tables(K.finish_calls, args)
-        return (*args, fns)
 
     def _chunk_arguments(self, offset: int, va: tuple, vb: tuple) -> tuple:
         """What both kernels of the pass take first: the chunk's two sides, the plan's facts of the
@@ -441,23 +381,6 @@ class _Plan:
         self.mag_mask = np.uint64((1 << (bits - 1)) - 1)
         self.emin = fmt.emin
         self.ulp_size, self.inv_ulp = _ulp_tables(fmt)
-        self._tables: dict = {}  # what tables() made, by the kernel list it was made from
-
-    def tables(self, calls_of, args: tuple) -> np.ndarray:
-        """The table of the block kernels a pass of this kind calls (:mod:`~fpinspect.numerics.calls`):
-        ``calls_of(*args)`` (:func:`~fpinspect.numerics.kernels.block_calls` or ``finish_calls``),
-        made once. The arguments' types are the plan's: every view is read-only (:meth:`views`),
-        the rest the pass's own arrays; the kernels check each entry against the types they
-        pass (a table made for others is a ``RuntimeError``, never a wrong call). Made on first
-        use, after the compile of those kernels that another process shared (a kernel loads
-        from the cache then, instead of compiling here)."""
-        fns = self._tables.get(calls_of)
-        if fns is None:  # two threads may both make it: the same table, either kept
-            kernels = calls_of(*args)
-            for kernel, _ in kernels:  # one a child is compiling: its, not compiled here again
-                compile_ahead.wait(kernel)
-            fns = self._tables[calls_of] = calls.table(kernels)
-        return fns
 
     def __reduce__(self):
         return _plan_for, self.kind  # pickled as its kind: the one plan of that kind when unpickled
@@ -715,10 +638,6 @@ def accumulate(
     # chunks arrive byte-swapped to machine order (ChunkReader)
     a_dtype, ref_dtype = native(a.dtype), native(ref.dtype)
     plan = _plan_for(a_dtype, ref_dtype, ra.size <= EXACT_CAP, worst)
-    if plan.kind not in _announced:  # the first pair of this kind in the process
-        _announced.add(plan.kind)
-        _announce(plan, a_dtype, ref_dtype, ra.size, kl)
-    compile_ahead.start(a_dtype, ref_dtype, ra.size, kl)
     ranges = chunk_ranges(ra.size, chunk)
     if plan.keep_values:
         # abs and rel values are handed back by PairStats.compact() for the next pair to reuse
@@ -735,29 +654,18 @@ def accumulate(
         # a one-chunk pair keeps its chunk (for KL): its reads get buffers of their own
         width = chunk if len(ranges) > 1 else 0
         buf_a, buf_r = (ra.buffer(width), rr.buffer(width)) if width else (None, None)
-        spare: list = []  # buffers for reading a chunk again (its rarer work deferred)
-
-        def again(lo: int, hi: int) -> tuple:
-            if not spare:
-                spare.extend((ra.buffer(width), rr.buffer(width)))
-            return (
-                plan.views(ra.read(lo, hi, spare[0]), plan.a_decode),
-                plan.views(rr.read(lo, hi, spare[1]), plan.b_decode),
-            )
-
         for lo, hi in part:
             va, vb = (
                 plan.views(ra.read(lo, hi, buf_a), plan.a_decode),
                 plan.views(rr.read(lo, hi, buf_r), plan.b_decode),
             )
-            state.feed(lo, va, vb, partial(again, lo, hi) if width and not state.finishing else None)
+            state.feed(lo, va, vb)
             if len(ranges) == 1:
                 last.append((va, vb))  # KL's pass reads the same views
             ra.release(lo, hi)
             rr.release(lo, hi)
             if progress is not None:
                 progress(hi - lo, ra.size)
-        state.close()
         return state
 
     jobs = max(1, min(jobs, len(ranges)))
@@ -787,17 +695,6 @@ def accumulate(
 
 
 _EMPTY_KEEP = np.empty(0, dtype=np.float64)
-#: The plan kinds whose pass compile_ahead.announce was asked about (once each per process).
-_announced: set[tuple] = set()
-
-
-def _announce(plan: _Plan, a_dtype, ref_dtype, size: int, kl: bool) -> None:
-    """Tell :func:`~fpinspect.numerics.compile_ahead.on_compile`'s listener when this first pair of
-    the plan's kind will compile the pass (before anything compiles: the child may compile it)."""
-    what = f"{plan.fmt.name} pairs" if plan.same else f"{plan.fmt.name} against a wider reference"
-    compile_ahead.announce(*_calls(a_dtype, ref_dtype, size, kl)[0][0], what)
-
-
 #: Kept-value buffers of at most this many elements go back to their thread for reuse.
 _LENT_MAX = 1 << 18
 #: ... and at most this many per thread.
@@ -878,66 +775,13 @@ def _kl_side(lo: float, hi: float, scale: float) -> tuple[float, float, float]:
 _KL_DECODE = {"float16": K.DECODE_HALF, "bfloat16": K.DECODE_BFLOAT}
 
 
-def _kl_call(plan: _Plan, va: tuple, vb: tuple, side_x, side_y, values, sums, fns=None):
-    """The kernel that adds one chunk's KL sums to ``sums``, and its arguments; ``va`` and
-    ``vb`` are the chunk's two sides' :meth:`_Plan.views`, ``values`` the kernel's scratch,
-    ``fns`` the table of the kernels it calls (``None``: the plan's, made on first use:
-    :meth:`_Plan.tables`)."""
+def _kl_sums(plan: _Plan, va: tuple, vb: tuple, side_x, side_y, values, sums) -> None:
+    """Add one chunk's KL sums to ``sums``; ``va`` and ``vb`` are the chunk's two sides'
+    :meth:`_Plan.views`, ``values`` the kernel's scratch."""
     ua, fa, ta = va
     ub, fb, tb = vb
     decode = _KL_DECODE.get(plan.fmt.name, K.DECODE_TABLE) if plan.a_decode == "table" else K.DECODE_FLOAT
-    args = (ua, ub, fa, fb, ta, tb, decode, *side_x, *side_y, values, sums)
-    return K.kl_pass, (*args, plan.tables(K.kl_calls, args) if fns is None else fns)
-
-
-def after_pass_calls(a_dtype, ref_dtype, size: int, kl: bool) -> list:
-    """The compiled kernels a pair of these dtypes and element count calls after the fused pass,
-    each with arguments of the types it will get there (a one-element pair's): the pass's rarer
-    work (:func:`~fpinspect.numerics.kernels.finish_pass`, then the block kernels of it that the
-    pair calls, of which its table is made when it is first called), where the values are kept the
-    selection of the exact percentiles (:class:`~fpinspect.numerics.quantiles.RealQuantiles`),
-    and KL's pass when ``kl``. In the order the child compiles them: the pass's first, then the
-    selection (the longest compile, ~1.4 s) before KL's (~0.7 s), which a pair calls first: the
-    process, done with its fused pass, compiles KL's itself meanwhile
-    (:mod:`~fpinspect.numerics.compile_ahead`)."""
-    return _calls(a_dtype, ref_dtype, size, kl)[1]
-
-
-def compile_ahead_plan(a_dtype, ref_dtype, size: int, kl: bool) -> tuple[list, list]:
-    """``(shared, after)``: what :mod:`~fpinspect.numerics.compile_ahead` compiles on both cores
-    before the fused pass runs: its block kernels that this kind of pair calls, then the pass
-    itself (typed without them: :mod:`~fpinspect.numerics.calls`), those not compiled or cached
-    yet, which the caller compiles in this order and the child from the other end (the pass
-    first) until they meet; then :func:`after_pass_calls`, the child's alone, while the pass runs
-    (its chunks' rarer work waits for finish_pass, :meth:`_Pass.feed`)."""
-    (pass_call, blocks), after = _calls(a_dtype, ref_dtype, size, kl)
-    return [call for call in (*blocks, pass_call) if not compile_ahead.ready(*call)], after
-
-
-def _calls(a_dtype, ref_dtype, size: int, kl: bool) -> tuple:
-    """``((fused pass call, its block kernels' calls), after-pass calls)`` of a one-element pair
-    of this kind: each kernel with arguments of the types a real pair's calls pass."""
-    # worst elements kept (what diff and compare ask for): their kernel is compiled ahead too
-    plan = _plan_for(np.dtype(a_dtype), np.dtype(ref_dtype), size <= EXACT_CAP, 1)
-    ca, cr = np.zeros(1, dtype=a_dtype), np.zeros(1, dtype=ref_dtype)
-    va, vb = plan.views(ca, plan.a_decode), plan.views(cr, plan.b_decode)
-    keep = (np.empty(1), np.empty(1), np.empty(1)) if plan.keep_values else (_EMPTY_KEEP,) * 3
-    state = _Pass(plan, keep)
-    try:
-        pass_args = state._arguments(0, va, vb, _NO_TABLE)
-        finish_args = state._finish_arguments(0, va, vb, fns=_NO_TABLE)
-        after = [(K.finish_pass, finish_args), *K.finish_calls(*finish_args[:-1])]
-    finally:
-        state.release()
-    if plan.keep_values:  # the selection, then the kernel it calls through its table
-        ranks = (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), *K.select_scratch(1, 1))
-        after += [(K.select_ranks, (*ranks, _NO_TABLE)), *K.select_calls()]
-    if kl:  # KL's pass, then the kernels it calls through its table
-        side = _kl_side(0.0, 1.0, 1.0)
-        kernel, args = _kl_call(plan, va, vb, side, side, np.empty((2, K.BLOCK)), np.zeros(4), _NO_TABLE)
-        after += [(kernel, args), *K.kl_calls(*args[:-1])]
-    # each kernel once (the decoding: KL's pass calls it after the rarer work does)
-    return ((K.fused_pass, pass_args), K.block_calls(*pass_args[:-1])), each_once(after)
+    K.kl_pass(ua, ub, fa, fb, ta, tb, decode, *side_x, *side_y, values, sums)
 
 
 def _kl_divergence(s: PairStats, views, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float | None:
@@ -947,14 +791,12 @@ def _kl_divergence(s: PairStats, views, ra: ChunkReader, rr: ChunkReader, jobs: 
     scale = _kl_scale(s.max_x - s.min_x, s.max_y - s.min_y)
     side_x, side_y = _kl_side(s.min_x, s.max_x, scale), _kl_side(s.min_y, s.max_y, scale)
     plan = s.plan
-    compile_ahead.wait(K.kl_pass)  # KL's pass may be what a child is compiling
 
     def sums_of(pairs) -> np.ndarray:
         sums = np.zeros(4, dtype=np.float64)
         values = np.empty((2, K.BLOCK), dtype=np.float64)
         for va, vb in pairs:
-            kernel, args = _kl_call(plan, va, vb, side_x, side_y, values, sums)
-            kernel(*args)
+            _kl_sums(plan, va, vb, side_x, side_y, values, sums)
         return sums
 
     if views is not None:  # a one-chunk pair: one call, no reader

@@ -348,15 +348,14 @@ def test_blocks_equal_bit_for_bit_skip_their_errors_and_count_the_same(n):
 def test_select_ranks_places_every_rank_as_a_sort(values):
     """The exact percentiles' selection against a full sort, ranks sharing a bucket included, in
     scratch that holds another call's leftovers (the kernel must not count on zeros there)."""
-    from fpinspect.numerics.calls import table
-    from fpinspect.numerics.kernels import select_calls, select_ranks, select_scratch
+    from fpinspect.numerics.kernels import select_ranks, select_scratch
 
     n = values.size
     ranks = np.unique(np.r_[0, 1, n // 2, n // 2 + 1, (99 * n) // 100, n - 2, n - 1]).astype(np.int64)
     out, work = select_scratch(n, ranks.size)
     out[:] = np.nan
     work[:] = 1 << 40
-    got = select_ranks(rng.permutation(values).view(np.int64), ranks, out, work, table(select_calls()))
+    got = select_ranks(rng.permutation(values).view(np.int64), ranks, out, work)
     assert got is out and got.tolist() == np.sort(values)[ranks].tolist()
 
 

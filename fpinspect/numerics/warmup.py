@@ -1,0 +1,37 @@
+"""Compile (or load from numba's disk cache) every kernel the statistics call, for each format.
+
+A first comparison after an install otherwise waits while numba compiles; ``fpinspect warm``
+and the checkout's ``make`` call :func:`warm` once so that no later command does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import kernels as K
+from .dtypes import FORMATS
+from .jit import is_cached
+from .stats import EXACT_CAP, accumulate
+
+#: Seconds a first compile of every kernel usually takes (told before one starts).
+COMPILE_SECONDS = 40
+
+
+def needs_compile() -> bool:
+    """Whether the kernels are yet to be compiled into numba's disk cache (cheap: no compile)."""
+    return not all(is_cached(k) for k in (K.fused_pass, K.finish_pass, K.kl_pass, K.select_ranks))
+
+
+def warm(formats=None) -> list[str]:
+    """Run every kernel once on a few elements of each supported format (``formats``: names, by
+    default all), as pairs of one format and against a float64 reference, small (exact
+    percentiles) and large (sketches); return the format names warmed."""
+    names = list(formats) if formats is not None else list(FORMATS)
+    rng = np.random.default_rng(0)
+    for size in (1000, EXACT_CAP + 1):
+        ref = rng.standard_normal(size)
+        for name in names:
+            dtype = FORMATS[name].dtype
+            for b in (ref.astype(dtype), ref):
+                accumulate((ref * 1.001).astype(dtype), b, worst=1, kl=True).error_stats()
+    return names

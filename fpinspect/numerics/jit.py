@@ -53,3 +53,10 @@ def is_cached(kernel) -> bool:
         for folder in _cache_folders(source)
         for index in glob.glob(os.path.join(folder, name))
     )
+
+
+#: How the statistics kernels compile: no GIL, cached, numpy's error model (no exception on a
+#: division by zero).
+KERNEL = dict(nogil=True, cache=True, error_model="numpy")
+#: A kernel called only from compiled code: no wrappers to call it from Python.
+SUB = dict(KERNEL, no_cpython_wrapper=True, no_cfunc_wrapper=True)

@@ -348,7 +348,7 @@ def test_blocks_equal_bit_for_bit_skip_their_errors_and_count_the_same(n):
 def test_select_ranks_places_every_rank_as_a_sort(values):
     """The exact percentiles' selection against a full sort, ranks sharing a bucket included, in
     scratch that holds another call's leftovers (the kernel must not count on zeros there)."""
-    from fpinspect.numerics.kernels import select_ranks, select_scratch
+    from fpinspect.numerics.quantiles import select_ranks, select_scratch
 
     n = values.size
     ranks = np.unique(np.r_[0, 1, n // 2, n // 2 + 1, (99 * n) // 100, n - 2, n - 1]).astype(np.int64)
@@ -369,7 +369,7 @@ def test_the_kl_pass_log_is_within_two_ulp_of_the_exact_log_of_p_over_q():
 
     import numba
 
-    from fpinspect.numerics.kernels import _KL_FASTMATH, _log_ratio
+    from fpinspect.numerics.kl import _KL_FASTMATH, _log_ratio
 
     @numba.njit(error_model="numpy", fastmath=_KL_FASTMATH)
     def logs(p, q):
@@ -406,7 +406,7 @@ def test_kl_decodes_every_float16_and_bfloat16_pattern_exactly():
     patterns of each: subnormals, zeros of both signs, inf, NaN (as NaN)."""
     import numba
 
-    from fpinspect.numerics.kernels import _bfloat_value, _half_value
+    from fpinspect.numerics.kl import _bfloat_value, _half_value
 
     @numba.njit(error_model="numpy")
     def decode(u, half):

@@ -1,26 +1,18 @@
-"""The compiled loops behind the streaming statistics (numba, machine code, no GIL).
+"""The compiled pass behind the streaming statistics (numba, machine code, no GIL).
 
-:func:`fused_pass` reads one chunk of both tensors once and updates every running statistic
-of :class:`~fpinspect.numerics.stats.PairStats`: the reference script's trio, the special-value
-counts, the finite-only sums, maxima with their first index, both sides' moments and ranges,
-the msaccucmp / msprobe counts, the ULP histogram or real-valued ULP errors, the quantile
-stores and the ``k`` worst elements; the work only some blocks of a chunk need (special
-values, first indices, large ULP distances, the worst elements) it leaves to
-:func:`finish_pass`, which reads again only those blocks (compiled apart, so that another
-process can compile it while this one compiles the pass). :func:`kl_pass` is msaccucmp's KL
-divergence, which needs both sides' ranges first; :func:`select_ranks` the exact percentiles of
-a small pair. Each of these four calls the kernels doing its per-element work through a table
-of their addresses (:mod:`~fpinspect.numerics.calls`), so that its own compile holds none of
-their code. The bucket rules of the quantile stores live here once (:func:`sketch_key`,
-:func:`int_log_bin`); :mod:`fpinspect.numerics.quantiles` reads them.
+:func:`fused_pass` reads one chunk of both tensors once and updates every running value of
+:class:`~fpinspect.numerics.stats.PairStats` (:data:`FIELDS`): the reference script's trio, the
+special-value counts, the finite-only sums, maxima with their first index, both sides' moments
+and ranges, the msaccucmp / msprobe counts, the ULP histogram or real-valued ULP errors, the
+quantile stores. The work only some blocks of a chunk need (special values, first indices, large
+ULP distances, the ``k`` worst elements) it leaves to :func:`~fpinspect.numerics.finish.finish_pass`, which reads again only
+those blocks. The bucket rules of the quantile stores live here once (:func:`sketch_key`,
+:func:`int_log_bin`).
 
 Inputs are raw unsigned views of the two chunks (``ua``, ``ub``) and their values: for 8- and
-16-bit formats a decode table indexed by the bit pattern (``table_a``, ``table_b``), for 32-
-and 64-bit ones the float views ``fa``, ``fb``. So numba compiles one specialisation per
-storage width (8, 16, 32, 64 bits), cached on disk (see :mod:`fpinspect.numerics.jit`).
-
-Every running value sits in a small array (``acc`` float64, ``cnt`` int64, ``ucnt`` uint64)
-at the index named by the constants below, so the Python side reads them by name.
+16-bit formats a decode table indexed by the bit pattern (``table_a``, ``table_b``), for 32- and
+64-bit ones the float views ``fa``, ``fb``. So numba compiles one specialisation per storage
+width, cached on disk (:mod:`fpinspect.numerics.jit`).
 """
 
 from __future__ import annotations
@@ -29,15 +21,7 @@ import math
 
 import numpy as np
 
-from .intrinsics import (
-    bits_float,
-    float_bits,
-    float_ubits,
-    from_order_key,
-    imax,
-    imin,
-    order_key,
-)
+from .intrinsics import bits_float, float_bits, float_ubits, from_order_key, imax, imin, order_key
 from .jit import KERNEL, SUB, njit
 
 #: Every running value of a pass, each spelled once: ``(name, numpy type, start, merge rule)``. The
@@ -138,7 +122,7 @@ SMALL_DIST = 16
 _EPS64 = float(np.finfo(np.float64).eps)
 _EPS32 = float(np.finfo(np.float32).eps)
 _INV_EPS32 = 1.0 / _EPS32  # a power of two: multiplying is dividing exactly
-_REF_GUARD = 1e-8
+REF_GUARD = 1e-8
 
 
 @njit(inline="always", error_model="numpy")
@@ -151,28 +135,6 @@ def sketch_key(v):
 def int_log_bin(d):
     """Log2 bin of an integer distance ``d >= EXACT_BINS``: ``floor(log2(float64(d)))``."""
     return imin(math.frexp(np.float64(d))[1] - 1, LOG_BINS - 1)
-
-
-@njit(inline="always", error_model="numpy")
-def _offer_worst(score, index, worst_score, worst_index, state):
-    """Insert ``(score, index)`` among the k worst: larger first, lower index first on ties.
-
-    Elements arrive in increasing index order, so a tie with the k-th never enters. The
-    caller offers only scores above the returned floor: the k-th score once all are filled."""
-    s = state[0]
-    k = worst_score.size
-    filled = s.worst_filled
-    j = filled if filled < k else k - 1
-    while j > 0 and worst_score[j - 1] < score:
-        worst_score[j] = worst_score[j - 1]
-        worst_index[j] = worst_index[j - 1]
-        j -= 1
-    worst_score[j] = score
-    worst_index[j] = index
-    if filled < k:
-        filled += 1
-        s.worst_filled = filled
-    return worst_score[k - 1] if filled == k else 0.0
 
 
 @njit(inline="always", error_model="numpy")
@@ -189,17 +151,8 @@ _I64_MAX = np.iinfo(np.int64).max
 _I64_MIN = np.iinfo(np.int64).min
 
 
-#: Bit pattern of a float64 as int64: monotone in the value for non-negative numbers.
-_bits = float_bits
-_from_bits = bits_float
-
-
-_order_key = order_key
-_from_order_key = from_order_key
-
-
 @njit(inline="always", error_model="numpy")
-def _ulp_distance(a_raw, b_raw, sign_mask, mag_mask):
+def ulp_distance(a_raw, b_raw, sign_mask, mag_mask):
     """Steps between two bit patterns of one format, zeros counted once (uint64)."""
     a = np.uint64(a_raw)
     b = np.uint64(b_raw)
@@ -210,30 +163,24 @@ def _ulp_distance(a_raw, b_raw, sign_mask, mag_mask):
 
 
 @njit(inline="always", error_model="numpy")
-def _ulp_error(ad, ay, emin, emax, inv_ulp, ulp_size):
+def ulp_error(ad, ay, emin, emax, inv_ulp, ulp_size):
     """``|x - y| / ulp(y)``: Goldberg's ulp at ``y``'s binary exponent, clipped to the format."""
-    e = ((_bits(ay) >> 52) & 0x7FF) - 1023
+    e = ((float_bits(ay) >> 52) & 0x7FF) - 1023
     e = imin(imax(e, emin), emax) - emin
     inv = inv_ulp[e]
     return ad * inv if inv > 0.0 else ad / ulp_size[e]
 
 
-_KERNEL = KERNEL
 #: Sums may be reordered (reassociated) so that loops of sums compile to vector instructions.
-_VECTOR = dict(_KERNEL, fastmath={"reassoc"})
-#: A kernel called only from compiled code: no wrappers to call it from Python.
-_SUB = SUB
-#: A kernel called from Python only: no C function wrapper either.
-_KERNEL_PY = dict(_KERNEL, no_cfunc_wrapper=True)
-_SUB_VECTOR = dict(_VECTOR, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+_SUB_VECTOR = dict(SUB, fastmath={"reassoc"})
+#: A kernel called from Python only: no C function wrapper.
+KERNEL_PY = dict(KERNEL, no_cfunc_wrapper=True)
 
 
-@njit(**_SUB)
+@njit(**SUB)
 def decode_block(ua, ub, fa, fb, table_a, table_b, use_table, lo, m, xs, ys):
     """Both sides' values of elements ``lo .. lo + m - 1`` into ``xs[:m]``, ``ys[:m]`` as
-    float64: through the decode tables (8/16-bit formats) or from the float views. A block kernel
-    of its own, not inlined as numba inlines (its typing and lowering once per caller): the pass,
-    its rarer work and KL's pass call one compile of it (~0.3 s less CPU in a first call)."""
+    float64: through the decode tables (8/16-bit formats) or from the float views."""
     # slices: indices known to be non-negative (no wraparound test per element)
     if use_table:
         block_a = ua[lo : lo + m]
@@ -275,7 +222,7 @@ def _ulp_diff_block(ua, ub, xs, ys, m, sign_mask, mag_mask, slots):
         a_raw = ua[j]
         b_raw = ub[j]
         n_bits += a_raw == b_raw
-        dist = _ulp_distance(a_raw, b_raw, sign_mask, mag_mask) * np.uint64(fin)
+        dist = ulp_distance(a_raw, b_raw, sign_mask, mag_mask) * np.uint64(fin)
         near = dist < np.uint64(SMALL_DIST)
         n_far += ~near
         slot = np.int64(dist) if near else np.int64(SMALL_DIST)
@@ -288,7 +235,7 @@ def _ulp_diff_block(ua, ub, xs, ys, m, sign_mask, mag_mask, slots):
     return n_bits, n_far, n_signed_zero, total, top
 
 
-@njit(**_SUB)
+@njit(**SUB)
 def _scatter(slots, m, table):
     """``table[slots[j]] += 1`` for the first ``m`` slots."""
     for j in range(m):
@@ -307,9 +254,9 @@ def _ulp_error_block(xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol, slots)
         x = xs[j]
         y = ys[j]
         fin = math.isfinite(x) & math.isfinite(y)
-        err = _ulp_error(abs(x - y), abs(y), emin, emax, inv_ulp, ulp_size)
+        err = ulp_error(abs(x - y), abs(y), emin, emax, inv_ulp, ulp_size)
         total += err if fin else 0.0
-        top = imax(top, _bits(err) if fin else np.int64(-1))
+        top = imax(top, float_bits(err) if fin else np.int64(-1))
         n_tol += fin & (err <= share_tol)
         n_le1 += fin & (err <= 1.0 + share_tol)
         slots[j] = _sketch_slot(err, fin, j & (LANES - 1))
@@ -350,7 +297,7 @@ def _sums_block(xs, ys, m, cx, cy):
 def _ratios_block(xs, ys, m, tiny, slots):
     """The maxima, ranges and relative errors over one decoded block's elements finite on both
     sides: a vector loop (no branch). Maxima are taken over integer bit patterns (exact;
-    elements that do not count -1 or 0), ranges over order keys (:func:`_order_key`).
+    elements that do not count -1 or 0), ranges over order keys (:func:`~fpinspect.numerics.intrinsics.order_key`).
     ``slots[0, j]`` and ``slots[1, j]`` get element ``j``'s slots in the abs and rel sketches
     (:func:`_sketch_slot`)."""
     s_rms = s_rel = 0.0
@@ -366,28 +313,28 @@ def _ratios_block(xs, ys, m, tiny, slots):
         ad = abs(x - y)
         ax = abs(x)
         ay = abs(y)
-        abs_bits = imax(abs_bits, _bits(ad) if fin else np.int64(-1))
-        kx = _order_key(x)
-        ky = _order_key(y)
+        abs_bits = imax(abs_bits, float_bits(ad) if fin else np.int64(-1))
+        kx = order_key(x)
+        ky = order_key(y)
         min_x_key = imin(min_x_key, kx if fin else _I64_MAX)
         max_x_key = imax(max_x_key, kx if fin else _I64_MIN)
         min_y_key = imin(min_y_key, ky if fin else _I64_MAX)
         max_y_key = imax(max_y_key, ky if fin else _I64_MIN)
         # the reference script's relative error (its non-finite elements: _count_specials)
-        r = ad / ((ax if ax > ay else ay) + _REF_GUARD)
-        script_rel_bits = imax(script_rel_bits, _bits(r) if fin else np.int64(0))
+        r = ad / ((ax if ax > ay else ay) + REF_GUARD)
+        script_rel_bits = imax(script_rel_bits, float_bits(r) if fin else np.int64(0))
         # one quotient serves the three relative errors; they differ only where |y| is tiny
         q = ad / ay
         rms = q if fin & (ay > _EPS64) else 0.0
         s_rms += rms
-        rms_bits = imax(rms_bits, _bits(rms))
+        rms_bits = imax(rms_bits, float_bits(rms))
         re = q if ay != 0.0 else ad * _INV_EPS32
         n_re5 += fin & (re < 0.005)
         n_re1 += fin & (re < 0.001)
         counted = fin & (ay >= tiny)
         n_rel += counted
         s_rel += q if counted else 0.0
-        rel_bits = imax(rel_bits, _bits(q) if counted else np.int64(-1))
+        rel_bits = imax(rel_bits, float_bits(q) if counted else np.int64(-1))
         lane = j & (LANES - 1)
         slots[0, j] = _sketch_slot(ad, fin, lane)
         slots[1, j] = _sketch_slot(q, counted, lane)
@@ -408,7 +355,7 @@ def _ratios_block(xs, ys, m, tiny, slots):
     )
 
 
-@njit(**_SUB)
+@njit(**SUB)
 def _bit_equal(ua, ub, m):
     """Whether the first ``m`` bit patterns of ``ua`` and ``ub`` are all equal (stops at the
     first difference: a block that differs costs a few elements)."""
@@ -423,110 +370,21 @@ def _equal_block(xs, m, tiny):
     """For a block whose two sides have equal bit patterns (``x == y`` where finite), what
     :func:`_ratios_block` would find: every error is 0, so only the range of the finite values
     and the count of those at least ``tiny`` in magnitude remain: ``(min key, max key,
-    count)`` (:func:`_order_key`)."""
+    count)`` (:func:`~fpinspect.numerics.intrinsics.order_key`)."""
     min_key = _I64_MAX
     max_key = _I64_MIN
     n_rel = 0
     for j in range(m):
         x = xs[j]
         fin = math.isfinite(x)
-        k = _order_key(x)
+        k = order_key(x)
         min_key = imin(min_key, k if fin else _I64_MAX)
         max_key = imax(max_key, k if fin else _I64_MIN)
         n_rel += fin & (abs(x) >= tiny)
     return min_key, max_key, n_rel
 
 
-@njit(**_SUB)
-def _count_specials(xs, ys, m, state):
-    """Count the special values of one block, and take them into the reference script's trio,
-    which runs over all elements: ``(mismatches, sum x*y, sum x*x, sum y*y, max |x - y| (-1 if
-    none), 1 if some |x - y| is NaN, max script relative error (-1 if none), 1 if one is NaN)``
-    over the elements not finite on both sides."""
-    mismatches = 0
-    s_dot = s_xx = s_yy = 0.0
-    script_abs = script_rel = -1.0
-    abs_nan = rel_nan = 0
-    s = state[0]
-    for j in range(m):
-        x = xs[j]
-        y = ys[j]
-        if math.isfinite(x) and math.isfinite(y):
-            continue
-        s_dot += x * y
-        s_xx += x * x
-        s_yy += y * y
-        ad = abs(x - y)
-        ax = abs(x)
-        ay = abs(y)
-        r = ad / ((ax if ax > ay else ay) + _REF_GUARD)
-        if ad != ad:
-            abs_nan = 1
-        else:
-            script_abs = imax(script_abs, ad)
-        if r != r:
-            rel_nan = 1
-        else:
-            script_rel = imax(script_rel, r)
-        nx, ny = x != x, y != y
-        if nx and ny:
-            s.both_nan += 1
-        elif nx or ny:
-            s.nan_mismatch += 1
-            mismatches += 1
-        elif math.isinf(x) and x == y:
-            s.both_inf += 1
-        else:
-            s.inf_mismatch += 1
-            mismatches += 1
-    return mismatches, s_dot, s_xx, s_yy, script_abs, abs_nan, script_rel, rel_nan
-
-
-@njit(**_SUB)
-def _first_index(
-    ua, ub, xs, ys, start, m, what, value, tiny, sign_mask, mag_mask, emin, emax, inv_ulp, ulp_size
-):
-    """Position in the block of the first finite element whose abs error (``what`` 0), relative
-    error (1), ULP distance (2) or ULP error (3) equals ``value``; -1 if none."""
-    for j in range(m):
-        x = xs[j]
-        y = ys[j]
-        if not (math.isfinite(x) and math.isfinite(y)):
-            continue
-        ad = abs(x - y)
-        ay = abs(y)
-        if what == 0:
-            hit = ad == value
-        elif what == 1:
-            hit = ay >= tiny and ad / ay == value
-        elif what == 2:
-            hit = np.float64(_ulp_distance(ua[start + j], ub[start + j], sign_mask, mag_mask)) == value
-        else:
-            hit = _ulp_error(ad, ay, emin, emax, inv_ulp, ulp_size) == value
-        if hit:
-            return j
-    return -1
-
-
-@njit(**_SUB)
-def _count_large_distances(ua, ub, xs, ys, start, m, sign_mask, mag_mask, hist_exact, hist_log):
-    """Histogram the ULP distances of :data:`SMALL_DIST` and more of one block; return the
-    float64 sum of those of 2**32 and more. Few elements are that far apart: a branch skips
-    the others."""
-    huge = 0.0
-    for j in range(m):
-        dist = _ulp_distance(ua[start + j], ub[start + j], sign_mask, mag_mask)
-        if dist >= np.uint64(SMALL_DIST) and math.isfinite(xs[j]) and math.isfinite(ys[j]):
-            if dist < EXACT_BINS:
-                hist_exact[np.intp(dist)] += 1
-            else:
-                hist_log[int_log_bin(dist)] += 1
-                if dist >= np.uint64(1 << 32):
-                    huge += np.float64(dist)
-    return huge
-
-
-@njit(**_SUB)
+@njit(**SUB)
 def _keep_block(xs, ys, m, first, tiny, same, emin, emax, inv_ulp, ulp_size, keep_abs, keep_rel, keep_ulp):
     """Store each element's abs / rel / ULP error at its flat index (NaN where it does not count)."""
     nan = np.nan
@@ -543,67 +401,14 @@ def _keep_block(xs, ys, m, first, tiny, same, emin, emax, inv_ulp, ulp_size, kee
             x = xs[j]
             y = ys[j]
             fin = math.isfinite(x) & math.isfinite(y)
-            err = _ulp_error(abs(x - y), abs(y), emin, emax, inv_ulp, ulp_size)
+            err = ulp_error(abs(x - y), abs(y), emin, emax, inv_ulp, ulp_size)
             keep_ulp[first + j] = err if fin else nan
 
 
-@njit(**_SUB)
-def _worst_block(
-    ua,
-    ub,
-    xs,
-    ys,
-    start,
-    m,
-    first,
-    same,
-    by_bits,
-    sign_mask,
-    mag_mask,
-    emin,
-    emax,
-    inv_ulp,
-    ulp_size,
-    floor,
-    worst_score,
-    worst_index,
-    state,
-):
-    """Offer the elements of one block to the k worst (special-value mismatches score inf);
-    return the new floor. ``by_bits``: the block is of one format and finite on both sides
-    throughout, so each score is the ULP distance of the bit patterns (``xs``, ``ys`` unread:
-    the block need not be decoded)."""
-    for j in range(m):
-        # one loop, each helper inlined once (numba types and lowers an inlined call once per
-        # call site: two loops had cost this kernel's compile ~0.2 s more)
-        x = y = 0.0
-        if not by_bits:
-            x = xs[j]
-            y = ys[j]
-        if by_bits or (math.isfinite(x) and math.isfinite(y)):
-            if same:
-                score = np.float64(_ulp_distance(ua[start + j], ub[start + j], sign_mask, mag_mask))
-            else:
-                score = _ulp_error(abs(x - y), abs(y), emin, emax, inv_ulp, ulp_size)
-        else:
-            both_nan = x != x and y != y
-            same_inf = math.isinf(x) and x == y
-            score = -1.0 if both_nan or same_inf else np.inf
-        if score > floor:
-            floor = _offer_worst(score, first + j, worst_score, worst_index, state)
-    return floor
-
-
-#: Rows of the per-block record :func:`fused_pass` leaves for :func:`finish_pass` (int64, one
-#: column per block of the chunk): the elements finite on both sides, those whose ULP distance is
-#: :data:`SMALL_DIST` or more (kind "diff"), and the bit patterns of the block's largest abs error,
-#: relative error and ULP score (the distance, kind "diff"; the error's bits, kind "error"), -1
-#: where none counts.
-@njit(**_SUB)
+@njit(**SUB)
 def _centre(ua, ub, fa, fb, table_a, table_b, use_table, n):
     """The centre of a chunk's moment sums: the mean of its first finite elements (of the first
-    :data:`_CENTRE_SAMPLE`), ``(0, 0)`` where none is; a kernel of its own for the reason
-    :func:`_fold_chunk` is."""
+    :data:`_CENTRE_SAMPLE`), ``(0, 0)`` where none is."""
     cx = cy = 0.0
     nc = 0
     for i in range(imin(n, _CENTRE_SAMPLE)):
@@ -621,7 +426,7 @@ def _centre(ua, ub, fa, fb, table_a, table_b, use_table, n):
     return cx, cy
 
 
-@njit(**_SUB)
+@njit(**SUB)
 def _fold_chunk(state, hist_exact, small, same, n, nf, sums, u_sum, counts, maxima):
     """Add one chunk's sums, counts and extrema to the running ``state``, and the small ULP
     distances counted in ``small`` (zeroed again) to ``hist_exact``: ``n`` elements, ``nf`` finite
@@ -636,17 +441,17 @@ def _fold_chunk(state, hist_exact, small, same, n, nf, sums, u_sum, counts, maxi
     s.script_dot += s_dot
     s.script_sum_xx += s_xx
     s.script_sum_yy += s_yy
-    s.script_max_abs = _from_bits(script_abs_bits)
-    s.script_max_rel = _from_bits(script_rel_bits)
+    s.script_max_abs = bits_float(script_abs_bits)
+    s.script_max_rel = bits_float(script_rel_bits)
     s.sum_sq_diff += s_d2
     s.sum_abs_diff += s_ad
     s.sum_sq_ref += s_yy
     s.msaccucmp_sum_rel += s_rms
-    s.msaccucmp_max_rel = _from_bits(rms_bits)
+    s.msaccucmp_max_rel = bits_float(rms_bits)
     s.sum_rel += s_rel
     s.sum_ulp_error += s_ulp
-    s.min_x, s.max_x = _from_order_key(min_x_key), _from_order_key(max_x_key)
-    s.min_y, s.max_y = _from_order_key(min_y_key), _from_order_key(max_y_key)
+    s.min_x, s.max_x = from_order_key(min_x_key), from_order_key(max_x_key)
+    s.min_y, s.max_y = from_order_key(min_y_key), from_order_key(max_y_key)
     if s.min_y <= s.max_y:  # some element was finite on both sides: max |y| is an end
         s.max_abs_ref = imax(abs(s.min_y), abs(s.max_y))
     if nf:
@@ -674,6 +479,11 @@ def _fold_chunk(state, hist_exact, small, same, n, nf, sums, u_sum, counts, maxi
     s.ulp_above_one += 0 if same else nf - n_le1
 
 
+#: Rows of the per-block record :func:`fused_pass` leaves for :func:`~fpinspect.numerics.finish.finish_pass` (int64, one
+#: column per block of the chunk): the elements finite on both sides, those whose ULP distance is
+#: :data:`SMALL_DIST` or more (kind "diff"), and the bit patterns of the block's largest abs error,
+#: relative error and ULP score (the distance, kind "diff"; the error's bits, kind "error"), -1
+#: where none counts.
 REC_FINITE = 0
 REC_FAR = 1
 REC_ABS = 2
@@ -682,10 +492,10 @@ REC_SCORE = 4
 N_REC = 5
 
 
-@njit(**_KERNEL_PY)
+@njit(**KERNEL_PY)
 def fused_pass(chunk, mode, offset, fmt, state, hist_exact, keep, sketches, scratch):
     """Update the running ``state`` (:data:`STATE`) with one chunk: everything every element takes
-    part in; :func:`finish_pass` then does the rarer work it leaves, from the record ``rec`` it
+    part in; :func:`~fpinspect.numerics.finish.finish_pass` then does the rarer work it leaves, from the record ``rec`` it
     fills. Element ``i`` has flat index ``offset + i``.
 
     ``chunk`` is ``(ua, ub, fa, fb, table_a, table_b)``: both sides' bit patterns, and their values
@@ -726,11 +536,11 @@ def fused_pass(chunk, mode, offset, fmt, state, hist_exact, keep, sketches, scra
     # int64, not the literal 0: a call typed with literals compiles once more (_fold_chunk)
     nf = n_bits = n_re1 = n_re5 = n_rel = n_signed_zero = np.int64(0)
     n_tol = n_le1 = np.int64(0)
-    script_abs_bits = _bits(s.script_max_abs)
-    script_rel_bits = _bits(s.script_max_rel)
-    rms_bits = _bits(s.msaccucmp_max_rel)
-    min_x_key, max_x_key = _order_key(s.min_x), _order_key(s.max_x)
-    min_y_key, max_y_key = _order_key(s.min_y), _order_key(s.max_y)
+    script_abs_bits = float_bits(s.script_max_abs)
+    script_rel_bits = float_bits(s.script_max_rel)
+    rms_bits = float_bits(s.msaccucmp_max_rel)
+    min_x_key, max_x_key = order_key(s.min_x), order_key(s.max_x)
+    min_y_key, max_y_key = order_key(s.min_y), order_key(s.max_y)
 
     for start in range(0, n, BLOCK):
         m = imin(BLOCK, n - start)
@@ -847,116 +657,9 @@ def fused_pass(chunk, mode, offset, fmt, state, hist_exact, keep, sketches, scra
     _fold_chunk(state, hist_exact, small, same, n, nf, sums, u_sum, counts, maxima)
 
 
-@njit(**_KERNEL_PY)
-def finish_pass(chunk, mode, offset, fmt, state, hists, worst, scratch):
-    """The rest of one chunk's pass, after :func:`fused_pass` (the same arguments, the histograms
-    ``hists`` = ``(exact, log)`` and the ``worst`` = ``(scores, indices)`` slots): in block order,
-    it decodes again the blocks that need any of the rarer work and does it. That work: the
-    special values (counted, and taken into the reference script's trio), the maxima's first
-    indices (ties keep the lower index), the ULP distances of :data:`SMALL_DIST` and more (kind
-    "diff"), and the ``k`` worst elements (special-value mismatches score inf)."""
-    ua, ub, fa, fb, table_a, table_b = chunk
-    tiny, sign_mask, mag_mask, emin, inv_ulp, ulp_size, _ = fmt
-    hist_exact, hist_log = hists
-    worst_score, worst_index = worst
-    values, _, _, rec = scratch
-    s = state[0]
-    n = ua.size
-    use_table = (mode & USE_TABLE) != 0
-    same = (mode & SAME_FORMAT) != 0
-    track_worst = worst_score.size > 0
-    worst_floor = 0.0
-    if track_worst and s.worst_filled == worst_score.size:
-        worst_floor = worst_score[worst_score.size - 1]
-    emax = emin + inv_ulp.size - 1
-    xs = values[0]
-    ys = values[1]
-    x_dot = x_xx = x_yy = s_ulp_huge = 0.0
-    script_abs_bits = _bits(s.script_max_abs)
-    script_rel_bits = _bits(s.script_max_rel)
-    n_nan_abs = n_nan_rel = 0
-    max_abs, max_rel, max_err = s.max_abs, s.max_rel, s.max_ulp_error
-    max_dist = s.max_ulp_diff
-    have_dist = s.max_ulp_index >= 0
-    # not literals: numba would compile _first_index once per literal value
-    what_abs, what_rel, what_dist, what_err = np.int64(0), np.int64(1), np.int64(2), np.int64(3)
-    # the format's facts, as the block kernels take them
-    ulp = (sign_mask, mag_mask, emin, emax, inv_ulp, ulp_size)
-
-    for start in range(0, n, BLOCK):
-        m = imin(BLOCK, n - start)
-        block = (ua, ub, xs, ys, start, m)  # what the block kernels below take first
-        col = start // BLOCK
-        first = offset + start
-        b_nf = rec[REC_FINITE, col]
-        b_abs = _from_bits(rec[REC_ABS, col]) if rec[REC_ABS, col] >= 0 else -1.0
-        b_rel = _from_bits(rec[REC_REL, col]) if rec[REC_REL, col] >= 0 else -1.0
-        b_dist = np.uint64(rec[REC_SCORE, col])
-        b_err = _from_bits(rec[REC_SCORE, col]) if rec[REC_SCORE, col] >= 0 else -1.0
-        b_score = np.float64(b_dist) if same else b_err
-        new_dist = same and b_nf > 0 and (b_dist > max_dist or not have_dist)
-        far = same and rec[REC_FAR, col] > 0
-        new_max = b_abs > max_abs or b_rel > max_rel or new_dist or (not same and b_err > max_err)
-        special = b_nf < m
-        if not (special or new_max or far or (track_worst and b_score > worst_floor)):
-            continue
-        # the worst elements of a block of one format finite throughout come from the bit patterns
-        by_bits = same and not special
-        if not by_bits or new_max or far:
-            decode_block(ua, ub, fa, fb, table_a, table_b, use_table, start, m, xs, ys)
-
-        n_mismatch = 0
-        if b_nf < m:
-            n_mismatch, e_dot, e_xx, e_yy, e_abs, e_abs_nan, e_rel, e_rel_nan = _count_specials(
-                xs, ys, m, state
-            )
-            x_dot += e_dot
-            x_xx += e_xx
-            x_yy += e_yy
-            script_abs_bits = imax(script_abs_bits, _bits(e_abs))
-            script_rel_bits = imax(script_rel_bits, _bits(e_rel))
-            n_nan_abs += e_abs_nan
-            n_nan_rel += e_rel_nan
-
-        if b_abs > max_abs:
-            max_abs = b_abs
-            s.max_abs_index = first + _first_index(*(block + (what_abs, b_abs, tiny) + ulp))
-        if b_rel > max_rel:
-            max_rel = b_rel
-            s.max_rel_index = first + _first_index(*(block + (what_rel, b_rel, tiny) + ulp))
-        if same:
-            if new_dist:
-                max_dist = b_dist
-                have_dist = True
-                s.max_ulp_index = first + _first_index(*(block + (what_dist, np.float64(b_dist), tiny) + ulp))
-            if far:
-                s_ulp_huge += _count_large_distances(*(block + (sign_mask, mag_mask, hist_exact, hist_log)))
-        elif b_err > max_err:
-            max_err = b_err
-            s.max_ulp_index = first + _first_index(*(block + (what_err, b_err, tiny) + ulp))
-
-        if track_worst and (n_mismatch > 0 or b_score > worst_floor):
-            worst_floor = _worst_block(
-                *(block + (first, same, by_bits) + ulp + (worst_floor, worst_score, worst_index, state))
-            )
-
-    s.script_dot += x_dot
-    s.script_sum_xx += x_xx
-    s.script_sum_yy += x_yy
-    s.script_max_abs = _from_bits(script_abs_bits)
-    s.script_max_rel = _from_bits(script_rel_bits)
-    s.script_max_abs_nan |= n_nan_abs > 0
-    s.script_max_rel_nan |= n_nan_rel > 0
-    s.sum_ulp_diff_huge += s_ulp_huge
-    s.max_abs = max_abs
-    s.max_rel = max_rel
-    s.max_ulp_error = max_err
-    s.max_ulp_diff = max_dist
-
-
 def scratch(elements: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The scratch arrays :func:`fused_pass` works in, for chunks of at most ``elements``:
-    ``(values, slots, small, rec)`` (:func:`finish_pass` reads ``rec`` and works in ``values``)."""
+    ``(values, slots, small, rec)`` (:func:`~fpinspect.numerics.finish.finish_pass` reads ``rec`` and works in ``values``)."""
     return (
         np.empty((2, BLOCK), dtype=np.float64),
         np.empty((3, BLOCK), dtype=np.int32),
@@ -965,14 +668,14 @@ def scratch(elements: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
     )
 
 
-@njit(**_KERNEL)
+@njit(**KERNEL)
 def sketch_add(values, buckets):
     """Count non-negative float64 ``values`` into the sketch ``buckets``."""
     for v in values:
         buckets[sketch_key(v)] += 1
 
 
-@njit(**_KERNEL)
+@njit(**KERNEL)
 def int_histogram_add(dist, exact, log):
     """Count integer distances into the exact bins (``< EXACT_BINS``) and the log2 bins;
     return ``(exact sum of those < 2**32, float64 sum of the others, max)``."""

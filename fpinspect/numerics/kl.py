@@ -77,8 +77,8 @@ _TWO_M24 = np.float32(2.0**-24)
 @njit(inline="always", error_model="numpy")
 def _half_value(h):
     """The float16 whose bit pattern is ``h``, as float64, exactly (subnormals, inf and NaN
-    included), in 32-bit integer arithmetic: a vector loop of it decodes ~2.5x faster than one
-    through the 512 KiB table, whose loads are one per element, not a vector's."""
+    included), in 32-bit integer arithmetic: a vector loop of it decodes faster than one through
+    the 512 KiB table, whose loads are one per element, not a vector's."""
     b = np.int32(h)
     mag = b & 0x7FFF
     normal = bits_float32((mag << 13) + _HALF_REBIAS)
@@ -97,8 +97,8 @@ def _bfloat_value(h):
 @njit(inline="always", error_model="numpy")
 def _kl_decode(ua, ub, fa, fb, table_a, table_b, decode, lo, m, xs, ys):
     """Both sides' values of elements ``lo .. lo + m - 1`` into ``xs[:m]``, ``ys[:m]``, read as
-    ``decode`` says (``DECODE_*``); the tables and float views by the fused pass's own
-    :func:`_decode_block`, through the table ``fns``."""
+    ``decode`` says (``DECODE_*``); the tables and float views by the fused pass's
+    :func:`~fpinspect.numerics.kernels.decode_block`."""
     if decode == DECODE_HALF or decode == DECODE_BFLOAT:
         block_a = ua[lo : lo + m]
         block_b = ub[lo : lo + m]
@@ -153,8 +153,8 @@ def kl_pass(
     caller's ``(min_x, inv_x, floor_x)`` make p msaccucmp's ``max((x - min x) / (max x - min x),
     eps32)`` (1 on a constant side) times a factor that q shares (KL does not change); ``q``
     likewise for ``y``. Block by block: decoded (:func:`_kl_decode`) into the scratch ``values``
-    (float64, ``(2, BLOCK)``, the caller's: an allocation here costs numba a compile of its own),
-    then summed (:func:`_kl_sums`), both through the table ``fns`` (:func:`kl_calls`)."""
+    (float64, ``(2, BLOCK)``, the caller's),
+    then summed (:func:`_kl_sums`)."""
     n = ua.size
     xs = values[0]
     ys = values[1]
@@ -235,7 +235,7 @@ def kl_of_pass(s, views, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float |
         return sums
 
     if views is not None:  # a one-chunk pair: one call, no reader
-        sums = sums_of(views).tolist()  # Python floats: numpy scalars cost ~0.1 us an operation
+        sums = sums_of(views).tolist()  # Python floats: numpy scalars are slower per operation
         return _kl_from_sums(*sums)
 
     def reread(part):

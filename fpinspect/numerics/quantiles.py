@@ -179,7 +179,7 @@ class RealQuantiles:
         self.cap = cap
         self._values: list[np.ndarray] | None = []
         # the pass's kept values with NaN where an element did not count, left as they are: the
-        # percentiles select among them (compacting them cost a pair 16 us); ``values`` copies
+        # percentiles select among them (compacting them costs a small pair more); ``values`` copies
         # the counted ones out when read, never in place (a reader in another thread may be
         # selecting among them)
         self._uncounted: np.ndarray | None = None
@@ -339,7 +339,7 @@ def _select_within(cand, m, r, counts):
     patterns are all equal or few enough to sort."""
     while True:
         if m <= _SELECT_SORT:
-            # an insertion sort: numba's np.sort costs ~1 s to compile, this a fraction
+            # an insertion sort: numba's np.sort takes far longer to compile
             for i in range(1, m):
                 v = cand[i]
                 j = i
@@ -446,9 +446,7 @@ def select_ranks(bits, ranks, out, work):
 
     The values land in ``out`` (float64, ``ranks.size``); ``work`` (int64) is the scratch the
     kernel works in; :func:`select_scratch` makes both. An array allocated here would cost
-    numba a compile of its own per kind of allocation (a third of this kernel's compile, which
-    a first small pair waits for). ``fns`` is the table of :func:`select_calls`, through which it
-    calls :func:`_select_within`."""
+    numba a compile of its own per kind of allocation."""
     n = bits.size
     k = ranks.size
     for j in range(k):

@@ -26,6 +26,7 @@ import numpy as np
 from . import kernels as K
 from .chunks import CHUNK, ChunkReader, chunk_ranges, unravel
 from .dtypes import FloatFormat, common_format, dtype_name, float_format, is_supported, native
+from .finish import finish_pass
 from .kl import kl_of_pass
 from .quantiles import IntHistogram, RealQuantiles
 
@@ -222,7 +223,7 @@ class _Pass:
             chunk, p.mode, offset, p.fmt_args, self.state, self.hist_exact, self.keep, self.sketches, scratch
         )
         worst = (self.worst_score, self.worst_index)
-        K.finish_pass(
+        finish_pass(
             chunk, p.mode, offset, p.fmt_args, self.state, (self.hist_exact, self.hist_log), worst, scratch
         )
         self._flush_ulp_sum()
@@ -326,7 +327,7 @@ def _percentile_key(p: float) -> str:
 
 @cache
 def _plan_for(a_dtype: np.dtype, ref_dtype: np.dtype, keep_values: bool, worst: int) -> _Plan:
-    """The one :class:`_Plan` of each kind of pair (making one cost a small pair ~15 us)."""
+    """The one :class:`_Plan` of each kind of pair (made once: a small pair would feel it)."""
     return _Plan(a_dtype, ref_dtype, keep_values, worst)
 
 
@@ -356,7 +357,7 @@ class PairStats:
     """
 
     def __init__(self, plan: _Plan, state: _Pass, shape, a_dtype, ref_dtype):
-        # the running values as Python numbers, read once (a numpy scalar per field cost ~40 us)
+        # the running values as Python numbers, read once (numpy scalars are slower to read)
         v = dict(zip(K.STATE.names, state.state.tolist()[0]))
         self.shape = tuple(shape)
         self.a_dtype, self.ref_dtype = np.dtype(a_dtype), np.dtype(ref_dtype)

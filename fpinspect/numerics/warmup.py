@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import kernels as K
+from .dtypes import FORMATS
+from .finish import finish_pass
+from .jit import is_cached
 from .kl import kl_pass
 from .quantiles import select_ranks
-from .dtypes import FORMATS
-from .jit import is_cached
 from .stats import EXACT_CAP, accumulate
 
 #: Seconds a first compile of every kernel usually takes (told before one starts).
@@ -21,7 +22,7 @@ COMPILE_SECONDS = 40
 
 def needs_compile() -> bool:
     """Whether the kernels are yet to be compiled into numba's disk cache (cheap: no compile)."""
-    return not all(is_cached(k) for k in (K.fused_pass, K.finish_pass, kl_pass, select_ranks))
+    return not all(is_cached(k) for k in (K.fused_pass, finish_pass, kl_pass, select_ranks))
 
 
 def warm(formats=None) -> list[str]:

@@ -9,6 +9,7 @@ compiles in memory on first use in each process instead of failing.
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 import sys
 
@@ -30,14 +31,15 @@ def njit(fn=None, **options):
 
 
 def _cache_folders(source: str) -> list[str]:
-    """Where numba may keep the cache of the kernels of ``source``, in its order of preference."""
+    """Where numba may keep the cache of the kernels of ``source``, as numba names them: beside the
+    source, or in ``NUMBA_CACHE_DIR`` / the user's cache folder under the source folder's name and
+    the SHA-1 of its path."""
     here = os.path.dirname(os.path.abspath(source))
-    mirrored = os.path.splitdrive(here)[1].lstrip(os.sep)
+    sub = f"{os.path.basename(here)}_{hashlib.sha1(here.encode()).hexdigest()}"
     if numba.config.CACHE_DIR:
-        return [os.path.join(numba.config.CACHE_DIR, mirrored)]
+        return [os.path.join(numba.config.CACHE_DIR, sub)]
     user_cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    user = os.path.join(user_cache, "numba", mirrored)
-    return [os.path.join(here, "__pycache__"), user]
+    return [os.path.join(here, "__pycache__"), os.path.join(user_cache, "numba", sub)]
 
 
 def is_cached(kernel) -> bool:

@@ -194,7 +194,7 @@ def _kl_scale(*ranges: float) -> float:
 
 
 def _kl_side(lo: float, hi: float, scale: float) -> tuple[float, float, float]:
-    """``(min, inv, floor)`` of one side for :func:`~fpinspect.numerics.kernels.kl_pass`, whose
+    """``(min, inv, floor)`` of one side for :func:`kl_pass`, whose
     ``max(floor, (v - min) * inv)`` is ``scale`` times msaccucmp's ``max((v - lo) / (hi - lo),
     eps32)`` (1 on a constant side): KL is the same for p and q both scaled, and multiplying by
     the inverse spares the vector loop a division per element and side."""

@@ -192,10 +192,8 @@ def test_compiled_kernels_work_from_a_read_only_install(tmp_path):
             for name in dirs:
                 os.chmod(os.path.join(root, name), 0o755)
         os.chmod(site, 0o755)
-    # compiled and cached by the first run (a miss; or a hit: its compile child compiled the pass,
-    # into the same cache), loaded from there (a hit) by the second
-    first, hits, misses = runs["user cache"][:2], *map(int, runs["user cache"][2:])
-    assert first == ["2", "2"] and hits + misses == 1, runs
+    # compiled and cached by the first run (a miss), loaded from there (a hit) by the second
+    assert runs["user cache"] == ["2", "2", "0", "1"], runs
     assert runs["user cache, again"] == ["2", "2", "1", "0"]
     assert runs["nothing writable"] == ["3", "2"]
     assert any(p.endswith(".nbi") for _, _, fs in os.walk(tmp_path / "cache") for p in fs)  # cached there

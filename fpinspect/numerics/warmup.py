@@ -16,8 +16,8 @@ from .kl import kl_pass
 from .quantiles import select_ranks
 from .stats import EXACT_CAP, accumulate
 
-#: Seconds a first compile of every kernel usually takes (told before one starts).
-COMPILE_SECONDS = 40
+#: Seconds a first command usually spends compiling the kernels of its formats (told before it starts).
+COMPILE_SECONDS = 15
 
 
 def needs_compile() -> bool:

@@ -15,6 +15,7 @@ from .jit import is_cached
 from .kl import kl_pass
 from .quantiles import select_ranks
 from .stats import EXACT_CAP, accumulate
+from .ulp import ulp_diff
 
 #: Seconds a first command usually spends compiling the kernels of its formats (told before it starts).
 COMPILE_SECONDS = 15
@@ -28,13 +29,16 @@ def needs_compile() -> bool:
 def warm(formats=None) -> list[str]:
     """Run every kernel once on a few elements of each supported format (``formats``: names, by
     default all), as pairs of one format and against a float64 reference, small (exact
-    percentiles) and large (sketches); return the format names warmed."""
+    percentiles) and large (sketches), and their ULP distances; return the format names warmed."""
     names = list(formats) if formats is not None else list(FORMATS)
     rng = np.random.default_rng(0)
     for size in (1000, EXACT_CAP + 1):
         ref = rng.standard_normal(size)
         for name in names:
             dtype = FORMATS[name].dtype
+            a = (ref * 1.001).astype(dtype)
             for b in (ref.astype(dtype), ref):
-                accumulate((ref * 1.001).astype(dtype), b, worst=1, kl=True).error_stats()
+                accumulate(a, b, worst=1, kl=True).error_stats()
+            for status in (False, True):
+                ulp_diff(a[:8], ref[:8].astype(dtype), return_status=status)
     return names

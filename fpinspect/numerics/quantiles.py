@@ -293,8 +293,7 @@ class RealQuantiles:
 
 #: Buckets of one narrowing step of :func:`select_ranks` at most (a 32 KiB count table: in L1) ...
 _SELECT_BUCKETS = 1 << 12
-#: ... and at least: fewer values get about as many buckets as values (zeroing and walking 4096
-#: buckets had cost a 32-element pair more than its values).
+#: ... and at least: fewer values get about as many buckets as values.
 _SELECT_MIN_BUCKETS = 64
 #: Candidates few enough to sort (by insertion) instead of narrowing further.
 _SELECT_SORT = 48
@@ -406,8 +405,8 @@ def _gather(bits, n, lo, hi, few, into):
     """The patterns of ``bits[:n]`` within ``[lo, hi]``, in order, into ``into`` (one spare slot
     at its end); how many. ``few``: a small share of them is, and a branch skips the others,
     taken too rarely to mispredict; else every pattern is stored and the cursor moves on where
-    it belongs (a branch there would mispredict on most of them: 3x slower). Integer loads and
-    stores: moving each float to an integer register for its test cost a third more."""
+    it belongs (a branch there would mispredict on most of them). Integer loads and stores
+    spare moving each float to an integer register for its test."""
     k = 0
     if few:
         for i in range(n):
@@ -430,19 +429,14 @@ _SELECT_FEW = 32
 @njit(**KERNEL)
 def select_ranks(bits, ranks, out, work):
     """The values of 0-based ``ranks`` (ascending) among non-negative float64 values, given as
-    their bit patterns ``bits`` (``values.view(np.int64)``), as a full sort would place them;
-    positive NaNs may be among them (elements that did not count), above every rank asked for:
-    their patterns sort above all others, and the values need no compaction first. Bit
-    patterns of non-negative floats are monotone in the value, and integer loads and stores
-    spare the scalar loops a move from float to integer registers per value (a third of a
-    gather's time): one pass counts the values into up to :data:`_SELECT_BUCKETS` buckets (about
-    as many as values, :func:`_select_buckets`), exact
-    zeros (the commonest error) in bucket 0 and equal ranges of patterns from the smallest
-    positive value to the largest in the others. A rank in bucket 0 is 0; in another, a vector pass finds the
-    smallest and largest value of its bucket (two buckets per pass): equal, they are the rank's
-    value, as they mostly are for errors (ties, and few distinct values in one of the ranges);
-    else the bucket's values are gathered and narrowed (:func:`_select_within`). No full sort,
-    no per-call table larger than 32 KiB.
+    their bit patterns ``bits`` (``values.view(np.int64)``, monotone in the value), as a full sort
+    would place them; positive NaNs (elements that did not count) may be among them, above every
+    rank asked for. One pass counts the values into up to :data:`_SELECT_BUCKETS` buckets (about
+    as many as values), exact zeros (the commonest error) in bucket 0 and equal ranges of patterns
+    from the smallest positive value to the largest in the others. A rank in bucket 0 is 0; in
+    another, a vector pass finds the smallest and largest value of its bucket: equal, they are the
+    rank's value, as they mostly are for errors; else the bucket's values are gathered and
+    narrowed (:func:`_select_within`). No full sort, no per-call table larger than 32 KiB.
 
     The values land in ``out`` (float64, ``ranks.size``); ``work`` (int64) is the scratch the
     kernel works in; :func:`select_scratch` makes both. An array allocated here would cost

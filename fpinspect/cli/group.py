@@ -30,15 +30,15 @@ def _existing_file(path: str, what: str) -> None:
 
 
 def _tell_when_compiling() -> None:
-    """On a terminal, one line on stderr when a first pair's statistics kernels compile: the
-    first run on a machine would otherwise sit silent for seconds. ``compare``'s workers,
-    forked after the first pair, inherit it: they tell of a kind of pair that they compile
-    first (the first pair's kind compiled here before they forked)."""
-    if not sys.stderr.isatty():
-        return
-    from ..numerics import compile_ahead
+    """One line on stderr when the statistics kernels are not in numba's disk cache yet (the
+    first command after an install): it would otherwise sit silent while they compile."""
+    from ..numerics import warmup
 
-    compile_ahead.on_compile(lambda sentence: click.echo(f"fpinspect: {sentence}", err=True))
+    if warmup.needs_compile():
+        click.echo(
+            f"fpinspect: compiling the numerics kernels once (about {warmup.COMPILE_SECONDS} s; cached afterwards)",
+            err=True,
+        )
 
 
 #: The commands with a module of their own in this package: name -> (module, attribute). A module
@@ -56,6 +56,7 @@ _COMMAND_MODULES = {
     "run": (".experiments", "run_command"),
     "switches": (".switches", "switches_command"),
     "tasks": (".experiments", "tasks_command"),
+    "warm": (".warm", "warm_command"),
 }
 
 

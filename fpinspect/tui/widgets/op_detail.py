@@ -12,10 +12,10 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from ...cli.render import fmt_num
 from ...dumps import PairPlan, Record
 from ...dumps.verdict import format_score
 from ...replay.evidence import ReplayEvidence
+from ...reports.format import fmt_num
 from ..model import Inspection, OriginalOp
 from . import styled
 from .in_place import update_in_place

@@ -33,7 +33,7 @@ def test_core_imports_neither_torch_nor_textual():
         import fpinspect.cli
         import fpinspect.legacy
         s = n.error_stats(np.ones(4, np.float16), np.ones(4, np.float16))
-        assert s["ulp"]["max"] == 0
+        assert s.ulp.max == 0
         bad = [m for m in sys.modules if m.split(".")[0] in ("torch", "textual")]
         assert not bad, bad
         print("ok")

@@ -149,7 +149,7 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
                 err=True,
             )
             sys.exit(1)
-        u = res.metrics["ulp"]["max"]
+        u = res.metrics.errors.ulp.max
         if (u is not None and u > max_ulp) or res.stats.nan_mismatch or res.stats.inf_mismatch:
             sys.exit(1)
 

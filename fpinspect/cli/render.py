@@ -60,7 +60,7 @@ def compare_table(report) -> Group:
     loc = report.localisation.by_name
     for rec in report.records:
         p, r = rec.plan, rec.result
-        u = r.metrics["ulp"]["max"] if r and r.compared else None
+        u = r.metrics.errors.ulp.max if r and r.compared else None
         finding = loc.get(p.fused_op)
         cause = (
             finding.role if rec.verdict == "fail" and p.kind == "output" and finding and finding.role else ""

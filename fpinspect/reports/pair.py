@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import msgspec
 from rich import box
 from rich.console import Group
 from rich.table import Table
@@ -49,58 +50,61 @@ def pair_report(res: PairResult, name_a: str, name_b: str) -> Group:
             ],
         )
     )
-    u = m["ulp"]
-    kind = "integer distance" if u["kind"] == "diff" else "error vs B as reference"
-    share = u["share"]
-    approx = "" if u["exact"] else " (approx.)"
+    e = m.errors
+    u = e.ulp
+    kind = "integer distance" if u.kind == "diff" else "error vs B as reference"
+    share = u.share
+    approx = "" if u.exact else " (approx.)"
     parts.append(
         _kv_table(
-            f"ULP ({u['dtype']}, {kind})",
+            f"ULP ({u.dtype}, {kind})",
             [
                 (
                     "P50 / P99 / max" + approx,
-                    f"{fmt_num(u['p50'])} / {fmt_num(u['p99'])} / {fmt_num(u['max'])}",
+                    f"{fmt_num(u.p50)} / {fmt_num(u.p99)} / {fmt_num(u.max)}",
                 ),
-                ("mean", fmt_num(u["mean"])),
-                ("share at 0 / 1 / >=2 ULP", " / ".join(fmt_num(share[k], "pct") for k in ("0", "1", ">=2"))),
-                ("worst at index", str(u["argmax"])),
+                ("mean", fmt_num(u.mean)),
+                (
+                    "share at 0 / 1 / >=2 ULP",
+                    " / ".join(fmt_num(v, "pct") for v in (share.zero, share.one, share.two_or_more)),
+                ),
+                ("worst at index", str(u.argmax)),
             ],
         )
     )
     err_rows = []
-    for key, label in (("abs", "absolute"), ("rel", "relative")):
-        b = m[key]
-        err_rows.append((f"{label} max / mean", f"{fmt_num(b['max'], 'e')} / {fmt_num(b['mean'], 'e')}"))
-        err_rows.append((f"{label} P50 / P99", f"{fmt_num(b['p50'], 'e')} / {fmt_num(b['p99'], 'e')}"))
+    for b, label in ((e.abs, "absolute"), (e.rel, "relative")):
+        err_rows.append((f"{label} max / mean", f"{fmt_num(b.max, 'e')} / {fmt_num(b.mean, 'e')}"))
+        err_rows.append((f"{label} P50 / P99", f"{fmt_num(b.p50, 'e')} / {fmt_num(b.p99, 'e')}"))
     err_rows += [
-        ("RMSE", fmt_num(m["rmse"], "e")),
-        ("relative Euclidean distance", fmt_num(m["red"], "e")),
-        ("mean relative (msaccucmp)", fmt_num(m["mean_rel"], "e")),
-        ("accumulated relative (msaccucmp)", fmt_num(m["accumulated_rel"], "e")),
-        ("KL divergence", fmt_num(m.get("kl"), "e")),
-        ("mean / std of A", f"{fmt_num(m['mean_x'])} / {fmt_num(m['std_x'])}"),
-        ("mean / std of B", f"{fmt_num(m['mean_y'])} / {fmt_num(m['std_y'])}"),
+        ("RMSE", fmt_num(m.rmse, "e")),
+        ("relative Euclidean distance", fmt_num(m.red, "e")),
+        ("mean relative (msaccucmp)", fmt_num(m.mean_rel, "e")),
+        ("accumulated relative (msaccucmp)", fmt_num(m.accumulated_rel, "e")),
+        ("KL divergence", fmt_num(None if m.kl is msgspec.UNSET else m.kl, "e")),
+        ("mean / std of A", f"{fmt_num(m.mean_x)} / {fmt_num(m.std_x)}"),
+        ("mean / std of B", f"{fmt_num(m.mean_y)} / {fmt_num(m.std_y)}"),
         (
             "rel. error < 0.1% / < 0.5% (msprobe)",
-            f"{fmt_num(m['one_thousandth'], 'pct')} / {fmt_num(m['five_thousandth'], 'pct')}",
+            f"{fmt_num(m.one_thousandth, 'pct')} / {fmt_num(m.five_thousandth, 'pct')}",
         ),
     ]
     parts.append(_kv_table("Errors (elements finite on both sides)", err_rows))
-    n = m["count"]
-    bit_eq = m["bit_equal"]
+    n = e.count
+    bit_eq = e.bit_equal
     parts.append(
         _kv_table(
             "Special values",
             [
-                ("elements / finite on both sides", f"{fmt_num(n)} / {fmt_num(m['finite'])}"),
+                ("elements / finite on both sides", f"{fmt_num(n)} / {fmt_num(e.finite)}"),
                 (
                     "bit-identical",
                     "-" if bit_eq is None else f"{fmt_num(bit_eq)} ({fmt_num(bit_eq / n, 'pct')})",
                 ),
-                ("NaN on one side", fmt_num(m["nan_mismatch"])),
-                ("NaN on both sides", fmt_num(m["both_nan"])),
-                ("inf mismatch / same inf", f"{fmt_num(m['inf_mismatch'])} / {fmt_num(m['both_inf'])}"),
-                ("+0 vs -0", fmt_num(m["signed_zero"])),
+                ("NaN on one side", fmt_num(e.nan_mismatch)),
+                ("NaN on both sides", fmt_num(e.both_nan)),
+                ("inf mismatch / same inf", f"{fmt_num(e.inf_mismatch)} / {fmt_num(e.both_inf)}"),
+                ("+0 vs -0", fmt_num(e.signed_zero)),
             ],
         )
     )

@@ -72,9 +72,9 @@ def pair_content(
     elif record is not None:
         lines[0] += Content("   ") + styled.verdict(record.verdict)
         if result is not None and result.compared:
-            ulp = result.metrics["ulp"]
+            ulp = result.metrics.errors.ulp
             lines[0] += Content(
-                f"  {format_score(record.score)}  ULP max {fmt_num(ulp['max'])}"
+                f"  {format_score(record.score)}  ULP max {fmt_num(ulp.max)}"
                 f"  cos {fmt_num(result.cosine, 'cos')}"
             )
         if record.reasons:

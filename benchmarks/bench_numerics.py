@@ -135,7 +135,7 @@ from fpinspect.numerics import error_stats
 x = np.load(sys.argv[1], mmap_mode="r"); y = np.load(sys.argv[2], mmap_mode="r")
 start = rss_now()
 s = error_stats(x, y)
-print(start, s["ulp"]["p99"])
+print(start, s.ulp.p99)
 """
     )
     wall, peak, out = child(code, a, b)

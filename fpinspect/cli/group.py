@@ -10,7 +10,7 @@ import sys
 import click
 
 from .. import __version__
-from .fusion_options import compare_unfused_option, fused_types_option, type_list
+from ..reports.options import compare_unfused_option, fused_types_option, type_list
 from .output import check_destination, indented_json, report_file, write_json_object
 from .tree import choose_inputs, compare_tree, graphs_option, ranks_option, steps_option
 from .usage import UsageProblem
@@ -41,16 +41,18 @@ def _tell_when_compiling() -> None:
         )
 
 
-#: The commands with a module of their own in this package: name -> (module, attribute). A module
-#: is imported only when its command runs or is listed (``--help``), so ``diff`` and ``compare``
-#: do not import the inspector, the experiments or the capture stack.
+#: The commands with a module of their own: name -> (module, attribute), relative to this package
+#: or absolute (the inspector's commands live in :mod:`fpinspect.tui.commands`: the two front ends
+#: import nothing of each other). A module is imported only when its command runs or is listed
+#: (``--help``), so ``diff`` and ``compare`` do not import the inspector, the experiments or the
+#: capture stack.
 _COMMAND_MODULES = {
     "capture": (".capture", "capture_command"),
     "confirm": (".confirm", "confirm_command"),
     "convert": (".convert", "convert_command"),
-    "launch": (".launch", "launch_command"),
-    "open": (".open", "open_command"),
-    "open-result": (".launch", "open_result_command"),
+    "launch": ("fpinspect.tui.commands", "launch_command"),
+    "open": ("fpinspect.tui.commands", "open_command"),
+    "open-result": ("fpinspect.tui.commands", "open_result_command"),
     "report": (".report", "report_command"),
     "repro": (".repro", "repro_command"),
     "run": (".experiments", "run_command"),
@@ -133,7 +135,8 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
         if fmt == "json":
             click.echo(indented_json(res.to_json()), file=out)
         else:
-            from .render import console, pair_report  # rich: only the table needs it
+            from ..reports.pair import pair_report  # rich: only the table needs it
+            from .render import console
 
             console().print(pair_report(res, a, b))
     if not res.compared and any(s in res.status for s in ("NPY_LOAD_ERROR", "FILE_NOT_FOUND")):
@@ -148,7 +151,7 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
         )
         sys.exit(2)
     if max_ulp is not None and res.compared:  # an EMPTY pair is within any bound
-        u = res.metrics["ulp"]["max"]
+        u = res.metrics.errors.ulp.max
         if (u is not None and u > max_ulp) or res.stats.nan_mismatch or res.stats.inf_mismatch:
             sys.exit(1)
 
@@ -368,7 +371,7 @@ def compare(
             graph_of = {op.name: op.graph for op in cmp.fused}
             out.write(indented_json(node_data(report, graph_of, table)) + "\n")
         elif fmt == "csv":
-            from .render import compare_csv
+            from ..reports.export import compare_csv
 
             compare_csv(report, out)
         else:

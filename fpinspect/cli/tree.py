@@ -159,7 +159,7 @@ def _json_fields(runs: Iterator, summary) -> Iterator[tuple[str, object]]:
 
 def _write_csv(runs: Iterator, out) -> None:
     """Today's CSV with the leaf's rank, graph and step in front of each row."""
-    from .render import compare_csv
+    from ..reports.export import compare_csv
 
     writer = csv.writer(out)
     header = False

@@ -14,11 +14,21 @@ import math
 from dataclasses import dataclass, field
 from functools import cache
 
+import msgspec
 import numpy as np
 
-from ..numerics import float_format, is_supported, metrics_from_stats, ulp_diff, ulp_error, ulp_nan
+from ..numerics import (
+    ErrorStats,
+    float_format,
+    is_supported,
+    metrics_from_stats,
+    ulp_diff,
+    ulp_error,
+    ulp_nan,
+)
 from ..numerics.chunks import CastView, ChunkReader, NpyFile, unravel
 from ..numerics.dtypes import dtype_name
+from ..numerics.results import to_builtins
 from ..numerics.stats import PairStats, accumulate
 from .errors import InputError
 from .integers import integer_errors, integer_metrics, is_integer
@@ -72,6 +82,38 @@ def reference_status(status: list[str]) -> str:
     return "_".join(dict.fromkeys(s for s in codes if s in REFERENCE_STATUSES and s != "OK")) or "OK"
 
 
+class PairMetrics(msgspec.Struct, frozen=True, kw_only=True):
+    """Every number of a compared pair besides the reference script's trio: the one-pass metrics
+    of :data:`~fpinspect.numerics.METRICS` (msaccucmp, msprobe), msaccucmp's KL divergence when
+    it was asked for, the error statistics, and for integer data the count of differing elements.
+    :meth:`to_json` writes them as one flat object (``metrics`` of the JSON reports)."""
+
+    rmse: float | None
+    mean_abs: float | None
+    mean_rel: float | None
+    accumulated_rel: float | None
+    max_rel_msaccucmp: float | None
+    red: float | None  #: relative Euclidean distance (msaccucmp)
+    mean_x: float | None
+    std_x: float | None
+    mean_y: float | None
+    std_y: float | None
+    one_thousandth: float | None
+    five_thousandth: float | None
+    kl: float | None | msgspec.UnsetType = msgspec.UNSET  #: left out unless asked for
+    errors: ErrorStats
+    mismatched: int | msgspec.UnsetType = msgspec.UNSET  #: integer data only
+
+    def to_json(self) -> dict:
+        """The metrics, then the error statistics' fields, then ``mismatched`` (NaN stays NaN)."""
+        out = to_builtins(self)
+        return {
+            k: v
+            for key, value in out.items()
+            for k, v in (value.items() if key == "errors" else [(key, value)])
+        }
+
+
 @dataclass
 class PairResult:
     """One comparison of ``a`` (under test) with ``b`` (the reference): statuses, the reference
@@ -82,7 +124,7 @@ class PairResult:
     cosine: float | None = None  #: the reference script's cosine similarity
     max_abs: float | None = None  #: its largest absolute error
     max_rel: float | None = None  #: its largest relative error
-    metrics: dict = field(default_factory=dict)  #: ULP, msaccucmp and msprobe metrics, special-value counts
+    metrics: PairMetrics | None = None  #: ULP, msaccucmp and msprobe metrics, special-value counts
     worst: list[dict] = field(default_factory=list)  #: the worst elements: index, values, errors, bits
     message: str | None = None  #: one sentence on what went wrong, if anything did
     shape_a: tuple | None = None
@@ -96,6 +138,10 @@ class PairResult:
         """True when the pair was measured (there are numbers)."""
         return self.stats is not None
 
+    def metrics_json(self) -> dict:
+        """:attr:`metrics` as the JSON reports write them (empty when nothing was compared)."""
+        return self.metrics.to_json() if self.metrics is not None else {}
+
     def to_json(self) -> dict:
         """``status``, the trio, ``metrics`` (with ``worst``) and ``message``, JSON-safe (:func:`json_clean`)."""
         out = {
@@ -103,7 +149,7 @@ class PairResult:
             "cosine": json_number(self.cosine),
             "max_abs": json_number(self.max_abs),
             "max_rel": json_number(self.max_rel),
-            "metrics": json_clean({**self.metrics, "worst": self.worst}),
+            "metrics": json_clean({**self.metrics_json(), "worst": self.worst}),
         }
         if self.message:
             out["message"] = self.message
@@ -281,8 +327,6 @@ def compare_arrays(
     try:
         st = accumulate(a, b, jobs=jobs, worst=worst, kl=kl)
         m = metrics_from_stats(st)
-        if kl:
-            m["kl"] = st.kl
         res.worst = _worst_elements(st, ChunkReader(a), ChunkReader(b), read_shape)
         st.compact()  # computes the error statistics once and keeps them
         es = st.error_stats()
@@ -292,21 +336,28 @@ def compare_arrays(
         return res
     res.stats = st
     res.cosine, res.max_abs, res.max_rel = m.pop("cosine"), m.pop("max_abs"), m.pop("max_rel")
-    res.metrics = {**m, **es}
+    es = {**es}  # the statistics' own dict stays as they made it
+    mismatched = msgspec.UNSET
     if is_integer(da) and is_integer(db):
         # float64 cannot tell 2**62 from 2**62 + 1: integers are measured as integers
         e = integer_errors(a, b, worst=worst)
-        res.metrics.update(integer_metrics(e, dtype_name(np.promote_types(da, db)), read_shape))
+        exact = integer_metrics(e, dtype_name(np.promote_types(da, db)), read_shape)
+        mismatched = exact.pop("mismatched")
+        for key, value in exact.items():
+            (es if key in es else m)[key] = value
         res.max_abs, res.max_rel = e.max, e.max_rel
-        res.metrics["rel"]["max"] = e.max_rel
+        es["rel"] = {**es["rel"], "max": e.max_rel}
         res.worst = _integer_worst(e.worst_indices(), ChunkReader(a), ChunkReader(b), read_shape)
     if read_shape != shape:  # indices of the reversed shape, reversed, are the array's own
         for block in ("ulp", "abs", "rel"):
-            if isinstance(res.metrics.get(block), dict) and res.metrics[block].get("argmax") is not None:
-                res.metrics[block]["argmax"] = res.metrics[block]["argmax"][::-1]
+            if isinstance(es.get(block), dict) and es[block].get("argmax") is not None:
+                es[block] = {**es[block], "argmax": es[block]["argmax"][::-1]}
         for element in res.worst:
             element["index"] = element["index"][::-1]
         st.shape = shape  # what a later reader of both arrays (the drill-down) walks
+    res.metrics = PairMetrics(
+        **m, kl=st.kl if kl else msgspec.UNSET, errors=ErrorStats.from_dict(es), mismatched=mismatched
+    )
     for code, n in (
         ("NAN_MISMATCH", st.nan_mismatch),
         ("INF_MISMATCH", st.inf_mismatch),

@@ -29,6 +29,7 @@ from .dtypes import FloatFormat, common_format, dtype_name, float_format, is_sup
 from .finish import finish_pass
 from .kl import kl_of_pass
 from .quantiles import IntHistogram, RealQuantiles
+from .results import ErrorStats
 
 EPS64 = float(np.finfo(np.float64).eps)
 EPS32 = float(np.finfo(np.float32).eps)
@@ -496,7 +497,8 @@ class PairStats:
             self.ulp_hist.trim()
 
     def error_stats(self, percentiles=(50, 99)) -> dict:
-        """The dict :func:`error_stats` returns; the one with the default percentiles is kept."""
+        """The statistics as a dict; the one with the default percentiles is kept (and typed by
+        :func:`error_stats`)."""
         default = tuple(percentiles) == (50, 99)
         if self._final is not None and default:
             return self._final
@@ -653,23 +655,22 @@ def _take_back_kept(views) -> None:
             free.append(buf)
 
 
-def error_stats(a, ref, *, percentiles=(50, 99), jobs: int = 1) -> dict:
-    """Error statistics of ``a`` against the reference ``ref``.
-
-    Returns a dict with:
+def error_stats(a, ref, *, jobs: int = 1) -> ErrorStats:
+    """Error statistics of ``a`` against the reference ``ref``, an :class:`ErrorStats`:
 
     * ``count`` — elements; ``finite`` — elements where both sides are finite (the only
       ones that enter the statistics).
     * ``abs`` — ``|a - ref|``; ``rel`` — ``|a - ref| / |ref|`` where ``|ref|`` is at least
       the smallest normal number of the measured format (``rel.excluded`` counts the rest);
       ``ulp`` — in the measured format (the less precise of the two dtypes). Each holds
-      ``max``, ``argmax`` (an index into the array), ``mean`` and the requested
-      percentiles (``p50``, ``p99``: the ``inverted_cdf`` definition, an observed value).
+      ``max``, ``argmax`` (an index into the array), ``mean`` and the percentiles ``p50``,
+      ``p99`` (the ``inverted_cdf`` definition, an observed value).
     * ``ulp.kind`` — ``"diff"`` when both dtypes are equal: the integer :func:`ulp_diff`,
       with exact percentiles from a histogram; ``"error"`` when ``ref`` is wider: the real
-      :func:`ulp_error` ``|a - ref| / ulp(ref)``. ``ulp.share`` gives the fractions at 0,
-      1 and >= 2 ULP (for ``"error"``: 0, within (0, 1], above 1 — each cut with a
-      tolerance of ``min(2**(p-50), 1e-6)`` ULP for the reference's own float64 rounding).
+      :func:`ulp_error` ``|a - ref| / ulp(ref)``. ``ulp.share`` gives the fractions at 0
+      (``zero``), 1 (``one``) and >= 2 ULP (``two_or_more``; for ``"error"``: 0, within (0, 1],
+      above 1 — each cut with a tolerance of ``min(2**(p-50), 1e-6)`` ULP for the reference's
+      own float64 rounding).
     * ``exact`` flags: real-valued percentiles are exact for arrays of at most 2**21
       elements, beyond that they come from a sketch accurate to 0.4%.
     * Counts ``nan_mismatch`` (NaN on exactly one side), ``both_nan``, ``inf_mismatch``
@@ -677,13 +678,14 @@ def error_stats(a, ref, *, percentiles=(50, 99), jobs: int = 1) -> dict:
       ``signed_zero`` (+0 against -0, same dtype only), ``bit_equal`` (same dtype only).
     * ``normwise`` — ``max |a - ref| / max |ref|``.
 
-    Works chunk by chunk on memory-mapped arrays larger than RAM.
+    ``to_json()`` gives the dict of the JSON reports (``ulp.share`` keyed ``"0"``, ``"1"``,
+    ``">=2"``). Works chunk by chunk on memory-mapped arrays larger than RAM.
     """
     a_arr = a if hasattr(a, "dtype") else np.asarray(a)
     ref_arr = ref if hasattr(ref, "dtype") else np.asarray(ref)
     if getattr(a_arr, "shape", None) != getattr(ref_arr, "shape", None):
         raise ValueError(f"shapes differ: {a_arr.shape} vs {ref_arr.shape}")
-    return accumulate(a_arr, ref_arr, jobs=jobs).error_stats(percentiles)
+    return ErrorStats.from_dict(accumulate(a_arr, ref_arr, jobs=jobs).error_stats())
 
 
 __all__ = ["Moments", "PairStats", "accumulate", "common_format", "error_stats"]

@@ -48,10 +48,10 @@ CLOSER_RATIO = 1.5
 
 def red_eps(res: PairResult | None) -> float | None:
     """``red`` of a comparison in eps of its measured format (``None`` if nothing compared)."""
-    if res is None or not res.compared or res.metrics.get("red") is None:
+    if res is None or not res.compared or res.metrics.red is None:
         return None
-    name = res.metrics["ulp"]["dtype"]
-    return res.metrics["red"] / float_format(name).eps if is_supported(name) else None
+    name = res.metrics.errors.ulp.dtype
+    return res.metrics.red / float_format(name).eps if is_supported(name) else None
 
 
 def red_against(a, truth) -> float | None:
@@ -66,7 +66,7 @@ def red_against(a, truth) -> float | None:
 
 
 def max_ulp(res: PairResult | None):
-    return res.metrics["ulp"].get("max") if res is not None and res.compared else None
+    return res.metrics.errors.ulp.max if res is not None and res.compared else None
 
 
 def faithful(res: PairResult) -> bool:
@@ -74,7 +74,7 @@ def faithful(res: PairResult) -> bool:
     :data:`FIDELITY_SHARE` of the elements 2 or more ULPs apart."""
     if not res.compared or res.stats.nan_mismatch or res.stats.inf_mismatch:
         return False
-    return res.metrics["ulp"]["share"][">=2"] <= FIDELITY_SHARE
+    return res.metrics.errors.ulp.share.two_or_more <= FIDELITY_SHARE
 
 
 def closer(fused: float | None, eager: float | None) -> str | None:

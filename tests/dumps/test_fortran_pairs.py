@@ -33,9 +33,10 @@ def test_a_fortran_pair_gives_the_numbers_and_indices_of_the_c_pair(tmp_path):
     assert f.status == c.status == ["OK"] and f.shape_a == c.shape_a == (512, 768)
     assert f.max_abs == c.max_abs and f.cosine == pytest.approx(c.cosine, rel=1e-12)  # sums in another order
     for block in ("ulp", "abs", "rel"):
-        assert f.metrics[block]["argmax"] == c.metrics[block]["argmax"] == [300, 5]
-        assert f.metrics[block]["max"] == c.metrics[block]["max"]
-    assert f.metrics["ulp"]["share"] == c.metrics["ulp"]["share"]
+        fb, cb = getattr(f.metrics.errors, block), getattr(c.metrics.errors, block)
+        assert fb.argmax == cb.argmax == [300, 5]
+        assert fb.max == cb.max
+    assert f.metrics.errors.ulp.share == c.metrics.errors.ulp.share
     assert f.worst[0] == c.worst[0] and f.worst[0]["index"] == [300, 5]
 
 

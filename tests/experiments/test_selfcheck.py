@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import replace
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -87,8 +88,9 @@ def test_a_toolkit_that_counts_zero_twice_fails(monkeypatch):
 def test_error_stats_with_a_wrong_percentile_fails(monkeypatch):
     def skewed(a, ref, **kw):
         out = error_stats(a, ref, **kw)
-        out["ulp"]["p99"] = float(np.nextafter(out["ulp"]["p99"], np.inf))
-        return out
+        return msgspec.structs.replace(
+            out, ulp=msgspec.structs.replace(out.ulp, p99=float(np.nextafter(out.ulp.p99, np.inf)))
+        )
 
     monkeypatch.setattr(selfcheck, "error_stats", skewed)
     result, verdicts, _ = run(replace(SMALL, float32_pairs=1 << 16, anchors=1))

@@ -435,14 +435,14 @@ def check_error_stats(fmt_name: str, s: SelfCheckSettings) -> tuple[StatsCheck, 
             "p99": float(np.percentile(values, 99, method="inverted_cdf")),
         }
         for stat, w in want.items():
-            g = float(got[measure][stat])
+            g = float(getattr(getattr(got, measure), stat))
             same = abs(g - w) <= MEAN_RTOL * abs(w) if stat == "mean" else g == w
             rows.append((measure, stat, g, w, same))
     rounded = float(np.max(ulp_error(ref.astype(fmt.dtype), ref)))
     hist = ulp_error_histogram(
         f"s_{fmt_name}_error_stats", f"{fmt_name}: ULP error of the perturbed values", ulp_error(a, ref)
     )
-    return StatsCheck(fmt_name, rows, rounded, str(got["ulp"].get("kind"))), hist
+    return StatsCheck(fmt_name, rows, rounded, got.ulp.kind), hist
 
 
 @dataclass(frozen=True)

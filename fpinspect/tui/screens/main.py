@@ -22,12 +22,12 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ...cli.render import compare_csv
 from ...dumps import DumpComparison, InputError, PairPlan, pacing
 from ...dumps.graph import collector_paused, split_json
 from ...dumps.outline import outline_fused_ops
 from ...replay.evidence import OpReplay, replay_op
 from ...replay.run import run_with_replay
+from ...reports.export import compare_csv
 from .. import background
 from ..compiling import tell_when_compiling
 from ..messages import Exported, Loaded, LoadFailed, Localised, Outlined, RecordsComputed, Replayed

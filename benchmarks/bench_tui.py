@@ -55,10 +55,10 @@ from textual.widgets import DataTable  # noqa: E402
 from fpinspect.dumps import graph  # noqa: E402
 from fpinspect.dumps.graph import collector_paused  # noqa: E402
 from fpinspect.dumps.outline import outline_fused_ops  # noqa: E402
+from fpinspect.dumps.sources import resolve  # noqa: E402
 from fpinspect.dumps.verdict import format_score  # noqa: E402
 from fpinspect.tui.app import Settings, make_app  # noqa: E402
 from fpinspect.tui.model import Inspection  # noqa: E402
-from fpinspect.tui.sources import resolve  # noqa: E402
 from fpinspect.tui.widgets.banner import Banner  # noqa: E402
 from fpinspect.tui.widgets.op_list import OpList  # noqa: E402
 
@@ -234,7 +234,7 @@ LARGE_CHILD = """
 import asyncio, sys, time
 sys.path[:0] = sys.argv[2:4]
 from fpinspect.tui.app import Settings, make_app
-from fpinspect.tui.sources import resolve
+from fpinspect.dumps.sources import resolve
 from fpinspect.tui.screens.pair import PairScreen
 from fpinspect.tui.widgets.profile import ProfileView
 

@@ -23,7 +23,7 @@ OPEN_THE_SAMPLE = textwrap.dedent(
 
     import fpinspect
     from fpinspect.tui.app import Settings, make_app
-    from fpinspect.tui.sources import SAMPLE, resolve
+    from fpinspect.dumps.sources import SAMPLE, resolve
 
     prefix = Path(sys.prefix).resolve()
     assert Path(fpinspect.__file__).resolve().is_relative_to(prefix), fpinspect.__file__

@@ -158,10 +158,10 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
 
 def _compared_inputs(run: str | None, *given: str | None) -> tuple[str, str, str, str]:
     """The four inputs of ``compare``: the options given, the rest found from ``run`` by the
-    naming ``open`` uses (:func:`~fpinspect.tui.sources.resolve`)."""
+    naming ``open`` uses (:func:`~fpinspect.dumps.sources.resolve`)."""
     found: tuple = (None,) * 4
     if run is not None:
-        from ..tui.sources import SourceError, resolve
+        from ..dumps.sources import SourceError, resolve
 
         try:
             s = resolve(run)

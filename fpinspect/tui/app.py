@@ -14,12 +14,12 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from ..dumps import pacing
+from ..dumps.sources import Sources
 from ..experiments.runs import RunStore, default_runs_dir
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .screens.open_result import open_result_file
 from .screens.tasks import TasksScreen
-from .sources import Sources
 
 
 @dataclass

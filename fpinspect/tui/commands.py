@@ -121,7 +121,7 @@ def open_command(
     arguments the bundled sample dumps open; without a fusion-off side the graph opens for
     browsing. Keys: ? for help, t for the test plan's tasks, q to quit.
     """
-    from .sources import SourceError, resolve
+    from ..dumps.sources import SourceError, resolve
 
     try:
         sources = resolve(graph, data, close_graph, close_data)

@@ -19,9 +19,9 @@ from ..dumps.graph import SplitGraph, collector_paused
 from ..dumps.localise import Localisation, OpFinding
 from ..dumps.pacing import paced
 from ..dumps.plan import PairPlans, plan_pairs
+from ..dumps.sources import Sources
 from ..dumps.verdict import VERDICTS, worst_verdict
 from ..replay.evidence import OpReplay, ReplayEvidence
-from .sources import Sources
 
 #: Worst elements kept per pair: as many as ``fpinspect diff`` lists by default.
 WORST = 10

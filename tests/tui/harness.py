@@ -7,8 +7,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from fpinspect.dumps.sources import resolve
 from fpinspect.tui.app import InspectorApp, Settings, make_app
-from fpinspect.tui.sources import resolve
 
 SIZE = (100, 30)
 

@@ -10,8 +10,8 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
+from fpinspect.dumps.sources import SourceError, Sources, resolve, swap_side
 from fpinspect.tui.commands import open_command
-from fpinspect.tui.sources import SourceError, Sources, resolve, swap_side
 
 
 def test_swap_side_renames_the_last_af_open_part():

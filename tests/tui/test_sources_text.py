@@ -4,7 +4,7 @@ import json
 import shutil
 
 from fpinspect.dumps.ge_text import format_text_graph
-from fpinspect.tui.sources import resolve
+from fpinspect.dumps.sources import resolve
 
 
 def _as_text_run(regression, tmp_path):

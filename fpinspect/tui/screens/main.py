@@ -25,6 +25,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from ...dumps import DumpComparison, InputError, PairPlan, pacing
 from ...dumps.graph import collector_paused, split_json
 from ...dumps.outline import outline_fused_ops
+from ...dumps.sources import Sources
 from ...replay.evidence import OpReplay, replay_op
 from ...replay.run import run_with_replay
 from ...reports.export import compare_csv
@@ -34,7 +35,6 @@ from ..messages import Exported, Loaded, LoadFailed, Localised, Outlined, Record
 from ..model import WORST, Inspection, OpRow, view_of
 from ..painted import when_painted
 from ..pairs import FilePair, RecordPair
-from ..sources import Sources
 from ..widgets import styled
 from ..widgets.banner import Banner
 from ..widgets.op_detail import OpDetail, PairCard

@@ -1,4 +1,4 @@
-"""Which dumps ``fpinspect open`` shows: the bundled sample, or a side given and the other
+"""Which dumps `fpinspect open` and `fpinspect compare RUN` use: the bundled sample, or a side given and the other
 side found by the usual naming.
 
 A run folder holds ``dumpgraph_af_open/<graph>`` and ``dumpgraph_af_close/<graph>`` (atc's
@@ -16,7 +16,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..dumps.errors import missing
+from .errors import missing
 
 #: The bundled sample run ``fpinspect open`` shows without arguments (package data: it is in the wheel).
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_dumps" / "regression"

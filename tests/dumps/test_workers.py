@@ -4,7 +4,9 @@ worker that dies leaves its batch to the caller, and batches split the work as d
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import time
 
 import pytest
 from gefixtures import chain_run
@@ -110,16 +112,39 @@ def _big_run(root, ops: int, n: int) -> list[str]:
     return [arg for key, path in paths.items() for arg in (f"--af-{key.replace('_', '-')}", path)]
 
 
-def test_ctrl_c_stops_the_workers_and_is_one_line(tmp_path):
-    def two_workers(pid: int) -> list[int] | None:
-        found = _children(pid)
-        return found if len(found) >= 2 else None
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["ctrl+c", "TERM", "HUP"])
+def test_a_stopping_signal_stops_the_workers_and_is_one_line(tmp_path, sig):
+    workers: list[int] = []
+
+    def two_workers(pid: int) -> bool:
+        workers[:] = _children(pid)
+        return len(workers) >= 2
 
     flags = _big_run(tmp_path, 4, 1 << 27)
-    workers = interrupt_fpinspect(
-        ["compare", *flags, "--jobs", "2", "--replay", "none"], two_workers, "the workers", settle=0.5
-    )
-    assert not [pid for pid in workers if os.path.exists(f"/proc/{pid}")], "a worker outlived compare"
+    try:
+        interrupt_fpinspect(
+            ["compare", *flags, "--jobs", "2", "--replay", "none", "--format", "json", "-o", str(tmp_path / "report.json")],
+            two_workers,
+            "the workers",
+            settle=0.5,
+            sig=sig,
+        )
+        time.sleep(0.2)  # a worker ended with its caller is reaped by init: gone shortly after
+        assert not [pid for pid in workers if _alive(pid)], "a worker outlived compare"
+    finally:
+        for pid in workers:  # none left behind the test, whatever happened
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert not list(tmp_path.glob("*report.json*")), "a partial report was left"
+
+
+def _alive(pid: int) -> bool:
+    """True if ``pid`` runs (a zombie, dead but not reaped yet, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def _children(pid: int) -> list[int]:

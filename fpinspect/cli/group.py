@@ -3,6 +3,7 @@ below, render."""
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import signal
@@ -264,7 +265,6 @@ def compare(
     """
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
-    from ..dumps.graph import collector_paused
     from ..dumps.verdict import load_table
     from ..replay.run import run_with_replay
 
@@ -274,7 +274,9 @@ def compare(
     # pair) live until it ends, and each full collection rescanned them all (about 1 s of 10 000
     # small pairs); records make almost no cycles (measured: 0.4 objects a pair). Restored when
     # the command ends, for a caller that runs it in its own process (tests, an embedding).
-    click.get_current_context().with_resource(collector_paused())
+    if gc.isenabled():
+        gc.disable()
+        click.get_current_context().call_on_close(gc.enable)
     try:
         table = load_table(config, overrides)
     except ValueError as exc:

@@ -8,12 +8,10 @@ on the model is :mod:`.fusion`; GE's type tables are :mod:`.ge_types`.
 
 from __future__ import annotations
 
-import gc
 import heapq
 import json
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -23,7 +21,6 @@ import msgspec
 from .errors import InputError
 from .ge_decode import Malformed, OpInfo, as_dict, as_list, as_str, op_info
 from .ge_json import decode_op
-from .pacing import give_way, paced
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -122,7 +119,7 @@ def _edges(
     succ: dict[str, list[str]] = {}  # every edge, with multiplicity: what the order counts
     consumers: dict[str, list[str]] = {}
     indegree: dict[str, int] = {}
-    for op in paced(ops.values()):
+    for op in ops.values():
         name = op.name
         data = [ref.op for ref in op.inputs if ref is not None]
         for src in (*data, *op.control_inputs):
@@ -158,7 +155,6 @@ def _topological_order(
     heapq.heapify(ready)
     order = []
     while ready:
-        give_way()
         name = heapq.heappop(ready)[2]
         if name in ops:
             order.append(name)
@@ -172,27 +168,7 @@ def _topological_order(
     return order
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while loading: reading a large graph creates
-    millions of small objects that it would otherwise rescan again and again (over half
-    of the load time of a 10 000-op graph). On the way out what was built is frozen
-    (:func:`gc.freeze`) before the collector is back: left young, its first collections
-    would scan it all (after the 100 000-op outline: 56, 60, 91 and 166 ms, each holding the
-    interpreter lock on whichever thread set it off, the inspector's screen among them).
-    Frozen objects are still freed once nothing refers to them; only cycles among them stay
-    until :func:`gc.unfreeze`."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.freeze()
-            gc.enable()
-
-
-def load_graph(path: str | os.PathLike | SplitGraph) -> GeModel:
+def load_graph(path: str | os.PathLike | SplitGraph, on_item: Callable[[], object] | None = None) -> GeModel:
     """Load the dump graph at ``path``: atc's JSON, or GE's ``ge_proto_*.txt`` (protobuf text
     format of ``ModelDef``, :mod:`.ge_text`), told apart by their first bytes; or the JSON graph
     :func:`split_json` read already, whose ops are dropped once decoded (the file's bytes would
@@ -201,16 +177,18 @@ def load_graph(path: str | os.PathLike | SplitGraph) -> GeModel:
     Raises :class:`InputError` (code ``GRAPH_LOAD_ERROR``) when the file is missing or
     unreadable, is not JSON, has no ``graph`` list, defines no op at all, or holds a value
     of the wrong type (the message names the op and field).
+
+    ``on_item()``, if given, is called before each op of a JSON graph is decoded; what it raises
+    ends the load (a caller's way to stop it halfway).
     """
-    with collector_paused():
-        if isinstance(path, SplitGraph):
-            data = path.data()
-            path.graphs.clear()  # its ops now live in data alone, dropped with it
-            return _decoded(path.path, data)
-        return _load_graph(os.fspath(path))
+    if isinstance(path, SplitGraph):
+        data = path.data()
+        path.graphs.clear()  # its ops now live in data alone, dropped with it
+        return _decoded(path.path, data, on_item)
+    return _load_graph(os.fspath(path), on_item)
 
 
-def _load_graph(path: str) -> GeModel:
+def _load_graph(path: str, on_item: Callable[[], object] | None) -> GeModel:
     try:
         if _is_text_graph(path):
             data = _read_text_graph(path)
@@ -232,12 +210,12 @@ def _load_graph(path: str) -> GeModel:
         raise InputError(path, "is nested too deeply to be a graph JSON file", _GRAPH_ERROR) from None
     except OSError as exc:
         raise InputError(path, f"cannot be read ({exc.strerror or exc})", _GRAPH_ERROR) from None
-    return _decoded(path, data)
+    return _decoded(path, data, on_item)
 
 
-def _decoded(path: str, data: Any) -> GeModel:
+def _decoded(path: str, data: Any, on_item: Callable[[], object] | None) -> GeModel:
     try:
-        return _model(path, data)
+        return _model(path, data, on_item)
     except Malformed as exc:
         raise InputError(path, f"is not a valid GE dump graph: {exc}", _GRAPH_ERROR) from None
 
@@ -327,7 +305,7 @@ def _read_text_graph(path: str) -> dict:
         raise InputError(path, str(exc).removeprefix("the file "), _GRAPH_ERROR) from None
 
 
-def _model(path: str, data: Any) -> GeModel:
+def _model(path: str, data: Any, on_item: Callable[[], object] | None) -> GeModel:
     if not isinstance(data, dict) or not isinstance(data.get("graph"), list):
         raise Malformed(
             "it has no 'graph' list (expected the JSON of 'atc --mode=5 --json' or a ge_proto_*.txt)"
@@ -341,7 +319,9 @@ def _model(path: str, data: Any) -> GeModel:
         raw_graph = as_dict(raw_graph, f"graph[{gi}]")
         name = as_str(raw_graph.get("name") or f"graph_{gi}", f"graph[{gi}].name")
         graphs.append(name)
-        for oi, raw_op in enumerate(paced(as_list(raw_graph.get("op"), f"graph {name!r} op"))):
+        for oi, raw_op in enumerate(as_list(raw_graph.get("op"), f"graph {name!r} op")):
+            if on_item is not None:
+                on_item()
             what = f"op #{oi} of graph {name!r}"
             if isinstance(raw_op, msgspec.Raw):  # from split_json
                 op = decode_op(raw_op, name, what)

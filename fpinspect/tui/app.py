@@ -8,12 +8,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from ..dumps import pacing
 from ..experiments.runs import RunStore, default_runs_dir
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
@@ -44,10 +42,6 @@ class Settings:
     compare_unfused: bool = False
     clock: Callable[[], float] = time.monotonic
     now: Callable[[], datetime] = datetime.now
-
-
-#: Seconds a key or mouse event holds the background loops: a key's answer on screen, with room.
-ANSWER_SECONDS = 0.08
 
 
 class InspectorApp(App[str | None]):
@@ -83,14 +77,6 @@ class InspectorApp(App[str | None]):
         self.action_tasks()
         if self.settings.result is not None:
             open_result_file(self, self.settings.result)
-
-    async def on_event(self, event: events.Event) -> None:
-        # A key or mouse event holds the background loops (dumps.pacing) for as long as an answer
-        # takes: sharing the interpreter lock with them, answering took 2-4 times as long. (The
-        # answer is made over many messages, by several widgets: none knows when it is done.)
-        if isinstance(event, events.InputEvent) and not event.is_forwarded:
-            pacing.hold(ANSWER_SECONDS)
-        await super().on_event(event)
 
     def tasks_screen(self) -> TasksScreen:
         """The one Tasks pane, installed so that its runs go on while other screens show."""

@@ -120,10 +120,10 @@ def test_a_stopping_signal_stops_the_workers_and_is_one_line(tmp_path, sig):
         workers[:] = _children(pid)
         return len(workers) >= 2
 
-    flags = _big_run(tmp_path, 4, 1 << 27)
+    flags = [*_big_run(tmp_path, 4, 1 << 27), "--format", "json", "-o", str(tmp_path / "report.json")]
     try:
         interrupt_fpinspect(
-            ["compare", *flags, "--jobs", "2", "--replay", "none", "--format", "json", "-o", str(tmp_path / "report.json")],
+            ["compare", *flags, "--jobs", "2", "--replay", "none"],
             two_workers,
             "the workers",
             settle=0.5,

@@ -180,7 +180,7 @@ def previous_load(path: Path) -> float:
     same decoders (:func:`~fpinspect.dumps.graph._model`)."""
     t0 = time.perf_counter()
     with _collector_paused(), open(path, encoding="utf-8") as f:
-        graph._model(str(path), json.load(f), None)
+        graph._model(str(path), json.load(f))
     return time.perf_counter() - t0
 
 

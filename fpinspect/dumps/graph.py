@@ -305,7 +305,7 @@ def _read_text_graph(path: str) -> dict:
         raise InputError(path, str(exc).removeprefix("the file "), _GRAPH_ERROR) from None
 
 
-def _model(path: str, data: Any, on_item: Callable[[], object] | None) -> GeModel:
+def _model(path: str, data: Any, on_item: Callable[[], object] | None = None) -> GeModel:
     if not isinstance(data, dict) or not isinstance(data.get("graph"), list):
         raise Malformed(
             "it has no 'graph' list (expected the JSON of 'atc --mode=5 --json' or a ge_proto_*.txt)"

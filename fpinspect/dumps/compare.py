@@ -64,6 +64,8 @@ class DumpComparison:
         self.thresholds = thresholds or ThresholdTable()
         self.worst = worst
         self._cache: dict[tuple, Record] = {}
+        #: what went wrong computing the records, for the report's warnings (a worker that died)
+        self._run_warnings: list[str] = []
         self._inflight: dict[tuple, threading.Lock] = {}
         self._lock = threading.Lock()
 
@@ -231,7 +233,12 @@ class DumpComparison:
                     if progress is not None:
                         progress(count, total)
 
-                compute_in_processes(self, todo, [size for size, _ in sized], jobs, done)
+                lost = compute_in_processes(self, todo, [size for size, _ in sized], jobs, done)
+                if lost:
+                    self._run_warnings.append(
+                        f"a worker process died (killed or out of memory); its {lost} pairs were "
+                        "compared by the main process instead"
+                    )
                 return
             sweep = self.sweep(todo, jobs=jobs)
         for _ in sweep:
@@ -274,12 +281,14 @@ class DumpComparison:
 
     def sources(self) -> dict:
         """What was read, for the report: the iteration folder used on each side and every
-        warning about the inputs (graph oddities tolerated, folders and rows ignored)."""
+        warning about the inputs (graph oddities tolerated, folders and rows ignored), then about
+        the run (pairs a dead worker left to this process)."""
         return {
             "iteration": {"fusion_on": self.open_index.iteration, "fusion_off": self.close_index.iteration},
             "warnings": input_warnings(
                 (self.open_model, self.close_model), (self.open_index, self.close_index)
-            ),
+            )
+            + self._run_warnings,
         }
 
 

@@ -93,11 +93,12 @@ def compute_in_processes(
     sizes: list[int],
     jobs: int,
     done: Callable[[PairPlan, Record], None],
-) -> None:
+) -> int:
     """Compute the records of ``plans`` (``sizes``: their bytes) on ``jobs`` worker processes,
-    calling ``done(plan, record)`` for each as its batch comes back (in no fixed order)."""
+    calling ``done(plan, record)`` for each as its batch comes back (in no fixed order).
+    Returns how many pairs this process computed because a worker died."""
     if not plans:
-        return
+        return 0
     # The first pair here, before the workers fork: a compile its kernels need (a first run on
     # this machine) happens once, in this process, and the workers inherit the compiled code
     # instead of each compiling it again at the same time.
@@ -105,7 +106,7 @@ def compute_in_processes(
     plans, sizes = plans[1:], sizes[1:]
     runs = batches(sizes)
     if not runs:
-        return
+        return 0
     before = set(multiprocessing.active_children())
     pool = ProcessPoolExecutor(
         max_workers=min(jobs, len(runs)),
@@ -114,7 +115,7 @@ def compute_in_processes(
         initargs=(comparison, plans),
     )
     pending: dict[Future, range] = {}
-    stopped = False
+    stopped, recomputed = False, 0
     try:
         pending = {pool.submit(_compute_batch, run): run for run in runs}
         while pending:
@@ -125,6 +126,7 @@ def compute_in_processes(
                     records = future.result()
                 except BrokenProcessPool:  # a worker died: this batch is computed here
                     records = [_portable(comparison.record_of(plans[i])) for i in run]
+                    recomputed += len(run)
                 for i, rest in zip(run, records):
                     done(plans[i], Record(plans[i], *rest))
         stopped = True
@@ -133,6 +135,7 @@ def compute_in_processes(
             for child in set(multiprocessing.active_children()) - before:
                 child.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
+    return recomputed
 
 
 __all__ = ["BATCH_BYTES", "BATCH_PAIRS", "batches", "can_fork", "compute_in_processes"]

@@ -1,5 +1,6 @@
 """compare --jobs N: records computed on worker processes are the records of one process, a
-worker that dies leaves its batch to the caller, and batches split the work as documented."""
+worker that dies leaves its batch to the caller (and the report says so), batches split the work
+as documented, and ctrl+c, SIGTERM and SIGHUP stop every worker."""
 
 from __future__ import annotations
 
@@ -85,6 +86,9 @@ def test_a_worker_that_dies_leaves_its_batch_to_the_caller(paths, monkeypatch, s
     two = comparison(paths)
     two.compute_all(jobs=2)
     assert _records(two) == _records(one)
+    left = sum(p.comparable for p in two.plans) - 1  # all but the first, computed before the fork
+    said = f"a worker process died (killed or out of memory); its {left} pairs were compared by the main process instead"
+    assert two.sources()["warnings"] == [*one.sources()["warnings"], said]
 
 
 @pytest.mark.parametrize(

@@ -234,7 +234,7 @@ class MainScreen(Screen):
             split = {}
             for path in (sources.open_graph, sources.close_graph):
                 if path is not None:
-                    split[path] = _long_lived(partial(split_json, path))
+                    split[path] = split_json(path)
                     between()
             opened = split[sources.open_graph]
             outline = None

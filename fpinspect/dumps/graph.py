@@ -111,7 +111,7 @@ def _in_edges(op: OpInfo) -> Iterator[tuple[str, dict]]:
 
 
 def _edges(
-    ops: dict[str, OpInfo], graphs: list[str], warnings: list[str]
+    ops: dict[str, OpInfo], graphs: list[str], warnings: list[str], on_item: Callable[[], object] | None
 ) -> tuple[dict[str, str], list[str], dict[str, list[str]]]:
     """The undefined names referenced (-> the graph of their first reference), the
     topological order (:meth:`GeModel.topological_order`) and each op's data consumers."""
@@ -120,6 +120,8 @@ def _edges(
     consumers: dict[str, list[str]] = {}
     indegree: dict[str, int] = {}
     for op in ops.values():
+        if on_item is not None:
+            on_item()
         name = op.name
         data = [ref.op for ref in op.inputs if ref is not None]
         for src in (*data, *op.control_inputs):
@@ -130,7 +132,8 @@ def _edges(
         for src in dict.fromkeys(data):
             consumers.setdefault(src, []).append(name)
         indegree[name] = len(data) + len(op.control_inputs)
-    return missing, _topological_order(ops, missing, graphs, succ, indegree, warnings), consumers
+    order = _topological_order(ops, missing, graphs, succ, indegree, warnings, on_item)
+    return missing, order, consumers
 
 
 def _topological_order(
@@ -140,6 +143,7 @@ def _topological_order(
     succ: dict[str, list[str]],
     indegree: dict[str, int],
     warnings: list[str],
+    on_item: Callable[[], object] | None,
 ) -> list[str]:
     """Kahn's algorithm, the ready op of the smallest ``(graph rank, position)`` first:
     positions are the file order, undefined names after every op, where first referenced."""
@@ -155,6 +159,8 @@ def _topological_order(
     heapq.heapify(ready)
     order = []
     while ready:
+        if on_item is not None:
+            on_item()
         name = heapq.heappop(ready)[2]
         if name in ops:
             order.append(name)
@@ -178,8 +184,8 @@ def load_graph(path: str | os.PathLike | SplitGraph, on_item: Callable[[], objec
     unreadable, is not JSON, has no ``graph`` list, defines no op at all, or holds a value
     of the wrong type (the message names the op and field).
 
-    ``on_item()``, if given, is called before each op of a JSON graph is decoded; what it raises
-    ends the load (a caller's way to stop it halfway).
+    ``on_item()``, if given, is called before each op of a JSON graph is decoded, and as each is
+    ordered; what it raises ends the load (a caller's way to stop it halfway).
     """
     if isinstance(path, SplitGraph):
         data = path.data()
@@ -338,5 +344,5 @@ def _model(path: str, data: Any, on_item: Callable[[], object] | None = None) ->
             ops[op.name] = op
     if not ops:
         raise Malformed("it defines no operators")
-    missing, order, consumers = _edges(ops, graphs, warnings)
+    missing, order, consumers = _edges(ops, graphs, warnings, on_item)
     return GeModel(path, graphs, ops, warnings, missing, order, consumers)

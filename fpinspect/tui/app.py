@@ -8,11 +8,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
 from ..experiments.runs import RunStore, default_runs_dir
+from .answering import Answering
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .screens.open_result import open_result_file
@@ -60,6 +62,8 @@ class InspectorApp(App[str | None]):
     def __init__(self, settings: Settings) -> None:
         super().__init__()
         self.settings = settings
+        #: marked by each key or mouse event; the workers' loops wait while it is answered
+        self.answering = Answering()
 
     def on_mount(self) -> None:
         self.theme = self.settings.theme
@@ -77,6 +81,11 @@ class InspectorApp(App[str | None]):
         self.action_tasks()
         if self.settings.result is not None:
             open_result_file(self, self.settings.result)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.InputEvent) and not event.is_forwarded:
+            self.answering.key()
+        await super().on_event(event)
 
     def tasks_screen(self) -> TasksScreen:
         """The one Tasks pane, installed so that its runs go on while other screens show."""

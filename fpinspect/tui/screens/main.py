@@ -29,6 +29,7 @@ from ...dumps.graph import split_json
 from ...dumps.outline import outline_fused_ops
 from ...replay.evidence import OpReplay, replay_op
 from ...replay.run import run_with_replay
+from ..answering import Answering
 from ..compiling import tell_when_compiling
 from ..messages import Exported, Loaded, LoadFailed, Localised, Outlined, RecordsComputed, Replayed
 from ..model import WORST, Inspection, OpRow, view_of
@@ -60,16 +61,18 @@ class _Cancelled(Exception):
     """The worker was cancelled (the screen went, or its work was replaced) between two items."""
 
 
-def _unless_cancelled(worker: Worker) -> Callable[[], None]:
-    """A hook for the loops of :mod:`fpinspect.dumps` (their ``on_item``): it ends the call with
-    :class:`_Cancelled` once ``worker`` is cancelled, so that quitting does not wait for a whole
-    graph to be read or localised."""
+def _between_items(worker: Worker, answering: Answering) -> Callable[[], None]:
+    """What a worker does between two items of its loops, and the hook it gives those of
+    :mod:`fpinspect.dumps` (their ``on_item``): wait while a key is answered
+    (:mod:`~..answering`), and end the call with :class:`_Cancelled` once ``worker`` is
+    cancelled, so that quitting does not wait for a whole graph to be read or localised."""
 
-    def check() -> None:
+    def between() -> None:
+        answering.wait()
         if worker.is_cancelled:
             raise _Cancelled
 
-    return check
+    return between
 
 
 def _long_lived(make: Callable[[], T]) -> T:
@@ -228,7 +231,7 @@ class MainScreen(Screen):
     # -- workers ------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="reading the run")
     def load(self, sources: Sources) -> None:
-        between = _unless_cancelled(get_current_worker())
+        between = _between_items(get_current_worker(), self.app.answering)
         try:
             # both graphs split first: the one long call of each (the ops are decoded one by one after)
             split = {}
@@ -263,19 +266,20 @@ class MainScreen(Screen):
     def sweep(self, comparison: DumpComparison, plans: list[PairPlan], demand: LifoQueue[PairPlan]) -> None:
         """Compute every pair once, in list order except that pairs the screen asks for on
         ``demand`` (the highlighted op's) go first, newest first; post batches, then localise."""
-        worker = get_current_worker()
+        between = _between_items(get_current_worker(), self.app.answering)
         tell_when_compiling(self.app)
         sweep = comparison.sweep(plans, demand=demand, call=_first_long_lived())
         batch, last = [], monotonic()
-        for record, demanded in sweep:
-            batch.append(record)
-            if worker.is_cancelled:
-                return
-            if demanded or monotonic() - last > BATCH_SECONDS:
-                self.post_message(RecordsComputed(batch, sweep.done, sweep.total))
-                batch, last = [], monotonic()
+        try:
+            for record, demanded in sweep:
+                batch.append(record)
+                between()  # the next pair waits while a key is answered
+                if demanded or monotonic() - last > BATCH_SECONDS:
+                    self.post_message(RecordsComputed(batch, sweep.done, sweep.total))
+                    batch, last = [], monotonic()
+        except _Cancelled:
+            return
         self.post_message(RecordsComputed(batch, sweep.done, sweep.total))
-        between = _unless_cancelled(worker)
         try:  # the records of the plans with nothing to compare are made here, in bulk
             # the message too: its lookups (100 000 findings by name, the flagged ops) are
             # long-lived containers, left young they cost the next collections (5-9 ms)
@@ -316,7 +320,7 @@ class MainScreen(Screen):
         (one localisation per run of replays: for 100 000 ops each takes seconds). One runs at
         a time (:meth:`_start_replay`)."""
         worker = get_current_worker()
-        between = _unless_cancelled(worker)
+        between = _between_items(worker, self.app.answering)
         evidence = dict(known)
         last = None  # the op replayed last, since the last localisation
         while not worker.is_cancelled:
@@ -336,6 +340,7 @@ class MainScreen(Screen):
                 return
             if name in evidence:
                 continue
+            self.app.answering.wait()  # as the next op's replay (Python for tens of ms) would not
             evidence[name] = replay_op(comparison, name, None, lambda: worker.is_cancelled)
             if worker.is_cancelled:
                 return
@@ -347,13 +352,14 @@ class MainScreen(Screen):
         """Free what ``held`` holds (a replaced localisation) :data:`FREE_CHUNK` findings at a
         time: freeing 100 000 findings at once is one stretch of the interpreter lock (~27 ms),
         on whichever thread drops the last reference — the screen's, when the new localisation
-        replaced it; between two chunks the screen's thread may take the lock."""
+        replaced it; between two chunks, waiting while a key is answered."""
         (localisation,) = held
         held.clear()
         findings = list(localisation.ops)
         del localisation  # the containers go; the findings live on in `findings`
         while findings:
             del findings[-FREE_CHUNK:]
+            self.app.answering.wait()
 
     @work(
         thread=True,

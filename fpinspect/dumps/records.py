@@ -54,7 +54,11 @@ class Record:
             "cosine": r.cosine if r else None,
             "max_abs": r.max_abs if r else None,
             "max_rel": r.max_rel if r else None,
-            "metrics": {**(r.metrics if r else {}), "worst": r.worst if r else [], "red_eps": self.score},
+            "metrics": {
+                **(r.metrics_json() if r else {}),
+                "worst": r.worst if r else [],
+                "red_eps": self.score,
+            },
             "verdict": self.verdict,
             "reasons": list(self.reasons),
             "message": p.message or (r.message if r else None),

@@ -218,21 +218,22 @@ def judge(res: PairResult, table: ThresholdTable) -> Judgement:
         reasons.append(("fail", f"{st.inf_mismatch} infinities on one side only"))
     integer = _integer_name(res.dtype_a) and _integer_name(res.dtype_b)
     if integer:
-        differ = m.get("mismatched", 1 if (res.max_abs or 0) != 0 else 0)
+        differ = m.mismatched if isinstance(m.mismatched, int) else 1 if (res.max_abs or 0) != 0 else 0
         if differ:
             reasons.append(("fail", f"integer data differ in {differ} elements (max abs {res.max_abs:g})"))
         score = 0.0 if not differ else float("inf")
     else:
-        fmt = m["ulp"]["dtype"]
+        ulp = m.errors.ulp
+        fmt = ulp.dtype
         t = table.for_format(fmt)
-        red = m.get("red")
+        red = m.red
         score = None if red is None else red / _eps(fmt)
         if score is not None:
             if score > t.red_fail:
                 reasons.append(("fail", f"relative L2 error {score:.3g} eps {fmt} > {t.red_fail:g}"))
             elif score > t.red_warn:
                 reasons.append(("warn", f"relative L2 error {score:.3g} eps {fmt} > {t.red_warn:g}"))
-        share = m["ulp"]["share"][">=2"] if m["ulp"]["kind"] == "diff" else None
+        share = ulp.share.two_or_more if ulp.kind == "diff" else None
         if share is not None and t.ulp2_share_fail is not None and share > t.ulp2_share_fail:
             reasons.append(
                 ("fail", f"{100 * share:.1f}% of elements >= 2 ULP apart > {100 * t.ulp2_share_fail:g}%")
@@ -254,7 +255,14 @@ def load_table(config: str | None, overrides: tuple[str, ...] = ()) -> Threshold
     table = ThresholdTable()
     if config:
         if not os.path.isfile(config):
-            raise InputError(config, "config file does not exist", "CONFIG_ERROR")
+            problem = (
+                "config file does not exist"
+                if not os.path.exists(config)
+                else "is a folder, not a config file"
+                if os.path.isdir(config)
+                else "is not a regular file (a device, FIFO or socket), so not a config file"
+            )
+            raise InputError(config, problem, "CONFIG_ERROR")
         table.load(config)
     for o in overrides:
         table.apply(o)

@@ -32,17 +32,17 @@ from .records import Record
 if TYPE_CHECKING:
     from .compare import DumpComparison
 
+
+def can_fork() -> bool:
+    """Whether a worker can be a fork of this process: on Linux, while this is the only thread (a
+    fork copies no other thread, and a lock one of them held would stay held in the child)."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1
+
+
 #: At most this many pairs per batch ...
 BATCH_PAIRS = 64
 #: ... and at most this many bytes of fusion-on dump files (a larger pair is a batch alone).
 BATCH_BYTES = 16 << 20
-
-
-def can_fork() -> bool:
-    """True if workers can be forks of this process: on Linux (elsewhere fork is missing, or
-    unsafe with the system's libraries), while this is the only thread (a fork copies no other
-    thread: a lock one of them held, numba's compile lock say, would stay held in the child)."""
-    return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
 def batches(sizes: list[int]) -> list[range]:

@@ -24,6 +24,7 @@ from .metrics import (
     thousandth_ratio,
 )
 from .reference import fp64_reference
+from .results import ErrorBlock, ErrorStats, RelError, UlpShare, UlpStats
 from .stats import PairStats, accumulate, error_stats
 from .ulp import (
     BOTH_NAN,
@@ -51,9 +52,14 @@ __all__ = [
     "METRICS",
     "NAN_MISMATCH",
     "STATUS_NAMES",
+    "ErrorBlock",
+    "ErrorStats",
     "FloatFormat",
     "NpyFile",
     "PairStats",
+    "RelError",
+    "UlpShare",
+    "UlpStats",
     "accumulate",
     "accumulated_rel_error",
     "bit_equal",

@@ -1,5 +1,5 @@
 """The terminal inspector behind ``fpinspect open`` (Textual).
 
-Importing this package does not import Textual: ``fpinspect.cli.open`` holds the
-click command, and the app itself (:mod:`fpinspect.tui.app`) is imported when it runs.
+Importing this package does not import Textual: :mod:`.commands` holds the click commands,
+and the app itself (:mod:`fpinspect.tui.app`) is imported when it runs.
 """

@@ -1,5 +1,5 @@
 """``python -m fpinspect.tui [GRAPH] [DATA] ...``: the same as ``fpinspect open``."""
 
-from ..cli.open import open_command
+from .commands import open_command
 
 open_command(prog_name="fpinspect open")

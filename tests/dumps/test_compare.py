@@ -36,7 +36,7 @@ def test_ordinary_fusion_noise_passes_everywhere(tmp_path):
     assert s["introduced"] == [] and s["first_introduced"] is None
     assert "within thresholds" in s["look_first"]
     # the fused outputs really differ from eager: this is noise, not identity
-    assert all(r.result.metrics["ulp"]["share"]["0"] < 1 for r in report.records if r.plan.kind == "output")
+    assert all(r.result.metrics.errors.ulp.share.zero < 1 for r in report.records if r.plan.kind == "output")
 
 
 @pytest.mark.parametrize("kind", ["scale", "bf16", "nan"])
@@ -352,7 +352,7 @@ def test_bfloat16_stored_as_float32_is_judged_as_bfloat16(tmp_path):
     )
     got, report = statuses(paths)
     rec = report.records[0]
-    assert got[0] == ["OK"] and rec.result.metrics["ulp"]["dtype"] == "bfloat16"
+    assert got[0] == ["OK"] and rec.result.metrics.errors.ulp.dtype == "bfloat16"
     assert rec.verdict == "pass" and rec.score < 1  # in float32 eps this would be ~ 10^4
     assert "compared as declared bfloat16" in rec.conversion
 

@@ -1,5 +1,7 @@
 """compare_arrays: status codes for special values and degenerate inputs."""
 
+import pickle
+
 import numpy as np
 
 from fpinspect.dumps.pair import compare_arrays, reference_status
@@ -10,7 +12,11 @@ def test_special_value_statuses_and_counts():
     b = np.array([1, np.nan, 3, -np.inf, 2], np.float16)
     res = compare_arrays(a, b)
     assert res.status == ["NAN_MISMATCH", "INF_MISMATCH", "BOTH_NAN"]
-    assert (res.metrics["nan_mismatch"], res.metrics["inf_mismatch"], res.metrics["both_nan"]) == (1, 1, 1)
+    assert (
+        res.metrics.errors.nan_mismatch,
+        res.metrics.errors.inf_mismatch,
+        res.metrics.errors.both_nan,
+    ) == (1, 1, 1)
     assert reference_status(res.status) == "OK"  # the reference script has no such codes
     # special-value mismatches head the worst elements
     assert {tuple(w["index"]) for w in res.worst[:2]} == {(2,), (3,)}
@@ -25,7 +31,7 @@ def test_empty_tensors():
 def test_identical_tensors_have_no_worst_elements():
     a = np.linspace(-1, 1, 50, dtype=np.float32)
     res = compare_arrays(a, a.copy())
-    assert res.worst == [] and res.metrics["bit_equal"] == 50 and res.metrics["ulp"]["share"]["0"] == 1.0
+    assert res.worst == [] and res.metrics.errors.bit_equal == 50 and res.metrics.errors.ulp.share.zero == 1.0
 
 
 def test_bfloat16_saved_by_numpy_gets_a_hint(tmp_path):
@@ -60,3 +66,16 @@ def test_worst_elements_ulps_are_ulp_diff_in_every_format():
             nan = ulp_nan(np.dtype(dtype))
             assert [w["ulp"] for w in res.worst] == [None if d == nan else d for d in want], (dtype, mismatch)
             assert (idx[0] == 5) == mismatch  # a NaN against a number heads them
+
+
+def test_metrics_are_one_flat_json_object_and_survive_a_process_pool():
+    a = np.linspace(-1, 1, 64, dtype=np.float16)
+    res = compare_arrays(a, (a * np.float16(1.01)).astype(np.float16), kl=False)
+    j = res.to_json()["metrics"]
+    assert "kl" not in j and "mismatched" not in j  # left out when not asked for / not integers
+    assert list(j)[:2] == ["rmse", "mean_abs"] and list(j)[-2:] == ["normwise", "worst"]
+    assert j["ulp"]["share"][">=2"] == res.metrics.errors.ulp.share.two_or_more
+    back = pickle.loads(pickle.dumps(res.metrics))
+    assert back == res.metrics and back.to_json() == res.metrics.to_json()
+    ints = compare_arrays(np.arange(4, dtype=np.int32), np.array([0, 1, 2, 5], np.int32))
+    assert ints.metrics.mismatched == 1 and ints.to_json()["metrics"]["mismatched"] == 1

@@ -81,13 +81,13 @@ def test_big_endian_floats_count_ulps_in_their_own_format(tmp_path):
         np.save(tmp_path / f"y{order[0]}.npy", y)
     little = compare_npy(tmp_path / "x<.npy", tmp_path / "y<.npy")
     big = compare_npy(tmp_path / "x>.npy", tmp_path / "y>.npy")
-    assert big.metrics["ulp"] == little.metrics["ulp"]
-    assert big.metrics["ulp"]["kind"] == "diff" and big.metrics["ulp"]["max"] == 1
+    assert big.metrics.errors.ulp == little.metrics.errors.ulp
+    assert big.metrics.errors.ulp.kind == "diff" and big.metrics.errors.ulp.max == 1
     assert "DTYPE_CAST" not in big.status
     table = ThresholdTable()
     assert judge(big, table).verdict == judge(little, table).verdict == "pass"
     mixed = compare_npy(tmp_path / "x>.npy", tmp_path / "y<.npy")
-    assert mixed.metrics["ulp"] == little.metrics["ulp"] and "DTYPE_CAST" not in mixed.status
+    assert mixed.metrics.errors.ulp == little.metrics.errors.ulp and "DTYPE_CAST" not in mixed.status
 
 
 def test_fortran_order_files_compare_in_logical_order(tmp_path):
@@ -110,7 +110,7 @@ def test_integers_beyond_2_53_differ_exactly(dtype):
     a = np.array([big, 7], dtype=dtype)
     b = np.array([big + 1, 7], dtype=dtype)
     res = compare_arrays(a, b)
-    assert res.metrics["mismatched"] == 1 and res.max_abs == 1.0
+    assert res.metrics.mismatched == 1 and res.max_abs == 1.0
     assert judge(res, ThresholdTable()).verdict == "fail"
     assert judge(compare_arrays(a, a.copy()), ThresholdTable()).verdict == "pass"
 
@@ -119,7 +119,7 @@ def test_signed_against_unsigned_64_bit_integers():
     a = np.array([-1, 3], dtype=np.int64)
     b = np.array([2**64 - 1, 3], dtype=np.uint64)  # the same bits, not the same number
     res = compare_arrays(a, b)
-    assert res.metrics["mismatched"] == 1 and res.max_abs == float(2**64)
+    assert res.metrics.mismatched == 1 and res.max_abs == float(2**64)
     assert judge(res, ThresholdTable()).verdict == "fail"
 
 

@@ -22,7 +22,7 @@ def test_numpy_formats_import_no_ml_dtypes():
         from fpinspect.dumps.pair import compare_arrays
         a = np.linspace(-2, 2, 100, dtype=np.float16)
         res = compare_arrays(a, np.nextafter(a, np.float16(9)), worst=3)
-        assert res.metrics["ulp"]["max"] == 1, res.metrics["ulp"]
+        assert res.metrics.errors.ulp.max == 1, res.metrics.errors.ulp
         assert compare_arrays(a, a.astype(np.float32)).status == ["DTYPE_CAST"]
         assert common_format(np.float16, np.float32).name == "float32"
         assert float_format("float32").p == 24 and float_format(np.float16).tiny == 2.0**-14

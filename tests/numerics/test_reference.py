@@ -41,7 +41,7 @@ def test_module_is_copied_and_run_in_float64():
     with torch.no_grad():
         y = mod.float()(x.float()).half()
     s = error_stats(y.numpy(), ref.numpy())
-    assert s["ulp"]["kind"] == "error" and s["ulp"]["max"] < 8
+    assert s.ulp.kind == "error" and s.ulp.max < 8
 
 
 def test_graph_module_casts_are_retargeted_to_float64():

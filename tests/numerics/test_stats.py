@@ -1,6 +1,8 @@
 """error_stats and the named metrics: exact definitions, streaming, special values."""
 
+import json
 import math
+import pickle
 
 import ml_dtypes
 import numpy as np
@@ -44,44 +46,63 @@ def test_same_dtype_stats_match_direct_numpy():
     s = error_stats(x, ref)
     ad = np.abs(x.astype(np.float64) - ref.astype(np.float64))
     d = ulp_diff(x, ref).astype(np.int64)
-    assert s["count"] == s["finite"] == x.size
-    assert s["abs"]["max"] == ad.max() and s["abs"]["mean"] == pytest.approx(ad.mean(), rel=1e-12)
-    assert s["abs"]["p50"] == inverted_cdf(ad, 50) and s["abs"]["p99"] == inverted_cdf(ad, 99)
-    assert s["ulp"]["kind"] == "diff"
-    assert (s["ulp"]["max"], s["ulp"]["p50"], s["ulp"]["p99"]) == (
+    assert s.count == s.finite == x.size
+    assert s.abs.max == ad.max() and s.abs.mean == pytest.approx(ad.mean(), rel=1e-12)
+    assert s.abs.p50 == inverted_cdf(ad, 50) and s.abs.p99 == inverted_cdf(ad, 99)
+    assert s.ulp.kind == "diff"
+    assert (s.ulp.max, s.ulp.p50, s.ulp.p99) == (
         d.max(),
         inverted_cdf(d, 50),
         inverted_cdf(d, 99),
     )
-    assert s["ulp"]["exact"] and s["abs"]["exact"]
-    share = s["ulp"]["share"]
-    assert share["0"] == pytest.approx(np.mean(d == 0)) and share[">=2"] == pytest.approx(np.mean(d >= 2))
-    assert sum(share.values()) == pytest.approx(1.0)
-    assert s["bit_equal"] == int(np.sum(x.view(np.uint16) == ref.view(np.uint16)))
-    assert s["ulp"]["argmax"] == [int(np.argmax(d))]
+    assert s.ulp.exact and s.abs.exact
+    share = s.ulp.share
+    assert share.zero == pytest.approx(np.mean(d == 0)) and share.two_or_more == pytest.approx(
+        np.mean(d >= 2)
+    )
+    assert share.zero + share.one + share.two_or_more == pytest.approx(1.0)
+    assert s.bit_equal == int(np.sum(x.view(np.uint16) == ref.view(np.uint16)))
+    assert s.ulp.argmax == [int(np.argmax(d))]
     tiny = np.finfo(np.float16).smallest_normal
     ok = np.abs(ref.astype(np.float64)) >= tiny
     rel = ad[ok] / np.abs(ref.astype(np.float64))[ok]
-    assert s["rel"]["max"] == rel.max() and s["rel"]["excluded"] == int((~ok).sum())
+    assert s.rel.max == rel.max() and s.rel.excluded == int((~ok).sum())
 
 
 def test_against_fp64_reference_uses_real_valued_ulp_error():
     ref = rng.uniform(-4, 4, 10_000)
     x = ref.astype(np.float16)
     s = error_stats(x, ref)
-    assert s["ulp"]["kind"] == "error" and s["ulp"]["dtype"] == "float16"
-    assert s["ulp"]["max"] == pytest.approx(ulp_error(x, ref).max()) and s["ulp"]["max"] <= 0.5
-    assert s["bit_equal"] is None
+    assert s.ulp.kind == "error" and s.ulp.dtype == "float16"
+    assert s.ulp.max == pytest.approx(ulp_error(x, ref).max()) and s.ulp.max <= 0.5
+    assert s.bit_equal is None
 
 
 def test_special_values_are_counted_and_kept_out():
     x = np.array([1, np.nan, np.nan, np.inf, np.inf, 2, 0.0, 5], dtype=np.float16)
     r = np.array([1, np.nan, 3, np.inf, 4, -np.inf, -0.0, 5.01], dtype=np.float16)
     s = error_stats(x, r)
-    assert (s["both_nan"], s["nan_mismatch"], s["both_inf"], s["inf_mismatch"]) == (1, 1, 1, 2)
-    assert s["finite"] == 3 and s["signed_zero"] == 1
-    assert s["ulp"]["max"] == int(ulp_diff(x[7:], r[7:])[0])
-    assert math.isfinite(s["abs"]["max"])
+    assert (s.both_nan, s.nan_mismatch, s.both_inf, s.inf_mismatch) == (1, 1, 1, 2)
+    assert s.finite == 3 and s.signed_zero == 1
+    assert s.ulp.max == int(ulp_diff(x[7:], r[7:])[0])
+    assert math.isfinite(s.abs.max)
+
+
+def test_error_stats_is_a_frozen_value_that_pickles_and_writes_the_report_keys():
+    """Readers use attributes; pools pickle it; ``to_json`` is the JSON reports' shape."""
+    x, ref = noisy_pair(2000)
+    s = error_stats(x, ref)
+    assert pickle.loads(pickle.dumps(s)) == s
+    with pytest.raises(AttributeError):
+        s.count = 0
+    j = json.loads(json.dumps(s.to_json()))
+    assert list(j) == [
+        *("count", "dtype", "ref_dtype", "finite", "bit_equal", "abs", "rel", "ulp"),
+        *("nan_mismatch", "inf_mismatch", "both_nan", "both_inf", "signed_zero", "normwise"),
+    ]
+    assert list(j["ulp"]) == ["kind", "dtype", "max", "argmax", "mean", "p50", "p99", "exact", "share"]
+    assert j["ulp"]["share"] == {"0": s.ulp.share.zero, "1": s.ulp.share.one, ">=2": s.ulp.share.two_or_more}
+    assert list(j["rel"])[-2:] == ["count", "excluded"] and j["abs"]["argmax"] == s.abs.argmax
 
 
 def test_chunked_and_threaded_passes_agree_with_one_pass():
@@ -198,9 +219,9 @@ def test_bfloat16_and_fp8_inputs():
     ref = rng.standard_normal(1000).astype(ml_dtypes.bfloat16)
     x = (ref.astype(np.float32) * 1.01).astype(ml_dtypes.bfloat16)
     s = error_stats(x, ref)
-    assert s["ulp"]["dtype"] == "bfloat16" and s["ulp"]["max"] >= 1
+    assert s.ulp.dtype == "bfloat16" and s.ulp.max >= 1
     e = rng.uniform(-400, 400, 1000).astype(ml_dtypes.float8_e4m3fn)
-    assert error_stats(e, e)["ulp"]["max"] == 0
+    assert error_stats(e, e).ulp.max == 0
 
 
 # -- named metrics against their definitions -------------------------------------------------
@@ -270,8 +291,8 @@ def test_error_kind_share_tolerates_the_references_own_rounding():
     # x * fp16(0.7) is often exactly 1 ULP from x * 0.7, but float64 says 1.0000000000002
     x = np.random.default_rng(5).uniform(-1, 1, 100_000).astype(np.float16)
     s = error_stats(x * np.float16(0.7), x.astype(np.float64) * 0.7)
-    assert s["ulp"]["share"][">=2"] == 0.0
-    assert s["ulp"]["max"] > 1.0  # the raw value is still reported
+    assert s.ulp.share.two_or_more == 0.0
+    assert s.ulp.max > 1.0  # the raw value is still reported
 
 
 def test_compact_keeps_results_and_drops_the_bulk():

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-from fpinspect.cli.open import open_command
+from fpinspect.tui.commands import open_command
 from fpinspect.tui.sources import SourceError, Sources, resolve, swap_side
 
 
@@ -85,7 +85,7 @@ def test_importing_the_command_does_not_import_textual():
     """`fpinspect.cli` registers the command, and the CLI must run without Textual loaded."""
     code = textwrap.dedent("""
         import sys
-        import fpinspect.cli.open
+        import fpinspect.tui.commands
         assert not [m for m in sys.modules if m.split(".")[0] == "textual"]
         print("ok")
     """)

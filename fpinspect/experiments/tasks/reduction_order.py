@@ -294,7 +294,7 @@ def _run_trials(s: ReductionOrderSettings, emit: Emit) -> Trials:
         host, reference, abs_sum = _input(s, s.seed + t)
         sums = [to_numpy(chunked_sum_in_dtype(host, c)) for c in sizes]
         for c, r in zip(sizes, sums):
-            normwise[c].append(error_stats(r, reference)["abs"]["max"] / abs_sum / u)
+            normwise[c].append(error_stats(r, reference).abs.max / abs_sum / u)
         for i, a in enumerate(sums):
             for j, b in enumerate(sums):
                 differ[i][j] += not bit_equal(a, b)
@@ -371,13 +371,13 @@ class ReductionOrderResult:
         bound = error_bound(self.settings.n, v.chunk_size, self.abs_sum)
         return {
             "value": float(v.result[0]),
-            "ulp_error": res["ulp"]["max"],
-            "abs_error": res["abs"]["max"],
+            "ulp_error": res.ulp.max,
+            "abs_error": res.abs.max,
             "accumulator": float(v.accumulator[0]),
-            "accumulator_ulp_error": acc["ulp"]["max"],
-            "accumulator_abs_error": acc["abs"]["max"],
+            "accumulator_ulp_error": acc.ulp.max,
+            "accumulator_abs_error": acc.abs.max,
             "accumulator_bound": bound,
-            "within_bound": acc["abs"]["max"] <= bound,
+            "within_bound": acc.abs.max <= bound,
         }
 
     def storage_matrix(self) -> list[list[int]]:
@@ -393,12 +393,12 @@ class ReductionOrderResult:
         bound = error_bound(s.n, v.chunk_size, self.abs_sum, u)
         return {
             "value": float(v.result[0]),
-            "ulp_error": st["ulp"]["max"],
-            "abs_error": st["abs"]["max"],
-            "normwise_error_u": st["abs"]["max"] / self.abs_sum / u,
+            "ulp_error": st.ulp.max,
+            "abs_error": st.abs.max,
+            "normwise_error_u": st.abs.max / self.abs_sum / u,
             "bound_factor": additions_per_term(s.n, v.chunk_size),
             "bound": bound,
-            "within_bound": st["abs"]["max"] <= bound,
+            "within_bound": st.abs.max <= bound,
         }
 
     def trend(self) -> list[dict[str, Any]]:
@@ -483,7 +483,7 @@ class ReductionOrderResult:
                     "result": float(o.result[0]),
                     "accumulator_ulp_vs_first": _ulp(o.accumulator, obs[0].accumulator),
                     "result_ulp_vs_first": _ulp(o.result, obs[0].result),
-                    "accumulator_ulp_error": float(error_stats(o.accumulator, self.reference)["ulp"]["max"]),
+                    "accumulator_ulp_error": float(error_stats(o.accumulator, self.reference).ulp.max),
                     "eager_equal": bit_equal(o.accumulator, o.eager_accumulator),
                     "kernels": o.kernels,
                 }
@@ -820,7 +820,7 @@ def _error_chart(versions: list[Version], reference: np.ndarray, dtype: str) -> 
         f"Error of each version's {dtype} sum against float64",
         "version (chunk size, or the framework's sum)",
         tuple(v.label for v in versions),
-        tuple(float(error_stats(v.result, reference)["ulp"]["max"]) for v in versions),
+        tuple(float(error_stats(v.result, reference).ulp.max) for v in versions),
         ylabel=f"error in ULP of {dtype}",
     )
 

@@ -21,6 +21,7 @@ that keeps the thread count (on the CPU: vector and scalar code, ``cpp.simdlen``
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -48,6 +49,10 @@ class RsqrtSettings(TaskSettings):
     iterations: tuple[int, ...] = (1, 2, 3)
 
     QUICK: ClassVar = {"shape": (512, 512)}
+
+    def work(self) -> float:
+        """Elements computed: the elements of ``shape`` × the variants of ``iterations``."""
+        return float(math.prod(self.shape)) * len(self.iterations)
 
 
 def newton_rsqrt(x, iterations: int):
@@ -77,9 +82,9 @@ class Variant:
 def _stats(a: np.ndarray, reference: np.ndarray) -> dict[str, Any]:
     """ULP error statistics against float64 and the shares of
     :func:`~..results.ulp_error_shares` (share ``(0, 0.5]``: correctly rounded)."""
-    u = error_stats(a, reference)["ulp"]
+    u = error_stats(a, reference).ulp
     shares = ulp_error_shares(ulp_error(a, reference))
-    return {"max_ulp": u["max"], "mean_ulp": u["mean"], "p99_ulp": u["p99"], "share": shares}
+    return {"max_ulp": u.max, "mean_ulp": u.mean, "p99_ulp": u.p99, "share": shares}
 
 
 def _summary(st: dict[str, Any]) -> dict[str, Any]:
@@ -107,9 +112,7 @@ class RsqrtResult:
             for v in self.variants
         }
         fw = self.framework.fused
-        self.differs = {
-            v.iterations: 1.0 - error_stats(v.fused, fw)["ulp"]["share"]["0"] for v in self.newton
-        }
+        self.differs = {v.iterations: 1.0 - error_stats(v.fused, fw).ulp.share.zero for v in self.newton}
 
     @property
     def framework(self) -> Variant:
@@ -150,13 +153,13 @@ class RsqrtResult:
         if self.numpy_fp32 is not None:
             out["numpy_float32"] = {
                 "expression": "numpy 1 / sqrt(float32(x)), rounded to the dtype",
-                "share_differing_from_framework": 1.0 - error_stats(self.numpy_fp32, fw)["ulp"]["share"]["0"],
+                "share_differing_from_framework": 1.0 - error_stats(self.numpy_fp32, fw).ulp.share.zero,
                 **_summary(_stats(self.numpy_fp32, self.reference)),
             }
         out["compiler_variants"] = {
             label: {
                 "bit_equal_to_default": bit_equal(a, fw),
-                "max_ulp_vs_default": error_stats(a, fw)["ulp"]["max"],
+                "max_ulp_vs_default": error_stats(a, fw).ulp.max,
             }
             for label, a in self.compiler_variants.items()
         }

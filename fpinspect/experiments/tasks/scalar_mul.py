@@ -20,12 +20,14 @@ eager paths, and the arithmetic statements of the fused kernels.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from fpinspect.numerics import bit_equal, error_stats, fp64_reference, ulp_diff, ulp_error, ulp_nan
+from fpinspect.numerics.results import to_builtins
 
 from ..backends.base import Backend, computation_lines, input_buffers, kernel_hash
 from ..events import HistogramEvent, Message, Progress
@@ -47,6 +49,10 @@ class ScalarMulSettings(TaskSettings):
     scalar: float = 0.7
 
     QUICK: ClassVar = {"shape": (512, 512)}
+
+    def work(self) -> float:
+        """Elements multiplied: the elements of ``shape``."""
+        return float(math.prod(self.shape))
 
 
 def _trace(backend: Backend, fn, *args) -> dict[str, list[str]]:
@@ -84,16 +90,16 @@ class PathRecord:
 
 def _pair(a: np.ndarray, b: np.ndarray) -> dict[str, Any]:
     """``a`` against ``b`` in their own format: bit equality and integer ULP shares."""
-    st = error_stats(a, b)["ulp"]
-    return {"bit_equal": bit_equal(a, b), "max_ulp": st["max"], "share": st["share"]}
+    st = error_stats(a, b).ulp
+    return {"bit_equal": bit_equal(a, b), "max_ulp": st.max, "share": to_builtins(st.share)}
 
 
 def _vs_fp64(a: np.ndarray, ref: np.ndarray) -> dict[str, Any]:
     """``a`` against the float64 product: ULP error statistics and the shares of
     :func:`~..results.ulp_error_shares`."""
-    st = error_stats(a, ref)["ulp"]
+    st = error_stats(a, ref).ulp
     shares = ulp_error_shares(ulp_error(a, ref))
-    return {"max_ulp": st["max"], "mean_ulp": st["mean"], "p99_ulp": st["p99"], "share": shares}
+    return {"max_ulp": st.max, "mean_ulp": st.mean, "p99_ulp": st.p99, "share": shares}
 
 
 def _operands_note(a: PathRecord, b: PathRecord) -> str:

@@ -23,12 +23,12 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ...cli.render import compare_csv
 from ...dumps import DumpComparison, InputError, PairPlan
 from ...dumps.graph import split_json
 from ...dumps.outline import outline_fused_ops
 from ...replay.evidence import OpReplay, replay_op
 from ...replay.run import run_with_replay
+from ...reports.export import compare_csv
 from ..answering import Answering
 from ..compiling import tell_when_compiling
 from ..messages import Exported, Loaded, LoadFailed, Localised, Outlined, RecordsComputed, Replayed

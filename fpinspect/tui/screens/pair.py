@@ -14,11 +14,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ...cli.render import pair_report
 from ...dumps import InputError
 from ...dumps.drilldown import error_profile, ulp_bins
 from ...dumps.layouts import LayoutError
 from ...replay.evidence import ReplayEvidence
+from ...reports.pair import pair_report
 from ..compiling import tell_when_compiling
 from ..messages import PairComputed, ProfileComputed
 from ..pairs import FilePair, RecordPair

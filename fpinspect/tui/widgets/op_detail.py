@@ -12,10 +12,10 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from ...cli.render import fmt_num
 from ...dumps import PairPlan, Record
 from ...dumps.verdict import format_score
 from ...replay.evidence import ReplayEvidence
+from ...reports.format import fmt_num
 from ..model import Inspection, OriginalOp
 from . import styled
 from .in_place import update_in_place
@@ -72,9 +72,9 @@ def pair_content(
     elif record is not None:
         lines[0] += Content("   ") + styled.verdict(record.verdict)
         if result is not None and result.compared:
-            ulp = result.metrics["ulp"]
+            ulp = result.metrics.errors.ulp
             lines[0] += Content(
-                f"  {format_score(record.score)}  ULP max {fmt_num(ulp['max'])}"
+                f"  {format_score(record.score)}  ULP max {fmt_num(ulp.max)}"
                 f"  cos {fmt_num(result.cosine, 'cos')}"
             )
         if record.reasons:

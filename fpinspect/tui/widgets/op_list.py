@@ -12,8 +12,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ...cli.render import short_name
 from ...dumps.verdict import format_score
+from ...reports.format import short_name
 from ..model import OpRow
 
 #: (key, title, width, right-aligned); ``None`` width: the flexible name column.

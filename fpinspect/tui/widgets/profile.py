@@ -7,8 +7,8 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Sparkline, Static
 
-from ...cli.render import fmt_num
 from ...dumps.drilldown import OFF_ULP, AxisProfile, ErrorProfile
+from ...reports.format import fmt_num
 from . import styled
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from ...cli.render import BAD_STATUSES
 from ...dumps.ge_decode import TensorDesc
 from ...dumps.ge_types import numpy_dtype_name
+from ...reports.format import BAD_STATUSES
 
 VERDICT_STYLE = {"pass": "$text-success", "warn": "$text-warning", "fail": "bold $text-error"}
 ROLE_STYLE = {

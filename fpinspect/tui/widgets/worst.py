@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
-from ...cli.render import WORST_COLUMNS as COLUMNS
-from ...cli.render import worst_row
+from ...reports.format import WORST_COLUMNS as COLUMNS
+from ...reports.format import worst_row
 
 _RIGHT = {"A", "B", "abs", "rel", "ULP"}
 

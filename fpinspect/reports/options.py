@@ -1,4 +1,5 @@
-"""The options that choose which ops a comparison walks, shared by ``compare`` and ``open``."""
+"""The command-line options that choose which ops a comparison walks, shared by ``compare`` (the
+CLI) and ``open`` (the inspector)."""
 
 from __future__ import annotations
 

@@ -37,11 +37,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import statistics
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -53,7 +55,6 @@ from textual.app import App  # noqa: E402
 from textual.widgets import DataTable  # noqa: E402
 
 from fpinspect.dumps import graph  # noqa: E402
-from fpinspect.dumps.graph import collector_paused  # noqa: E402
 from fpinspect.dumps.outline import outline_fused_ops  # noqa: E402
 from fpinspect.dumps.sources import resolve  # noqa: E402
 from fpinspect.dumps.verdict import format_score  # noqa: E402
@@ -157,10 +158,19 @@ def load_only(root: Path) -> float:
     return time.perf_counter() - t0
 
 
+@contextmanager
+def _collector_paused():
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def stdlib_json(path: Path) -> float:
-    """Seconds for ``json.load`` of ``path`` (the collector paused, as the loaders do)."""
+    """Seconds for ``json.load`` of ``path`` (the collector paused, as the inspector loads)."""
     t0 = time.perf_counter()
-    with collector_paused(), open(path, encoding="utf-8") as f:
+    with _collector_paused(), open(path, encoding="utf-8") as f:
         json.load(f)
     return time.perf_counter() - t0
 
@@ -169,7 +179,7 @@ def previous_load(path: Path) -> float:
     """Seconds to load the graph as ``load_graph`` did before msgspec: ``json.load``, then the
     same decoders (:func:`~fpinspect.dumps.graph._model`)."""
     t0 = time.perf_counter()
-    with collector_paused(), open(path, encoding="utf-8") as f:
+    with _collector_paused(), open(path, encoding="utf-8") as f:
         graph._model(str(path), json.load(f))
     return time.perf_counter() - t0
 

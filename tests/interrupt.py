@@ -18,13 +18,21 @@ _AS_FROM_A_TERMINAL = (
 )
 
 
+#: The one line each stopping signal ends a command with.
+STOPPED = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
+
+
 def interrupt_fpinspect(
-    args: list[str], started: Callable[[int], object], what: str, settle: float
+    args: list[str],
+    started: Callable[[int], object],
+    what: str,
+    settle: float,
+    sig: signal.Signals = signal.SIGINT,
 ) -> object:
     """Run ``python -m fpinspect ARGS``, wait until ``started(pid)`` is truthy (at most 120 s; the
     process must still run meanwhile, else ``what`` never started), ``settle`` seconds more, then
-    send SIGINT; assert it ends with status 130 and the one line ``fpinspect: interrupted``.
-    Returns what ``started`` last returned."""
+    send ``sig`` (ctrl+c's SIGINT, or SIGTERM, SIGHUP); assert it ends with status 128 + ``sig``
+    and its one line (``fpinspect: interrupted`` for ctrl+c). Returns what ``started`` last returned."""
     proc = subprocess.Popen(
         [sys.executable, "-c", _AS_FROM_A_TERMINAL, *args],
         stdout=subprocess.PIPE,
@@ -37,12 +45,12 @@ def interrupt_fpinspect(
             assert proc.poll() is None and time.monotonic() < deadline, f"{what} never started"
             time.sleep(0.01)
         time.sleep(settle)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == 130, (out, err)
-    assert err.strip() == "fpinspect: interrupted"
+    assert proc.returncode == 128 + sig, (out, err)
+    assert err.strip() == f"fpinspect: {STOPPED[sig]}"
     return seen

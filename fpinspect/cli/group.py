@@ -3,9 +3,12 @@ below, render."""
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
+import signal
 import sys
+import threading
 
 import click
 
@@ -62,9 +65,27 @@ _COMMAND_MODULES = {
 }
 
 
+#: What each stopping signal ends a command with: its line, after ``fpinspect: ``.
+_STOPPED = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
+
+
+class _Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised as ctrl+c's interrupt is: every ``finally`` on the way out
+    runs (child processes stopped, temporary files removed)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, frame) -> None:
+    raise _Stopped(signum)
+
+
 class _Group(click.Group):
     """The ``fpinspect`` group: its commands of :data:`_COMMAND_MODULES` load on first use, and
-    ``ctrl+c`` ends any command with one line and status 130."""
+    ``ctrl+c``, SIGTERM and SIGHUP end any command with one line and status 128 + the signal's
+    number (130, 143, 129)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *_COMMAND_MODULES})
@@ -76,14 +97,23 @@ class _Group(click.Group):
         return super().get_command(ctx, name)
 
     def invoke(self, ctx: click.Context):
+        taken = {}  # the handlers replaced, put back once the command is done (an embedding goes on)
+        if threading.current_thread() is threading.main_thread():  # where handlers can be set
+            for signum in (signal.SIGTERM, signal.SIGHUP):
+                if signal.getsignal(signum) == signal.SIG_DFL:  # not one ignored (nohup) or taken
+                    taken[signum] = signal.signal(signum, _raise_stopped)
         try:
             return super().invoke(ctx)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             # Child processes are stopped by their owners' ``finally`` blocks as the interrupt
             # unwinds; worker threads are not waited for (they hold no state worth keeping).
-            sys.stderr.write("fpinspect: interrupted\n")
+            signum = exc.signum if isinstance(exc, _Stopped) else signal.SIGINT
+            sys.stderr.write(f"fpinspect: {_STOPPED[signum]}\n")
             sys.stderr.flush()
-            os._exit(130)
+            os._exit(128 + signum)
+        finally:
+            for signum, handler in taken.items():
+                signal.signal(signum, handler)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -298,7 +328,6 @@ def compare(
     )
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
-    from ..dumps.graph import collector_paused
     from ..dumps.verdict import load_table
     from ..replay.run import run_with_replay
 
@@ -308,7 +337,9 @@ def compare(
     # pair) live until it ends, and each full collection rescanned them all (about 1 s of 10 000
     # small pairs); records make almost no cycles (measured: 0.4 objects a pair). Restored when
     # the command ends, for a caller that runs it in its own process (tests, an embedding).
-    click.get_current_context().with_resource(collector_paused())
+    if gc.isenabled():
+        gc.disable()
+        click.get_current_context().call_on_close(gc.enable)
     try:
         table = load_table(config, overrides)
     except ValueError as exc:

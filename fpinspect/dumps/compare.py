@@ -18,9 +18,8 @@ from functools import cached_property
 
 from .datadump import DumpIndex
 from .fusion import FusedOp, compared_ops, fused_type_counts, is_fused
-from .graph import GeModel, SplitGraph, collector_paused, load_graph
+from .graph import GeModel, SplitGraph, load_graph
 from .localise import AMPLIFICATION, Evidence, Localisation, OpRecords, localise
-from .pacing import paced
 from .pair import PairResult, compare_arrays
 from .plan import PairPlan, PairPlans, plan_pairs
 from .records import Record, Sweep
@@ -49,26 +48,32 @@ class DumpComparison:
         fused_types: Iterable[str] | None = None,
         compare_unfused: bool = False,
         kl: bool = True,
+        on_item: Callable[[], object] | None = None,
     ):
         """The graphs are paths, or graphs :func:`~.graph.split_json` read already.
         ``fused_types`` narrows the fused ops compared to those op types; ``compare_unfused``
         also compares every op fusion left alone with its namesake (:func:`~.fusion.compared_ops`).
         ``kl=False`` leaves msaccucmp's KL divergence out of the records' metrics: it costs a
-        second pass over each pair (a fifth of a small pair's time), and no table shows it."""
+        second pass over each pair (a fifth of a small pair's time), and no table shows it.
+        ``on_item()``, if given, is called before each op of the graphs is decoded
+        (:func:`~.graph.load_graph`); what it raises ends the load."""
         self.kl = kl
         self.fused_types = None if fused_types is None else frozenset(fused_types)
         self.compare_unfused = compare_unfused
-        with collector_paused():
-            self._load(open_graph, close_graph, open_data, close_data, iteration, close_iteration)
+        self._load(open_graph, close_graph, open_data, close_data, iteration, close_iteration, on_item)
         self.thresholds = thresholds or ThresholdTable()
         self.worst = worst
         self._cache: dict[tuple, Record] = {}
+        #: what went wrong computing the records, for the report's warnings (a worker that died)
+        self._run_warnings: list[str] = []
         self._inflight: dict[tuple, threading.Lock] = {}
         self._lock = threading.Lock()
 
-    def _load(self, open_graph, close_graph, open_data, close_data, iteration, close_iteration) -> None:
-        self.open_model: GeModel = load_graph(open_graph)
-        self.close_model: GeModel = load_graph(close_graph)
+    def _load(
+        self, open_graph, close_graph, open_data, close_data, iteration, close_iteration, on_item
+    ) -> None:
+        self.open_model: GeModel = load_graph(open_graph, on_item)
+        self.close_model: GeModel = load_graph(close_graph, on_item)
         self.open_index = DumpIndex.scan(open_data, iteration)
         self.close_index = DumpIndex.scan(
             close_data, close_iteration if close_iteration is not None else iteration
@@ -182,25 +187,36 @@ class DumpComparison:
         return Sweep(self, self.plans if plans is None else plans, **options)
 
     # -- localising and reporting ------------------------------------------------------------
-    def op_records(self) -> list[OpRecords]:
-        """Every fused op with its records (computing those not cached yet)."""
+    def op_records(self, on_item: Callable[[], object] | None = None) -> list[OpRecords]:
+        """Every fused op with its records (computing those not cached yet); ``on_item()``, if
+        given, is called before each op (what it raises ends the call)."""
         # the cache read inline: this runs over every plan (200 000 for 100 000 ops) holding the GIL
         cached, compute, outputs, inputs = self._cache.get, self.compute, self.outputs, self.inputs
-        return [
-            OpRecords(
-                op,
-                [cached(p.key) or compute(p) for p in outputs[op.name]],
-                [cached(p.key) or compute(p) for p in inputs[op.name]],
+        out = []
+        for op in self.fused:
+            if on_item is not None:
+                on_item()
+            out.append(
+                OpRecords(
+                    op,
+                    [cached(p.key) or compute(p) for p in outputs[op.name]],
+                    [cached(p.key) or compute(p) for p in inputs[op.name]],
+                )
             )
-            for op in paced(self.fused)
-        ]
+        return out
 
     def localise(
-        self, amplification: float | None = None, evidence: Mapping[str, Evidence] | None = None
+        self,
+        amplification: float | None = None,
+        evidence: Mapping[str, Evidence] | None = None,
+        on_item: Callable[[], object] | None = None,
     ) -> Localisation:
-        """:func:`~.localise.localise` on :meth:`op_records`."""
+        """:func:`~.localise.localise` on :meth:`op_records` (``on_item`` called before each op)."""
         return localise(
-            self.op_records(), AMPLIFICATION if amplification is None else amplification, evidence
+            self.op_records(on_item),
+            AMPLIFICATION if amplification is None else amplification,
+            evidence,
+            on_item,
         )
 
     def compute_all(self, *, jobs: int = 1, progress=None) -> None:
@@ -225,7 +241,12 @@ class DumpComparison:
                     if progress is not None:
                         progress(count, total)
 
-                compute_in_processes(self, todo, [size for size, _ in sized], jobs, done)
+                lost = compute_in_processes(self, todo, [size for size, _ in sized], jobs, done)
+                if lost:
+                    self._run_warnings.append(
+                        f"a worker process died (killed or out of memory); its {lost} pairs were "
+                        "compared by the main process instead"
+                    )
                 return
             sweep = self.sweep(todo, jobs=jobs)
         for _ in sweep:
@@ -268,12 +289,14 @@ class DumpComparison:
 
     def sources(self) -> dict:
         """What was read, for the report: the iteration folder used on each side and every
-        warning about the inputs (graph oddities tolerated, folders and rows ignored)."""
+        warning about the inputs (graph oddities tolerated, folders and rows ignored), then about
+        the run (pairs a dead worker left to this process)."""
         return {
             "iteration": {"fusion_on": self.open_index.iteration, "fusion_off": self.close_index.iteration},
             "warnings": input_warnings(
                 (self.open_model, self.close_model), (self.open_index, self.close_index)
-            ),
+            )
+            + self._run_warnings,
         }
 
 

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .errors import InputError, missing
-from .pacing import paced
 from .rawdump import RawTensor, read_raw_header
 
 IO_KINDS = ("input", "output")
@@ -49,7 +48,7 @@ def name_clashes(names) -> dict[str, list[str]]:
     """``{file-name form: [op names]}`` for op names that the dumper writes alike (``a.b``,
     ``a/b``, ``a b`` and ``a_b`` all become ``a_b``): their dumps cannot be told apart."""
     by_form: dict[str, list[str]] = {}
-    for name in paced(names):
+    for name in names:
         by_form.setdefault(normalise_name(name), []).append(name)
     return {form: group for form, group in by_form.items() if len(group) > 1}
 

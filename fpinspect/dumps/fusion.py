@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from .ge_decode import InputRef, OpInfo, TensorDesc
 from .ge_types import FUSED_TYPES, is_data_source
 from .graph import GeModel
-from .pacing import paced
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -217,7 +216,7 @@ def compared_ops(
     """
     wanted = None if types is None else frozenset(types)
     out = []
-    for name in paced(model.topological_order()):
+    for name in model.topological_order():
         op = model.ops[name]
         if is_fused(op):
             if wanted is None or op.type in wanted:

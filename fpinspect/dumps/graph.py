@@ -8,12 +8,10 @@ on the model is :mod:`.fusion`; GE's type tables are :mod:`.ge_types`.
 
 from __future__ import annotations
 
-import gc
 import heapq
 import json
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -23,7 +21,6 @@ import msgspec
 from .errors import InputError, missing
 from .ge_decode import Malformed, OpInfo, as_dict, as_list, as_str, op_info
 from .ge_json import decode_op
-from .pacing import give_way, paced
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -114,7 +111,7 @@ def _in_edges(op: OpInfo) -> Iterator[tuple[str, dict]]:
 
 
 def _edges(
-    ops: dict[str, OpInfo], graphs: list[str], warnings: list[str]
+    ops: dict[str, OpInfo], graphs: list[str], warnings: list[str], on_item: Callable[[], object] | None
 ) -> tuple[dict[str, str], list[str], dict[str, list[str]]]:
     """The undefined names referenced (-> the graph of their first reference), the
     topological order (:meth:`GeModel.topological_order`) and each op's data consumers."""
@@ -122,7 +119,9 @@ def _edges(
     succ: dict[str, list[str]] = {}  # every edge, with multiplicity: what the order counts
     consumers: dict[str, list[str]] = {}
     indegree: dict[str, int] = {}
-    for op in paced(ops.values()):
+    for op in ops.values():
+        if on_item is not None:
+            on_item()
         name = op.name
         data = [ref.op for ref in op.inputs if ref is not None]
         for src in (*data, *op.control_inputs):
@@ -133,7 +132,8 @@ def _edges(
         for src in dict.fromkeys(data):
             consumers.setdefault(src, []).append(name)
         indegree[name] = len(data) + len(op.control_inputs)
-    return missing, _topological_order(ops, missing, graphs, succ, indegree, warnings), consumers
+    order = _topological_order(ops, missing, graphs, succ, indegree, warnings, on_item)
+    return missing, order, consumers
 
 
 def _topological_order(
@@ -143,6 +143,7 @@ def _topological_order(
     succ: dict[str, list[str]],
     indegree: dict[str, int],
     warnings: list[str],
+    on_item: Callable[[], object] | None,
 ) -> list[str]:
     """Kahn's algorithm, the ready op of the smallest ``(graph rank, position)`` first:
     positions are the file order, undefined names after every op, where first referenced."""
@@ -158,7 +159,8 @@ def _topological_order(
     heapq.heapify(ready)
     order = []
     while ready:
-        give_way()
+        if on_item is not None:
+            on_item()
         name = heapq.heappop(ready)[2]
         if name in ops:
             order.append(name)
@@ -172,27 +174,9 @@ def _topological_order(
     return order
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while loading: reading a large graph creates
-    millions of small objects that it would otherwise rescan again and again (over half
-    of the load time of a 10 000-op graph). On the way out what was built is frozen
-    (:func:`gc.freeze`) before the collector is back: left young, its first collections
-    would scan it all (after the 100 000-op outline: 56, 60, 91 and 166 ms, each holding the
-    interpreter lock on whichever thread set it off, the inspector's screen among them).
-    Frozen objects are still freed once nothing refers to them; only cycles among them stay
-    until :func:`gc.unfreeze`."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.freeze()
-            gc.enable()
-
-
-def load_graph(path: str | os.PathLike | SplitGraph | GeModel) -> GeModel:
+def load_graph(
+    path: str | os.PathLike | SplitGraph | GeModel, on_item: Callable[[], object] | None = None
+) -> GeModel:
     """Load the dump graph at ``path``: atc's JSON, or GE's ``ge_proto_*.txt`` (protobuf text
     format of ``ModelDef``, :mod:`.ge_text`), told apart by their first bytes; or the JSON graph
     :func:`split_json` read already, whose ops are dropped once decoded (the file's bytes would
@@ -202,18 +186,20 @@ def load_graph(path: str | os.PathLike | SplitGraph | GeModel) -> GeModel:
     unreadable, is not JSON, has no ``graph`` list, defines no op at all, or holds a value
     of the wrong type (the message names the op and field). A :class:`GeModel` is returned as it is
     (a graph shared by the comparisons of several dump folders is loaded once).
+
+    ``on_item()``, if given, is called before each op of a JSON graph is decoded, and as each is
+    ordered; what it raises ends the load (a caller's way to stop it halfway).
     """
     if isinstance(path, GeModel):
         return path
-    with collector_paused():
-        if isinstance(path, SplitGraph):
-            data = path.data()
-            path.graphs.clear()  # its ops now live in data alone, dropped with it
-            return _decoded(path.path, data)
-        return _load_graph(os.fspath(path))
+    if isinstance(path, SplitGraph):
+        data = path.data()
+        path.graphs.clear()  # its ops now live in data alone, dropped with it
+        return _decoded(path.path, data, on_item)
+    return _load_graph(os.fspath(path), on_item)
 
 
-def _load_graph(path: str) -> GeModel:
+def _load_graph(path: str, on_item: Callable[[], object] | None) -> GeModel:
     kind = "graph file"
     try:
         head = _first_bytes(path)
@@ -236,12 +222,12 @@ def _load_graph(path: str) -> GeModel:
     except OSError as exc:
         problem = missing(path) if not os.path.exists(path) else f"cannot be read ({exc.strerror or exc})"
         raise InputError(path, problem, _GRAPH_ERROR) from None
-    return _decoded(path, data)
+    return _decoded(path, data, on_item)
 
 
-def _decoded(path: str, data: Any) -> GeModel:
+def _decoded(path: str, data: Any, on_item: Callable[[], object] | None) -> GeModel:
     try:
-        return _model(path, data)
+        return _model(path, data, on_item)
     except Malformed as exc:
         raise InputError(path, f"is not a valid GE dump graph: {exc}", _GRAPH_ERROR) from None
     except RecursionError:
@@ -342,7 +328,7 @@ def _read_text_graph(path: str) -> dict:
         raise InputError(path, str(exc).removeprefix("the file "), _GRAPH_ERROR) from None
 
 
-def _model(path: str, data: Any) -> GeModel:
+def _model(path: str, data: Any, on_item: Callable[[], object] | None = None) -> GeModel:
     if not isinstance(data, dict) or not isinstance(data.get("graph"), list):
         raise Malformed(
             "it has no 'graph' list (expected the JSON of 'atc --mode=5 --json' or a ge_proto_*.txt)"
@@ -356,7 +342,9 @@ def _model(path: str, data: Any) -> GeModel:
         raw_graph = as_dict(raw_graph, f"graph[{gi}]")
         name = as_str(raw_graph.get("name") or f"graph_{gi}", f"graph[{gi}].name")
         graphs.append(name)
-        for oi, raw_op in enumerate(paced(as_list(raw_graph.get("op"), f"graph {name!r} op"))):
+        for oi, raw_op in enumerate(as_list(raw_graph.get("op"), f"graph {name!r} op")):
+            if on_item is not None:
+                on_item()
             what = f"op #{oi} of graph {name!r}"
             if isinstance(raw_op, msgspec.Raw):  # from split_json
                 op = decode_op(raw_op, name, what)
@@ -373,5 +361,5 @@ def _model(path: str, data: Any) -> GeModel:
             ops[op.name] = op
     if not ops:
         raise Malformed("it defines no operators")
-    missing, order, consumers = _edges(ops, graphs, warnings)
+    missing, order, consumers = _edges(ops, graphs, warnings, on_item)
     return GeModel(path, graphs, ops, warnings, missing, order, consumers)

@@ -20,13 +20,12 @@ see :class:`Evidence`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol
 
 from .fusion import FusedOp
-from .pacing import paced
 from .records import Record
 from .verdict import format_score, worst_verdict
 
@@ -184,11 +183,15 @@ def localise(
     ops: Iterable[OpRecords],
     amplification: float = AMPLIFICATION,
     evidence: Mapping[str, Evidence] | None = None,
+    on_item: Callable[[], object] | None = None,
 ) -> Localisation:
     """Classify every fused op of ``ops`` (in topological order) from its records; then
-    ``evidence[name]``, where given, revises that op's finding."""
+    ``evidence[name]``, where given, revises that op's finding. ``on_item()``, if given, is
+    called before each op; what it raises ends the call."""
     findings = []
-    for rec in paced(ops):
+    for rec in ops:
+        if on_item is not None:
+            on_item()
         op, outs, ins = rec.op, rec.outputs, rec.inputs
         verdict = worst_verdict(r.verdict for r in outs)
         w_out, w_in = _worst(outs), _worst(ins)

@@ -18,7 +18,7 @@ import msgspec
 
 from .fusion import ORIGINAL_OP_NAMES, FusedOp, _names, is_fused, original_op_names
 from .ge_decode import Malformed, OpInfo, decode_attr_value
-from .graph import SplitGraph, collector_paused, split_json
+from .graph import SplitGraph, split_json
 
 #: The op attributes an outline reads; every other attribute is skipped unparsed.
 ORIGINAL_OP_TYPES = "_datadump_original_op_types"
@@ -80,6 +80,7 @@ def outline_fused_ops(
     *,
     first: int = 0,
     on_first: Callable[[list[FusedOp]], None] | None = None,
+    on_item: Callable[[], object] | None = None,
 ) -> list[FusedOp] | None:
     """The fused ops (:func:`~.fusion.is_fused`) of the atc JSON graph at ``path`` (or split
     already, :func:`~.graph.split_json`) in file order (all graphs, root first; a repeated
@@ -89,18 +90,22 @@ def outline_fused_ops(
     ``on_first(ops)``, if given, is called once with the first ``first`` of them as soon as they
     are decoded (a screen lists them while the rest is decoded: ~10 µs an op, a second for
     100 000); not if there are fewer. A graph found malformed after them still gives ``None``.
+    ``on_item()``, if given, is called before each op is decoded; what it raises ends the call.
 
     ``None`` when the file cannot be outlined (missing, not JSON, a ``ge_proto`` text graph, a
     value of the wrong type): :func:`~.graph.load_graph` then says what is wrong, or reads it.
     """
-    with collector_paused():
-        split = path if isinstance(path, SplitGraph) else split_json(path)
-        wanted = None if types is None else frozenset(types)
-        return None if split is None else _outline(split, wanted, first if on_first else 0, on_first)
+    split = path if isinstance(path, SplitGraph) else split_json(path)
+    wanted = None if types is None else frozenset(types)
+    return None if split is None else _outline(split, wanted, first if on_first else 0, on_first, on_item)
 
 
 def _outline(
-    split: SplitGraph, wanted: frozenset[str] | None, first: int, on_first: Callable | None
+    split: SplitGraph,
+    wanted: frozenset[str] | None,
+    first: int,
+    on_first: Callable | None,
+    on_item: Callable[[], object] | None,
 ) -> list[FusedOp] | None:
     decode = _op.decode
     try:
@@ -112,6 +117,8 @@ def _outline(
             if not isinstance(graph_name, str):
                 return None
             for raw in graph.op or []:
+                if on_item is not None:
+                    on_item()
                 op = decode(raw)  # op by op: the interpreter lock is free in between
                 if op is None or op.name in seen:
                     continue

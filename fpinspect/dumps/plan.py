@@ -18,7 +18,6 @@ from .fusion import FusedOp, origin_problem
 from .ge_decode import TensorDesc
 from .ge_types import is_data_source
 from .graph import GeModel
-from .pacing import paced
 
 #: Plan statuses that leave nothing to compare.
 _NOT_COMPARABLE = frozenset(
@@ -105,8 +104,8 @@ def plan_pairs(
         name_clashes(open_model.ops) if open_model is not None else {},
         name_clashes(close_model.ops) if close_model is not None else {},
     )
-    outputs = {op.name: [planner.output(op, o) for o in op.outputs] for op in paced(fused)}
-    inputs = {op.name: [planner.input(op, i) for i in op.inputs] for op in paced(fused)}
+    outputs = {op.name: [planner.output(op, o) for o in op.outputs] for op in fused}
+    inputs = {op.name: [planner.input(op, i) for i in op.inputs] for op in fused}
     return PairPlans(fused, outputs, inputs)
 
 

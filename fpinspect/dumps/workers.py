@@ -5,24 +5,25 @@ holds the GIL about as long as its compiled pass runs without it: threads sharin
 interpreter serialised on it, and on many small pairs ``--jobs 2`` was slower than one
 thread. Worker processes share nothing but the work.
 
-The workers are forks of the caller, made where the comparison is already loaded: they
-inherit its graphs, dump indices and plans, so a batch of work is sent as its number and
-comes back as the records' comparison results and judgements (a :class:`~.records.Record`
-without its plan, which the caller already holds). Batches are handed out one at a time to
-whichever worker is free. A worker that dies (killed, out of memory) leaves its batch to the
-caller, which computes it itself; the caller's interrupt or error stops every worker.
+The workers are a :class:`~concurrent.futures.ProcessPoolExecutor` of forks of the caller,
+made where the comparison is already loaded: its initializer hands each one the comparison and
+the plans (inherited through the fork, never pickled), so a batch of work is sent as a range of
+positions and comes back as the records' comparison results and judgements (a
+:class:`~.records.Record` without its plan, which the caller already holds). A worker that dies
+(killed, out of memory) breaks the pool: every batch not answered yet is computed by the caller
+itself, so no pair is lost. The caller's interrupt or error stops every worker.
 """
 
 from __future__ import annotations
 
 import gc
 import multiprocessing
-import os
 import signal
 import sys
 import threading
 from collections.abc import Callable
-from multiprocessing.connection import wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING
 
 from .plan import PairPlan
@@ -59,10 +60,21 @@ def batches(sizes: list[int]) -> list[range]:
     return out
 
 
-# What the workers inherit: set just before they fork, cleared once they are done.
-_comparison: DumpComparison | None = None
-_plans: list[PairPlan] = []
-_batches: list[range] = []
+# A worker's share of the caller, set by its initializer (in the worker only).
+_work: tuple[DumpComparison, list[PairPlan]] | None = None
+
+
+def _inherit(comparison: DumpComparison, plans: list[PairPlan]) -> None:
+    """A worker's initializer: keep what it computes from; signals are its caller's business."""
+    global _work
+    _work = comparison, plans
+    # ctrl+c reaches the whole process group, and a terminal's hangup too: the caller alone
+    # answers them (and stops us); a SIGTERM sent to a worker ends it, as it would any process.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # The inherited objects stay where they are: a collection would touch (so copy) every page.
+    gc.freeze()
 
 
 def _portable(record: Record) -> tuple:
@@ -70,17 +82,9 @@ def _portable(record: Record) -> tuple:
     return (record.result, record.verdict, record.reasons, record.score, record.conversion)
 
 
-def _serve(conn) -> None:
-    """A worker: compute each batch whose number arrives, send back its records, until ``None``."""
-    # Ctrl+C reaches the whole process group: the caller alone answers it (and stops us).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # The inherited objects stay where they are: a collection would touch (so copy) every page.
-    gc.freeze()
-    try:
-        while (n := conn.recv()) is not None:
-            conn.send([_portable(_comparison.record_of(_plans[i])) for i in _batches[n]])
-    except BaseException:  # the caller computes the batch itself; a traceback here would say nothing
-        os._exit(1)
+def _compute_batch(positions: range) -> list[tuple]:
+    comparison, plans = _work
+    return [_portable(comparison.record_of(plans[i])) for i in positions]
 
 
 def compute_in_processes(
@@ -89,73 +93,49 @@ def compute_in_processes(
     sizes: list[int],
     jobs: int,
     done: Callable[[PairPlan, Record], None],
-) -> None:
+) -> int:
     """Compute the records of ``plans`` (``sizes``: their bytes) on ``jobs`` worker processes,
-    calling ``done(plan, record)`` for each as its batch comes back (in no fixed order)."""
-    global _comparison, _plans, _batches
+    calling ``done(plan, record)`` for each as its batch comes back (in no fixed order).
+    Returns how many pairs this process computed because a worker died."""
     if not plans:
-        return
+        return 0
     # The first pair here, before the workers fork: a compile its kernels need (a first run on
     # this machine) happens once, in this process, and the workers inherit the compiled code
     # instead of each compiling it again at the same time.
     done(plans[0], comparison.record_of(plans[0]))
     plans, sizes = plans[1:], sizes[1:]
-    _comparison, _plans, _batches = comparison, plans, batches(sizes)
-    context = multiprocessing.get_context("fork")
-    todo = iter(range(len(_batches)))
-    working: dict = {}  # connection -> (process, number of the batch it computes)
-    stopped = []  # every worker started, to stop and reap at the end
-
-    def finish(n: int, records: list[tuple] | None) -> None:
-        for i, rest in zip(_batches[n], records) if records is not None else ():
-            done(_plans[i], Record(_plans[i], *rest))
-        if records is None:  # a worker died with it: computed here
-            for i in _batches[n]:
-                done(_plans[i], comparison.record_of(_plans[i]))
-
-    def give(conn, proc) -> None:
-        """Send ``proc`` the next batch (or its stop); a worker that cannot take it is gone."""
-        n = next(todo, None)
-        try:
-            conn.send(n)
-        except OSError:
-            if n is not None:
-                finish(n, None)
-            return
-        if n is not None:
-            working[conn] = (proc, n)
-
+    runs = batches(sizes)
+    if not runs:
+        return 0
+    before = set(multiprocessing.active_children())
+    pool = ProcessPoolExecutor(
+        max_workers=min(jobs, len(runs)),
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_inherit,
+        initargs=(comparison, plans),
+    )
+    pending: dict[Future, range] = {}
+    stopped, recomputed = False, 0
     try:
-        for _ in range(min(jobs, len(_batches))):
-            mine, theirs = context.Pipe()
-            proc = context.Process(target=_serve, args=(theirs,), name="fpinspect-compare", daemon=True)
-            proc.start()
-            theirs.close()
-            stopped.append((proc, mine))
-            give(mine, proc)
-        while working:
-            by_sentinel = {proc.sentinel: conn for conn, (proc, _) in working.items()}
-            for ready in wait([*working, *by_sentinel]):
-                conn = by_sentinel.get(ready, ready)
-                if conn not in working:
-                    continue  # both its connection and its sentinel were ready: answered already
-                proc, n = working.pop(conn)
+        pending = {pool.submit(_compute_batch, run): run for run in runs}
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                run = pending.pop(future)
                 try:
-                    records = conn.recv()
-                except (EOFError, OSError):  # it died
-                    finish(n, None)
-                    continue
-                finish(n, records)
-                give(conn, proc)
-        for n in todo:  # batches left when no worker was
-            finish(n, None)
+                    records = future.result()
+                except BrokenProcessPool:  # a worker died: this batch is computed here
+                    records = [_portable(comparison.record_of(plans[i])) for i in run]
+                    recomputed += len(run)
+                for i, rest in zip(run, records):
+                    done(plans[i], Record(plans[i], *rest))
+        stopped = True
     finally:
-        for proc, conn in stopped:
-            if proc.is_alive():
-                proc.terminate()
-            proc.join()
-            conn.close()
-        _comparison, _plans, _batches = None, [], []
+        if not stopped:  # interrupted or failed: no worker finishes its batch
+            for child in set(multiprocessing.active_children()) - before:
+                child.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+    return recomputed
 
 
 __all__ = ["BATCH_BYTES", "BATCH_PAIRS", "batches", "can_fork", "compute_in_processes"]

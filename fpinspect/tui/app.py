@@ -13,9 +13,9 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from ..dumps import pacing
 from ..dumps.sources import Sources
 from ..experiments.runs import RunStore, default_runs_dir
+from .answering import Answering
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .screens.open_result import open_result_file
@@ -46,10 +46,6 @@ class Settings:
     now: Callable[[], datetime] = datetime.now
 
 
-#: Seconds a key or mouse event holds the background loops: a key's answer on screen, with room.
-ANSWER_SECONDS = 0.08
-
-
 class InspectorApp(App[str | None]):
     """Exits with a one-sentence problem as its result (return code 2) when the input cannot be read."""
 
@@ -66,6 +62,8 @@ class InspectorApp(App[str | None]):
     def __init__(self, settings: Settings) -> None:
         super().__init__()
         self.settings = settings
+        #: marked by each key or mouse event; the workers' loops wait while it is answered
+        self.answering = Answering()
 
     def on_mount(self) -> None:
         self.theme = self.settings.theme
@@ -85,11 +83,8 @@ class InspectorApp(App[str | None]):
             open_result_file(self, self.settings.result)
 
     async def on_event(self, event: events.Event) -> None:
-        # A key or mouse event holds the background loops (dumps.pacing) for as long as an answer
-        # takes: sharing the interpreter lock with them, answering took 2-4 times as long. (The
-        # answer is made over many messages, by several widgets: none knows when it is done.)
         if isinstance(event, events.InputEvent) and not event.is_forwarded:
-            pacing.hold(ANSWER_SECONDS)
+            self.answering.key()
         await super().on_event(event)
 
     def tasks_screen(self) -> TasksScreen:

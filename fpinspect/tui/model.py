@@ -8,16 +8,15 @@ screen's handlers feed them in with :meth:`Inspection.add`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 
 from ..dumps import DumpComparison, DumpIndex, FusedOp, GeModel, PairPlan, Record, input_warnings, load_graph
 from ..dumps.fusion import compared_ops, fused_op, is_fused, original_subgraph
-from ..dumps.graph import SplitGraph, collector_paused
+from ..dumps.graph import SplitGraph
 from ..dumps.localise import Localisation, OpFinding
-from ..dumps.pacing import paced
 from ..dumps.plan import PairPlans, plan_pairs
 from ..dumps.sources import Sources
 from ..dumps.verdict import VERDICTS, worst_verdict
@@ -93,7 +92,7 @@ def outline_rows(ops: list[FusedOp]) -> list[OpRow]:
 def _rows(ops: list[FusedOp], findings: Mapping[str, OpFinding] = _NO_FINDINGS) -> list[OpRow]:
     return [
         OpRow(i, op, findings, haystack=" ".join([op.name, op.type, *op.original_op_names]).lower())
-        for i, op in enumerate(paced(ops))
+        for i, op in enumerate(ops)
     ]
 
 
@@ -232,27 +231,33 @@ class Inspection:
         fused_types: list[str] | None = None,
         compare_unfused: bool = False,
         split: Mapping[str, SplitGraph | None] | None = None,
+        on_item: Callable[[], object] | None = None,
     ) -> Inspection:
         """Read the graphs and index the dump folders (slow: run it in a worker). Raises
         :class:`~fpinspect.dumps.InputError` for unreadable input. ``fused_types`` and
         ``compare_unfused`` choose the ops listed and compared, as for ``fpinspect compare``;
-        ``split`` holds graphs :func:`~fpinspect.dumps.graph.split_json` read already, by path."""
+        ``split`` holds graphs :func:`~fpinspect.dumps.graph.split_json` read already, by path;
+        ``on_item()`` is called before each op of the graphs is decoded (what it raises ends the load)."""
         graphs = {path: s for path, s in (split or {}).items() if s is not None}
-        with collector_paused():
-            insp = cls._read(sources, fused_types, compare_unfused, graphs)
-            # made here, in the worker, what the screen's thread would otherwise make on its first
-            # record or highlight, pausing for 50-250 ms at 100 000 ops: the order of the sweep (a
-            # scan of every plan), the rows by name (the first records), the fusion-off order and
-            # networkx's lazily imported parts (the first op's detail)
-            insp.sweep_order()
-            insp._row_index()
-            if insp.close_model is not None and insp.rows:
-                insp.originals(insp.rows[0].name)
+        insp = cls._read(sources, fused_types, compare_unfused, graphs, on_item)
+        # made here, in the worker, what the screen's thread would otherwise make on its first
+        # record or highlight, pausing for 50-250 ms at 100 000 ops: the order of the sweep (a
+        # scan of every plan), the rows by name (the first records), the fusion-off order and
+        # networkx's lazily imported parts (the first op's detail)
+        insp.sweep_order()
+        insp._row_index()
+        if insp.close_model is not None and insp.rows:
+            insp.originals(insp.rows[0].name)
         return insp
 
     @classmethod
     def _read(
-        cls, sources: Sources, fused_types: list[str] | None, compare_unfused: bool, split: dict
+        cls,
+        sources: Sources,
+        fused_types: list[str] | None,
+        compare_unfused: bool,
+        split: dict,
+        on_item: Callable[[], object] | None,
     ) -> Inspection:
         open_graph = split.get(sources.open_graph, sources.open_graph)
         close_graph = split.get(sources.close_graph, sources.close_graph)
@@ -265,10 +270,11 @@ class Inspection:
                 worst=WORST,
                 fused_types=fused_types,
                 compare_unfused=compare_unfused,
+                on_item=on_item,
             )
             return cls(sources, cmp.open_model, cmp.pairs, comparison=cmp, close_model=cmp.close_model)
-        model = load_graph(open_graph)
-        close = load_graph(close_graph) if close_graph else None
+        model = load_graph(open_graph, on_item)
+        close = load_graph(close_graph, on_item) if close_graph else None
         index = DumpIndex.scan(sources.open_data) if sources.open_data else None
         ops = compared_ops(model, close, types=fused_types, unfused=compare_unfused)
         return cls(sources, model, plan_pairs(ops, index), close_model=close, open_index=index)
@@ -301,9 +307,9 @@ class Inspection:
             return []
         if self._sweep_order is None:  # the plans never change: made once (by :meth:`load`)
             pairs = self.pairs
-            self._sweep_order = [
-                p for op in paced(pairs.fused) for p in pairs.outputs[op.name] if p.comparable
-            ] + [p for op in paced(pairs.fused) for p in pairs.inputs[op.name] if p.comparable]
+            self._sweep_order = [p for op in pairs.fused for p in pairs.outputs[op.name] if p.comparable] + [
+                p for op in pairs.fused for p in pairs.inputs[op.name] if p.comparable
+            ]
         return list(self._sweep_order)
 
     def pending(self, name: str) -> list[PairPlan]:

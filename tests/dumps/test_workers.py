@@ -1,10 +1,13 @@
 """compare --jobs N: records computed on worker processes are the records of one process, a
-worker that dies leaves its batch to the caller, and batches split the work as documented."""
+worker that dies leaves its batch to the caller (and the report says so), batches split the work
+as documented, and ctrl+c, SIGTERM and SIGHUP stop every worker."""
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import time
 
 import pytest
 from gefixtures import chain_run
@@ -83,6 +86,9 @@ def test_a_worker_that_dies_leaves_its_batch_to_the_caller(paths, monkeypatch, s
     two = comparison(paths)
     two.compute_all(jobs=2)
     assert _records(two) == _records(one)
+    left = sum(p.comparable for p in two.plans) - 1  # all but the first, computed before the fork
+    said = f"a worker process died (killed or out of memory); its {left} pairs were compared by the main process instead"
+    assert two.sources()["warnings"] == [*one.sources()["warnings"], said]
 
 
 @pytest.mark.parametrize(
@@ -110,16 +116,39 @@ def _big_run(root, ops: int, n: int) -> list[str]:
     return [arg for key, path in paths.items() for arg in (f"--af-{key.replace('_', '-')}", path)]
 
 
-def test_ctrl_c_stops_the_workers_and_is_one_line(tmp_path):
-    def two_workers(pid: int) -> list[int] | None:
-        found = _children(pid)
-        return found if len(found) >= 2 else None
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["ctrl+c", "TERM", "HUP"])
+def test_a_stopping_signal_stops_the_workers_and_is_one_line(tmp_path, sig):
+    workers: list[int] = []
 
-    flags = _big_run(tmp_path, 4, 1 << 27)
-    workers = interrupt_fpinspect(
-        ["compare", *flags, "--jobs", "2", "--replay", "none"], two_workers, "the workers", settle=0.5
-    )
-    assert not [pid for pid in workers if os.path.exists(f"/proc/{pid}")], "a worker outlived compare"
+    def two_workers(pid: int) -> bool:
+        workers[:] = _children(pid)
+        return len(workers) >= 2
+
+    flags = [*_big_run(tmp_path, 4, 1 << 27), "--format", "json", "-o", str(tmp_path / "report.json")]
+    try:
+        interrupt_fpinspect(
+            ["compare", *flags, "--jobs", "2", "--replay", "none"],
+            two_workers,
+            "the workers",
+            settle=0.5,
+            sig=sig,
+        )
+        time.sleep(0.2)  # a worker ended with its caller is reaped by init: gone shortly after
+        assert not [pid for pid in workers if _alive(pid)], "a worker outlived compare"
+    finally:
+        for pid in workers:  # none left behind the test, whatever happened
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert not list(tmp_path.glob("*report.json*")), "a partial report was left"
+
+
+def _alive(pid: int) -> bool:
+    """True if ``pid`` runs (a zombie, dead but not reaped yet, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def _children(pid: int) -> list[int]:

@@ -3,6 +3,7 @@ the error starts, and move around with the keyboard."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -22,18 +23,17 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ...dumps import DumpComparison, InputError, PairPlan, pacing
-from ...dumps.graph import collector_paused, split_json
+from ...dumps import DumpComparison, InputError, PairPlan
+from ...dumps.graph import split_json
 from ...dumps.outline import outline_fused_ops
 from ...dumps.sources import Sources
 from ...replay.evidence import OpReplay, replay_op
 from ...replay.run import run_with_replay
 from ...reports.export import compare_csv
-from .. import background
+from ..answering import Answering
 from ..compiling import tell_when_compiling
 from ..messages import Exported, Loaded, LoadFailed, Localised, Outlined, RecordsComputed, Replayed
 from ..model import WORST, Inspection, OpRow, view_of
-from ..painted import when_painted
 from ..pairs import FilePair, RecordPair
 from ..widgets import styled
 from ..widgets.banner import Banner
@@ -57,37 +57,62 @@ FREE_CHUNK = 2000
 SWITCH_SECONDS = 0.001
 
 
-def _first_long_lived(call: Callable[..., T]) -> Callable[..., T]:
-    """``call``, its first call made through :func:`_long_lived`: the first pair computed loads
-    numba and the compiled kernels (~0.3 s, ~50 000 objects that live as long as the process);
-    left young, they made the next full collections scan them all (30-40 ms, on the screen's
-    thread as often as not, a key waiting)."""
+class _Cancelled(Exception):
+    """The worker was cancelled (the screen went, or its work was replaced) between two items."""
+
+
+def _between_items(worker: Worker, answering: Answering) -> Callable[[], None]:
+    """What a worker does between two items of its loops, and the hook it gives those of
+    :mod:`fpinspect.dumps` (their ``on_item``): wait while a key is answered
+    (:mod:`~..answering`), and end the call with :class:`_Cancelled` once ``worker`` is
+    cancelled, so that quitting does not wait for a whole graph to be read or localised."""
+
+    def between() -> None:
+        answering.wait()
+        if worker.is_cancelled:
+            raise _Cancelled
+
+    return between
+
+
+def _long_lived(make: Callable[[], T]) -> T:
+    """``make()`` with the cyclic collector paused, and what it built then frozen
+    (:func:`gc.freeze`): a loaded run or a localisation lives as long as the screen, and left to
+    the collector its millions of objects would be rescanned on every full collection — pauses
+    of seconds on whichever thread triggers one, the screen's too, for 100 000 ops. Frozen
+    objects are still freed once nothing refers to them."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return make()
+    finally:
+        if was_enabled:
+            gc.freeze()
+            gc.enable()
+
+
+def _first_long_lived() -> Callable[..., T]:
+    """A sweep's ``call``: ``fn(*args)``, the first one through :func:`_long_lived` (the first
+    pair computed loads numba and the compiled kernels, ~50 000 objects that live as long as
+    the process; left young, the next full collections scanned them all, a key waiting)."""
     first = True
 
     def calling(fn: Callable[..., T], *args) -> T:
         nonlocal first
         if first:
             first = False
-            return call(_long_lived, partial(fn, *args))
-        return call(fn, *args)
+            return _long_lived(partial(fn, *args))
+        return fn(*args)
 
     return calling
 
 
-def _long_lived(make: Callable[[], T]) -> T:
-    """``make()`` with the cyclic collector paused, and what it built then frozen
-    (:func:`~fpinspect.dumps.graph.collector_paused`): a loaded run or a localisation lives as
-    long as the screen, and left to the collector its millions of objects would be rescanned on
-    every full collection — pauses of seconds on whichever thread triggers one, the screen's
-    too, for 100 000 ops (0.8 s for the first one after a 100 000-op load, a key waiting)."""
-    with collector_paused():
-        return make()
-
-
-def _replayed_localised(comparison: DumpComparison, name: str, evidence: dict[str, OpReplay]) -> Replayed:
+def _replayed_localised(
+    comparison: DumpComparison, name: str, evidence: dict[str, OpReplay], on_item: Callable[[], None]
+) -> Replayed:
     """The :class:`~..messages.Replayed` of ``name`` with the localisation every replay so far
     gives (made, lookups included, inside :func:`_long_lived`)."""
-    return Replayed(name, evidence[name], comparison.localise(None, dict(evidence)))
+    return Replayed(name, evidence[name], comparison.localise(None, dict(evidence), on_item))
 
 
 #: Each worker below is given its description: Textual's default is the repr of the
@@ -206,29 +231,31 @@ class MainScreen(Screen):
     # -- workers ------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="reading the run")
     def load(self, sources: Sources) -> None:
+        between = _between_items(get_current_worker(), self.app.answering)
         try:
             # both graphs split first: the one long call of each (the ops are decoded one by one after)
-            split = {
-                path: background.call(split_json, path)
-                for path in (sources.open_graph, sources.close_graph)
-                if path is not None
-            }
+            split = {}
+            for path in (sources.open_graph, sources.close_graph):
+                if path is not None:
+                    split[path] = split_json(path)
+                    between()
             opened = split[sources.open_graph]
             outline = None
             if opened:
-                outline = background.call(
+                outline = _long_lived(
                     partial(
                         outline_fused_ops,
                         opened,
                         self.walk["fused_types"],
                         first=FIRST_OPS,
                         on_first=lambda ops: self.post_message(Outlined(ops, complete=False)),
+                        on_item=between,
                     )
                 )
             if outline:
                 self.post_message(Outlined(outline))
-            insp = background.call(_long_lived, partial(Inspection.load, sources, split=split, **self.walk))
-        except background.Cancelled:
+            insp = _long_lived(partial(Inspection.load, sources, split=split, on_item=between, **self.walk))
+        except _Cancelled:
             return
         except InputError as exc:
             self.post_message(LoadFailed(str(exc)))
@@ -239,30 +266,27 @@ class MainScreen(Screen):
     def sweep(self, comparison: DumpComparison, plans: list[PairPlan], demand: LifoQueue[PairPlan]) -> None:
         """Compute every pair once, in list order except that pairs the screen asks for on
         ``demand`` (the highlighted op's) go first, newest first; post batches, then localise."""
-        worker = get_current_worker()
+        between = _between_items(get_current_worker(), self.app.answering)
         tell_when_compiling(self.app)
-        sweep = comparison.sweep(plans, demand=demand, call=_first_long_lived(background.call))
+        sweep = comparison.sweep(plans, demand=demand, call=_first_long_lived())
         batch, last = [], monotonic()
         try:
             for record, demanded in sweep:
                 batch.append(record)
-                if worker.is_cancelled:
-                    return
+                between()  # the next pair waits while a key is answered
                 if demanded or monotonic() - last > BATCH_SECONDS:
                     self.post_message(RecordsComputed(batch, sweep.done, sweep.total))
                     batch, last = [], monotonic()
-                pacing.give_way()  # the next pair waits while a key is answered
-        except background.Cancelled:
+        except _Cancelled:
             return
         self.post_message(RecordsComputed(batch, sweep.done, sweep.total))
-        if not worker.is_cancelled:
-            try:  # the records of the plans with nothing to compare are made here, in bulk
-                # the message too: its lookups (100 000 findings by name, the flagged ops) are
-                # long-lived containers, left young they cost the next collections (5-9 ms)
-                localised = background.call(_long_lived, lambda: Localised(comparison.localise()))
-            except background.Cancelled:
-                return
-            self.post_message(localised)
+        try:  # the records of the plans with nothing to compare are made here, in bulk
+            # the message too: its lookups (100 000 findings by name, the flagged ops) are
+            # long-lived containers, left young they cost the next collections (5-9 ms)
+            localised = _long_lived(lambda: Localised(comparison.localise(on_item=between)))
+        except _Cancelled:
+            return
+        self.post_message(localised)
 
     @work(
         thread=True,
@@ -279,10 +303,7 @@ class MainScreen(Screen):
         for plan in plans:
             if worker.is_cancelled:
                 return
-            try:
-                records.append(background.call(partial(comparison.compute, plan)))
-            except background.Cancelled:
-                return
+            records.append(comparison.compute(plan))
         self.post_message(RecordsComputed(records, len(records), len(records), on_demand=True))
 
     @work(thread=True, group="replay", exit_on_error=False, description="replaying ops")
@@ -299,6 +320,7 @@ class MainScreen(Screen):
         (one localisation per run of replays: for 100 000 ops each takes seconds). One runs at
         a time (:meth:`_start_replay`)."""
         worker = get_current_worker()
+        between = _between_items(worker, self.app.answering)
         evidence = dict(known)
         last = None  # the op replayed last, since the last localisation
         while not worker.is_cancelled:
@@ -306,22 +328,21 @@ class MainScreen(Screen):
                 name = queue.get_nowait()
             except Empty:
                 name = None
-            try:
-                if name is None:
-                    if last is not None and localise():
-                        self.post_message(  # the message made long-lived too, as Localised
-                            background.call(
-                                _long_lived, partial(_replayed_localised, comparison, last, evidence)
-                            )
+            if name is None:
+                if last is not None and localise():
+                    try:  # the message made long-lived too, as Localised
+                        replayed = _long_lived(
+                            partial(_replayed_localised, comparison, last, evidence, between)
                         )
-                    return
-                if name in evidence:
-                    continue
-                pacing.give_way()  # as the next op's replay (Python for tens of ms) would not
-                evidence[name] = background.call(
-                    replay_op, comparison, name, None, lambda: worker.is_cancelled
-                )
-            except background.Cancelled:
+                    except _Cancelled:
+                        return
+                    self.post_message(replayed)
+                return
+            if name in evidence:
+                continue
+            self.app.answering.wait()  # as the next op's replay (Python for tens of ms) would not
+            evidence[name] = replay_op(comparison, name, None, lambda: worker.is_cancelled)
+            if worker.is_cancelled:
                 return
             last = name
             self.post_message(Replayed(name, evidence[name], None))
@@ -329,16 +350,16 @@ class MainScreen(Screen):
     @work(thread=True, group="free", exit_on_error=False, description="freeing a replaced localisation")
     def _free(self, held: list) -> None:
         """Free what ``held`` holds (a replaced localisation) :data:`FREE_CHUNK` findings at a
-        time, giving way to keys between (:mod:`~fpinspect.dumps.pacing`): freeing 100 000
-        findings at once is one stretch of the interpreter lock (~27 ms), on whichever thread
-        drops the last reference — the screen's, when the new localisation replaced it."""
+        time: freeing 100 000 findings at once is one stretch of the interpreter lock (~27 ms),
+        on whichever thread drops the last reference — the screen's, when the new localisation
+        replaced it; between two chunks, waiting while a key is answered."""
         (localisation,) = held
         held.clear()
         findings = list(localisation.ops)
         del localisation  # the containers go; the findings live on in `findings`
         while findings:
             del findings[-FREE_CHUNK:]
-            pacing.give_way()
+            self.app.answering.wait()
 
     @work(
         thread=True,
@@ -348,9 +369,8 @@ class MainScreen(Screen):
         description="exporting the comparison",
     )
     def export(self, comparison: DumpComparison, path: str, fmt: str, known: dict[str, OpReplay]) -> None:
-        try:
-            report = background.call(partial(run_with_replay, comparison, compare_input=True, known=known))
-        except background.Cancelled:
+        report = run_with_replay(comparison, compare_input=True, known=known)
+        if get_current_worker().is_cancelled:
             return
         try:
             with open(path, "w", encoding="utf-8", newline="") as f:
@@ -487,9 +507,8 @@ class MainScreen(Screen):
         replaced = [insp.localisation]
         insp.localise(localisation, findings)
         if replaced[0] is not None and replaced[0] is not localisation:
-            # its 100 000 findings, freed here, held the lock for ~27 ms: freed behind, once the
-            # new ones are painted
-            when_painted(self, partial(self._free, replaced))
+            # its 100 000 findings, freed here, held the lock for ~27 ms: freed behind
+            self._free(replaced)
         else:
             replaced.clear()
         ops = self.query_one(OpList)
@@ -528,12 +547,6 @@ class MainScreen(Screen):
         insp = self.inspection
         if insp is not None:
             self.query_one(OpDetail).show(insp, msg.name)
-        # the last step of a move along the list: once it is painted, the key is answered and the
-        # background loops go on (held until then, dumps.pacing), not after ANSWER_SECONDS: keys
-        # pressed one after another then never hold the loops without a break, which after
-        # pacing.LONGEST_WAIT would let them run on for a burst while a key is answered (a key
-        # pressed meanwhile keeps its own hold)
-        when_painted(self, partial(pacing.release, pacing.holds_taken()))
         if insp is None:
             return
         pending = insp.pending(msg.name) if msg.name else []

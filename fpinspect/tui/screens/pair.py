@@ -19,7 +19,6 @@ from ...dumps.drilldown import error_profile, ulp_bins
 from ...dumps.layouts import LayoutError
 from ...replay.evidence import ReplayEvidence
 from ...reports.pair import pair_report
-from .. import background
 from ..compiling import tell_when_compiling
 from ..messages import PairComputed, ProfileComputed
 from ..pairs import FilePair, RecordPair
@@ -91,16 +90,14 @@ class PairScreen(Screen):
         worker = get_current_worker()
         tell_when_compiling(self.app)
         try:
-            result, record = background.call(subject.compute)
+            result, record = subject.compute()
             self.post_message(PairComputed(result, record))
-            if result is None or not result.compared:
+            if result is None or not result.compared or worker.is_cancelled:
                 return
-            a, b = background.call(subject.arrays)
+            a, b = subject.arrays()
             profile = error_profile(
                 a, b, result.stats, layout=subject.layout, stop=lambda: worker.is_cancelled
             )
-        except background.Cancelled:
-            return
         except (InputError, LayoutError, ValueError) as exc:
             self.post_message(ProfileComputed(None, f"Where errors concentrate: not available ({exc})."))
             return

@@ -154,7 +154,7 @@ class DumpComparison:
                 pass
             return self._cached(plan, make)
         try:
-            rec = _contained(plan, make)
+            rec = contained(plan, make)
             with self._lock:
                 self._cache[key] = rec
             return rec
@@ -166,21 +166,13 @@ class DumpComparison:
         """The record of ``plan`` computed now, neither looked up in the cache nor kept in it
         (a worker process's job: its caller keeps it); whatever goes wrong is the record's
         ``COMPUTE_ERROR``."""
-        return _contained(plan, lambda: self._compute(plan))
+        return contained(plan, lambda: self._compute(plan))
 
     def _compute(self, plan: PairPlan) -> Record:
-        if not plan.comparable:
-            return Record(plan, None)
-        try:
-            sides = load_sides(plan)
-        except SIDE_ERRORS as exc:
-            return Record(plan, PairResult(status=[exc.code], message=str(exc)))
-        return self._record(plan, sides)
+        return compute_record(plan, self.thresholds, self.worst, self.kl)
 
     def _record(self, plan: PairPlan, sides: Sides) -> Record:
-        res = compare_arrays(sides.fused, sides.original, status=sides.status, worst=self.worst, kl=self.kl)
-        j = judge(res, self.thresholds)
-        return Record(plan, res, j.verdict, j.reasons, j.score, sides.conversion)
+        return record_of_sides(plan, sides, self.thresholds, self.worst, self.kl)
 
     def sweep(self, plans: list[PairPlan] | None = None, **options) -> Sweep:
         """A :class:`~.records.Sweep` over ``plans`` (default: every plan); ``options`` are its own."""
@@ -219,28 +211,40 @@ class DumpComparison:
             on_item,
         )
 
-    def compute_all(self, *, jobs: int = 1, progress=None) -> None:
+    def compute_all(self, *, jobs: int = 1, progress=None, cluster=None) -> None:
         """Compute every comparable record (inputs too: localisation needs them; cached ones are
         not computed again); ``progress(done, total)`` after each record. ``jobs`` > 1 computes
         that many at once: on worker processes (:mod:`.workers`) where they can be forks of this
-        one, else on threads."""
+        one, else on threads. ``cluster``, a Dask client, computes them on its workers instead
+        (:mod:`.cluster`)."""
         todo = [p for p in self.plans if p.comparable and p.key not in self._cache]
-        if jobs <= 1 or len(todo) <= 1:
+        if (jobs <= 1 and cluster is None) or len(todo) <= 1:
             sweep = self.sweep(todo)
         else:
             # Bigger tensors first, so the workers do not end on one long pair.
             sized = sorted(((_file_size(p.fused_file.path), p) for p in todo), key=lambda sp: -sp[0])
             todo = [p for _, p in sized]
+            total, count = len(todo), 0
+
+            def done(plan: PairPlan, record: Record) -> None:
+                nonlocal count
+                self._cache.setdefault(plan.key, record)
+                count += 1
+                if progress is not None:
+                    progress(count, total)
+
+            if cluster is not None:
+                from .cluster import compute_on_cluster
+
+                settings = (self.thresholds, self.worst, self.kl)
+                left = compute_on_cluster(cluster, todo, [size for size, _ in sized], settings, done)
+                if left:
+                    self._run_warnings.append(
+                        f"{len(left)} cluster worker(s) left during the run ({', '.join(left)}); "
+                        "the scheduler compared their pairs on the others"
+                    )
+                return
             if can_fork():
-                total, count = len(todo), 0
-
-                def done(plan: PairPlan, record: Record) -> None:
-                    nonlocal count
-                    self._cache.setdefault(plan.key, record)
-                    count += 1
-                    if progress is not None:
-                        progress(count, total)
-
                 lost = compute_in_processes(self, todo, [size for size, _ in sized], jobs, done)
                 if lost:
                     self._run_warnings.append(
@@ -261,9 +265,10 @@ class DumpComparison:
         amplification: float | None = None,
         progress=None,
         evidence: Mapping[str, Evidence] | None = None,
+        cluster=None,
     ) -> Report:
-        """Compute every record (:meth:`compute_all`) and localise."""
-        self.compute_all(jobs=jobs, progress=progress)
+        """Compute every record (:meth:`compute_all`, on ``cluster`` if given) and localise."""
+        self.compute_all(jobs=jobs, progress=progress, cluster=cluster)
         loc = self.localise(amplification, evidence)
         shown = [self.compute(p) for p in self.plans if compare_input or p.kind == "output"]
         fused = sum(1 for op in self.fused if self.is_fused(op.name))
@@ -300,6 +305,25 @@ class DumpComparison:
         }
 
 
+def compute_record(plan: PairPlan, thresholds: ThresholdTable, worst: int, kl: bool) -> Record:
+    """The record of ``plan``: its two sides loaded and compared, the comparison judged. Needs
+    nothing of the comparison but these settings, so a worker anywhere can compute it."""
+    if not plan.comparable:
+        return Record(plan, None)
+    try:
+        sides = load_sides(plan)
+    except SIDE_ERRORS as exc:
+        return Record(plan, PairResult(status=[exc.code], message=str(exc)))
+    return record_of_sides(plan, sides, thresholds, worst, kl)
+
+
+def record_of_sides(plan: PairPlan, sides: Sides, thresholds: ThresholdTable, worst: int, kl: bool) -> Record:
+    """The record of ``plan`` from its loaded ``sides``."""
+    res = compare_arrays(sides.fused, sides.original, status=sides.status, worst=worst, kl=kl)
+    j = judge(res, thresholds)
+    return Record(plan, res, j.verdict, j.reasons, j.score, sides.conversion)
+
+
 def input_warnings(models: Iterable[GeModel | None], indexes: Iterable[DumpIndex | None]) -> list[str]:
     """Every warning about the inputs, each once: the graphs' oddities that were tolerated (each
     after its file's path), then what the dump folders ignored (folders, files, mapping rows).
@@ -309,7 +333,7 @@ def input_warnings(models: Iterable[GeModel | None], indexes: Iterable[DumpIndex
     return list(dict.fromkeys(warnings))
 
 
-def _contained(plan: PairPlan, make: Callable[[], Record]) -> Record:
+def contained(plan: PairPlan, make: Callable[[], Record]) -> Record:
     """The one containment point of a pair: whatever goes wrong computing it becomes that
     pair's ``COMPUTE_ERROR``, with the reason, and every other pair goes on."""
     try:

@@ -68,12 +68,14 @@ def run_with_replay(
     amplification: float | None = None,
     progress=None,
     known: dict[str, OpReplay] | None = None,
+    cluster=None,
 ):
     """:meth:`~fpinspect.dumps.compare.DumpComparison.run`, with the selected ops replayed
     and their evidence given to the localisation and to each output record. Replays in
-    ``known`` (the inspector's) are used as they are, and kept in the evidence."""
+    ``known`` (the inspector's) are used as they are, and kept in the evidence. ``cluster``, a
+    Dask client, computes the records on its workers (:mod:`fpinspect.dumps.cluster`)."""
     # every record first: which ops to replay depends on their verdicts
-    comparison.compute_all(jobs=jobs, progress=progress)
+    comparison.compute_all(jobs=jobs, progress=progress, cluster=cluster)
     known = dict(known or {})
     todo = [n for n in ops_to_replay(comparison, replay) if n not in known]
     # an op left out has no evidence, which its finding then says (the threshold rule decided)

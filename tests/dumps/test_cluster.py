@@ -1,0 +1,99 @@
+"""Records computed on a real Dask cluster (a LocalCluster of worker processes) are the records
+of one process; a worker killed mid-run loses no pair; an unreachable scheduler is one sentence."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+from gefixtures import chain_run
+from network import build_network
+
+from fpinspect.dumps import DumpComparison
+from fpinspect.dumps.cluster import ClusterError, connect
+
+distributed = pytest.importorskip("distributed", reason="Dask is the optional extra fpinspect[cluster]")
+
+
+def _comparison(paths) -> DumpComparison:
+    keys = ("af_open_graph", "af_close_graph", "af_open_data", "af_close_data")
+    return DumpComparison(*(str(paths[k]) for k in keys))
+
+
+def _report_json(comparison, **options) -> str:
+    report = comparison.run(compare_input=True, **options)
+    return json.dumps(report.to_json(), sort_keys=True)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with connect("local:2") as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    """Enough small pairs for many batches (64 pairs a batch)."""
+    paths, dumps = chain_run(tmp_path_factory.mktemp("chain"), ops=640, n=64)
+    rng = np.random.default_rng(0)
+    for on, off in dumps:
+        base = rng.standard_normal(64).astype(np.float16)
+        np.save(off, base)
+        np.save(on, (base.astype(np.float32) * np.float32(1.001)).astype(np.float16))
+    return {
+        "af_open_graph": paths["open_graph"],
+        "af_close_graph": paths["close_graph"],
+        "af_open_data": paths["open_data"],
+        "af_close_data": paths["close_data"],
+    }
+
+
+def test_the_cluster_report_is_the_local_report(client, tmp_path):
+    paths = build_network(tmp_path, inject="R2=scale")
+    local = _report_json(_comparison(paths))
+    assert _report_json(_comparison(paths), cluster=client) == local
+    assert '"introduced": ["autofuse_2_Gelu_Mul"]' in local  # the injected region
+
+
+def test_a_worker_killed_mid_run_loses_no_pair(client, chain):
+    expected = _report_json(_comparison(chain))
+    comparison = _comparison(chain)
+    pids = client.run(os.getpid)  # {worker address: pid}
+    victim = next(iter(pids.values()))
+    killed = []
+
+    def progress(done, total):
+        if done >= 64 and not killed:  # a batch is back: the others are queued or running
+            os.kill(victim, signal.SIGKILL)
+            killed.append(done)
+
+    comparison.compute_all(progress=progress, cluster=client)
+    assert killed
+    report = comparison.run(compare_input=True)
+    assert sum(1 for r in report.records if r.verdict is not None) == 640
+    assert any("left during the run" in w for w in report.summary()["warnings"])
+    clean = json.loads(expected)
+    got = report.to_json()
+    got["summary"]["warnings"] = clean["summary"]["warnings"]
+    assert json.dumps(got, sort_keys=True) == expected
+    deadline = time.monotonic() + 60
+    while len(client.scheduler_info()["workers"]) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)  # the nanny restarts the killed worker for the next tests
+
+
+def test_an_unreachable_scheduler_is_one_sentence_within_seconds():
+    start = time.monotonic()
+    with pytest.raises(ClusterError, match=r"--scheduler tcp://127\.0\.0\.1:9: cannot be reached"):
+        with connect("tcp://127.0.0.1:9"):
+            pass
+    assert time.monotonic() - start < 30
+
+
+def test_bad_local_sizes_are_refused():
+    with pytest.raises(ClusterError, match="give 1 to 256"):
+        with connect("local:0"):
+            pass

@@ -277,6 +277,12 @@ def _compared_inputs(run: str | None, *given: str | None) -> tuple[str, str, str
 @graphs_option
 @steps_option
 @click.option(
+    "--scheduler",
+    metavar="ADDRESS|local:N",
+    help="compare the pairs on a Dask cluster: a running scheduler's address (tcp://host:8786), or local:N "
+    "to start N worker processes here (needs pip install 'fpinspect[cluster]')",
+)
+@click.option(
     "--replay",
     type=click.Choice(["failing", "all", "none"]),
     default="failing",
@@ -306,6 +312,7 @@ def compare(
     ranks,
     graphs_chosen,
     steps,
+    scheduler,
     replay,
 ) -> None:
     """Compare every fused op of a fusion-on run with the original ops it replaced.
@@ -362,6 +369,14 @@ def compare(
         steps=steps,
         one_leaf=fmt == "model-explorer",
     )
+    cluster = None
+    if scheduler:
+        from ..dumps.cluster import connect
+
+        try:
+            cluster = click.get_current_context().with_resource(connect(scheduler))
+        except InputError as exc:
+            raise UsageProblem(str(exc)) from None
     if inputs.scope is not None:
         from ..replay.tree import compare_leaves
 
@@ -373,6 +388,7 @@ def compare(
             compare_input=compare_input,
             jobs=_jobs(jobs),
             amplification=amplification,
+            cluster=cluster,
         )
         compare_tree(inputs.scope, runs, fmt, output, fail_on)
         return
@@ -381,7 +397,12 @@ def compare(
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
     report = run_with_replay(
-        cmp, replay=replay, compare_input=compare_input, jobs=_jobs(jobs), amplification=amplification
+        cmp,
+        replay=replay,
+        compare_input=compare_input,
+        jobs=_jobs(jobs),
+        amplification=amplification,
+        cluster=cluster,
     )
     available = report.sources["fused_types"]
     for wanted in sorted(cmp.fused_types or ()):

@@ -116,10 +116,12 @@ def compare_leaves(
     compare_input: bool = False,
     jobs: int = 1,
     amplification: float | None = None,
+    cluster=None,
 ) -> Iterator[LeafRun]:
     """Each compared leaf pair of ``scope``, in order, against its fusion-on and fusion-off graphs
     chosen by ``graphs``. ``comparison_options`` are the further keyword arguments of
-    :class:`~fpinspect.dumps.compare.DumpComparison` (thresholds, fused types, ...)."""
+    :class:`~fpinspect.dumps.compare.DumpComparison` (thresholds, fused types, ...); ``cluster``, a
+    Dask client, computes every leaf's records on its workers."""
     for on, off in scope.compared:
         data = leaf_arguments(on, off)
         try:
@@ -132,6 +134,11 @@ def compare_leaves(
             yield LeafRun(on, off, error=str(exc))
             continue
         report = run_with_replay(
-            comparison, replay=replay, compare_input=compare_input, jobs=jobs, amplification=amplification
+            comparison,
+            replay=replay,
+            compare_input=compare_input,
+            jobs=jobs,
+            amplification=amplification,
+            cluster=cluster,
         )
         yield LeafRun(on, off, report=report)

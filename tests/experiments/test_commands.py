@@ -37,6 +37,7 @@ def test_tasks_lists_every_task_with_both_profiles():
     for task_id in TASK_IDS:
         assert f"{task_id} " in result.stdout
     assert "quick" in result.stdout and "full" in result.stdout and "[8, 2048, 4096]" in result.stdout
+    assert "docs/test-plan.md" in result.stdout  # where the claims' section numbers are defined
     # D sweeps dtypes: its unused common dtype field is not listed, lists are JSON
     out = result.stdout
     d = out[out.index("D  Pure data movement") : out.index("B  Accumulated error")]

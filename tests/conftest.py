@@ -1,8 +1,10 @@
-"""Shared test set-up: the helper modules in this folder are importable from every test, and the
-tests marked ``sole_thread`` run first."""
+"""Shared test set-up: the helper modules in this folder are importable from every test, the
+tests marked ``sole_thread`` run first, and the whole session shares one Inductor cache."""
 
 import os
 import sys
+
+import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
@@ -12,3 +14,18 @@ def pytest_collection_modifyitems(session, config, items):
     while it is the process's one thread) first: other tests leave threads behind in this
     process that are not fpinspect's (torch.compile's pools after the capture tests)."""
     items.sort(key=lambda item: item.get_closest_marker("sole_thread") is None)  # stable
+
+
+@pytest.fixture(scope="session", autouse=True)
+def inductor_cache(tmp_path_factory):
+    """One ``TORCHINDUCTOR_CACHE_DIR`` for the session, restored afterwards: every test and child
+    process that compiles (capture, the tasks, the Tasks pane, the hostile runs) reuses what an
+    earlier one compiled, instead of paying Inductor's first compile again in each folder."""
+    path = tmp_path_factory.mktemp("inductor-cache")
+    saved = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(path)
+    yield path
+    if saved is None:
+        os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+    else:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = saved

@@ -365,6 +365,7 @@ def tasks_command() -> None:
     from .render import console
 
     con = console()
+    con.print("Each claim cites its section of the test plan: docs/test-plan.md in fpinspect's source.\n")
     for task in all_tasks():
         quick, full = task.settings.profile("quick").to_dict(), task.settings.profile("full").to_dict()
         con.print(f"[bold]{task.id}[/bold]  {task.title}\n[dim]{task.claim}[/dim]", highlight=False)

@@ -6,7 +6,7 @@ records computed on demand.
 :class:`~.records.Record` (cached; safe to call from worker threads), loading its two sides
 once (:mod:`.sides`); :class:`~.records.Sweep` computes many in demand order;
 :meth:`~DumpComparison.run` computes everything, localises (:mod:`.localise`) and returns the
-:class:`~.report.Report` of the design notes.
+:class:`~.report.Report` of docs/design.md.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class Record:
-    """One row of the comparison (the ``records`` contract of the design notes): the plan, the
+    """One row of the comparison (the ``records`` contract of docs/design.md): the plan, the
     comparison of its two sides (``None`` when the plan had nothing to compare), and the
     judgement of :func:`~.verdict.judge`."""
 

@@ -1,5 +1,5 @@
 """The report of one comparison: the records shown, the localisation, and the summary of the
-``--format json`` contract (design notes)."""
+``--format json`` contract (docs/design.md)."""
 
 from __future__ import annotations
 

@@ -2,30 +2,17 @@
 
 Compiling is what costs time (about 20 s for the first Inductor compile of a process, 1-2 s
 per region after that), so every test reads the same captures, and the whole session uses
-one Inductor cache folder. Without torch there is nothing to capture: the tests are not
-collected (this file itself imports torch only inside fixtures).
+one Inductor cache folder (``tests/conftest.py``). Without torch there is nothing to capture:
+the tests are not collected (this file itself imports torch only inside fixtures).
 """
 
 import importlib.util
-import os
 
 import pytest
 from capturecases import INJECTED, compare
 
 if importlib.util.find_spec("torch") is None:
     collect_ignore_glob = ["test_*.py"]
-
-
-@pytest.fixture(scope="session", autouse=True)
-def inductor_cache(tmp_path_factory):
-    """One TORCHINDUCTOR_CACHE_DIR for the session (restored afterwards)."""
-    old = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(tmp_path_factory.mktemp("inductor-cache"))
-    yield os.environ["TORCHINDUCTOR_CACHE_DIR"]
-    if old is None:
-        del os.environ["TORCHINDUCTOR_CACHE_DIR"]
-    else:
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = old
 
 
 @pytest.fixture(scope="session")

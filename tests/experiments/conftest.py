@@ -1,29 +1,15 @@
 """Shared set-up for the experiment tests.
 
-All child processes of one test session share one Inductor cache folder (compiles after
-the first reuse its precompiled header); cold-start runs make their own empty folder.
-Each task's quick profile runs once per session on the CPU and its report is shared.
+Each task's quick profile runs once per session on the CPU and its report is shared. Its
+child processes use the session's one Inductor cache folder (``tests/conftest.py``);
+cold-start runs make their own empty folder.
 """
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from fpinspect.experiments.engine import run_experiment
-
-
-@pytest.fixture(scope="session", autouse=True)
-def inductor_cache(tmp_path_factory):
-    path = tmp_path_factory.mktemp("inductor-cache")
-    saved = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(path)
-    yield path
-    if saved is None:
-        os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
-    else:
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = saved
 
 
 class QuickReports:

@@ -1,5 +1,5 @@
-"""Task B — accumulated error: is the fused error no worse than eager's? (test plan §3.2,
-the plan's central quantitative claim).
+"""Task B — accumulated error: is the fused error no worse than eager's? (docs/test-plan.md
+§3.2, the plan's central quantitative claim).
 
 Each chain of :data:`CHAINS` runs on ``inputs`` random inputs per dtype and input
 distribution, three ways: the float64 reference (:func:`fpinspect.numerics.fp64_reference`:

@@ -1,5 +1,5 @@
-"""Task D — pure data movement: are fused movement chains bit-identical to eager? (test
-plan §2).
+"""Task D — pure data movement: are fused movement chains bit-identical to eager? (docs/test-plan.md
+§2).
 
 Every chain of :data:`CHAINS` runs eager and fused (one static compile per cell) for
 each dtype and shape, and the two outputs are compared bit for bit (``bit_equal``; the

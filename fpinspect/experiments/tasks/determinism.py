@@ -1,4 +1,4 @@
-"""Task A — auto-fusion's own binary determinism (test plan §3.3).
+"""Task A — auto-fusion's own binary determinism (docs/test-plan.md §3.3).
 
 The subgraph is the first half of a Transformer FFN block as the plan words it:
 ``gelu(layer_norm(x @ w + b))`` with ``x`` [batch, sequence, hidden] and ``w`` [hidden,

@@ -1,5 +1,5 @@
 """Task C2 — reduction order: does the chunk (tile) size change the last bit of a sum?
-(test plan §1.2 (3)).
+(docs/test-plan.md §1.2 (3)).
 
 ``x`` [1, n] ~ U(low, high) in ``dtype`` is summed over its last axis by:
 

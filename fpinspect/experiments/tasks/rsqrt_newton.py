@@ -1,4 +1,4 @@
-"""Task C3 — rsqrt iterations: does the iteration count change the last bit? (test plan
+"""Task C3 — rsqrt iterations: does the iteration count change the last bit? (docs/test-plan.md
 §1.2 (4)).
 
 The framework's ``torch.rsqrt`` (eager and fused) is compared with Newton–Raphson

@@ -1,5 +1,5 @@
 """Task C1 — tensor × scalar: does the instruction the compiler picks change the last bit?
-(test plan §1.2 (2)).
+(docs/test-plan.md §1.2 (2)).
 
 Path A is ``x * scalar`` (a Python scalar); path B is ``x * s.expand_as(x)`` with ``s`` a
 0-d tensor of ``x``'s dtype (broadcast, then element-wise multiply). Each runs eager and

@@ -1,4 +1,5 @@
-"""Task E — end-to-end training, eager vs fused (test plan §3.2 in practice).
+"""Task E — end-to-end training, eager vs fused (docs/test-plan.md §3.2 in
+practice).
 
 A small GPT (:mod:`..training.gpt`) is trained three times from the same saved initial
 weights on the same byte-level batches with the same AdamW settings and schedule

@@ -10,6 +10,7 @@ import sys
 import click
 
 from .. import __version__
+from .baseline import record_options
 from .fusion_options import compare_unfused_option, fused_types_option, type_list
 from .output import check_destination, indented_json, report_file, write_json_object
 from .usage import UsageProblem
@@ -47,6 +48,7 @@ _COMMAND_MODULES = {
     "launch": (".launch", "launch_command"),
     "open": (".open", "open_command"),
     "open-result": (".launch", "open_result_command"),
+    "baseline": (".baseline", "baseline_command"),
     "run": (".experiments", "run_command"),
     "tasks": (".experiments", "tasks_command"),
 }
@@ -206,6 +208,7 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
     help="replay the original ops of these fused ops on their own inputs (failing: failing and warned "
     "ops) and localise by that evidence",
 )
+@record_options(default=False)
 def compare(
     af_open_graph,
     af_close_graph,
@@ -225,6 +228,8 @@ def compare(
     fused_types,
     compare_unfused,
     replay,
+    record,
+    db,
 ) -> None:
     """Compare every fused op of a fusion-on run with the original ops it replaced.
 
@@ -293,6 +298,26 @@ def compare(
 
             con = console() if output is None else plain_console(out)
             con.print(compare_table(report))
+    if record:
+        from .baseline import record_compare
+
+        record_compare(
+            db,
+            report.to_json(),
+            {
+                "thresholds": table.to_json(),
+                "amplification": amplification,
+                "replay": replay,
+                "fused_types": fused_types,
+                "compare_unfused": compare_unfused,
+            },
+            {
+                "af_open_graph": af_open_graph,
+                "af_close_graph": af_close_graph,
+                "af_open_data": af_open_data,
+                "af_close_data": af_close_data,
+            },
+        )
     if fail_on:
         levels = ("warn", "fail") if fail_on == "warn" else ("fail",)
         if any(r.verdict in levels for r in report.records) or not report.compared:

@@ -56,6 +56,8 @@ def _noise(rule: Rule, values: list[float]) -> tuple[float, str]:
         return 0.0, "none: any change regresses"
     if len(values) > 1:
         return 3 * statistics.stdev(values), f"3 standard deviations of {len(values)} baseline runs"
+    if not rule.rel and not rule.abs:
+        return 0.0, "stated tolerance: none"
     return rule.rel * abs(values[0]) + rule.abs, f"stated tolerance {rule.rel:g} × baseline + {rule.abs:g}"
 
 

@@ -106,6 +106,7 @@ TASK_FIGURES: dict[str, tuple[Rows | Fields, ...]] = {
             ("fused_op", "kind", "fused_index"),
             {"cosine": Rule("higher", abs=1e-6), "max_abs": REL, "max_rel": REL, "verdict": EXACT},
         ),
+        Fields({"summary.verdicts.fail": COUNT, "summary.verdicts.warn": COUNT}),
     ),
 }
 

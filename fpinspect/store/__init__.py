@@ -7,7 +7,7 @@ read it); it imports neither torch nor textual, and nothing of fpinspect outside
 
 from .check import REGRESSED, CheckResult, FigureCheck, check_run, judge
 from .database import DB_ENV, SCHEMA_VERSION, ResultsDB, StoredRun, StoreError, default_path
-from .figures import TASK_FIGURES, Rule
+from .figures import TASK_FIGURES, Figure, Rule
 
 __all__ = [
     "DB_ENV",
@@ -15,6 +15,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "TASK_FIGURES",
     "CheckResult",
+    "Figure",
     "FigureCheck",
     "ResultsDB",
     "Rule",

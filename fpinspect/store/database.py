@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .figures import Rule, extract, tables
+from .figures import Figure, Rule, extract, tables
 
 DB_ENV = "FPINSPECT_DB"
 BUSY_SECONDS = 10.0
@@ -225,11 +225,13 @@ class ResultsDB:
         device: str | None = None,
         artefacts: str | None = None,
         compared_settings: dict[str, Any] | None = None,
+        figures: list[Figure] | None = None,
     ) -> int:
-        """Store one run and its figures (by the mapping of ``kind``: a task id or ``compare``);
-        returns its id. ``compared_settings`` (default: ``settings``) is what its hash covers:
-        runs are checked against baselines with the same hash."""
-        figures = extract(kind, result)
+        """Store one run and its figures (default: by the mapping of ``kind``, a task id or
+        ``compare``); returns its id. ``compared_settings`` (default: ``settings``) is what its
+        hash covers: runs are checked against baselines with the same hash."""
+        if figures is None:
+            figures = extract(kind, result)
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
         with self._write() as c:
             run_id = c.execute(

@@ -71,6 +71,17 @@ _B_PATHS = {
 
 #: The mapping of every task (and of ``compare``): figures and the per-row tables kept whole.
 TASK_FIGURES: dict[str, tuple[Rows | Fields, ...]] = {
+    "S": (
+        Fields(
+            {
+                "all_passed": EXACT,
+                "arithmetic_rank_matches_sorted_rank": EXACT,
+                "error_stats.*.agrees": EXACT,
+                "error_stats.*.rounded_max_ulp": ULP,
+                "device_rounding.*.differing": COUNT,
+            }
+        ),
+    ),
     "A": (Fields({"unique_output_hashes": EXACT, "max_ulp": EXACT}),),
     "B": (
         Rows(

@@ -83,6 +83,9 @@ def test_compare_records_its_figures_when_asked(tmp_path):
     assert any(n.startswith("autofuse_2_Add_LayerNorm") and n.endswith("/cosine") for n in names)
 
 
+HISTORY = ("baseline", "history", "B", "--figure", "gelu/float16/normal/fused.p99_ulp")
+
+
 def _history_db(path):
     with ResultsDB(path) as store:
         for torch, p99 in (("2.4", 1.0), ("2.5", 1.0), ("2.6", 3.0)):
@@ -98,17 +101,7 @@ def _history_db(path):
 
 def test_history_shows_a_table_bars_and_a_png(tmp_path):
     db = _history_db(tmp_path / "r.sqlite")
-    out = _cli(
-        "baseline",
-        "history",
-        "B",
-        "--figure",
-        "gelu/float16/normal/fused.p99_ulp",
-        "--db",
-        db,
-        "--png",
-        tmp_path / "h.png",
-    )
+    out = _cli(*HISTORY, "--db", db, "--png", tmp_path / "h.png")
     assert out.exit_code == 0, out.output
     plot = [ln.split() for ln in out.stdout.splitlines() if ln.startswith("run ")]
     assert plot == [["run", "1", "1", "█"], ["run", "2", "1", "█"], ["run", "3", "3", "█" * 40]]
@@ -119,17 +112,7 @@ def test_history_shows_a_table_bars_and_a_png(tmp_path):
 def test_history_without_matplotlib_says_so(tmp_path, monkeypatch):
     db = _history_db(tmp_path / "r.sqlite")
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    out = _cli(
-        "baseline",
-        "history",
-        "B",
-        "--figure",
-        "gelu/float16/normal/fused.p99_ulp",
-        "--db",
-        db,
-        "--png",
-        tmp_path / "h.png",
-    )
+    out = _cli(*HISTORY, "--db", db, "--png", tmp_path / "h.png")
     assert out.exit_code == 0
     assert "matplotlib is not installed" in out.stderr and not (tmp_path / "h.png").exists()
 

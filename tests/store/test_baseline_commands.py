@@ -135,3 +135,10 @@ def test_bad_usage_is_one_sentence(tmp_path, args, sentence):
     out = _cli("baseline", *args, "--db", db)
     assert out.exit_code == 2
     assert sentence in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_an_unknown_fused_rounding_is_refused_before_anything_runs(tmp_path):
+    out = _cli("run", "B", "--set", "fused_rounding=float64", "--db", tmp_path / "r.sqlite")
+    assert out.exit_code == 2
+    assert "fused_rounding must be empty or one of float16, bfloat16, float32" in out.stderr
+    assert not (tmp_path / "r.sqlite").exists()

@@ -26,6 +26,7 @@ def _cli(*args, **kw):
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False, **kw)
 
 
+@pytest.mark.slow
 def test_a_worse_fused_path_fails_the_check_and_the_same_settings_pass(tmp_path):
     """The issue's check: a quick B run tagged, then the fused path rounded through bfloat16."""
     db = tmp_path / "r.sqlite"

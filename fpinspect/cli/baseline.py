@@ -9,6 +9,7 @@ unusable database.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,12 +51,12 @@ def _open(db: Path | None) -> ResultsDB:
         raise UsageProblem(str(exc)) from None
 
 
-def _store(db: Path | None, kind: str, result: dict[str, Any], **fields: Any) -> None:
+def _store(db: Path | None, write: Callable[[ResultsDB], int]) -> None:
     from ..store import StoreError
 
     with _open(db) as store:
         try:
-            run_id = store.record(kind, result, **fields)
+            run_id = write(store)
         except StoreError as exc:
             raise UsageProblem(str(exc)) from None
         click.echo(f"fpinspect: recorded as run {run_id} in {store.path}", err=True)
@@ -64,19 +65,10 @@ def _store(db: Path | None, kind: str, result: dict[str, Any], **fields: Any) ->
 def record_result(
     db: Path | None, result: dict[str, Any], out: Path | None, workload: dict[str, Any]
 ) -> None:
-    """Store an experiment's ``result.json`` object; ``workload``: the settings a baseline
-    must share with it (:meth:`~fpinspect.experiments.settings.TaskSettings.workload`)."""
+    """Store an experiment's ``result.json`` object (:meth:`~fpinspect.store.ResultsDB.record_result`)."""
     _store(
         db,
-        result["task"],
-        result,
-        task=result["task"],
-        settings=result["settings"],
-        environment=result["environment"],
-        profile=result["profile"],
-        device=result["device"],
-        artefacts=str(out.resolve()) if out is not None else None,
-        compared_settings=workload,
+        lambda store: store.record_result(result, str(out.resolve()) if out is not None else None, workload),
     )
 
 
@@ -87,18 +79,12 @@ def record_compare(
     the compared folders are part of its environment (a new compiler's dumps sit elsewhere)."""
     from .. import __version__
 
+    environment = {"fpinspect": __version__, "inputs": {k: str(Path(v).resolve()) for k, v in inputs.items()}}
     _store(
         db,
-        "compare",
-        report,
-        task="compare",
-        settings=settings,
-        environment={
-            "fpinspect": __version__,
-            "inputs": {k: str(Path(v).resolve()) for k, v in inputs.items()},
-        },
-        device="dumps",
-        artefacts=None,
+        lambda store: store.record(
+            "compare", report, task="compare", settings=settings, environment=environment, device="dumps"
+        ),
     )
 
 

@@ -127,3 +127,15 @@ def check_run(db: ResultsDB, run: StoredRun, name: str) -> CheckResult:
         now = current[figure].value if figure in current else None
         checks.append(judge(figure, declared.rule, values, now))
     return CheckResult(name, run, baseline_runs, checks)
+
+
+def latest_check(db: ResultsDB, task: str) -> CheckResult | None:
+    """The newest run of ``task`` against the most recently tagged baseline that holds runs to
+    compare it with; None when there is no such run or baseline."""
+    runs = db.runs(task=task)
+    for name in db.baseline_names() if runs else []:
+        try:
+            return check_run(db, runs[0], name)
+        except StoreError:
+            continue
+    return None

@@ -261,6 +261,23 @@ class ResultsDB:
             )
         return run_id
 
+    def record_result(
+        self, result: dict[str, Any], artefacts: str | None, workload: dict[str, Any] | None = None
+    ) -> int:
+        """Store an experiment's ``result.json`` object (its folder: ``artefacts``); ``workload``:
+        the settings a baseline must share with it (default: all of them)."""
+        return self.record(
+            result["task"],
+            result,
+            task=result["task"],
+            settings=result["settings"],
+            environment=result["environment"],
+            profile=result["profile"],
+            device=result["device"],
+            artefacts=artefacts,
+            compared_settings=workload,
+        )
+
     def tag(self, name: str, run_ids: list[int]) -> None:
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
         with self._write() as c:
@@ -299,9 +316,10 @@ class ResultsDB:
             return [_run(r) for r in rows]
 
     def baseline_names(self, run_id: int | None = None) -> list[str]:
+        """The baselines (holding ``run_id`` when given), the most recently tagged first."""
         with self._errors():
             if run_id is None:
-                rows = self.conn.execute("SELECT DISTINCT name FROM baselines ORDER BY name")
+                rows = self.conn.execute("SELECT name FROM baselines GROUP BY name ORDER BY max(rowid) DESC")
             else:
                 rows = self.conn.execute(
                     "SELECT name FROM baselines WHERE run_id = ? ORDER BY name", (run_id,)

@@ -136,6 +136,7 @@ class TasksScreen(Screen):
     def _fill_tasks(self) -> None:
         table = self.query_one("#task-table", DataTable)
         last = self.store.last_verdicts()
+        checks = baseline_checks([t.id for t in self.tasks])
         keep = table.cursor_row
         table.clear()
         for t in self.tasks:
@@ -143,7 +144,7 @@ class TasksScreen(Screen):
             table.add_row(
                 Text(t.id, "bold"),
                 t.priority or "-",
-                Text(v or "-", _VERDICT_TONE.get(v, "dim")),
+                Text.assemble((v or "-", _VERDICT_TONE.get(v, "dim")), checks.get(t.id, "")),
                 one_line(t.claim, 90),
                 key=t.id,
             )
@@ -460,6 +461,30 @@ class TasksScreen(Screen):
         if followers:
             await asyncio.wait([asyncio.ensure_future(settled(w)) for w in followers], timeout=STOP_SECONDS)
         then()
+
+
+def baseline_checks(tasks: list[str]) -> dict[str, Text]:
+    """Per task with a recorded run and a baseline that can judge it: `` · vs baseline NAME: n
+    figure(s) regressed`` (:func:`fpinspect.store.check.latest_check`)."""
+    from ...store import ResultsDB, StoreError, default_path
+    from ...store.check import latest_check
+
+    if not default_path().is_file():  # reading creates no database
+        return {}
+    try:
+        with ResultsDB() as db:
+            checks = {t: latest_check(db, t) for t in tasks}
+    except StoreError:
+        return {}
+    return {
+        t: Text(
+            f" · vs baseline {c.baseline_name}: {len(c.regressed)} figure{'' if len(c.regressed) == 1 else 's'} "
+            "regressed",
+            "red" if c.regressed else "green",
+        )
+        for t, c in checks.items()
+        if c is not None
+    }
 
 
 def table_focused(event: DataTable.RowHighlighted) -> bool:

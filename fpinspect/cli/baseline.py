@@ -18,7 +18,7 @@ import click
 from .usage import UsageProblem
 
 if TYPE_CHECKING:  # the store loads when a command uses it
-    from ..store import CheckResult, ResultsDB, StoredRun
+    from ..store import ResultsDB, StoredRun
 
 
 db_option = click.option(
@@ -138,93 +138,6 @@ def tag_command(name: str, runs: tuple[str, ...], db: Path | None) -> None:
             click.echo(f"baseline {name}: run {r.id} (task {r.task}, {r.device_class}, {r.recorded})")
 
 
-def _cell(v: float | None) -> str:
-    return "-" if v is None else f"{v:.6g}"
-
-
-def _flat(environment: dict[str, Any]) -> dict[str, str]:
-    return {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True) for k, v in environment.items()}
-
-
-#: Environment facts a check always shows, whether or not they differ.
-SHOWN_FACTS = ("torch", "torch_npu", "cann", "cuda", "driver", "device_name", "fpinspect")
-
-
-def _environments(result: CheckResult) -> list[tuple[str, str, str]]:
-    """(fact, baseline's, run's) for the facts of :data:`SHOWN_FACTS` and every one that differs;
-    settings outside the compared workload appear as ``setting NAME``."""
-    base = {**_flat(result.baseline_runs[-1].environment)}
-    now = {**_flat(result.run.environment)}
-    for key in sorted({*result.run.settings, *result.baseline_runs[-1].settings}):
-        b, n = result.baseline_runs[-1].settings.get(key), result.run.settings.get(key)
-        if b != n:
-            base[f"setting {key}"], now[f"setting {key}"] = json.dumps(b), json.dumps(n)
-    keys = [k for k in dict.fromkeys([*base, *now]) if k in SHOWN_FACTS or base.get(k) != now.get(k)]
-    return [(k, base.get(k, "-"), now.get(k, "-")) for k in keys]
-
-
-def check_markdown(result: CheckResult) -> str:
-    from ..store.check import IMPROVED
-
-    run, bases = result.run, result.baseline_runs
-    regressed = result.regressed
-    improved = sum(f.status == IMPROVED for f in result.figures)
-    ids = ", ".join(str(r.id) for r in bases)
-    lines = [
-        f"# Run {run.id} against baseline {result.baseline_name}",
-        "",
-        f"Task {run.task}, settings {run.settings_hash}, device class {run.device_class}; "
-        f"baseline runs {ids}.",
-        "",
-        f"**{len(regressed)} of {len(result.figures)} figures regressed**, {improved} improved, "
-        "the others unchanged or within noise.",
-    ]
-    if regressed:
-        lines += [
-            "",
-            "| figure | baseline | run | change | allowed | noise |",
-            "|---|---|---|---|---|---|",
-            *(
-                f"| {f.name} | {_cell(f.baseline)} | {_cell(f.current)} | {_cell(f.change)} | "
-                f"{_cell(f.allowed)} | {f.noise} |"
-                for f in regressed
-            ),
-        ]
-    lines += [
-        "",
-        "## Environments",
-        "",
-        f"| fact | baseline (run {bases[-1].id}) | run {run.id} |",
-        "|---|---|---|",
-    ]
-    lines += [f"| {k} | {b} | {n} |" for k, b, n in _environments(result)]
-    return "\n".join(lines) + "\n"
-
-
-def check_json(result: CheckResult) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    def figure_json(f) -> dict[str, Any]:
-        return {
-            "name": f.name,
-            "baseline": f.baseline,
-            "run": f.current,
-            "change": f.change,
-            "allowed": f.allowed,
-            "noise": f.noise,
-            "rule": f.rule.direction,
-            "status": f.status,
-        }
-
-    return {
-        "baseline": result.baseline_name,
-        "run": asdict(result.run),
-        "baseline_runs": [asdict(r) for r in result.baseline_runs],
-        "regressed": [figure_json(f) for f in result.regressed],
-        "figures": [figure_json(f) for f in result.figures],
-    }
-
-
 @baseline_command.command("check")
 @click.argument("run", required=False)
 @click.option("--against", "name", required=True, help="The baseline to compare with.")
@@ -246,6 +159,8 @@ def check_command(run: str | None, name: str, fmt: str, db: Path | None) -> None
             result = check_run(store, chosen, name)
         except StoreError as exc:
             raise UsageProblem(str(exc)) from None
+    from ..store.report import check_json, check_markdown
+
     if fmt == "json":
         click.echo(json.dumps(check_json(result), ensure_ascii=False, allow_nan=False))
     else:
@@ -278,6 +193,7 @@ def history_command(task: str, name: str, png: Path | None, db: Path | None) -> 
     """The figure NAME of TASK across its recorded runs: a table with a bar per run, and a PNG."""
     from rich.table import Table
 
+    from ..store.report import number_text
     from .render import console
 
     with _open(db) as store:
@@ -303,11 +219,11 @@ def history_command(task: str, name: str, png: Path | None, db: Path | None) -> 
             r.device_class,
             r.settings_hash,
             ", ".join(tags[r.id]),
-            _cell(value),
+            number_text(value),
         )
     console().print(table)
     for (r, value), bar in zip(history, bars([v for _, v in history])):
-        click.echo(f"run {r.id:>5} {_cell(value):>12} {bar}")
+        click.echo(f"run {r.id:>5} {number_text(value):>12} {bar}")
     if png is not None:
         _draw(png, task, name, history)
 

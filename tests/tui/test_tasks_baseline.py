@@ -8,6 +8,7 @@ from textual.widgets import Input
 
 from fpinspect.store import ResultsDB
 from fpinspect.tui.launcher import FINISHED
+from fpinspect.tui.screens.baseline_check import BaselineCheckScreen
 
 
 def _b(p99: float) -> dict:
@@ -16,13 +17,18 @@ def _b(p99: float) -> dict:
     }
 
 
-def test_the_pane_shows_the_check_of_each_tasks_newest_run_and_records_its_own_runs(tmp_path, monkeypatch):
+def _database(tmp_path, monkeypatch):
     db_path = tmp_path / "results.sqlite"
     monkeypatch.setenv("FPINSPECT_DB", str(db_path))
     env = {"device": "cpu", "device_name": "cpu0", "torch": "2.5"}
     with ResultsDB(db_path) as db:
         db.tag("v1", [db.record("B", _b(1.0), task="B", settings={}, environment=env, device="cpu")])
         db.record("B", _b(3.0), task="B", settings={}, environment={**env, "torch": "2.6"}, device="cpu")
+    return db_path
+
+
+def test_the_pane_shows_the_check_of_each_tasks_newest_run_and_records_its_own_runs(tmp_path, monkeypatch):
+    db_path = _database(tmp_path, monkeypatch)
     app = tasks_app(tmp_path / "runs", task="S")
 
     async def scenario(pilot):
@@ -37,5 +43,22 @@ def test_the_pane_shows_the_check_of_each_tasks_newest_run_and_records_its_own_r
         with ResultsDB(db_path) as db:
             (recorded,) = db.runs(task="S")
         assert recorded.artefacts == str(run.folder) and recorded.settings["anchors"] == 2
+
+    drive(app, scenario)
+
+
+def test_b_opens_the_check_of_the_highlighted_task(tmp_path, monkeypatch):
+    _database(tmp_path, monkeypatch)
+    app = tasks_app(tmp_path / "runs", task="B")
+
+    async def scenario(pilot):
+        tasks = pilot.app.screen
+        await pilot.press("b")
+        check = pilot.app.screen
+        assert isinstance(check, BaselineCheckScreen)
+        assert "| gelu/float16/normal/fused.p99_ulp | 1 | 3 | 2 |" in check.report
+        assert "| torch | 2.5 | 2.6 |" in check.report
+        await pilot.press("escape")
+        assert pilot.app.screen is tasks
 
     drive(app, scenario)

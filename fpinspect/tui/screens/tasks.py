@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable
 from contextlib import suppress
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -37,9 +38,13 @@ from ..run_follower import follow_run, run_nice
 from ..widgets.live_run import LiveRun
 from ..widgets.result_view import ResultView
 from ..widgets.run_form import RunForm, one_line
+from .baseline_check import BaselineCheckScreen
 from .confirm import ConfirmScreen
 from .open_result import pick_result
 from .result import ResultScreen
+
+if TYPE_CHECKING:
+    from ...store import CheckResult
 
 CHECKING = "still checking whether it is available…"
 #: Seconds between redraws of the watched run while events stream.
@@ -58,6 +63,7 @@ class TasksScreen(Screen):
         Binding("x,ctrl+c", "cancel_run", "Cancel run", id="tasks.cancel"),
         Binding("r", "show_result", "Result", id="tasks.result"),
         Binding("h", "history", "History", id="tasks.history"),
+        Binding("b", "baseline_check", "Baseline check", id="tasks.baseline-check", show=False),
         Binding("o", "open_result", "Open result", id="tasks.open-result"),
         Binding("d", "cycle('device')", "Device", id="tasks.device"),
         Binding("p", "cycle('profile')", "Profile", id="tasks.profile"),
@@ -136,7 +142,7 @@ class TasksScreen(Screen):
     def _fill_tasks(self) -> None:
         table = self.query_one("#task-table", DataTable)
         last = self.store.last_verdicts()
-        checks = baseline_checks([t.id for t in self.tasks])
+        checks = {t: check_line(c) for t, c in latest_checks([t.id for t in self.tasks]).items()}
         keep = table.cursor_row
         table.clear()
         for t in self.tasks:
@@ -409,6 +415,16 @@ class TasksScreen(Screen):
 
         self.app.push_screen(HistoryScreen(self.store))
 
+    def action_baseline_check(self) -> None:
+        task = self.selected_task
+        check = latest_checks([task.id]).get(task.id) if task is not None else None
+        if check is None:
+            self.notify("No baseline holds runs to check this task's newest recorded run against.", timeout=4)
+            return
+        from ...store.report import check_markdown
+
+        self.app.push_screen(BaselineCheckScreen(check_markdown(check)))
+
     def action_open_result(self) -> None:
         pick_result(self.app, self.store.root)
 
@@ -463,9 +479,9 @@ class TasksScreen(Screen):
         then()
 
 
-def baseline_checks(tasks: list[str]) -> dict[str, Text]:
-    """Per task with a recorded run and a baseline that can judge it: `` · vs baseline NAME: n
-    figure(s) regressed`` (:func:`fpinspect.store.check.latest_check`)."""
+def latest_checks(tasks: list[str]) -> dict[str, CheckResult]:
+    """Each task's newest recorded run against the newest baseline that can judge it
+    (:func:`fpinspect.store.check.latest_check`), for the tasks that have both."""
     from ...store import ResultsDB, StoreError, default_path
     from ...store.check import latest_check
 
@@ -476,15 +492,15 @@ def baseline_checks(tasks: list[str]) -> dict[str, Text]:
             checks = {t: latest_check(db, t) for t in tasks}
     except StoreError:
         return {}
-    return {
-        t: Text(
-            f" · vs baseline {c.baseline_name}: {len(c.regressed)} figure{'' if len(c.regressed) == 1 else 's'} "
-            "regressed",
-            "red" if c.regressed else "green",
-        )
-        for t, c in checks.items()
-        if c is not None
-    }
+    return {t: c for t, c in checks.items() if c is not None}
+
+
+def check_line(check: CheckResult) -> Text:
+    n = len(check.regressed)
+    return Text(
+        f" · vs baseline {check.baseline_name}: {n} figure{'' if n == 1 else 's'} regressed",
+        "red" if n else "green",
+    )
 
 
 def table_focused(event: DataTable.RowHighlighted) -> bool:

@@ -13,6 +13,7 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,experiments]'
+	$(BIN)/fpinspect warm
 	touch $(STAMP)
 
 test: $(STAMP)

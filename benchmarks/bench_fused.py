@@ -17,8 +17,7 @@ the fastest kept (the machine may be shared: the load average is printed before 
      bit for bit, so its error loops are skipped);
    * ``fpinspect diff --format json`` (the pass, KL, the worst elements, JSON) with jobs 1 and 2;
    * ``fpinspect diff`` of one 64 KiB pair with an empty compile cache (every kernel it calls
-     compiled: the pass by the process, what runs after it by a child meanwhile) and warm
-     (the CPU seconds include the child's).
+     compiled) and warm.
    The numpy and fused passes are also timed inside their process (wall and CPU seconds:
    no interpreter start or imports; with the cache warm, no loading of the compiled kernels).
    Targets: the fused pass at most as slow as the numpy pass, its first call within 3x of it.

@@ -15,7 +15,7 @@ from __future__ import annotations
 import operator
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from unittest import mock
@@ -121,23 +121,32 @@ class FusedRunner:
         return self.compiled[region]
 
     def run(
-        self, injection: Injection | None = None, progress: Progress | None = None
+        self,
+        injections: Sequence[Injection] = (),
+        progress: Progress | None = None,
+        *,
+        unfused: Collection[int] = (),
     ) -> dict[ValueRef, torch.Tensor]:
-        """Every tensor of the fusion-on run (region outputs as the fused kernels wrote them)."""
+        """Every tensor of the fusion-on run (region outputs as the fused kernels wrote them, each
+        faulty as the first of ``injections`` that names it). The regions numbered in ``unfused``
+        run op by op instead, as the fusion-off run does: fusion left out there alone."""
         env = source_values(self.graph)
         with torch.no_grad():
             for done, unit in enumerate(self.units, 1):
-                if isinstance(unit, Region):
-                    self._run_region(unit, env, injection)
+                if isinstance(unit, Region) and unit.index not in unfused:
+                    self._run_region(unit, env, injections)
+                elif isinstance(unit, Region):
+                    for op in unit.members:
+                        call_kernel(self.graph, op, env)
                 else:
                     call_kernel(self.graph, unit, env)
                 if progress:
                     progress("fusion on: compiled regions", done, len(self.units))
         return env
 
-    def _run_region(self, region: Region, env: dict, injection: Injection | None) -> None:
+    def _run_region(self, region: Region, env: dict, injections: Sequence[Injection]) -> None:
         inputs = [env[ref] for ref in region.inputs]
         compiled = self._compiled(region, inputs)
-        hit = injection is not None and injection.matches(region.index, compiled.name)
-        outputs = list(compiled.fn(*(injection.before(inputs) if hit else inputs)))
-        env.update(zip(region.outputs, injection.after(outputs) if hit else outputs))
+        hit = next((i for i in injections if i.matches(region.index, compiled.name)), None)
+        outputs = list(compiled.fn(*(hit.before(inputs) if hit else inputs)))
+        env.update(zip(region.outputs, hit.after(outputs) if hit else outputs))

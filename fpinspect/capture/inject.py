@@ -6,7 +6,8 @@ records it; finding the region is ``fpinspect compare``'s job. Kinds:
 
 * ``bf16`` — the region's inputs and outputs are rounded to bfloat16, as a kernel that
   loads and stores bfloat16 (a missing upcast) computes. Relative error about 2**-9.
-* ``scale`` — every output is multiplied by 1.03 (a wrong constant, a scale applied twice).
+* ``scale`` — every output is multiplied by 1.03 (a wrong constant, a scale applied twice);
+  ``scale:F`` by ``F`` (``scale:1.0005``: a fault too small to fail alone).
 * ``nan`` — the largest 1% of each output (by magnitude, at least one element) become NaN,
   as an fp32 intermediate that overflows to ``inf - inf`` would produce.
 """
@@ -30,15 +31,31 @@ class Injection:
 
     region: str
     kind: str
+    factor: float = SCALE  #: what ``scale`` multiplies by
 
     @classmethod
     def parse(cls, text: str) -> Injection:
-        region, sep, kind = text.rpartition("=")
-        if not sep or not region or not kind:
+        region, sep, spec = text.rpartition("=")
+        if not sep or not region or not spec:
             raise CaptureError(f"--inject {text!r} is not REGION=KIND (for example 3=bf16)")
+        kind, colon, factor = spec.partition(":")
         if kind not in INJECT_KINDS:
             raise CaptureError(f"--inject kind {kind!r} is unknown; use one of {', '.join(INJECT_KINDS)}")
-        return cls(region, kind)
+        if not colon:
+            return cls(region, kind)
+        if kind != "scale":
+            raise CaptureError(f"--inject {text!r}: only scale takes a factor (scale:1.0005)")
+        try:
+            value = float(factor)
+        except ValueError:
+            raise CaptureError(f"--inject {text!r}: the factor {factor!r} is not a number") from None
+        if not (value > 0 and value != 1 and value < 1e3):
+            raise CaptureError(f"--inject {text!r}: the factor must be a positive number other than 1")
+        return cls(region, kind, value)
+
+    def __str__(self) -> str:
+        kind = self.kind if self.factor == SCALE or self.kind != "scale" else f"scale:{self.factor:g}"
+        return f"{self.region}={kind}"
 
     def matches(self, index: int, name: str) -> bool:
         return self.region in (name, str(index))
@@ -56,7 +73,7 @@ class Injection:
         if self.kind == "bf16":
             return [_through_bf16(t) for t in outputs]
         if self.kind == "scale":
-            return [(t.float() * SCALE).to(t.dtype) if t.is_floating_point() else t for t in outputs]
+            return [(t.float() * self.factor).to(t.dtype) if t.is_floating_point() else t for t in outputs]
         return [_nan_largest(t) if t.is_floating_point() and t.numel() else t for t in outputs]
 
 

@@ -14,6 +14,7 @@ layout, another injected fault) without compiling again.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -137,7 +138,7 @@ class Capture:
         out: Path,
         *,
         storage_layouts: str = "plain",
-        injection: Injection | None = None,
+        injections: Sequence[Injection] = (),
         raw: bool = False,
         progress: Progress | None = None,
     ) -> DumpPair:
@@ -148,9 +149,10 @@ class Capture:
                 f"--storage-layouts {storage_layouts} is unknown; use one of {', '.join(LAYOUT_MODES)}"
             )
         fused_env = self.clean
-        if injection is not None:
-            self.target(injection)
-            fused_env = self.fused.run(injection)
+        if injections:
+            for injection in injections:
+                self.target(injection)
+            fused_env = self.fused.run(injections)
         pair = DumpPair.under(out)
         pair.clear()
         close = _Side(self.graph, self.eager, storage_layouts, DumpWriter(pair.close_data, raw=raw))

@@ -81,7 +81,7 @@ _INJECT_HELP = (
     help="write raw dump files as the device does (a header, then every "
     "tensor's bytes) instead of msaccucmp's .npy files",
 )
-@click.option("--inject", metavar="REGION=KIND", help=_INJECT_HELP)
+@click.option("--inject", metavar="REGION=KIND", multiple=True, help=_INJECT_HELP + " (repeatable)")
 @click.option("--seed", type=int, default=0, show_default=True, help="seed of the demo weights and inputs")
 def capture_command(
     model: str,
@@ -90,7 +90,7 @@ def capture_command(
     dtype: str,
     storage_layouts: str,
     raw: bool,
-    inject: str | None,
+    inject: tuple[str, ...],
     seed: int,
 ) -> None:
     """Capture a fusion-on / fusion-off dump pair from a PyTorch model.
@@ -107,29 +107,39 @@ def capture_command(
             "fpinspect capture needs PyTorch; install it with pip install 'fpinspect[experiments]'."
         )
     from ..capture.inject import Injection
+    from ..capture.spec import CaptureSpec
+
+    try:
+        injections = [Injection.parse(i) for i in inject]
+        spec = CaptureSpec(model, seed, dtype, device, [str(i) for i in injections])
+        with _Progress() as progress:
+            cap = captured(spec, progress)
+            pair = cap.write(
+                Path(out), storage_layouts=storage_layouts, injections=injections, raw=raw, progress=progress
+            )
+        spec.write(out)
+    except CaptureError as exc:
+        raise UsageProblem(f"{exc}.") from None
+    _report(cap, pair, model, dtype, device, injections)
+
+
+def captured(spec, progress=None):
+    """The :class:`~fpinspect.capture.pipeline.Capture` of ``spec`` (a
+    :class:`~fpinspect.capture.spec.CaptureSpec`): its model loaded, traced, run and compiled."""
     from ..capture.models import load_model
     from ..capture.pipeline import Capture
 
-    try:
-        injection = Injection.parse(inject) if inject else None
-        module, inputs = load_model(model, seed)
-        with _Progress() as progress:
-            cap = Capture(
-                module, inputs, dtype=dtype, device=device, name=_model_name(model), progress=progress
-            )
-            pair = cap.write(
-                Path(out), storage_layouts=storage_layouts, injection=injection, raw=raw, progress=progress
-            )
-    except CaptureError as exc:
-        raise UsageProblem(f"{exc}.") from None
-    _report(cap, pair, model, dtype, device, injection)
+    module, inputs = load_model(spec.model, spec.seed)
+    return Capture(
+        module, inputs, dtype=spec.dtype, device=spec.device, name=_model_name(spec.model), progress=progress
+    )
 
 
 def _model_name(spec: str) -> str:
     return spec if spec in DEMO_NAMES else spec.rpartition(":")[2]
 
 
-def _report(cap, pair, model: str, dtype: str, device: str, injection) -> None:
+def _report(cap, pair, model: str, dtype: str, device: str, injections) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -150,11 +160,14 @@ def _report(cap, pair, model: str, dtype: str, device: str, injection) -> None:
         members = ", ".join(op.name for op in r.region.members)
         table.add_row(str(r.region.index), r.type, escape(r.name), escape(members))
     con.print(table)
-    if injection is not None:
+    for injection in injections:
         target = cap.target(injection)
+        what = INJECT_KINDS[injection.kind]
+        if injection.kind == "scale":
+            what = f"outputs multiplied by {injection.factor:g} (a wrong constant)"
         con.print(
             f"[bold red]SIMULATED regression[/] in region {target.region.index} ({escape(target.name)}): "
-            f"{INJECT_KINDS[injection.kind]}. The graphs do not record it."
+            f"{what}. The graphs do not record it."
         )
     con.print("Compare the two runs with:")
     con.print("  fpinspect compare " + shlex.join(pair.compare_args()), soft_wrap=True, markup=False)

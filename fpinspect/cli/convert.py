@@ -19,14 +19,15 @@ def convert_command(raw_dir: str, out_dir: str) -> None:
     names them ({raw name}.{input|output}.{index}.npy, long names through mapping.csv), in
     its storage layout; bfloat16 and float8 data are saved as float32, as msaccucmp does.
     Sub-folders keep their paths. Exit status: 0 all converted, 1 some raw files could not
-    be read (each named on stderr), 2 bad input.
+    be read (each named on stderr), 2 bad input or an OUT_DIR that cannot be written (a
+    full disk stops the conversion; no incomplete .npy is left).
     """
-    from ..dumps.convert import convert_folder
+    from ..dumps.convert import OutputError, convert_folder
     from ..dumps.errors import InputError
 
     try:
         result = convert_folder(raw_dir, out_dir)
-    except InputError as exc:
+    except (InputError, OutputError) as exc:
         raise UsageProblem(str(exc)) from None
     for path, problem in result.failed:
         click.echo(f"fpinspect: {path}: {problem}", err=True)

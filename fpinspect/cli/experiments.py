@@ -16,7 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import signal
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -25,6 +30,10 @@ import click
 from ..experiments.backends import DEVICES
 from ..experiments.settings import PROFILES
 from .baseline import record_options
+
+#: ``run`` refuses settings asking for more than this many times the full profile's work
+#: unless ``--force``.
+MAX_WORK_RATIO = 10
 
 if TYPE_CHECKING:  # loaded when a command runs: ``fpinspect --help`` needs only the option lists
     from rich.console import Console
@@ -37,6 +46,83 @@ if TYPE_CHECKING:  # loaded when a command runs: ``fpinspect --help`` needs only
 def _fail(message: str, code: int) -> NoReturn:
     click.echo(f"fpinspect run: {message}", err=True)
     sys.exit(code)
+
+
+def _refuse_beyond_the_plan(task_id: str, device: str, profile: str, settings: TaskSettings) -> None:
+    """Settings far beyond the plan's own (``--set inputs=10**12``) would run for years:
+    refuse them with the cost model's figure for them, unless ``--force``."""
+    from ..experiments.costs import estimates, ratio_text, work_ratio
+    from ..experiments.registry import get_task
+    from ..experiments.runs import RunStore, default_runs_dir
+
+    task = get_task(task_id)
+    ratio = work_ratio(task, settings)
+    if ratio is None or ratio <= MAX_WORK_RATIO:
+        return
+    where = "cpu" if device == "auto" else device
+    store = RunStore(default_runs_dir())
+    guess = estimates(task, where, lambda p: store.last_seconds(task_id, where, p), profile, settings)[
+        profile
+    ]
+    cost = f"; on {where} that is about {_duration(guess.seconds)} ({guess.source})" if guess else ""
+    _fail(
+        f"task {task_id}: these settings ask for {ratio_text(ratio)} times the work of the full profile{cost}; "
+        "pass --force to run them anyway.",
+        2,
+    )
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("years", 365 * 86400), ("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:,.0f} {unit}"
+    return f"{seconds:.0f} seconds"
+
+
+def _check_out(out: Path) -> None:
+    """Refuse, before any work, an output folder that cannot be made or written into (a
+    file, a path below a file, ``/proc``, a read-only file system): the result would be lost
+    after the run. The probe is the hidden folder :func:`write_outputs` stages the set in."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _fail(f"cannot create the output folder {out}: {exc.strerror or exc}.", 2)
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".incomplete-", dir=out))
+    except OSError as exc:
+        _fail(f"cannot write into the output folder {out}: {exc.strerror or exc}.", 2)
+
+
+class _Stopped(BaseException):
+    """SIGTERM or SIGHUP arrived; unwinds like ctrl+c so the child is stopped on the way."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+
+
+@contextmanager
+def _stopped_like_ctrl_c() -> Iterator[None]:
+    """SIGTERM (``timeout``, a scheduler, ``kill``) and SIGHUP (a closed terminal) get what
+    ctrl+c gets: the run's child is stopped, nothing partial is written, and the command
+    exits 128 + the signal's number. Later signals are ignored while stopping."""
+    sigs = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
+
+    def stop(signum, frame):
+        for s in sigs:
+            signal.signal(s, signal.SIG_IGN)
+        raise _Stopped(signum)
+
+    previous = {s: signal.signal(s, stop) for s in sigs}
+    try:
+        yield
+    except _Stopped as exc:
+        name = signal.Signals(exc.signum).name
+        _fail(
+            f"stopped by {name}; the task's process was stopped and no output was written.", 128 + exc.signum
+        )
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 class ProgressView:
@@ -111,7 +197,7 @@ def _training_options(
     """Apply ``--nproc`` and ``--resume`` (tasks with ``nproc`` and ``run_dir`` settings,
     i.e. task E) and point the run's checkpoints at ``--out``; returns the settings, the
     device, the profile and the output folder to use (a resumed set keeps its own)."""
-    from ..experiments.training.store import read_run, same_computation
+    from ..experiments.training.store import Checkpoints, read_run, same_computation
 
     names = {f.name for f in dataclasses.fields(settings)}
     if "run_dir" not in names:
@@ -122,7 +208,9 @@ def _training_options(
     if resume is not None:
         saved = read_run(resume)
         if saved is None or saved.get("task") != task_id:
-            _fail(f"{resume} holds no stopped run of task {task_id} to resume (no checkpoints/run.json).", 2)
+            run_file = Checkpoints(resume).run_file
+            why = "cannot be read or is damaged" if run_file.exists() else "is missing"
+            _fail(f"{resume} holds no stopped run of task {task_id} to resume ({run_file} {why}).", 2)
         try:
             settings = type(settings).from_dict(saved["settings"])
         except (ValueError, TypeError) as exc:
@@ -142,6 +230,41 @@ def _training_options(
         return dataclasses.replace(settings, **changes), device, profile, out
     except ValueError as exc:
         _fail(f"task {task_id}: {exc}.", 2)
+
+
+def _run_and_write(
+    task_id: str, settings: TaskSettings, device: str, profile: str, out: Path | None, err: Console
+) -> tuple[dict, Report]:
+    """Run the task in its child with progress on ``err``, write ``out``; the payload and report."""
+    from ..experiments.engine import ExperimentFailed, ExperimentProcess, collect
+    from ..experiments.output import undrawn_figures, write_outputs
+    from ..experiments.results import Report
+
+    failure: ExperimentFailed | None = None
+    with (
+        ExperimentProcess(task_id, settings, device=device, profile=profile) as process,
+        ProgressView(err) as view,
+    ):
+        try:
+            payload = collect(process, view.update)
+        except ExperimentFailed as exc:
+            failure = exc
+    if failure is not None:
+        if failure.kind == "usage":
+            _fail(f"{failure}.", 2)
+        log = f" (log: {failure.log_path})" if failure.log_path else ""
+        _fail(f"task {task_id} failed on device {device}: {failure}{log}", 1)
+    report = Report.from_dict(payload)
+    if out is not None:
+        written = write_outputs(report, out)
+        err.print(f"wrote {len(written)} files to {out}", highlight=False)
+        skipped = undrawn_figures(report)
+        if skipped:
+            err.print(
+                f"matplotlib is not installed, so {len(skipped)} figure(s) were not drawn: {'; '.join(skipped)}.",
+                highlight=False,
+            )
+    return payload, report
 
 
 @click.command("run")
@@ -175,6 +298,11 @@ def _training_options(
     help="Change one setting of the profile (repeatable; see `fpinspect tasks`).",
 )
 @click.option(
+    "--force",
+    is_flag=True,
+    help=f"Run settings that ask for more than {MAX_WORK_RATIO} times the work of the full profile.",
+)
+@click.option(
     "--nproc",
     type=click.IntRange(min=1),
     help="Task E: train with N processes under torchrun (DistributedDataParallel).",
@@ -194,6 +322,7 @@ def run_command(
     fmt: str,
     seed: int | None,
     assignments: tuple[str, ...],
+    force: bool,
     nproc: int | None,
     resume: Path | None,
     record: bool,
@@ -202,10 +331,7 @@ def run_command(
     """Run TASK of the fusion precision test plan (see `fpinspect tasks`)."""
     from rich.console import Console
 
-    from ..experiments.engine import ExperimentFailed, ExperimentProcess, collect
-    from ..experiments.output import undrawn_figures, write_outputs
     from ..experiments.registry import TASK_IDS, UnknownTask, canonical_id, get_task
-    from ..experiments.results import Report
     from ..experiments.settings import SettingError
     from .render import console
 
@@ -217,39 +343,16 @@ def run_command(
         settings = get_task(task_id).settings.profile(profile).with_overrides(seed, assignments)
     except SettingError as exc:
         _fail(f"task {task_id}: {exc}.", 2)
+    if not force:
+        _refuse_beyond_the_plan(task_id, device, profile, settings)
     if resume is not None and (seed is not None or assignments):
         _fail("--resume continues a run set with the settings it was started with; drop --seed and --set.", 2)
     settings, device, profile, out = _training_options(task_id, settings, device, profile, out, nproc, resume)
     if out is not None:
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            _fail(f"cannot create the output folder {out}: {exc.strerror or exc}.", 2)
+        _check_out(out)
     err = Console(stderr=True)
-    failure: ExperimentFailed | None = None
-    with (
-        ExperimentProcess(task_id, settings, device=device, profile=profile) as process,
-        ProgressView(err) as view,
-    ):
-        try:
-            payload = collect(process, view.update)
-        except ExperimentFailed as exc:
-            failure = exc
-    if failure is not None:
-        if failure.kind == "usage":
-            _fail(f"{failure}.", 2)
-        log = f" (log: {failure.log_path})" if failure.log_path else ""
-        _fail(f"task {task_id} failed on device {device}: {failure}{log}", 1)
-    report = Report.from_dict(payload)
-    if out is not None:
-        written = write_outputs(report, out)
-        err.print(f"wrote {len(written)} files to {out}", highlight=False)
-        skipped = undrawn_figures(report)
-        if skipped:
-            err.print(
-                f"matplotlib is not installed, so {len(skipped)} figure(s) were not drawn: {'; '.join(skipped)}.",
-                highlight=False,
-            )
+    with _stopped_like_ctrl_c():
+        payload, report = _run_and_write(task_id, settings, device, profile, out, err)
     if fmt == "json":
         click.echo(json.dumps(payload, ensure_ascii=False, allow_nan=False))
     else:

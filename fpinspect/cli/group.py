@@ -13,6 +13,7 @@ from .. import __version__
 from .baseline import record_options
 from .fusion_options import compare_unfused_option, fused_types_option, type_list
 from .output import check_destination, indented_json, report_file, write_json_object
+from .tree import choose_inputs, compare_tree, graphs_option, ranks_option, steps_option
 from .usage import UsageProblem
 
 
@@ -21,22 +22,24 @@ def _jobs(requested: int | None) -> int:
 
 
 def _existing_file(path: str, what: str) -> None:
+    from ..dumps.errors import missing
+
     if not os.path.exists(path):
-        raise UsageProblem(f"{what} {path} does not exist.")
+        raise UsageProblem(f"{what} {path} {missing(path).removeprefix('file ')}.")
     if os.path.isdir(path):
         raise UsageProblem(f"{what} {path} is a folder, not a file.")
 
 
 def _tell_when_compiling() -> None:
-    """On a terminal, one line on stderr when a first pair's statistics kernels compile: the
-    first run on a machine would otherwise sit silent for seconds. ``compare``'s workers,
-    forked after the first pair, inherit it: they tell of a kind of pair that they compile
-    first (the first pair's kind compiled here before they forked)."""
-    if not sys.stderr.isatty():
-        return
-    from ..numerics import compile_ahead
+    """One line on stderr when the statistics kernels are not in numba's disk cache yet (the
+    first command after an install): it would otherwise sit silent while they compile."""
+    from ..numerics import warmup
 
-    compile_ahead.on_compile(lambda sentence: click.echo(f"fpinspect: {sentence}", err=True))
+    if warmup.needs_compile():
+        click.echo(
+            f"fpinspect: compiling the numerics kernels once (about {warmup.COMPILE_SECONDS} s; cached afterwards)",
+            err=True,
+        )
 
 
 #: The commands with a module of their own in this package: name -> (module, attribute). A module
@@ -44,13 +47,18 @@ def _tell_when_compiling() -> None:
 #: do not import the inspector, the experiments or the capture stack.
 _COMMAND_MODULES = {
     "capture": (".capture", "capture_command"),
+    "confirm": (".confirm", "confirm_command"),
     "convert": (".convert", "convert_command"),
     "launch": (".launch", "launch_command"),
     "open": (".open", "open_command"),
     "open-result": (".launch", "open_result_command"),
     "baseline": (".baseline", "baseline_command"),
+    "report": (".report", "report_command"),
+    "repro": (".repro", "repro_command"),
     "run": (".experiments", "run_command"),
+    "switches": (".switches", "switches_command"),
     "tasks": (".experiments", "tasks_command"),
+    "warm": (".warm", "warm_command"),
 }
 
 
@@ -114,7 +122,8 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
 
     B is the reference side. Reports the reference script's trio (cosine, max absolute,
     max relative error), ULP statistics, msaccucmp and msprobe metrics, special-value
-    counts and the worst elements. Exit status: 0 compared, 1 over --max-ulp, 2 bad input.
+    counts and the worst elements. Exit status: 0 compared, 1 over --max-ulp, 2 bad input or
+    nothing compared (SHAPE_MISMATCH, COMPUTE_ERROR).
     """
     from ..dumps.pair import compare_npy
 
@@ -133,31 +142,64 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
         if fmt == "json":
             click.echo(f"fpinspect: {res.message}", err=True)
         sys.exit(2)
-    if max_ulp is not None:
-        if not res.compared and "EMPTY" not in res.status:
-            # SHAPE_MISMATCH, COMPUTE_ERROR, EMPTY: nothing was measured, so nothing is within a bound
-            click.echo(
-                f"fpinspect: nothing was compared ({', '.join(res.status)}): {res.message or ''}".rstrip(
-                    ": "
-                ),
-                err=True,
-            )
-            sys.exit(1)
+    if not res.compared and "EMPTY" not in res.status:
+        # SHAPE_MISMATCH, COMPUTE_ERROR: the files cannot be compared, which is not a result
+        click.echo(
+            f"fpinspect: nothing was compared ({', '.join(res.status)}): {res.message or ''}".rstrip(": "),
+            err=True,
+        )
+        sys.exit(2)
+    if max_ulp is not None and res.compared:  # an EMPTY pair is within any bound
         u = res.metrics["ulp"]["max"]
         if (u is not None and u > max_ulp) or res.stats.nan_mismatch or res.stats.inf_mismatch:
             sys.exit(1)
 
 
+def _compared_inputs(run: str | None, *given: str | None) -> tuple[str, str, str, str]:
+    """The four inputs of ``compare``: the options given, the rest found from ``run`` by the
+    naming ``open`` uses (:func:`~fpinspect.tui.sources.resolve`)."""
+    found: tuple = (None,) * 4
+    if run is not None:
+        from ..tui.sources import SourceError, resolve
+
+        try:
+            s = resolve(run)
+        except SourceError as exc:
+            raise UsageProblem(str(exc)) from None
+        found = (s.open_graph, s.close_graph, s.open_data, s.close_data)
+    inputs = tuple(g if g is not None else f for g, f in zip(given, found))
+    names = ("--af-open-graph", "--af-close-graph", "--af-open-data", "--af-close-data")
+    lacking = [n for n, v in zip(names, inputs) if v is None]
+    if lacking:
+        where = (
+            f"not every input of {run} is found by the usual naming (..._af_open -> ..._af_close): give"
+            if run
+            else "give a run folder, or"
+        )
+        raise UsageProblem(f"{where} {', '.join(lacking)}.")
+    return inputs
+
+
 @main.command()
-@click.option("--af-open-graph", required=True, help="dump-graph JSON of the run with auto-fusion on")
-@click.option("--af-close-graph", required=True, help="dump-graph JSON of the run with auto-fusion off")
-@click.option("--af-open-data", required=True, help="datadump .npy folder of the fusion-on run")
-@click.option("--af-close-data", required=True, help="datadump .npy folder of the fusion-off run")
+@click.argument("run", required=False, metavar="[RUN]")
+@click.option(
+    "--af-open-graph", help="dump graph (atc JSON or ge_proto_*.txt) of the run with auto-fusion on"
+)
+@click.option(
+    "--af-close-graph", help="dump graph (atc JSON or ge_proto_*.txt) of the run with auto-fusion off"
+)
+@click.option("--af-open-data", help="datadump .npy folder of the fusion-on run")
+@click.option("--af-close-data", help="datadump .npy folder of the fusion-off run")
 @click.option(
     "--compare-input", is_flag=True, help="list fused-op input comparisons too (always used for localisation)"
 )
 @click.option(
-    "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json", "model-explorer"]),
+    default="table",
+    show_default=True,
+    help="model-explorer: node data for Google's Model Explorer (each op's worst error, coloured by verdict)",
 )
 @click.option(
     "--output", "-o", type=click.Path(dir_okay=False), help="write the report to this file instead of stdout"
@@ -200,6 +242,9 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
 )
 @fused_types_option
 @compare_unfused_option
+@ranks_option
+@graphs_option
+@steps_option
 @click.option(
     "--replay",
     type=click.Choice(["failing", "all", "none"]),
@@ -210,6 +255,7 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
 )
 @record_options(default=False)
 def compare(
+    run,
     af_open_graph,
     af_close_graph,
     af_open_data,
@@ -227,17 +273,31 @@ def compare(
     worst,
     fused_types,
     compare_unfused,
+    ranks,
+    graphs_chosen,
+    steps,
     replay,
     record,
     db,
 ) -> None:
     """Compare every fused op of a fusion-on run with the original ops it replaced.
 
+    RUN is a run folder (dumpgraph_af_open/, datadump_af_open/ and their af_close
+    siblings) or the fusion-on graph, the other inputs found by name as `open` finds them;
+    or give all four --af-* options (an option given wins over what RUN implies).
+
     Maps each fused output to the original output it stands for, converts storage
     layouts, computes the reference trio plus ULP / msaccucmp / msprobe metrics, judges
     each pair (pass / warn / fail) and names the fused op that introduced an error: the
     one that differs from its own eager replay and is not closer to float64 than eager.
+
+    The data folders may be whole dump trees (GE's {time}/{device}/{model}/{model_id}/{step},
+    msprobe's step{k}/rank{r}): every rank and graph is compared, at the latest step both hold,
+    and the report says what was left out and why.
     """
+    af_open_graph, af_close_graph, af_open_data, af_close_data = _compared_inputs(
+        run, af_open_graph, af_close_graph, af_open_data, af_close_data
+    )
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
     from ..dumps.graph import collector_paused
@@ -257,20 +317,40 @@ def compare(
         raise UsageProblem(str(exc)) from None
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
-    try:
-        cmp = DumpComparison(
-            af_open_graph,
-            af_close_graph,
-            af_open_data,
-            af_close_data,
-            iteration=iteration,
-            close_iteration=close_iteration,
-            thresholds=table,
-            worst=max(0, worst),
-            fused_types=type_list(fused_types),
-            compare_unfused=compare_unfused,
-            kl=fmt == "json",  # the only format that shows it
+    options = dict(
+        thresholds=table,
+        worst=max(0, worst),
+        fused_types=type_list(fused_types),
+        compare_unfused=compare_unfused,
+        kl=fmt == "json",  # the only format that shows it
+    )
+    inputs = choose_inputs(
+        (af_open_graph, af_close_graph),
+        (af_open_data, af_close_data),
+        (iteration, close_iteration),
+        ranks=ranks,
+        graphs_chosen=graphs_chosen,
+        steps=steps,
+        one_leaf=fmt == "model-explorer",
+    )
+    if inputs.scope is not None:
+        if record:
+            raise UsageProblem("--record stores the comparison of one graph pair, not of a dump tree.")
+        from ..replay.tree import compare_leaves
+
+        runs = compare_leaves(
+            inputs.scope,
+            inputs.choosers,
+            comparison_options=options,
+            replay=replay,
+            compare_input=compare_input,
+            jobs=_jobs(jobs),
+            amplification=amplification,
         )
+        compare_tree(inputs.scope, runs, fmt, output, fail_on)
+        return
+    try:
+        cmp = DumpComparison(*inputs.graphs, **inputs.data, **options)
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
     report = run_with_replay(
@@ -289,6 +369,11 @@ def compare(
     with report_file(output) as out:
         if fmt == "json":
             write_json_object(out, report.json_fields())
+        elif fmt == "model-explorer":
+            from ..dumps.model_explorer import node_data
+
+            graph_of = {op.name: op.graph for op in cmp.fused}
+            out.write(indented_json(node_data(report, graph_of, table)) + "\n")
         elif fmt == "csv":
             from .render import compare_csv
 

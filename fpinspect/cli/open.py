@@ -11,7 +11,11 @@ from .launch import runs_dir_option
 @click.command("open")
 @click.argument("graph", required=False, metavar="[GRAPH]")
 @click.argument("data", required=False, metavar="[DATA]")
-@click.option("--close-graph", metavar="G", help="dump-graph JSON of the run with auto-fusion off")
+@click.option(
+    "--close-graph",
+    metavar="G",
+    help="dump graph (atc JSON or ge_proto_*.txt) of the run with auto-fusion off",
+)
 @click.option("--close-data", metavar="D", help="datadump .npy folder of the run with auto-fusion off")
 @fused_types_option
 @compare_unfused_option
@@ -29,7 +33,7 @@ def open_command(
 ) -> None:
     """Inspect a fusion-on / fusion-off dump pair in the terminal.
 
-    GRAPH is the dump-graph JSON of the run with auto-fusion on (or a run folder holding
+    GRAPH is the dump graph (atc JSON or ge_proto_*.txt) of the run with auto-fusion on (or a run folder holding
     dumpgraph_af_open/), DATA its datadump folder. The fusion-off side is found by name
     (..._af_open -> ..._af_close) unless --close-graph / --close-data give it. Without
     arguments the bundled sample dumps open; without a fusion-off side the graph opens for

@@ -170,21 +170,24 @@ BATCH = 256
 _LIST_HEAD, _LIST_TAIL = '{\n  "": [\n', "\n  ]\n}"
 
 
-def write_json_object(out, fields: list[tuple[str, object]]) -> None:
+def write_json_object(out, fields, batch: int = BATCH) -> None:
     """Write ``indented_json(dict(fields))`` to ``out``, where a field whose value is an
-    iterator is written as a list, :data:`BATCH` items at a time (the same text, without the
+    iterator is written as a list, ``batch`` items at a time (the same text, without the
     whole object in memory); those items are ``plain`` (:func:`indented_json`). JSON strings
-    hold no raw newline, so another field's indented text is nested by prefixing its lines."""
+    hold no raw newline, so another field's indented text is nested by prefixing its lines.
+    ``fields`` may be an iterator: each field is taken once the one before it is written."""
     out.write("{")
+    written = False
     for i, (key, value) in enumerate(fields):
         out.write(f"{',' if i else ''}\n  {json.dumps(key)}: ")
         if isinstance(value, Iterator):
             empty = True
-            while batch := list(itertools.islice(value, BATCH)):
-                text = indented_json({"": batch}, plain=True)
+            while items := list(itertools.islice(value, batch)):
+                text = indented_json({"": items}, plain=True)
                 out.write(("[\n" if empty else ",\n") + text[len(_LIST_HEAD) : -len(_LIST_TAIL)])
                 empty = False
             out.write("[]" if empty else "\n  ]")
         else:
             out.write(indented_json(value).replace("\n", "\n  "))
-    out.write("\n}\n" if fields else "}\n")
+        written = True
+    out.write("\n}\n" if written else "}\n")

@@ -11,6 +11,7 @@ Buffers and workspaces are not written. Sub-folders (iterations) keep their rela
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,28 +48,73 @@ class ConvertResult:
     converted: int = 0
 
 
-def _write(path: Path, array: np.ndarray) -> None:
-    """Save ``array`` chunk by chunk into a ``.npy`` (memory stays at one chunk)."""
+class OutputError(Exception):
+    """The output folder or a file in it cannot be written; ``str()`` is one sentence."""
+
+
+def _write(out: Path, name: str, array: np.ndarray) -> Path:
+    """Save ``array`` as the ``.npy`` called ``name`` in ``out`` (see :func:`stored_path`)
+    chunk by chunk (memory stays at one chunk); returns its path.
+
+    Written with ordinary writes into a temporary file renamed into place: a full disk is
+    an :class:`OutputError` (a memory map would die by SIGBUS instead), and no incomplete
+    file is left under the real name."""
     dtype = np.dtype(np.float32) if array.dtype.name in _WIDENED else array.dtype
-    target = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=array.shape)
-    flat_in, flat_out = array.reshape(-1), target.reshape(-1)
-    for lo, hi in chunk_ranges(flat_in.size, CHUNK * 8):
-        flat_out[lo:hi] = flat_in[lo:hi]
-    target.flush()
-    del target
+    header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": array.shape}
+    flat = array.reshape(-1)
+    path, tmp = out / name, None
+    try:
+        path = stored_path(out, name)
+        tmp = path.with_name(f".{path.name}.incomplete")
+        with open(tmp, "wb") as f:
+            np.lib.format.write_array_header_1_0(f, header)
+            for lo, hi in chunk_ranges(flat.size, CHUNK * 8):
+                f.write(np.ascontiguousarray(flat[lo:hi], dtype=dtype).data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        problem = exc.strerror or exc
+        raise OutputError(f"cannot write {path}: {problem}; no incomplete file was left there.") from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+    return path
+
+
+def _check_out_dir(out_dir: Path) -> None:
+    """Refuse, before any conversion, an output folder that cannot be made or written into."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create the output folder {out_dir}: {exc.strerror or exc}.") from None
+    try:
+        os.close(os.open(out_dir / ".fpinspect-probe", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.unlink(out_dir / ".fpinspect-probe")
+    except OSError as exc:
+        raise OutputError(f"cannot write into the output folder {out_dir}: {exc.strerror or exc}.") from None
+
+
+def _start_folder(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / MAPPING_FILE).unlink(missing_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot write into the output folder {out}: {exc.strerror or exc}.") from None
 
 
 def convert_folder(raw_dir: str | os.PathLike, out_dir: str | os.PathLike) -> ConvertResult:
     """Convert every raw dump under ``raw_dir`` into ``out_dir`` (created; files replaced).
 
-    Raises :class:`InputError` if ``raw_dir`` is not a folder or holds no raw dump file; a
-    raw file that cannot be read is listed in :attr:`ConvertResult.failed` and skipped.
+    Raises :class:`InputError` if ``raw_dir`` is not a folder or holds no raw dump file,
+    :class:`OutputError` if ``out_dir`` or a file in it cannot be written; a raw file that
+    cannot be read is listed in :attr:`ConvertResult.failed` and skipped.
     """
     root = os.fspath(raw_dir)
     if not os.path.isdir(root):
         raise InputError(
             root, "is not a folder" if os.path.exists(root) else "folder does not exist", "DATA_LOAD_ERROR"
         )
+    _check_out_dir(Path(out_dir))
     result = ConvertResult()
     for directory, _, names in sorted(os.walk(root)):
         mapping = read_mapping(directory)
@@ -81,13 +127,12 @@ def convert_folder(raw_dir: str | os.PathLike, out_dir: str | os.PathLike) -> Co
             path = os.path.join(directory, name)
             try:
                 dump = read_raw_header(path)
+                arrays = [(t, tensor_array(path, t)) for t in dump.inputs + dump.outputs]
                 if fresh:  # names are appended to mapping.csv: start it anew
-                    out.mkdir(parents=True, exist_ok=True)
-                    (out / MAPPING_FILE).unlink(missing_ok=True)
+                    _start_folder(out)
                     fresh = False
-                for t in dump.inputs + dump.outputs:
-                    target = stored_path(out, f"{parsed.dump}.{t.io}.{t.index}.npy")
-                    _write(target, tensor_array(path, t))
+                for t, array in arrays:
+                    target = _write(out, f"{parsed.dump}.{t.io}.{t.index}.npy", array)
                     result.written.append(str(target))
             except InputError as exc:
                 result.failed.append((path, exc.problem))

@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .errors import InputError
+from .errors import InputError, missing
 from .pacing import paced
 from .rawdump import RawTensor, read_raw_header
 
@@ -269,12 +269,12 @@ class DumpIndex:
         """
         root = os.fspath(folder)
         if not os.path.exists(root):
-            raise InputError(root, "folder does not exist", _DATA_ERROR)
+            raise InputError(root, missing(root, "folder"), _DATA_ERROR)
         if not os.path.isdir(root):
             raise InputError(root, "is a file, not a dump folder", _DATA_ERROR)
         problems: list[str] = []
         groups = {}
-        for rel, names in _dump_folders(root).items():
+        for rel, names in dump_folders(root).items():
             if rel == "." or _DIGITS.fullmatch(Path(rel).name):
                 groups[rel] = names
             else:
@@ -328,7 +328,7 @@ def _is_dump_name(name: str) -> bool:
     return name.endswith(".npy") or name.rpartition(".")[2].isdigit()
 
 
-def _dump_folders(root: str) -> dict[str, list[str]]:
+def dump_folders(root: str) -> dict[str, list[str]]:
     """``{relative folder: sorted dump file names}`` for every folder holding dump files."""
     groups: dict[str, list[str]] = {}
     try:

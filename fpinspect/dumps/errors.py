@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 
 
@@ -17,3 +18,17 @@ class InputError(Exception):
         self.problem = problem
         self.code = code
         super().__init__(f"{self.path}: {problem}" if self.path else problem)
+
+
+def missing(path, noun: str = "file") -> str:
+    """Why ``path``, which does not exist as far as ``os.path.exists`` can tell, is missing: a
+    symbolic link loop, a link to nothing, or no such ``noun`` at all (a phrase to follow the
+    path)."""
+    if not os.path.islink(path):
+        return f"{noun} does not exist"
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link loop"
+    return f"is a symbolic link to a {noun} that does not exist"

@@ -62,6 +62,8 @@ class FusedOp:
     ``original_op_names`` / ``original_op_types`` are the op attributes
     ``_datadump_original_op_names`` / ``_datadump_original_op_types`` (empty names dropped).
     ``inputs`` lists connected data inputs only; an unconnected optional input has no data.
+    ``same_name`` marks an op fusion left alone, viewed as standing for its namesake in the
+    other run (:func:`fused_op`).
     """
 
     name: str
@@ -71,19 +73,38 @@ class FusedOp:
     original_op_names: list[str]
     original_op_types: list[str]
     inputs: list[FusedInput]
+    same_name: bool = False
 
 
 def output_origin(desc: TensorDesc) -> tuple[str | None, int | None]:
     """``(_datadump_origin_name, _datadump_origin_output_index)`` of an output desc.
 
-    Each is ``None`` when its attribute is absent (an empty name counts as absent).
+    Each is ``None`` when its attribute is absent or invalid (an empty name, an index that is not
+    a non-negative integer); :func:`origin_problem` says which.
     """
     name = desc.attrs.get("_datadump_origin_name")
     index = desc.attrs.get("_datadump_origin_output_index")
     return (
         name if isinstance(name, str) and name else None,
-        index if isinstance(index, int) and not isinstance(index, bool) else None,
+        index if isinstance(index, int) and not isinstance(index, bool) and index >= 0 else None,
     )
+
+
+def origin_problem(desc: TensorDesc | None) -> str:
+    """What is wrong with the origin mapping of an output desc that :func:`output_origin` could
+    not read: which attribute is absent, or the value that is not an origin."""
+    attrs = desc.attrs if desc is not None else {}
+    problems = []
+    for key, valid in (
+        ("_datadump_origin_name", "an op name"),
+        ("_datadump_origin_output_index", "an output number (0, 1, ...)"),
+    ):
+        value = attrs.get(key)
+        if value is None:
+            problems.append(f"no {key}")
+        elif output_origin(desc)[key.endswith("index")] is None:
+            problems.append(f"{key} {value!r}, which is not {valid}")
+    return "carries " + " and ".join(problems)
 
 
 def original_op_names(op: OpInfo) -> list[str]:
@@ -169,6 +190,7 @@ def fused_op(model: GeModel, name: str, *, same_name: bool = False) -> FusedOp:
         original_op_names=[op.name] if same_name else original_op_names(op),
         original_op_types=[op.type] if same_name else _names(op.attrs.get("_datadump_original_op_types")),
         inputs=inputs,
+        same_name=same_name,
     )
 
 

@@ -73,6 +73,22 @@ def as_json_shape(message) -> dict[str, Any]:
     return out
 
 
+def _reason(exc: text_format.ParseError) -> str:
+    """Where and why the parser stopped, on one line: ``line 1, column 7: Expected "{"``.
+
+    The parser's own text is ``1:7 : 'the line': Expected "{".``, which repeats the line
+    (newline included) and can be empty; the line and column say where to look."""
+    line, column = exc.GetLine(), exc.GetColumn()
+    text = str(exc)
+    if line is not None:
+        text = text.partition(" : ")[2]
+    if text.startswith("'") and "': " in text:
+        text = text.split("': ", 1)[1]
+    reason = " ".join(text.split()).rstrip(".")
+    where = f"line {line}, column {column}" if line is not None else "near its end"
+    return f"{where}: {reason}" if reason else where
+
+
 def parse_text_graph(lines, where: str = "the text") -> dict[str, Any]:
     """Parse ``ModelDef`` text from an iterable of lines into the atc-JSON dict shape with the
     ``protobuf`` package's text-format parser.
@@ -83,7 +99,11 @@ def parse_text_graph(lines, where: str = "the text") -> dict[str, Any]:
     try:
         text_format.ParseLines(lines, model, allow_unknown_field=True, allow_unknown_extension=True)
     except text_format.ParseError as exc:
-        raise TextGraphError(f"{where} is not a GE ModelDef in protobuf text format ({exc})") from None
+        if isinstance(exc.__cause__, UnicodeDecodeError):  # the parser wraps a failed read
+            raise TextGraphError(f"{where} is not UTF-8 text") from None
+        raise TextGraphError(
+            f"{where} is not a GE ModelDef in protobuf text format ({_reason(exc)})"
+        ) from None
     except UnicodeDecodeError:
         raise TextGraphError(f"{where} is not UTF-8 text") from None
     return as_json_shape(model)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .errors import InputError
+from .errors import InputError, missing
 from .ge_decode import Malformed, OpInfo, as_dict, as_list, as_str, op_info
 from .ge_json import decode_op
 from .pacing import give_way, paced
@@ -192,7 +192,7 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def load_graph(path: str | os.PathLike | SplitGraph) -> GeModel:
+def load_graph(path: str | os.PathLike | SplitGraph | GeModel) -> GeModel:
     """Load the dump graph at ``path``: atc's JSON, or GE's ``ge_proto_*.txt`` (protobuf text
     format of ``ModelDef``, :mod:`.ge_text`), told apart by their first bytes; or the JSON graph
     :func:`split_json` read already, whose ops are dropped once decoded (the file's bytes would
@@ -200,8 +200,11 @@ def load_graph(path: str | os.PathLike | SplitGraph) -> GeModel:
 
     Raises :class:`InputError` (code ``GRAPH_LOAD_ERROR``) when the file is missing or
     unreadable, is not JSON, has no ``graph`` list, defines no op at all, or holds a value
-    of the wrong type (the message names the op and field).
+    of the wrong type (the message names the op and field). A :class:`GeModel` is returned as it is
+    (a graph shared by the comparisons of several dump folders is loaded once).
     """
+    if isinstance(path, GeModel):
+        return path
     with collector_paused():
         if isinstance(path, SplitGraph):
             data = path.data()
@@ -211,27 +214,28 @@ def load_graph(path: str | os.PathLike | SplitGraph) -> GeModel:
 
 
 def _load_graph(path: str) -> GeModel:
+    kind = "graph file"
     try:
-        if _is_text_graph(path):
-            data = _read_text_graph(path)
-        else:
-            data = _read_json(path)
+        head = _first_bytes(path)
+        if not head:
+            raise InputError(path, "is empty (or only blank lines), not a graph file", _GRAPH_ERROR)
+        kind = "text graph (ge_proto_*.txt)" if looks_like_text_graph(head) else "graph JSON file"
+        data = _read_text_graph(path) if kind.startswith("text") else _read_json(path)
     except FileNotFoundError:
-        raise InputError(path, "file does not exist", _GRAPH_ERROR) from None
+        raise InputError(path, missing(path), _GRAPH_ERROR) from None
     except IsADirectoryError:
         raise InputError(path, "is a folder, not a graph file", _GRAPH_ERROR) from None
     except UnicodeDecodeError:
-        raise InputError(
-            path, "is not a text file (not UTF-8), so not a graph JSON file", _GRAPH_ERROR
-        ) from None
+        raise InputError(path, f"is not a text file (not UTF-8), so not a {kind}", _GRAPH_ERROR) from None
     except json.JSONDecodeError as exc:
         raise InputError(
             path, f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", _GRAPH_ERROR
         ) from None
     except RecursionError:
-        raise InputError(path, "is nested too deeply to be a graph JSON file", _GRAPH_ERROR) from None
+        raise InputError(path, f"is nested too deeply to be a {kind}", _GRAPH_ERROR) from None
     except OSError as exc:
-        raise InputError(path, f"cannot be read ({exc.strerror or exc})", _GRAPH_ERROR) from None
+        problem = missing(path) if not os.path.exists(path) else f"cannot be read ({exc.strerror or exc})"
+        raise InputError(path, problem, _GRAPH_ERROR) from None
     return _decoded(path, data)
 
 
@@ -240,6 +244,10 @@ def _decoded(path: str, data: Any) -> GeModel:
         return _model(path, data)
     except Malformed as exc:
         raise InputError(path, f"is not a valid GE dump graph: {exc}", _GRAPH_ERROR) from None
+    except RecursionError:
+        raise InputError(
+            path, "is not a valid GE dump graph: its attributes are nested too deeply to read", _GRAPH_ERROR
+        ) from None
 
 
 class JsonGraph(msgspec.Struct):
@@ -313,9 +321,16 @@ def looks_like_text_graph(head: bytes) -> bool:
     return bool(stripped) and (stripped[:1].isalpha() or stripped[:1] in b"_#")
 
 
-def _is_text_graph(path: str) -> bool:
+def _first_bytes(path: str) -> bytes:
+    """The file's first bytes after any byte-order mark and blank space; empty for a file that
+    holds nothing else."""
     with open(path, "rb") as f:
-        return looks_like_text_graph(f.read(64))
+        head = f.read(4096).removeprefix(b"\xef\xbb\xbf")
+        while head:
+            if stripped := head.lstrip(b" \t\r\n"):
+                return stripped
+            head = f.read(1 << 16)
+    return b""
 
 
 def _read_text_graph(path: str) -> dict:

@@ -205,6 +205,10 @@ def open_npy(path) -> NpyFile:
                 raise InputError(path, f"has a corrupt .npy header ({type(exc).__name__}: {exc})") from None
             if dtype.hasobject:
                 raise InputError(path, "holds Python objects (pickled data), which fpinspect refuses to load")
+            if dtype.itemsize == 0:
+                raise InputError(
+                    path, f"holds elements of zero bytes (dtype {dtype.str}), which carry no values"
+                )
             expected = _data_bytes(path, shape, dtype)
             actual = size - offset
             if actual < expected:

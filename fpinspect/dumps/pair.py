@@ -17,10 +17,11 @@ from functools import cache
 import numpy as np
 
 from ..numerics import float_format, is_supported, metrics_from_stats, ulp_diff, ulp_error, ulp_nan
-from ..numerics.chunks import CastView, ChunkReader, NpyFile, iter_chunks, unravel
+from ..numerics.chunks import CastView, ChunkReader, NpyFile, unravel
 from ..numerics.dtypes import dtype_name
 from ..numerics.stats import PairStats, accumulate
 from .errors import InputError
+from .integers import integer_errors, integer_metrics, is_integer
 from .npyio import open_npy
 
 #: Status codes of one comparison. The first block is the reference script's set.
@@ -43,6 +44,7 @@ STATUS_DOC = {
     "decode, sizes that do not add up, or a dtype that cannot be read",
     "MULTIPLE_DUMPS": "several dumps exist for this tensor; the latest was used",
     "AMBIGUOUS_DUMP": "several ops of one graph are written alike in dump file names (a.b, a/b, a_b); not compared",
+    "TYPE_MISMATCH": "the two graphs give this op name to ops of different types (not the same op); not compared",
     "EMPTY": "both tensors have no elements",
     "NAN_MISMATCH": "NaN on exactly one side in some elements (counted, left out of the statistics)",
     "INF_MISMATCH": "an infinity against a number or the opposite infinity (counted, left out)",
@@ -58,6 +60,7 @@ REFERENCE_STATUSES = tuple(list(STATUS_DOC)[:12])
 _AS_REFERENCE = {
     "ORIGIN_NOT_FOUND": "FILE_NOT_FOUND",
     "AMBIGUOUS_DUMP": "FILE_NOT_FOUND",
+    "TYPE_MISMATCH": "NO_MAPPING",
     "EMPTY": "COMPUTE_ERROR",
     "RAW_LOAD_ERROR": "NPY_LOAD_ERROR",
 }
@@ -274,12 +277,13 @@ def compare_arrays(
         return res
     shape = shape_a if shape_a == shape_b else (size,)
     a, b = as_shape(a, shape), as_shape(b, shape)
+    a, b, read_shape = _storage_order(a, b, shape)
     try:
         st = accumulate(a, b, jobs=jobs, worst=worst, kl=kl)
         m = metrics_from_stats(st)
         if kl:
             m["kl"] = st.kl
-        res.worst = _worst_elements(st, ChunkReader(a), ChunkReader(b), shape)
+        res.worst = _worst_elements(st, ChunkReader(a), ChunkReader(b), read_shape)
         st.compact()  # computes the error statistics once and keeps them
         es = st.error_stats()
     except (ValueError, TypeError, OverflowError, MemoryError) as exc:
@@ -289,11 +293,20 @@ def compare_arrays(
     res.stats = st
     res.cosine, res.max_abs, res.max_rel = m.pop("cosine"), m.pop("max_abs"), m.pop("max_rel")
     res.metrics = {**m, **es}
-    if _integer(da) and _integer(db):
-        # float64 cannot tell 2**62 from 2**62 + 1: integers are compared in their own types
-        mismatched, max_abs = _integer_differences(a, b)
-        res.metrics["mismatched"] = mismatched
-        res.max_abs = float(max_abs)
+    if is_integer(da) and is_integer(db):
+        # float64 cannot tell 2**62 from 2**62 + 1: integers are measured as integers
+        e = integer_errors(a, b, worst=worst)
+        res.metrics.update(integer_metrics(e, dtype_name(np.promote_types(da, db)), read_shape))
+        res.max_abs, res.max_rel = e.max, e.max_rel
+        res.metrics["rel"]["max"] = e.max_rel
+        res.worst = _integer_worst(e.worst_indices(), ChunkReader(a), ChunkReader(b), read_shape)
+    if read_shape != shape:  # indices of the reversed shape, reversed, are the array's own
+        for block in ("ulp", "abs", "rel"):
+            if isinstance(res.metrics.get(block), dict) and res.metrics[block].get("argmax") is not None:
+                res.metrics[block]["argmax"] = res.metrics[block]["argmax"][::-1]
+        for element in res.worst:
+            element["index"] = element["index"][::-1]
+        st.shape = shape  # what a later reader of both arrays (the drill-down) walks
     for code, n in (
         ("NAN_MISMATCH", st.nan_mismatch),
         ("INF_MISMATCH", st.inf_mismatch),
@@ -304,28 +317,54 @@ def compare_arrays(
     return res
 
 
-def _integer(dtype: np.dtype) -> bool:
-    return dtype.kind in "iub"
+def _storage_order(a, b, shape: tuple) -> tuple:
+    """``(a, b, shape read)``: two Fortran-ordered ``.npy`` files of one shape read as what
+    their bytes are, the C-order arrays of the reversed shape, element ``[i, j, k]`` at
+    ``[k, j, i]``: both in one order, so every statistic is the same, from plain file reads
+    instead of a gather of each chunk's elements from a memory map (index arrays of 8 bytes an
+    element per axis, and the map's pages resident). Other sides are returned as they are."""
+    if not (
+        isinstance(a, NpyFile)
+        and isinstance(b, NpyFile)
+        and a.fortran_order
+        and b.fortran_order
+        and a.data is None
+        and b.data is None
+        and len(shape) > 1
+        and a.header_shape == b.header_shape == shape
+    ):
+        return a, b, shape
+    read = shape[::-1]
+    return (
+        NpyFile(a.path, read, a.stored_dtype, False, a.data_offset),
+        NpyFile(b.path, read, b.stored_dtype, False, b.data_offset),
+        read,
+    )
 
 
-def _integer_differences(a, b) -> tuple[int, int]:
-    """``(elements that differ, largest |a - b|)`` of two integer arrays, exactly (Python ints)."""
-    mismatched, largest = 0, 0
-    for _, (ca, cb) in iter_chunks(a, b):
-        t = np.promote_types(ca.dtype, cb.dtype)
-        if t.kind in "iub":
-            ca, cb = ca.astype(t), cb.astype(t)
-            ne = ca != cb
-        else:  # int64 against uint64: no integer type holds both
-            s_, u_ = (ca, cb) if ca.dtype.kind == "i" else (cb, ca)
-            ne = (s_ < 0) | (s_.astype(np.uint64) != u_.astype(np.uint64))
-        n = int(np.count_nonzero(ne))
-        if not n:
-            continue
-        mismatched += n
-        for x, y in zip(ca[ne].tolist(), cb[ne].tolist()):  # only the differing elements
-            largest = max(largest, abs(int(x) - int(y)))
-    return mismatched, largest
+def _integer_worst(index: list[int], ra: ChunkReader, rb: ChunkReader, shape) -> list[dict]:
+    """The worst elements of an integer pair, their values and differences as exact integers."""
+    if not index:
+        return []
+    va, vb = ra.take(index), rb.take(index)
+    a_hex, b_hex = _hex(va.dtype.itemsize), _hex(vb.dtype.itemsize)
+    a_bits, b_bits = va.view(_unsigned(va.dtype)).tolist(), vb.view(_unsigned(vb.dtype)).tolist()
+    out = []
+    for i, a, b, a_bit, b_bit in zip(index, va.tolist(), vb.tolist(), a_bits, b_bits):
+        d = abs(int(a) - int(b))
+        out.append(
+            {
+                "index": unravel(i, shape),
+                "a": int(a),
+                "b": int(b),
+                "abs": d,
+                "rel": d / abs(int(b)) if b else math.inf,
+                "ulp": d,
+                "a_bits": a_hex(a_bit),
+                "b_bits": b_hex(b_bit),
+            }
+        )
+    return out
 
 
 def as_shape(x, shape):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .datadump import DumpFile, DumpIndex, name_clashes
-from .fusion import FusedOp
+from .fusion import FusedOp, origin_problem
 from .ge_decode import TensorDesc
 from .ge_types import is_data_source
 from .graph import GeModel
@@ -22,7 +22,14 @@ from .pacing import paced
 
 #: Plan statuses that leave nothing to compare.
 _NOT_COMPARABLE = frozenset(
-    ("NO_MAPPING", "SKIPPED_CONST_DATA", "FILE_NOT_FOUND", "ORIGIN_NOT_FOUND", "AMBIGUOUS_DUMP")
+    (
+        "NO_MAPPING",
+        "SKIPPED_CONST_DATA",
+        "FILE_NOT_FOUND",
+        "ORIGIN_NOT_FOUND",
+        "AMBIGUOUS_DUMP",
+        "TYPE_MISMATCH",
+    )
 )
 
 
@@ -126,12 +133,8 @@ class _Planner:
             # the device wrote the mapping into the raw dump's header too (OpOutput.original_op)
             plan.origin_op, plan.origin_index = fused_file.raw.original_op or (None, None)
         if plan.origin_op is None or plan.origin_index is None:
-            return _skip(
-                plan,
-                "NO_MAPPING",
-                f"output {out.index} carries no _datadump_origin_name / _datadump_origin_output_index",
-            )
-        return self._locate(plan, fused_file, f"output {out.index}")
+            return _skip(plan, "NO_MAPPING", f"output {out.index} {origin_problem(out.desc)}")
+        return self._locate(plan, fused_file, f"output {out.index}", op.type if op.same_name else None)
 
     def input(self, op: FusedOp, inp) -> PairPlan:
         plan = PairPlan(
@@ -157,12 +160,26 @@ class _Planner:
             return _skip(
                 plan, "NO_MAPPING", f"producer {inp.src_op} output {inp.src_index} has no origin mapping"
             )
-        return self._locate(plan, fused_file, f"input {inp.index}")
+        namesake = inp.src_type if inp.origin_op == inp.src_op else None  # a plain producer stands for itself
+        return self._locate(plan, fused_file, f"input {inp.index}", namesake)
 
-    def _locate(self, plan: PairPlan, fused_file: DumpFile | None, what: str) -> PairPlan:
-        """Attach both dump files to ``plan`` and note what is missing, duplicated or ambiguous."""
+    def _locate(
+        self, plan: PairPlan, fused_file: DumpFile | None, what: str, namesake: str | None = None
+    ) -> PairPlan:
+        """Attach both dump files to ``plan`` and note what is missing, duplicated or ambiguous.
+        ``namesake``: the fusion-on type of the op that stands for its namesake in the fusion-off
+        graph (``None`` when the pair maps a fused op to its origin)."""
         plan.fused_file = fused_file
         self._lookup_origin(plan)
+        if namesake is not None and "ORIGIN_NOT_FOUND" not in plan.status:
+            off_type = self.close_model.ops[plan.origin_op].type
+            if off_type != namesake:
+                return _skip(
+                    plan,
+                    "TYPE_MISMATCH",
+                    f"{plan.origin_op} is a {namesake} in the fusion-on graph but a {off_type} in the "
+                    "fusion-off graph: namesakes of different types are not the same op",
+                )
         if any(self.clashes) and self._ambiguous(plan):  # most graphs have no clashing names
             return plan
         if fused_file is None:
@@ -198,6 +215,12 @@ class _Planner:
         else:
             descs = self.close_model.ops[plan.origin_op].output_desc
             plan.origin_desc = descs[plan.origin_index] if 0 <= plan.origin_index < len(descs) else None
+            if descs and plan.origin_desc is None:
+                plan.status.append("ORIGIN_NOT_FOUND")
+                plan.message = (
+                    f"original op {plan.origin_op} has no output {plan.origin_index} "
+                    f"(it has {len(descs)} in the fusion-off graph)"
+                )
         plan.origin_file = self.close_index.lookup(plan.origin_op, "output", plan.origin_index)
         if plan.origin_file is None and "ORIGIN_NOT_FOUND" not in plan.status:
             plan.status.append("FILE_NOT_FOUND")

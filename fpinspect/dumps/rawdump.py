@@ -18,6 +18,7 @@ overruns the file or whose header is not a ``DumpData`` raises :class:`InputErro
 
 from __future__ import annotations
 
+import math
 import os
 import struct
 from dataclasses import dataclass
@@ -212,7 +213,7 @@ def _checked_dtype(path: str, t: RawTensor) -> np.dtype:
             path, f"{t.io} {t.index} is {t.dtype}, which fpinspect cannot read as an array", RAW_LOAD_ERROR
         )
     dtype = dtype_of(name)
-    expected = int(np.prod(t.shape, dtype=np.int64)) * dtype.itemsize
+    expected = math.prod(t.shape) * dtype.itemsize  # exact: an int64 product can wrap to the size
     if expected != t.size:
         raise InputError(
             path,

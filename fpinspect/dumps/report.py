@@ -64,12 +64,23 @@ class Report:
             "unverified": [o.name for o in loc.unverified],
             "more_accurate": [o.name for o in loc.more_accurate],
             "first_introduced": loc.first(),
-            "look_first": loc.advice(),
+            "look_first": self._look_first(),
             "compared": self.compared,
             **self.sources,
             "thresholds": self.thresholds.to_json(),
             **self.extra,
         }
+
+    def _look_first(self) -> str:
+        """The localisation's advice; when ``--fused-types`` left no op to compare in a graph that
+        has fused ops, that is what it says, with the types there are."""
+        available = self.sources.get("fused_types") or {}
+        if self.localisation.ops or not available or self.sources.get("compared_types"):
+            return self.localisation.advice()
+        listed = ", ".join(f"{n} {t}" for t, n in available.items())
+        return (
+            f"Nothing was compared: --fused-types matched none of the fusion-on graph's fused ops ({listed})."
+        )
 
     def to_json(self) -> dict:
         """The ``--format json`` object: ``{"records": [...], "summary": {...}}``."""

@@ -254,7 +254,14 @@ def load_table(config: str | None, overrides: tuple[str, ...] = ()) -> Threshold
     table = ThresholdTable()
     if config:
         if not os.path.isfile(config):
-            raise InputError(config, "config file does not exist", "CONFIG_ERROR")
+            problem = (
+                "config file does not exist"
+                if not os.path.exists(config)
+                else "is a folder, not a config file"
+                if os.path.isdir(config)
+                else "is not a regular file (a device, FIFO or socket), so not a config file"
+            )
+            raise InputError(config, problem, "CONFIG_ERROR")
         table.load(config)
     for o in overrides:
         table.apply(o)

@@ -19,16 +19,24 @@ import gc
 import multiprocessing
 import os
 import signal
+import sys
+import threading
 from collections.abc import Callable
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING
 
-from ..numerics.compile_ahead import can_fork
 from .plan import PairPlan
 from .records import Record
 
 if TYPE_CHECKING:
     from .compare import DumpComparison
+
+
+def can_fork() -> bool:
+    """Whether a worker can be a fork of this process: on Linux, while this is the only thread (a
+    fork copies no other thread, and a lock one of them held would stay held in the child)."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1
+
 
 #: At most this many pairs per batch ...
 BATCH_PAIRS = 64

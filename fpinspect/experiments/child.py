@@ -10,7 +10,7 @@ writes the event stream on stdout and rank ``r > 0`` writes its own to
 ``<workdir>/rank<r>.events``, where the parent finds why a rank failed.
 
 Exit status: 0 finished, 1 the task raised, 2 bad request (device unavailable, torch
-missing, unknown entry).
+missing, unknown entry, a file of the user's the task refuses).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from .events import Emitter, Failed, Finished, Started
 from .registry import get_task
 from .results import Report, jsonable, task_curves
 from .settings import PROFILES
+from .task import InputRefused
 
 
 def environment(backend: Backend) -> dict[str, Any]:
@@ -134,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     emit = Emitter(events)
     try:
         return _run(args, emit)
+    except InputRefused as exc:
+        emit(Failed("usage", str(exc)))
+        return 2
     except Exception as exc:
         detail = traceback.format_exc()
         if isinstance(exc, ExperimentFailed) and exc.event.detail:

@@ -1,15 +1,18 @@
 """What a run of a task costs before it runs, and where that figure comes from.
 
-In order of preference: the newest finished run of the same task, device and profile kept
-here; else the time measured for that task and profile on the reference machine
-(:data:`MEASURED`); else the measured time of the task's other profile scaled by the ratio
-of their :meth:`~.settings.TaskSettings.work` (for the full profiles that take far too long
-on a CPU to be measured: a rough figure, said to be one). Settings overridden in the Tasks
-pane's form scale that figure by their work the same way (:func:`estimate`).
+Each profile's figure, in order of preference: the slowest finished run of exactly that
+profile's settings on this device; else the time measured for that task and profile on the
+reference machine (:data:`MEASURED`), scaled by how much slower or faster this device ran
+another profile than the reference did; else the measured time of the task's other profile
+scaled by the ratio of their :meth:`~.settings.TaskSettings.work` (a rough figure, said to
+be one). A profile with more work is never shown below one with less (:func:`estimates`).
+Overridden settings scale their profile's figure by their work the same way; a figure is
+never below a run of the same settings on this device.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .settings import PROFILES, TaskSettings
@@ -48,6 +51,29 @@ class Estimate:
     rough: bool = False
 
 
+def estimates(
+    task: Task,
+    device: str,
+    last_seconds: Callable[[str], float | None] = lambda profile: None,
+    profile: str | None = None,
+    settings: TaskSettings | None = None,
+) -> dict[str, Estimate | None]:
+    """Every profile's cost on ``device`` (``last_seconds(p)``: the slowest finished run of
+    profile ``p``'s own settings kept on this device, if any); None where nothing is known.
+
+    ``settings``: what ``profile`` will run with, when overrides may have changed it; its
+    figure is then scaled by ``settings.work() / profile.work()`` and marked rough."""
+    runs = {p: last_seconds(p) for p in PROFILES}
+    guesses = {p: _profile_estimate(task, p, device, runs) for p in PROFILES}
+    quick, full = guesses["quick"], guesses["full"]
+    if quick is not None and full is not None and full.seconds < quick.seconds:
+        # full is the plan's own settings, quick a scaled-down copy: never cheaper
+        guesses["full"] = Estimate(quick.seconds, f"at least quick's: {quick.source}", rough=True)
+    if profile is not None and settings is not None:
+        guesses[profile] = _for_settings(task, profile, guesses[profile], settings)
+    return guesses
+
+
 def estimate(
     task: Task,
     profile: str,
@@ -55,16 +81,18 @@ def estimate(
     last_seconds: float | None = None,
     settings: TaskSettings | None = None,
 ) -> Estimate | None:
-    """The cost of running ``task`` with ``profile`` on ``device`` (``last_seconds``: how long
-    its newest kept run there took, if any); None when nothing is known.
+    """The cost of running ``task`` with ``profile`` on ``device`` (``last_seconds``: its
+    slowest kept run there, if any); see :func:`estimates`."""
+    return estimates(task, device, lambda p: last_seconds if p == profile else None, profile, settings)[
+        profile
+    ]
 
-    ``settings``: the settings the run will have, when overrides may have changed the
-    profile's. Where they differ and the task defines ``work()``, the profile's figure is
-    scaled by ``settings.work() / profile.work()`` and marked rough, for these settings; where
-    the task defines no work size, the profile's figure stays and says it is not scaled."""
-    guess = _profile_estimate(task, profile, device, last_seconds)
+
+def _for_settings(
+    task: Task, profile: str, guess: Estimate | None, settings: TaskSettings
+) -> Estimate | None:
     base_settings = task.settings.profile(profile)
-    if guess is None or settings is None or settings == base_settings:
+    if guess is None or settings == base_settings:
         return guess
     work, base_work = settings.work(), base_settings.work()
     if not work or not base_work:
@@ -79,18 +107,45 @@ def estimate(
     )
 
 
+def work_ratio(task: Task, settings: TaskSettings) -> float | None:
+    """How many times the work of the plan's own (full) settings ``settings`` ask for; None
+    where the task states no work size."""
+    work, full = settings.work(), task.settings.profile("full").work()
+    return work / full if work is not None and full else None
+
+
 def ratio_text(ratio: float) -> str:
     """A work ratio as people read it: ``320``, ``1,536``, ``2.5``, ``0.031``."""
     return f"{ratio:,.0f}" if ratio >= 10 else f"{ratio:.2g}"
 
 
-def _profile_estimate(task: Task, profile: str, device: str, last_seconds: float | None) -> Estimate | None:
-    if last_seconds:
-        return Estimate(last_seconds, f"the last run on {device}")
+def _profile_estimate(
+    task: Task, profile: str, device: str, runs: dict[str, float | None]
+) -> Estimate | None:
+    if runs[profile]:
+        return Estimate(runs[profile], f"the slowest run on {device}")
+    reference = _reference(task, profile)
+    if reference is None:
+        return None
+    for other in PROFILES:
+        there = _reference(task, other)
+        if other != profile and runs[other] and there is not None and not there.rough:
+            factor = runs[other] / there.seconds
+            return Estimate(
+                reference.seconds * factor,
+                f"{reference.source}, × {factor:.2g} as {other} took {runs[other]:.0f} s on {device} "
+                f"against {there.seconds:.0f} s there",
+                rough=True,
+            )
     here = "" if device == "cpu" else f"; not run on {device} yet"
+    return Estimate(reference.seconds, f"{reference.source}{here}", reference.rough)
+
+
+def _reference(task: Task, profile: str) -> Estimate | None:
+    """The figure of the reference machine: measured, or the other profile's scaled by work."""
     measured = MEASURED.get((task.id, profile))
     if measured is not None:
-        return Estimate(measured, f"measured on {REFERENCE}{here}")
+        return Estimate(measured, f"measured on {REFERENCE}")
     work = task.settings.profile(profile).work()
     for other in PROFILES:
         base = MEASURED.get((task.id, other))
@@ -99,7 +154,7 @@ def _profile_estimate(task: Task, profile: str, device: str, last_seconds: float
             ratio = work / other_work
             return Estimate(
                 base * ratio,
-                f"{other}'s time × {ratio:,.0f} the work on {REFERENCE}; rough{here}",
+                f"{other}'s time × {ratio_text(ratio)} the work on {REFERENCE}; rough",
                 rough=True,
             )
     return None

@@ -7,6 +7,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import shutil
+import signal
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -187,19 +192,63 @@ def render_markdown(report: Report, figures: dict[str, Path]) -> str:
 def write_outputs(report: Report, out_dir: Path) -> list[Path]:
     """Write ``result.json``, ``figures/<name>.png`` (when matplotlib is installed, see
     :func:`undrawn_figures`) and ``report.md`` into ``out_dir`` (created if needed);
-    returns the paths written."""
+    returns the paths written.
+
+    All or nothing: the set is written into a hidden folder in ``out_dir`` and moved into
+    place with the interrupting signals held back, so an interrupted write leaves the
+    previous set (or none), never a ``result.json`` beside half of ``figures/``."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    result = out_dir / "result.json"
-    result.write_text(
+    staging = Path(tempfile.mkdtemp(prefix=".incomplete-", dir=out_dir))
+    try:
+        names = _write_set(report, staging)
+        with _signals_held():
+            for name in (RESULT, "report.md", FIGURES):  # the previous set, result first
+                _remove(out_dir / name)
+            for name in (FIGURES, "report.md", RESULT):
+                if (staging / name).exists():
+                    os.replace(staging / name, out_dir / name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return [out_dir / name for name in names]
+
+
+RESULT = "result.json"
+FIGURES = "figures"
+
+
+def _write_set(report: Report, folder: Path) -> list[Path]:
+    """The output set written into ``folder``; returns the paths relative to it."""
+    (folder / RESULT).write_text(
         json.dumps(report.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n", "utf-8"
     )
     figures: dict[str, Path] = {}
     drawable = figures_of(report) if can_draw() else []
     if drawable:
-        (out_dir / "figures").mkdir(exist_ok=True)
+        (folder / FIGURES).mkdir()
     for f in drawable:
-        figures[f.name] = Path("figures") / f"{f.name}.png"
-        (write_curve if isinstance(f, Curve) else write_figure)(f, out_dir / figures[f.name])
-    md = out_dir / "report.md"
-    md.write_text(render_markdown(report, figures), "utf-8")
-    return [result, md, *(out_dir / p for p in figures.values())]
+        figures[f.name] = Path(FIGURES) / f"{f.name}.png"
+        (write_curve if isinstance(f, Curve) else write_figure)(f, folder / figures[f.name])
+    (folder / "report.md").write_text(render_markdown(report, figures), "utf-8")
+    return [Path(RESULT), Path("report.md"), *figures.values()]
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+@contextmanager
+def _signals_held():
+    """Hold back ctrl+c, SIGTERM and SIGHUP (delivered when the block ends) on this thread;
+    where the platform cannot, the block runs as it is."""
+    held = {signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)}
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

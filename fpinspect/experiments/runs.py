@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -47,27 +48,50 @@ def verdict_summary(report: Report) -> str:
     return "cannot tell"
 
 
+def read_json(path: Path) -> Any:
+    """The JSON document in ``path``: a regular file (a FIFO is refused, never waited on) of
+    UTF-8 text; :class:`ResultError` (one sentence naming the file) otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise ResultError(f"{path} does not exist.") from None
+    except OSError as exc:
+        raise ResultError(f"{path} cannot be read: {exc.strerror or exc}.") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ResultError(f"{path} is not a regular file.")
+        try:
+            raw = f.read()
+        except OSError as exc:
+            raise ResultError(f"{path} cannot be read: {exc.strerror or exc}.") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ResultError(f"{path} is not UTF-8 text (byte {exc.start} is not), so not a result.") from None
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ResultError(f"{path} nests its JSON too deeply to be a result.") from None
+    except ValueError as exc:
+        raise ResultError(f"{path} is not JSON ({exc}).") from None
+
+
 def load_result(path: Path | str) -> Report:
     """The report in ``path`` (a ``result.json``, or a run folder holding one)."""
     path = Path(path)
     if path.is_dir():
         path = path / "result.json"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ResultError(f"{path} does not exist.") from None
-    except OSError as exc:
-        raise ResultError(f"{path} cannot be read: {exc.strerror or exc}.") from None
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ResultError(f"{path} is not JSON ({exc}).") from None
+    data = read_json(path)
     if not isinstance(data, dict) or "task" not in data or "verdicts" not in data:
         raise ResultError(f"{path} is not an fpinspect result (no task and verdicts in it).")
+    from .result_check import ResultFieldError, check_report
     from .results import Report
 
     try:
+        check_report(data)
         return Report.from_dict(data)
+    except ResultFieldError as exc:
+        raise ResultError(f"{path} is not a result this version can show: {exc}.") from None
     except (KeyError, TypeError, ValueError) as exc:
         raise ResultError(f"{path} is an incomplete fpinspect result (missing or malformed {exc}).") from None
 
@@ -143,9 +167,9 @@ class RunStore:
         """The folder's ``run.json``, or one made from its ``result.json`` alone; None when
         neither can be read."""
         try:
-            data = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+            data = read_json(folder / "run.json")
             return RunRecord(**{k: v for k, v in data.items() if k in RunRecord.__dataclass_fields__})
-        except (OSError, ValueError, TypeError):
+        except (ResultError, AttributeError, TypeError):
             pass
         try:
             report = load_result(folder)
@@ -184,12 +208,20 @@ class RunStore:
         return out
 
     def last_seconds(self, task: str, device: str, profile: str) -> float | None:
-        """How long the newest finished run of ``task`` on ``device`` with ``profile`` took."""
-        for run in self.history():
-            r = run.record
-            if (r.task, r.device, r.profile, r.status) == (task, device, profile, "finished") and r.seconds:
-                return r.seconds
-        return None
+        """How long the slowest finished run of ``task`` on ``device`` with ``profile``'s
+        own settings took (no setting it records overridden; any seed): an estimate of the
+        profile is never below it."""
+        from .registry import get_task
+
+        wanted = get_task(task).settings.profile(profile).to_dict()
+        times = [
+            r.seconds
+            for r in (run.record for run in self.history())
+            if (r.task, r.device, r.profile, r.status) == (task, device, profile, "finished")
+            and r.seconds
+            and all(wanted.get(k) == v for k, v in r.settings.items() if k != "seed")
+        ]
+        return max(times, default=None)
 
 
 def readable_tail(text: str, lines: int = 12) -> str:

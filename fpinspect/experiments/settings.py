@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 PROFILES = ("quick", "full")
+#: The largest seed (and integer setting): torch and numpy take 64-bit seeds.
+MAX_SEED = 2**63 - 1
 
 #: Fields holding float format names (one, or a tuple of them), checked against the registry.
 DTYPE_FIELDS = ("dtype", "dtypes")
@@ -158,8 +161,8 @@ class TaskSettings:
         current = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         changes: dict[str, Any] = {}
         if seed is not None:
-            if seed < 0:
-                raise SettingError(f"--seed must be a non-negative integer, not {seed}")
+            if not 0 <= seed <= MAX_SEED:
+                raise SettingError(f"--seed must be an integer from 0 to 2**63 - 1, not {seed}")
             changes["seed"] = seed
         for item in assignments:
             key, sep, text = item.partition("=")
@@ -172,6 +175,7 @@ class TaskSettings:
                 known = [k for k in current if k not in self.UNUSED]
                 raise SettingError(f"there is no setting {key!r}; the settings are {', '.join(known)}")
             changes[key] = parse_value(key, text, current[key])
+            _check_range(key, changes[key])
         for key in DTYPE_FIELDS:
             if key in changes:
                 _check_formats(key, changes[key])
@@ -179,6 +183,28 @@ class TaskSettings:
             return dataclasses.replace(self, **changes)
         except (ValueError, TypeError) as exc:
             raise SettingError(f"these settings are refused: {exc}") from None
+
+
+def _check_range(key: str, value: Any) -> None:
+    """Every setting counts, sizes or seeds something: integers are not negative (and fit
+    the 64-bit integers torch and numpy take), floats are finite."""
+    for v in _leaves(value):
+        if isinstance(v, bool):
+            continue
+        if isinstance(v, int) and v < 0:
+            raise SettingError(f"setting {key!r} counts or sizes something and cannot be negative ({v})")
+        if isinstance(v, int) and v > MAX_SEED:
+            raise SettingError(f"setting {key!r} cannot exceed 2**63 - 1 ({v})")
+        if isinstance(v, float) and not math.isfinite(v):
+            raise SettingError(f"setting {key!r} must be a finite number, not {v}")
+
+
+def _leaves(value: Any) -> Iterator[Any]:
+    if isinstance(value, tuple):
+        for v in value:
+            yield from _leaves(v)
+    else:
+        yield value
 
 
 def _check_formats(key: str, value: Any) -> None:

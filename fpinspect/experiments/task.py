@@ -22,6 +22,13 @@ if TYPE_CHECKING:
     from .backends.base import Backend
 
 Emit = Callable[[Event], None]
+
+
+class InputRefused(ValueError):
+    """A file of the user's that a task cannot use (a run folder copied from elsewhere, a
+    damaged checkpoint); the child reports it as bad usage (exit 2) in one sentence."""
+
+
 Entry = Callable[[Any, "Backend", Emit, Path], dict[str, Any]]
 
 

@@ -6,7 +6,7 @@ instead of testing ``dtype == ...`` itself. Adding a format means adding one ent
 numpy's own formats are there from the start; bfloat16 and the float8 formats come from
 ml_dtypes, which is imported only once one of them is named (:func:`dtype_of`, a lookup in
 :data:`FORMATS`) or met (an array of one exists only where ml_dtypes was imported): importing
-it costs ~0.04 s with ml_dtypes 0.5 / 0.6 and ~0.7 s with 0.7, paid by every ``diff``,
+it costs a noticeable part of a second with some ml_dtypes versions, paid by every ``diff``,
 ``compare`` and ``open`` that never sees those formats otherwise.
 """
 
@@ -197,7 +197,7 @@ def as_native(x: np.ndarray) -> np.ndarray:
 
 @cache
 def dtype_name(dtype: np.dtype) -> str:
-    """``str(dtype)``, once per dtype (numpy builds the name anew each time, ~7 us)."""
+    """``str(dtype)``, once per dtype (numpy builds the name anew each time)."""
     return str(dtype)
 
 

@@ -2,7 +2,7 @@
 
 numba compiles ``max(a, b)`` and ``np.float64(v).view(np.int64)`` through ``@overload``
 implementations: each distinct argument type costs a compile pipeline of its own (type
-inference, lowering, LLVM) on a first call, ~0.05 s apiece. These ``@intrinsic`` versions
+inference, lowering, LLVM) on a first call. These ``@intrinsic`` versions
 emit their one or two instructions where they are called, with the same results.
 """
 
@@ -49,7 +49,7 @@ imin = intrinsic(_select(operator.lt))
 def where(typingctx, cond, a, b):
     """``a if cond else b`` as one LLVM ``select``, in the unified type of ``a`` and ``b``. numba
     lowers a conditional expression to branches, and a loop of a few of them (four masked
-    minima of one bucket's values, say) may then not vectorise: 6x slower, measured."""
+    minima of one bucket's values, say) may then not vectorise."""
     if not all(isinstance(t, (types.Integer, types.Float, types.Boolean)) for t in (cond, a, b)):
         return None
     ty = typingctx.unify_types(a, b)

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .stats import EPS32, EPS64, REF_GUARD, PairStats, accumulate, kl_divergence_of
+from .kl import kl_divergence_of
+from .stats import EPS32, EPS64, REF_GUARD, PairStats, accumulate
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ _GUARDED = [(name, m.compute.guarded) for name, m in METRICS.items()]
 
 def kl_from_stats(x_src, y_src, s: PairStats, *, jobs: int = 1) -> float | None:
     """msaccucmp's KL divergence of ``x_src`` against ``y_src`` from their statistics ``s``
-    (:func:`~fpinspect.numerics.stats.kl_divergence_of`: the definition is there)."""
+    (:func:`~fpinspect.numerics.kl.kl_divergence_of`: the definition is there)."""
     return kl_divergence_of(x_src, y_src, s, jobs=jobs)
 
 

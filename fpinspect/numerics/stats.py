@@ -17,18 +17,17 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import cache
 
 import numpy as np
 
-from . import calls, compile_ahead
 from . import kernels as K
 from .chunks import CHUNK, ChunkReader, chunk_ranges, unravel
 from .dtypes import FloatFormat, common_format, dtype_name, float_format, is_supported, native
-from .jit import each_once
+from .finish import finish_pass
+from .kl import kl_of_pass
 from .quantiles import IntHistogram, RealQuantiles
 
 EPS64 = float(np.finfo(np.float64).eps)
@@ -40,8 +39,6 @@ EXACT_CAP = RealQuantiles.CAP
 
 _NO_FLOATS = np.empty(0, dtype=np.float64)
 _NO_FLOATS.flags.writeable = False
-#: A stand-in for a pass's table of block kernels where a call only needs its type (a compile's).
-_NO_TABLE = np.zeros(0, dtype=np.int64)
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -106,29 +103,36 @@ class Moments:
         return math.sqrt(self.m2 / self.n) if self.n else None
 
 
-def _initial(size: int, dtype, values: dict[int, float]) -> np.ndarray:
-    a = np.zeros(size, dtype=dtype)
-    for i, v in values.items():
-        a[i] = v
-    a.flags.writeable = False
-    return a
+def merge_states(mine: np.ndarray, theirs: np.ndarray, unused: str) -> None:
+    """Merge the running values ``theirs`` into ``mine`` (one-record arrays of
+    :data:`~fpinspect.numerics.kernels.STATE`) by each field's rule
+    (:data:`~fpinspect.numerics.kernels.FIELDS`), leaving out the field ``unused``."""
+    old, new, other = mine[0].copy(), mine[0], theirs[0]
+    for name, _, _, rule in K.FIELDS:
+        kind, _, partner = rule.partition(":")
+        a, b = old[name], other[name]
+        if name == unused or kind == "own":
+            continue
+        if kind == "sum":
+            new[name] = a + b
+        elif kind == "max":
+            new[name] = max(a, b)
+        elif kind == "min":
+            new[name] = min(a, b)
+        elif kind == "or":
+            new[name] = a | b
+        elif kind == "argmax":
+            if _beats(b, other[partner], a, old[partner]):
+                new[name], new[partner] = b, other[partner]
+        else:  # "mean": with its m2 field, over the elements finite on both sides
+            m = Moments(int(old["finite"]), a, old[partner])
+            m.merge(Moments(int(other["finite"]), b, other[partner]))
+            new[name], new[partner] = m.mean, m.m2
 
 
 #: What a pass's running values start from (a minimum from +inf, an index from -1, ...).
-_ACC_START = _initial(
-    K.N_ACC,
-    np.float64,
-    {
-        K.MIN_X: math.inf,
-        K.MIN_Y: math.inf,
-        K.MAX_X: -math.inf,
-        K.MAX_Y: -math.inf,
-        K.MAX_ABS: -1.0,
-        K.MAX_REL: -1.0,
-        K.MAX_ULP_ERROR: -1.0,
-    },
-)
-_CNT_START = _initial(K.N_CNT, np.int64, {K.MAX_ABS_INDEX: -1, K.MAX_REL_INDEX: -1, K.MAX_ULP_INDEX: -1})
+_START = K.new_state()
+_START.flags.writeable = False
 
 
 class _Workspace:
@@ -138,13 +142,11 @@ class _Workspace:
     zeroes the histogram bins the pass touched; :class:`PairStats` keeps copies."""
 
     def __init__(self):
-        self.acc = np.empty(K.N_ACC, dtype=np.float64)
-        self.cnt = np.empty(K.N_CNT, dtype=np.int64)
-        self.ucnt = np.empty(K.N_UCNT, dtype=np.uint64)
+        self.state = K.new_state()
         self.hist_exact = np.zeros(K.EXACT_BINS, dtype=np.int64)
         self.hist_log = np.zeros(K.LOG_BINS, dtype=np.int64)
         # a pass keeping every value fills no sketch: one slot each, never touched
-        self.sketches = [np.zeros(1, dtype=np.int64) for _ in range(3)]
+        self.sketches = tuple(np.zeros(1, dtype=np.int64) for _ in range(3))
         self.worst_score = np.empty(0, dtype=np.float64)
         self.worst_index = np.empty(0, dtype=np.int64)
         self.scratch = K.scratch(EXACT_CAP)
@@ -175,16 +177,10 @@ class _Pass:
         self.plan = plan
         self.keep = keep
         self.ulp_sum = 0  # exact (Python int) sum of the integer ULP distances below 2**32
-        self.finishing = False  # whether finish_pass was called (its compile waited for)
-        # chunks whose rarer work waits for finish_pass's compile, another process's: (offset,
-        # a function reading the chunk's views again, the chunk's block record)
-        self.deferred: list[tuple[int, Callable, np.ndarray]] = []
         space = self.space = _workspace() if plan.keep_values else None
         if space is not None:
-            self.acc, self.cnt, self.ucnt = space.acc, space.cnt, space.ucnt
-            self.acc[:] = _ACC_START
-            self.cnt[:] = _CNT_START
-            self.ucnt[:] = 0
+            self.state = space.state
+            self.state[:] = _START
             self.hist_exact, self.hist_log = space.hist_exact, space.hist_log
             self.sketches = space.sketches
             if space.worst_score.size != plan.worst:
@@ -193,16 +189,14 @@ class _Pass:
             self.worst_score, self.worst_index = space.worst_score, space.worst_index
             self.scratch = space.scratch
             return
-        self.acc = _ACC_START.copy()
-        self.cnt = _CNT_START.copy()
-        self.ucnt = np.zeros(K.N_UCNT, dtype=np.uint64)
+        self.state = _START.copy()
         same = plan.same
         self.hist_exact = np.zeros(K.EXACT_BINS if same else 1, dtype=np.int64)
         self.hist_log = np.zeros(K.LOG_BINS, dtype=np.int64)
-        self.sketches = [
+        self.sketches = tuple(
             np.zeros(K.SKETCH_STORE if plan.sketch and use else 1, dtype=np.int64)
             for use in (True, True, not same)
-        ]
+        )
         self.worst_score = np.zeros(plan.worst, dtype=np.float64)
         self.worst_index = np.full(plan.worst, -1, dtype=np.int64)
         self.scratch = K.scratch(CHUNK)
@@ -214,52 +208,30 @@ class _Pass:
         space, self.space = self.space, None
         if space is None:
             return
-        if self.plan.same and self.cnt[K.FINITE] > 0:
-            top = int(self.ucnt[K.MAX_ULP_DIFF])
+        if self.plan.same and self.state[0]["finite"] > 0:
+            top = int(self.state[0]["max_ulp_diff"])
             space.hist_exact[: min(top, K.EXACT_BINS - 1) + 1] = 0
         space.hist_log[:] = 0
         space.busy = False
 
-    def feed(self, offset: int, va: tuple, vb: tuple, again: Callable | None = None) -> None:
-        """The pass over one chunk, given as its two sides' :meth:`_Plan.views`. ``again()``,
-        where given, reads those views again: while a child process is yet to cache
-        :func:`~fpinspect.numerics.kernels.finish_pass` (a first call, compile cache empty), the
-        chunk's rarer work is then deferred, with its block record, to the first chunk after
-        the child has (or to :meth:`close`), instead of waiting for it; chunks are finished in
-        their order all the same, and what finish_pass reads of the running state is its own or
-        comes out the same in either order (maxima; sums that a non-finite term makes inf or
-        NaN), so the statistics are those of finishing each chunk at once."""
-        K.fused_pass(*self._arguments(offset, va, vb))
-        if not self.finishing:  # finish_pass may be what a child is compiling
-            if again is not None and compile_ahead.coming(K.finish_pass):
-                blocks = -(-va[0].size // K.BLOCK)
-                self.deferred.append((offset, again, self.scratch[3][:, :blocks].copy()))
-                self._flush_ulp_sum()
-                return
-            self._finish_deferred()
-        K.finish_pass(*self._finish_arguments(offset, va, vb))
+    def feed(self, offset: int, va: tuple, vb: tuple) -> None:
+        """The pass over one chunk, given as its two sides' :meth:`_Plan.views`."""
+        p = self.plan
+        (ua, fa, ta), (ub, fb, tb) = va, vb
+        chunk, scratch = (ua, ub, fa, fb, ta, tb), self._scratch(va)
+        K.fused_pass(
+            chunk, p.mode, offset, p.fmt_args, self.state, self.hist_exact, self.keep, self.sketches, scratch
+        )
+        worst = (self.worst_score, self.worst_index)
+        finish_pass(
+            chunk, p.mode, offset, p.fmt_args, self.state, (self.hist_exact, self.hist_log), worst, scratch
+        )
         self._flush_ulp_sum()
-
-    def close(self) -> None:
-        """After the last chunk: the rarer work of the chunks still deferred."""
-        if not self.finishing:
-            self._finish_deferred()
-
-    def _finish_deferred(self) -> None:
-        """Wait for finish_pass's compile (a child's; at once if cached), then finish the
-        deferred chunks, in their order."""
-        compile_ahead.wait(K.finish_pass)
-        self.finishing = True
-        deferred, self.deferred = self.deferred, []
-        for offset, again, rec in deferred:
-            va, vb = again()
-            K.finish_pass(*self._finish_arguments(offset, va, vb, rec))
-            self._flush_ulp_sum()
 
     def _flush_ulp_sum(self) -> None:
         """Move the exact integer sum of ULP distances to Python before it could overflow 64 bits."""
-        self.ulp_sum += int(self.ucnt[K.SUM_ULP_DIFF])
-        self.ucnt[K.SUM_ULP_DIFF] = 0
+        self.ulp_sum += int(self.state[0]["sum_ulp_diff"])
+        self.state[0]["sum_ulp_diff"] = 0
 
     def _scratch(self, va: tuple) -> tuple:
         """The scratch arrays, with a block record wide enough for this chunk."""
@@ -269,139 +241,19 @@ class _Pass:
                 self.space.scratch = self.scratch
         return self.scratch
 
-    def _arguments(self, offset: int, va: tuple, vb: tuple, fns: np.ndarray | None = None) -> tuple:
-        """The arguments of :func:`~fpinspect.numerics.kernels.fused_pass` for one chunk; its
-        table of block kernels (:mod:`~fpinspect.numerics.calls`) is ``fns`` where given (a
-        stand-in of the same type: the arguments of a compile that does not call), else the
-        plan's (:meth:`_Plan.tables`)."""
-        args = (
-            *self._chunk_arguments(offset, va, vb),
-            self.plan.share_tol,
-            *self.keep,
-            *self.sketches,
-            *self._scratch(va),
-        )
-        if fns is None:
-            fns = self.plan.tables(K.block_calls, args)
-        return (*args, fns)
-
-    def _finish_arguments(
-        self, offset: int, va: tuple, vb: tuple, rec: np.ndarray | None = None, fns: np.ndarray | None = None
-    ) -> tuple:
-        """The arguments of :func:`~fpinspect.numerics.kernels.finish_pass` for the same chunk
-        (its block record ``rec``: by default the one the last fused pass left; ``fns`` as for
-        :meth:`_arguments`)."""
-        values, _, _, last = self.scratch
-        args = (
-            *self._chunk_arguments(offset, va, vb),
-            self.hist_log,
-            self.worst_score,
-            self.worst_index,
-            values,
-            last if rec is None else rec,
-        )
-        if fns is None:
-            fns = self.plan.tables(K.finish_calls, args)
-        return (*args, fns)
-
-    def _chunk_arguments(self, offset: int, va: tuple, vb: tuple) -> tuple:
-        """What both kernels of the pass take first: the chunk's two sides, the plan's facts of the
-        measured format and the running state."""
-        p = self.plan
-        ua, fa, ta = va
-        ub, fb, tb = vb
-        return (
-            ua,
-            ub,
-            fa,
-            fb,
-            ta,
-            tb,
-            p.mode,
-            offset,
-            p.tiny,
-            p.sign_mask,
-            p.mag_mask,
-            p.emin,
-            p.inv_ulp,
-            p.ulp_size,
-            self.acc,
-            self.cnt,
-            self.ucnt,
-            self.hist_exact,
-        )
-
     def merge(self, o: _Pass) -> None:
-        acc, cnt, oa, oc = self.acc, self.cnt, o.acc, o.cnt
-        for i in (
-            K.SCRIPT_DOT,
-            K.SCRIPT_SUM_XX,
-            K.SCRIPT_SUM_YY,
-            K.SUM_SQ_DIFF,
-            K.SUM_ABS_DIFF,
-            K.SUM_SQ_REF,
-            K.MSACCUCMP_SUM_REL,
-            K.SUM_REL,
-            K.SUM_ULP_ERROR,
-            K.SUM_ULP_DIFF_HUGE,
-        ):
-            acc[i] += oa[i]
-        for i in (K.SCRIPT_MAX_ABS, K.SCRIPT_MAX_REL, K.MAX_ABS_REF, K.MSACCUCMP_MAX_REL, K.MAX_X, K.MAX_Y):
-            acc[i] = max(acc[i], oa[i])
-        for i in (K.MIN_X, K.MIN_Y):
-            acc[i] = min(acc[i], oa[i])
-        for i in (
-            K.COUNT,
-            K.BOTH_NAN,
-            K.NAN_MISMATCH,
-            K.BOTH_INF,
-            K.INF_MISMATCH,
-            K.BIT_EQUAL,
-            K.SIGNED_ZERO,
-            K.BELOW_ONE_THOUSANDTH,
-            K.BELOW_FIVE_THOUSANDTHS,
-            K.REL_COUNT,
-            K.REL_EXCLUDED,
-            K.ULP_WITHIN_TOL,
-            K.ULP_WITHIN_ONE,
-            K.ULP_ABOVE_ONE,
-        ):
-            cnt[i] += oc[i]
-        cnt[K.SCRIPT_MAX_ABS_NAN] |= oc[K.SCRIPT_MAX_ABS_NAN]
-        cnt[K.SCRIPT_MAX_REL_NAN] |= oc[K.SCRIPT_MAX_REL_NAN]
-        # maxima with their index: larger wins, equal values go to the lower index
-        for v, i in ((K.MAX_ABS, K.MAX_ABS_INDEX), (K.MAX_REL, K.MAX_REL_INDEX)):
-            if _beats(oa[v], oc[i], acc[v], cnt[i]):
-                acc[v], cnt[i] = oa[v], oc[i]
-        if self.plan.same:
-            if _beats(
-                int(o.ucnt[K.MAX_ULP_DIFF]),
-                oc[K.MAX_ULP_INDEX],
-                int(self.ucnt[K.MAX_ULP_DIFF]),
-                cnt[K.MAX_ULP_INDEX],
-            ):
-                self.ucnt[K.MAX_ULP_DIFF], cnt[K.MAX_ULP_INDEX] = o.ucnt[K.MAX_ULP_DIFF], oc[K.MAX_ULP_INDEX]
-        elif _beats(oa[K.MAX_ULP_ERROR], oc[K.MAX_ULP_INDEX], acc[K.MAX_ULP_ERROR], cnt[K.MAX_ULP_INDEX]):
-            acc[K.MAX_ULP_ERROR], cnt[K.MAX_ULP_INDEX] = oa[K.MAX_ULP_ERROR], oc[K.MAX_ULP_INDEX]
-        for side, (mean, m2) in ((K.FINITE, (K.MEAN_X, K.M2_X)), (K.FINITE, (K.MEAN_Y, K.M2_Y))):
-            m = Moments(int(cnt[side]), acc[mean], acc[m2])
-            m.merge(Moments(int(oc[side]), oa[mean], oa[m2]))
-            acc[mean], acc[m2] = m.mean, m.m2
-        cnt[K.FINITE] += oc[K.FINITE]
+        merge_states(self.state, o.state, "max_ulp_error" if self.plan.same else "max_ulp_diff")
         self.ulp_sum += o.ulp_sum
         self.hist_exact += o.hist_exact
         self.hist_log += o.hist_log
         for mine, theirs in zip(self.sketches, o.sketches):
             mine += theirs
         if self.plan.worst:
-            score = np.concatenate(
-                [self.worst_score[: cnt[K.WORST_FILLED]], o.worst_score[: oc[K.WORST_FILLED]]]
-            )
-            index = np.concatenate(
-                [self.worst_index[: cnt[K.WORST_FILLED]], o.worst_index[: oc[K.WORST_FILLED]]]
-            )
+            mine, theirs = self.state[0]["worst_filled"], o.state[0]["worst_filled"]
+            score = np.concatenate([self.worst_score[:mine], o.worst_score[:theirs]])
+            index = np.concatenate([self.worst_index[:mine], o.worst_index[:theirs]])
             order = np.lexsort((index, -score))[: self.plan.worst]
-            cnt[K.WORST_FILLED] = order.size
+            self.state[0]["worst_filled"] = order.size
             self.worst_score[: order.size], self.worst_index[: order.size] = score[order], index[order]
 
 
@@ -441,23 +293,16 @@ class _Plan:
         self.mag_mask = np.uint64((1 << (bits - 1)) - 1)
         self.emin = fmt.emin
         self.ulp_size, self.inv_ulp = _ulp_tables(fmt)
-        self._tables: dict = {}  # what tables() made, by the kernel list it was made from
-
-    def tables(self, calls_of, args: tuple) -> np.ndarray:
-        """The table of the block kernels a pass of this kind calls (:mod:`~fpinspect.numerics.calls`):
-        ``calls_of(*args)`` (:func:`~fpinspect.numerics.kernels.block_calls` or ``finish_calls``),
-        made once. The arguments' types are the plan's: every view is read-only (:meth:`views`),
-        the rest the pass's own arrays; the kernels check each entry against the types they
-        pass (a table made for others is a ``RuntimeError``, never a wrong call). Made on first
-        use, after the compile of those kernels that another process shared (a kernel loads
-        from the cache then, instead of compiling here)."""
-        fns = self._tables.get(calls_of)
-        if fns is None:  # two threads may both make it: the same table, either kept
-            kernels = calls_of(*args)
-            for kernel, _ in kernels:  # one a child is compiling: its, not compiled here again
-                compile_ahead.wait(kernel)
-            fns = self._tables[calls_of] = calls.table(kernels)
-        return fns
+        #: the measured format's facts as the kernels take them
+        self.fmt_args = (
+            self.tiny,
+            self.sign_mask,
+            self.mag_mask,
+            self.emin,
+            self.inv_ulp,
+            self.ulp_size,
+            self.share_tol,
+        )
 
     def __reduce__(self):
         return _plan_for, self.kind  # pickled as its kind: the one plan of that kind when unpickled
@@ -482,7 +327,7 @@ def _percentile_key(p: float) -> str:
 
 @cache
 def _plan_for(a_dtype: np.dtype, ref_dtype: np.dtype, keep_values: bool, worst: int) -> _Plan:
-    """The one :class:`_Plan` of each kind of pair (making one cost a small pair ~15 us)."""
+    """The one :class:`_Plan` of each kind of pair (made once: a small pair would feel it)."""
     return _Plan(a_dtype, ref_dtype, keep_values, worst)
 
 
@@ -512,8 +357,8 @@ class PairStats:
     """
 
     def __init__(self, plan: _Plan, state: _Pass, shape, a_dtype, ref_dtype):
-        # the running values as Python numbers, read once (a numpy scalar per field cost ~40 us)
-        acc, cnt = state.acc.tolist(), state.cnt.tolist()
+        # the running values as Python numbers, read once (numpy scalars are slower to read)
+        v = dict(zip(K.STATE.names, state.state.tolist()[0]))
         self.shape = tuple(shape)
         self.a_dtype, self.ref_dtype = np.dtype(a_dtype), np.dtype(ref_dtype)
         self.plan = plan  # how the kernel reads this pair (the KL pass reads it the same way)
@@ -522,54 +367,54 @@ class PairStats:
         self._final: dict | None = None  # error_stats() with the default percentiles, once computed
         self._lent: tuple[np.ndarray, ...] = ()  # kept-value buffers compact() hands back for reuse
         self.kl: float | None = None  # msaccucmp's KL divergence, when accumulate(kl=True) computed it
-        self.count = cnt[K.COUNT]
-        self.finite = nf = cnt[K.FINITE]
-        self.both_nan = cnt[K.BOTH_NAN]
-        self.nan_mismatch = cnt[K.NAN_MISMATCH]
-        self.both_inf = cnt[K.BOTH_INF]
-        self.inf_mismatch = cnt[K.INF_MISMATCH]
-        self.bit_equal = cnt[K.BIT_EQUAL]
-        self.signed_zero = cnt[K.SIGNED_ZERO]
-        self.below_one_thousandth = cnt[K.BELOW_ONE_THOUSANDTH]
-        self.below_five_thousandths = cnt[K.BELOW_FIVE_THOUSANDTHS]
-        self.rel_count = cnt[K.REL_COUNT]
-        self.rel_excluded = cnt[K.REL_EXCLUDED]
+        self.count = v["count"]
+        self.finite = nf = v["finite"]
+        self.both_nan = v["both_nan"]
+        self.nan_mismatch = v["nan_mismatch"]
+        self.both_inf = v["both_inf"]
+        self.inf_mismatch = v["inf_mismatch"]
+        self.bit_equal = v["bit_equal"]
+        self.signed_zero = v["signed_zero"]
+        self.below_one_thousandth = v["below_one_thousandth"]
+        self.below_five_thousandths = v["below_five_thousandths"]
+        self.rel_count = v["rel_count"]
+        self.rel_excluded = v["rel_excluded"]
         has = self.count > 0
-        self.script_dot = acc[K.SCRIPT_DOT]
-        self.script_sum_sq_x = acc[K.SCRIPT_SUM_XX]
-        self.script_sum_sq_y = acc[K.SCRIPT_SUM_YY]
-        self.script_max_abs = math.nan if cnt[K.SCRIPT_MAX_ABS_NAN] else acc[K.SCRIPT_MAX_ABS]
-        self.script_max_rel = math.nan if cnt[K.SCRIPT_MAX_REL_NAN] else acc[K.SCRIPT_MAX_REL]
+        self.script_dot = v["script_dot"]
+        self.script_sum_sq_x = v["script_sum_xx"]
+        self.script_sum_sq_y = v["script_sum_yy"]
+        self.script_max_abs = math.nan if v["script_max_abs_nan"] else v["script_max_abs"]
+        self.script_max_rel = math.nan if v["script_max_rel_nan"] else v["script_max_rel"]
         if not has:
             self.script_max_abs = self.script_max_rel = None
-        self.sum_sq_diff = acc[K.SUM_SQ_DIFF]
-        self.sum_abs_diff = acc[K.SUM_ABS_DIFF]
-        self.sum_sq_ref = acc[K.SUM_SQ_REF]
-        self.max_abs_ref = acc[K.MAX_ABS_REF]
-        self.max_abs, self.max_abs_index = acc[K.MAX_ABS], cnt[K.MAX_ABS_INDEX]
-        self.max_rel, self.max_rel_index = acc[K.MAX_REL], cnt[K.MAX_REL_INDEX]
-        self.sum_rel = acc[K.SUM_REL]
-        self.msaccucmp_sum_rel = acc[K.MSACCUCMP_SUM_REL]
-        self.msaccucmp_max_rel = acc[K.MSACCUCMP_MAX_REL]
-        self.x_moments = Moments(nf, acc[K.MEAN_X], acc[K.M2_X])
-        self.y_moments = Moments(nf, acc[K.MEAN_Y], acc[K.M2_Y])
-        self.min_x, self.max_x = acc[K.MIN_X], acc[K.MAX_X]
-        self.min_y, self.max_y = acc[K.MIN_Y], acc[K.MAX_Y]
+        self.sum_sq_diff = v["sum_sq_diff"]
+        self.sum_abs_diff = v["sum_abs_diff"]
+        self.sum_sq_ref = v["sum_sq_ref"]
+        self.max_abs_ref = v["max_abs_ref"]
+        self.max_abs, self.max_abs_index = v["max_abs"], v["max_abs_index"]
+        self.max_rel, self.max_rel_index = v["max_rel"], v["max_rel_index"]
+        self.sum_rel = v["sum_rel"]
+        self.msaccucmp_sum_rel = v["msaccucmp_sum_rel"]
+        self.msaccucmp_max_rel = v["msaccucmp_max_rel"]
+        self.x_moments = Moments(nf, v["mean_x"], v["m2_x"])
+        self.y_moments = Moments(nf, v["mean_y"], v["m2_y"])
+        self.min_x, self.max_x = v["min_x"], v["max_x"]
+        self.min_y, self.max_y = v["min_y"], v["max_y"]
         keep_abs, keep_rel, keep_ulp = state.keep
         sketch_abs, sketch_rel, sketch_ulp = state.sketches
         self.abs_quantiles = RealQuantiles.collected(keep_abs if plan.keep_values else None, sketch_abs, nf)
         self.rel_quantiles = RealQuantiles.collected(
             keep_rel if plan.keep_values else None, sketch_rel, self.rel_count
         )
-        self.max_ulp_index = cnt[K.MAX_ULP_INDEX]
+        self.max_ulp_index = v["max_ulp_index"]
         if self.same:
-            huge = acc[K.SUM_ULP_DIFF_HUGE]
+            huge = v["sum_ulp_diff_huge"]
             hist = IntHistogram.collected(
                 state.hist_exact,
                 state.hist_log,
                 nf,
                 state.ulp_sum + huge if huge else state.ulp_sum,
-                int(state.ucnt[K.MAX_ULP_DIFF]) if nf else None,
+                v["max_ulp_diff"] if nf else None,
                 copy=state.space is not None,  # the thread's workspace serves the next pair
             )
             self.ulp_hist, self.ulp_quantiles = hist, None
@@ -581,10 +426,12 @@ class PairStats:
             self.ulp_quantiles = RealQuantiles.collected(
                 keep_ulp if plan.keep_values else None, sketch_ulp, nf
             )
-            self.max_ulp = acc[K.MAX_ULP_ERROR]
-            self.sum_ulp_error = acc[K.SUM_ULP_ERROR]
-            self.ulp_share_counts = state.cnt[[K.ULP_WITHIN_TOL, K.ULP_WITHIN_ONE, K.ULP_ABOVE_ONE]].copy()
-        filled = cnt[K.WORST_FILLED]
+            self.max_ulp = v["max_ulp_error"]
+            self.sum_ulp_error = v["sum_ulp_error"]
+            self.ulp_share_counts = np.array(
+                [v["ulp_within_tol"], v["ulp_within_one"], v["ulp_above_one"]], dtype=np.int64
+            )
+        filled = v["worst_filled"]
         self.worst_score = state.worst_score[:filled].copy()
         self.worst_index = state.worst_index[:filled].copy()
 
@@ -705,7 +552,7 @@ def accumulate(
     ``worst=k`` also keeps the flat indices of the ``k`` worst elements (by ULP; special-value
     mismatches first). ``kl=True`` also computes msaccucmp's KL divergence (``PairStats.kl``):
     it needs both ranges first, so it takes a second pass — over the chunk still in memory when
-    the pair is one chunk, else over the data again (:func:`kl_divergence_of`).
+    the pair is one chunk, else over the data again (:func:`~fpinspect.numerics.kl.kl_divergence_of`).
     ``progress(done_elements, total)`` is called after each chunk.
     """
     ra, rr = ChunkReader(a), ChunkReader(ref)
@@ -715,10 +562,6 @@ def accumulate(
     # chunks arrive byte-swapped to machine order (ChunkReader)
     a_dtype, ref_dtype = native(a.dtype), native(ref.dtype)
     plan = _plan_for(a_dtype, ref_dtype, ra.size <= EXACT_CAP, worst)
-    if plan.kind not in _announced:  # the first pair of this kind in the process
-        _announced.add(plan.kind)
-        _announce(plan, a_dtype, ref_dtype, ra.size, kl)
-    compile_ahead.start(a_dtype, ref_dtype, ra.size, kl)
     ranges = chunk_ranges(ra.size, chunk)
     if plan.keep_values:
         # abs and rel values are handed back by PairStats.compact() for the next pair to reuse
@@ -735,29 +578,18 @@ def accumulate(
         # a one-chunk pair keeps its chunk (for KL): its reads get buffers of their own
         width = chunk if len(ranges) > 1 else 0
         buf_a, buf_r = (ra.buffer(width), rr.buffer(width)) if width else (None, None)
-        spare: list = []  # buffers for reading a chunk again (its rarer work deferred)
-
-        def again(lo: int, hi: int) -> tuple:
-            if not spare:
-                spare.extend((ra.buffer(width), rr.buffer(width)))
-            return (
-                plan.views(ra.read(lo, hi, spare[0]), plan.a_decode),
-                plan.views(rr.read(lo, hi, spare[1]), plan.b_decode),
-            )
-
         for lo, hi in part:
             va, vb = (
                 plan.views(ra.read(lo, hi, buf_a), plan.a_decode),
                 plan.views(rr.read(lo, hi, buf_r), plan.b_decode),
             )
-            state.feed(lo, va, vb, partial(again, lo, hi) if width and not state.finishing else None)
+            state.feed(lo, va, vb)
             if len(ranges) == 1:
                 last.append((va, vb))  # KL's pass reads the same views
             ra.release(lo, hi)
             rr.release(lo, hi)
             if progress is not None:
                 progress(hi - lo, ra.size)
-        state.close()
         return state
 
     jobs = max(1, min(jobs, len(ranges)))
@@ -782,22 +614,11 @@ def accumulate(
     if plan.keep_values:
         stats._lent = keep[:2]
     if kl:
-        stats.kl = _kl_divergence(stats, [last[0]] if last else None, ra, rr, jobs)
+        stats.kl = kl_of_pass(stats, [last[0]] if last else None, ra, rr, jobs)
     return stats
 
 
 _EMPTY_KEEP = np.empty(0, dtype=np.float64)
-#: The plan kinds whose pass compile_ahead.announce was asked about (once each per process).
-_announced: set[tuple] = set()
-
-
-def _announce(plan: _Plan, a_dtype, ref_dtype, size: int, kl: bool) -> None:
-    """Tell :func:`~fpinspect.numerics.compile_ahead.on_compile`'s listener when this first pair of
-    the plan's kind will compile the pass (before anything compiles: the child may compile it)."""
-    what = f"{plan.fmt.name} pairs" if plan.same else f"{plan.fmt.name} against a wider reference"
-    compile_ahead.announce(*_calls(a_dtype, ref_dtype, size, kl)[0][0], what)
-
-
 #: Kept-value buffers of at most this many elements go back to their thread for reuse.
 _LENT_MAX = 1 << 18
 #: ... and at most this many per thread.
@@ -830,167 +651,6 @@ def _take_back_kept(views) -> None:
         buf = v.base if v.base is not None else v
         if buf.size <= _LENT_MAX and len(free) < _LENT_PER_THREAD:
             free.append(buf)
-
-
-def kl_divergence_of(a, ref, stats: PairStats, *, jobs: int = 1) -> float | None:
-    """msaccucmp's KL divergence of ``a`` against ``ref``, whose :func:`accumulate` statistics
-    ``stats`` hold both ranges: a second compiled pass over both (or :attr:`PairStats.kl` when
-    that pass already computed it).
-
-    Over the elements finite on both sides, ``p = max((x - min x) / (max x - min x), eps32)``
-    (1 where the range is 0: a constant side is uniform), ``q`` likewise for ``y``, each
-    normalised to sum 1: ``KL = sum p log(p / q)``, computed from the unnormalised sums as
-    ``cross / sum_p - log1p(sum (p - q) / sum_q)`` with ``cross = sum p log(p / q)``;
-    ``|KL| < eps64`` is reported as 0.
-    """
-    if stats.kl is not None:
-        return stats.kl
-    return _kl_divergence(stats, None, ChunkReader(a), ChunkReader(ref), jobs)
-
-
-#: Ranges below the smallest normal float64 have no finite inverse (1 / 5e-324 overflows).
-_TINY64 = float(np.finfo(np.float64).tiny)
-_TWO_1022 = 2.0**1022
-
-
-def _kl_scale(*ranges: float) -> float:
-    """The one factor p and q are both scaled by for :func:`_kl_side`: 1, or less where a range is
-    too small to invert (a few subnormals: 1 / 5e-324 overflows). One factor for both sides, as
-    KL's ``log1p(sum (p - q) / sum q)`` needs p and q on one scale (scaled apart, their summed
-    differences lose sum p to rounding)."""
-    return min([1.0] + [r * _TWO_1022 for r in ranges if 0 < r < _TINY64])
-
-
-def _kl_side(lo: float, hi: float, scale: float) -> tuple[float, float, float]:
-    """``(min, inv, floor)`` of one side for :func:`~fpinspect.numerics.kernels.kl_pass`, whose
-    ``max(floor, (v - min) * inv)`` is ``scale`` times msaccucmp's ``max((v - lo) / (hi - lo),
-    eps32)`` (1 on a constant side): KL is the same for p and q both scaled, and multiplying by
-    the inverse spares the vector loop a division per element and side."""
-    r = hi - lo
-    if not r > 0:
-        return lo, 0.0, scale
-    if r < _TINY64:
-        return lo, scale / (r * _TWO_1022) * _TWO_1022, EPS32 * scale
-    return lo, scale / r, EPS32 * scale
-
-
-#: How kl_pass decodes each 16-bit format (arithmetic, faster than the tables); others: tables.
-_KL_DECODE = {"float16": K.DECODE_HALF, "bfloat16": K.DECODE_BFLOAT}
-
-
-def _kl_call(plan: _Plan, va: tuple, vb: tuple, side_x, side_y, values, sums, fns=None):
-    """The kernel that adds one chunk's KL sums to ``sums``, and its arguments; ``va`` and
-    ``vb`` are the chunk's two sides' :meth:`_Plan.views`, ``values`` the kernel's scratch,
-    ``fns`` the table of the kernels it calls (``None``: the plan's, made on first use:
-    :meth:`_Plan.tables`)."""
-    ua, fa, ta = va
-    ub, fb, tb = vb
-    decode = _KL_DECODE.get(plan.fmt.name, K.DECODE_TABLE) if plan.a_decode == "table" else K.DECODE_FLOAT
-    args = (ua, ub, fa, fb, ta, tb, decode, *side_x, *side_y, values, sums)
-    return K.kl_pass, (*args, plan.tables(K.kl_calls, args) if fns is None else fns)
-
-
-def after_pass_calls(a_dtype, ref_dtype, size: int, kl: bool) -> list:
-    """The compiled kernels a pair of these dtypes and element count calls after the fused pass,
-    each with arguments of the types it will get there (a one-element pair's): the pass's rarer
-    work (:func:`~fpinspect.numerics.kernels.finish_pass`, then the block kernels of it that the
-    pair calls, of which its table is made when it is first called), where the values are kept the
-    selection of the exact percentiles (:class:`~fpinspect.numerics.quantiles.RealQuantiles`),
-    and KL's pass when ``kl``. In the order the child compiles them: the pass's first, then the
-    selection (the longest compile, ~1.4 s) before KL's (~0.7 s), which a pair calls first: the
-    process, done with its fused pass, compiles KL's itself meanwhile
-    (:mod:`~fpinspect.numerics.compile_ahead`)."""
-    return _calls(a_dtype, ref_dtype, size, kl)[1]
-
-
-def compile_ahead_plan(a_dtype, ref_dtype, size: int, kl: bool) -> tuple[list, list]:
-    """``(shared, after)``: what :mod:`~fpinspect.numerics.compile_ahead` compiles on both cores
-    before the fused pass runs: its block kernels that this kind of pair calls, then the pass
-    itself (typed without them: :mod:`~fpinspect.numerics.calls`), those not compiled or cached
-    yet, which the caller compiles in this order and the child from the other end (the pass
-    first) until they meet; then :func:`after_pass_calls`, the child's alone, while the pass runs
-    (its chunks' rarer work waits for finish_pass, :meth:`_Pass.feed`)."""
-    (pass_call, blocks), after = _calls(a_dtype, ref_dtype, size, kl)
-    return [call for call in (*blocks, pass_call) if not compile_ahead.ready(*call)], after
-
-
-def _calls(a_dtype, ref_dtype, size: int, kl: bool) -> tuple:
-    """``((fused pass call, its block kernels' calls), after-pass calls)`` of a one-element pair
-    of this kind: each kernel with arguments of the types a real pair's calls pass."""
-    # worst elements kept (what diff and compare ask for): their kernel is compiled ahead too
-    plan = _plan_for(np.dtype(a_dtype), np.dtype(ref_dtype), size <= EXACT_CAP, 1)
-    ca, cr = np.zeros(1, dtype=a_dtype), np.zeros(1, dtype=ref_dtype)
-    va, vb = plan.views(ca, plan.a_decode), plan.views(cr, plan.b_decode)
-    keep = (np.empty(1), np.empty(1), np.empty(1)) if plan.keep_values else (_EMPTY_KEEP,) * 3
-    state = _Pass(plan, keep)
-    try:
-        pass_args = state._arguments(0, va, vb, _NO_TABLE)
-        finish_args = state._finish_arguments(0, va, vb, fns=_NO_TABLE)
-        after = [(K.finish_pass, finish_args), *K.finish_calls(*finish_args[:-1])]
-    finally:
-        state.release()
-    if plan.keep_values:  # the selection, then the kernel it calls through its table
-        ranks = (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), *K.select_scratch(1, 1))
-        after += [(K.select_ranks, (*ranks, _NO_TABLE)), *K.select_calls()]
-    if kl:  # KL's pass, then the kernels it calls through its table
-        side = _kl_side(0.0, 1.0, 1.0)
-        kernel, args = _kl_call(plan, va, vb, side, side, np.empty((2, K.BLOCK)), np.zeros(4), _NO_TABLE)
-        after += [(kernel, args), *K.kl_calls(*args[:-1])]
-    # each kernel once (the decoding: KL's pass calls it after the rarer work does)
-    return ((K.fused_pass, pass_args), K.block_calls(*pass_args[:-1])), each_once(after)
-
-
-def _kl_divergence(s: PairStats, views, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float | None:
-    """KL over ``views`` (the pass's views of a one-chunk pair's chunk), else over the data read again."""
-    if s.finite == 0:
-        return None
-    scale = _kl_scale(s.max_x - s.min_x, s.max_y - s.min_y)
-    side_x, side_y = _kl_side(s.min_x, s.max_x, scale), _kl_side(s.min_y, s.max_y, scale)
-    plan = s.plan
-    compile_ahead.wait(K.kl_pass)  # KL's pass may be what a child is compiling
-
-    def sums_of(pairs) -> np.ndarray:
-        sums = np.zeros(4, dtype=np.float64)
-        values = np.empty((2, K.BLOCK), dtype=np.float64)
-        for va, vb in pairs:
-            kernel, args = _kl_call(plan, va, vb, side_x, side_y, values, sums)
-            kernel(*args)
-        return sums
-
-    if views is not None:  # a one-chunk pair: one call, no reader
-        sums = sums_of(views).tolist()  # Python floats: numpy scalars cost ~0.1 us an operation
-        return _kl_from_sums(*sums)
-
-    def reread(part):
-        buf_a, buf_r = ra.buffer(CHUNK), rr.buffer(CHUNK)
-        for lo, hi in part:
-            yield (
-                plan.views(ra.read(lo, hi, buf_a), plan.a_decode),
-                plan.views(rr.read(lo, hi, buf_r), plan.b_decode),
-            )
-            ra.release(lo, hi)
-            rr.release(lo, hi)
-
-    ranges = chunk_ranges(ra.size)
-    jobs = max(1, min(jobs, len(ranges)))
-    if jobs == 1:
-        sum_p, sum_q, cross, diff = sums_of(reread(ranges))
-    else:
-        pool = ThreadPoolExecutor(max_workers=jobs)
-        try:
-            parts = [ranges[i::jobs] for i in range(jobs)]
-            sum_p, sum_q, cross, diff = sum(pool.map(lambda part: sums_of(reread(part)), parts))
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
-    return _kl_from_sums(float(sum_p), float(sum_q), float(cross), float(diff))
-
-
-def _kl_from_sums(sum_p: float, sum_q: float, cross: float, diff: float) -> float:
-    """KL from the KL pass's sums (:func:`kl_divergence_of`)."""
-    # log(sum_p / sum_q) as log1p of the summed differences: sum_p and sum_q agree to ~1e-9 in
-    # fused-against-eager pairs, and taking each one's log lost their difference's last digits
-    kl = cross / sum_p - math.log1p(diff / sum_q)
-    return 0.0 if abs(kl) < EPS64 else kl
 
 
 def error_stats(a, ref, *, percentiles=(50, 99), jobs: int = 1) -> dict:
@@ -1026,4 +686,4 @@ def error_stats(a, ref, *, percentiles=(50, 99), jobs: int = 1) -> dict:
     return accumulate(a_arr, ref_arr, jobs=jobs).error_stats(percentiles)
 
 
-__all__ = ["Moments", "PairStats", "accumulate", "common_format", "error_stats", "kl_divergence_of"]
+__all__ = ["Moments", "PairStats", "accumulate", "common_format", "error_stats"]

@@ -11,12 +11,11 @@ Two distinct measures (see ``shared/reference/ulp_spec.md``):
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 
 from .chunks import iter_chunks
 from .dtypes import FloatFormat, common_format, float_format
+from .jit import njit
 
 # Element status codes shared by ulp_diff, ulp_error and error_stats.
 FINITE = 0  #: both values are numbers (finite), or equal after the status rules below
@@ -52,80 +51,38 @@ def ulp_nan(dtype) -> int:
     return (1 << (8 * _dist_dtype(float_format(dtype)).itemsize)) - 1
 
 
-def _key_dtype(fmt: FloatFormat) -> np.dtype:
-    return np.dtype(np.int32) if fmt.bits <= 16 else np.dtype(np.int64)
+@njit(nogil=True, cache=True, error_model="numpy")
+def _ulp_diff_kernel(ua, ub, mag_mask, max_key, has_inf, nan_dist, dist, st):
+    """:func:`ulp_diff` of the bit patterns ``ua``, ``ub`` into ``dist`` and, where ``st`` is
+    not empty, the status codes into ``st``: one pass, no temporaries."""
+    status = st.size > 0
+    for i in range(ua.size):
+        a = np.uint64(ua[i])
+        b = np.uint64(ub[i])
+        ma = a & mag_mask
+        mb = b & mag_mask
+        d = (ma - mb if ma >= mb else mb - ma) if ((a ^ b) & ~mag_mask) == 0 else ma + mb
+        nan_a = ma > max_key
+        nan_b = mb > max_key
+        if nan_a or nan_b:
+            d = np.uint64(0) if nan_a and nan_b else nan_dist
+        dist[i] = d
+        if status:
+            code = FINITE
+            if nan_a and nan_b:
+                code = BOTH_NAN
+            elif nan_a or nan_b:
+                code = NAN_MISMATCH
+            elif has_inf and (ma == max_key or mb == max_key):
+                code = INF_MATCH if a == b else INF_MISMATCH
+            st[i] = code
 
 
-def _keys(u: np.ndarray, fmt: FloatFormat):
-    """Ordered-integer key and magnitude bits of raw patterns ``u``.
-
-    ``key = -(u & ~S)`` when the sign bit ``S`` is set, else ``u``: monotone in value and
-    +0 / -0 both map to 0 (:func:`_keys_of`). An 8- or 16-bit format's are looked up in its
-    table of every pattern's: two numpy calls instead of five, which on the few elements of a
-    comparison's worst ones is what they cost.
-    """
-    if fmt.bits <= 16:
-        keys, mags = _key_tables(fmt)
-        return keys[u], mags[u]
-    return _keys_of(u, fmt)
-
-
-def _keys_of(u: np.ndarray, fmt: FloatFormat):
-    """:func:`_keys` computed: the sign bit is set where the pattern is not its magnitude."""
-    kd = _key_dtype(fmt)
-    ui = u.astype(kd) if fmt.bits < kd.itemsize * 8 else u.view(kd)
-    mag = ui & (fmt.sign_mask - 1)
-    return np.where(ui == mag, mag, -mag), mag
-
-
-@cache
-def _key_tables(fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_keys_of` every bit pattern of an 8- or 16-bit format (2 x 256 KiB for 16 bits)."""
-    keys, mags = _keys_of(np.arange(1 << fmt.bits, dtype=np.int64).astype(fmt.uint), fmt)
-    keys.flags.writeable = mags.flags.writeable = False
-    return keys, mags
-
-
-def _as_format(a: np.ndarray, fmt: FloatFormat) -> np.ndarray:
-    return a if a.dtype == fmt.dtype else a.astype(fmt.dtype)
-
-
-def _ulp_diff_chunk(a: np.ndarray, b: np.ndarray, fmt: FloatFormat, status: bool):
-    # both sides' keys and magnitudes in one lookup (or one computation) and their NaN patterns
-    # in one maximum: on the few elements of a comparison's worst ones, numpy's cost per call
-    # is the time
-    n = a.size
-    k, m = _keys(np.concatenate((a.view(fmt.uint), b.view(fmt.uint))), fmt)
-    ka, kb, ma, mb = k[:n], k[n:], m[:n], m[n:]
-    if fmt.bits <= 32:
-        # Keys are int32 (16/8-bit formats) or int64 (float32): differences cannot overflow.
-        dist = np.abs(ka - kb).view(_dist_dtype(fmt))
-    else:
-        # Key differences of float64 overflow int64: compare in a biased unsigned space.
-        bias = np.uint64(1 << 63)
-        ua = ka.view(np.uint64) ^ bias
-        ub = kb.view(np.uint64) ^ bias
-        dist = np.where(ua >= ub, ua - ub, ub - ua)
-    # NaN patterns are the magnitudes above the infinity's: looked for element by element only
-    # where there are any (or the status is asked for)
-    nan = m.max(initial=0) > fmt.max_key
-    if nan or status:
-        nan_a = ma > fmt.max_key
-        nan_b = mb > fmt.max_key
-    if nan:
-        dist[nan_a & nan_b] = 0
-        dist[nan_a ^ nan_b] = np.iinfo(dist.dtype).max
-    if not status:
-        return dist, None
-    st = np.zeros(dist.shape, dtype=np.uint8)
-    if fmt.has_inf:
-        inf_a = ma == fmt.max_key
-        inf_b = mb == fmt.max_key
-        st[(inf_a | inf_b) & ~(nan_a | nan_b)] = INF_MISMATCH
-        st[inf_a & inf_b & (ka == kb)] = INF_MATCH
-    st[nan_a & nan_b] = BOTH_NAN
-    st[nan_a ^ nan_b] = NAN_MISMATCH
-    return dist, st
+def _readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only contiguous view (numba compiles read-only and writable arrays apart)."""
+    v = np.ascontiguousarray(a).reshape(-1).view()
+    v.flags.writeable = False
+    return v
 
 
 def _prepare_pair(a, b):
@@ -138,7 +95,11 @@ def _prepare_pair(a, b):
             raise ValueError(f"shapes {a.shape} and {b.shape} do not match") from None
         a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
     fmt = common_format(a.dtype, b.dtype)
-    return _as_format(a, fmt), _as_format(b, fmt), fmt
+    return (
+        (a if a.dtype == fmt.dtype else a.astype(fmt.dtype)),
+        (b if b.dtype == fmt.dtype else b.astype(fmt.dtype)),
+        fmt,
+    )
 
 
 def ulp_diff(a, b, *, return_status: bool = False):
@@ -163,21 +124,14 @@ def ulp_diff(a, b, *, return_status: bool = False):
     returned as well.
     """
     a, b, fmt = _prepare_pair(a, b)
-    if a.size <= _CHUNK:
-        # one chunk is the whole arrays: computed as they are, without the chunk loop's readers
-        # and copies (most of the time of the few elements a comparison's worst ones are)
-        dist, st = _ulp_diff_chunk(a.reshape(-1), b.reshape(-1), fmt, return_status)
-        dist = dist.reshape(a.shape)
-        return (dist, st.reshape(a.shape)) if return_status else dist
     dist = np.empty(a.shape, dtype=_dist_dtype(fmt))
-    st = np.empty(a.shape, dtype=np.uint8) if return_status else None
-    flat_d = dist.reshape(-1)
-    flat_s = st.reshape(-1) if st is not None else None
-    for lo, (ca, cb) in iter_chunks(a, b, chunk=_CHUNK):
-        d, s = _ulp_diff_chunk(ca, cb, fmt, return_status)
-        flat_d[lo : lo + d.size] = d
-        if flat_s is not None:
-            flat_s[lo : lo + d.size] = s
+    st = np.empty(a.shape if return_status else 0, dtype=np.uint8)
+    mag_mask = np.uint64(fmt.sign_mask - 1)
+    nan_dist = np.uint64(np.iinfo(dist.dtype).max)
+    ua, ub = _readonly(a).view(fmt.uint), _readonly(b).view(fmt.uint)
+    _ulp_diff_kernel(
+        ua, ub, mag_mask, np.uint64(fmt.max_key), fmt.has_inf, nan_dist, dist.reshape(-1), st.reshape(-1)
+    )
     return (dist, st) if return_status else dist
 
 

@@ -7,16 +7,19 @@ fused op's dumped inputs and on the fusion-off run's — and compared:
 * ``fidelity`` — eager replay on the fusion-off inputs against the fusion-off output dump:
   does the replay reproduce the device's eager op? Beyond 1 ULP on more than
   :data:`FIDELITY_SHARE` of the elements (or any NaN / infinity on one side only) the replay
-  is ``unfaithful`` and not used as evidence.
+  is ``unfaithful`` and not used as evidence; without the fusion-off inputs it cannot be
+  checked, and the replay is ``unverified`` (not used as evidence either).
 * ``fused_vs_replay`` — the fused output against the eager replay on the same inputs: the
   difference fusion itself made, judged with the comparison's thresholds.
 * ``fused_vs_fp64`` / ``eager_vs_fp64`` — each side's ``red`` (in eps of the compared format)
   against the float64 truth for its own inputs; the smaller one, by at least
-  :data:`CLOSER_RATIO`, is ``closer_to_truth`` (else ``tie``).
+  :data:`CLOSER_RATIO`, is ``closer_to_truth`` (else ``tie``);
+* ``standard`` — msprobe's benchmark standard on the same four tensors (:mod:`.standard`).
 
 A failing op is then *introduced* when it fails against its own eager replay and is not the
 closer side, *more accurate* when it fails against eager but is the closer side, and
-*inherited* when it matches its eager replay (the difference came in through its inputs).
+*inherited* when it matches its eager replay (a failing op's difference then came in through
+its inputs; an op fed only by data or constants has none that could carry one).
 """
 
 from __future__ import annotations
@@ -31,10 +34,11 @@ from ..numerics import accumulate, float_format, is_supported, metrics_from_stat
 from .bind import array_of, bind
 from .evaluate import EAGER, FP64, evaluate
 from .ops import OPS, Unsupported
+from .standard import Standard, benchmark_standard
 from .subgraph import extract
 
 #: Replay statuses (the ``replay.status`` of the JSON contract).
-STATUSES = ("ok", "unsupported", "unfaithful", "missing_inputs")
+STATUSES = ("ok", "unsupported", "unfaithful", "unverified", "missing_inputs")
 
 #: A faithful replay is more than 1 ULP from the device's eager output on at most this share.
 FIDELITY_SHARE = 1e-3
@@ -99,6 +103,7 @@ class ReplayEvidence:
     results: dict[str, PairResult] = field(default_factory=dict)
     truth: dict[str, float | None] = field(default_factory=dict)
     verdict: str | None = None  #: fused_vs_replay judged with the comparison's thresholds
+    standard: Standard | None = None  #: msprobe's benchmark standard, for a usable replay
 
     @property
     def usable(self) -> bool:
@@ -144,9 +149,10 @@ class ReplayEvidence:
                 f"fusion itself changed the result: {format_score(vs)} from its own eager replay, "
                 f"{format_score(fused)} from fp64 where eager is {format_score(eager)}"
             )
+        # no word on where a difference came from: a passing op has none (see OpReplay.revise)
         return (
-            f"fusion reproduces eager on its own inputs ({format_score(vs)}, max {max_ulp(self.results.get('fused_vs_replay'))} "
-            f"ULP): the difference came in through its inputs"
+            f"fusion reproduces eager on its own inputs ({format_score(vs)}, "
+            f"max {max_ulp(self.results.get('fused_vs_replay'))} ULP)"
         )
 
     def to_json(self) -> dict:
@@ -173,6 +179,7 @@ class ReplayEvidence:
             if "eager_vs_fp64" not in self.truth
             else {"red": json_number(self.red("eager_vs_fp64"))},
             "closer_to_truth": self.closer_to_truth if self.usable else None,
+            "standard": None if self.standard is None else self.standard.to_json(),
         }
 
 
@@ -206,6 +213,13 @@ class OpReplay:
         finding.role = role
         what = f"output {r.plan.fused_index} vs {r.plan.origin_op}"
         finding.reason = f"{what}: {e.conclusion()}"
+        if role == "inherited":
+            fed = any("SKIPPED_CONST_DATA" not in r.status for r in records.inputs)
+            finding.reason += (
+                ": the difference came in through its inputs"
+                if fed
+                else ", yet none of its inputs can carry a difference (each is data or a constant)"
+            )
 
 
 def replay_op(comparison, name: str, thresholds: ThresholdTable | None = None, cancelled=None) -> OpReplay:
@@ -229,14 +243,17 @@ def replay_op(comparison, name: str, thresholds: ThresholdTable | None = None, c
     if unknown:
         return every("unsupported", f"no replay semantic for {', '.join(unknown)}", unknown)
     bound = bind(comparison, sub)
-    if bound.missing:
-        return every("missing_inputs", "; ".join(bound.missing[:3]))
+    if bound.missing_on:
+        return every("missing_inputs", "; ".join(bound.missing_on[:3]))
+    # without every fusion-off input, the fused side alone is replayed: fidelity is unchecked
+    sides = ("on", "off") if not bound.missing_off else ("on",)
+    shared = "; ".join(bound.shared)
     names = {op.name for op in sub.ops}
     wanted = [(p.origin_op, p.origin_index) for p in plans if p.origin_op in names]
     try:
         runs = {
             (side, mode): evaluate(sub, getattr(bound, side), mode, wanted, cancelled).outputs
-            for side in ("on", "off")
+            for side in sides
             for mode in (EAGER, FP64)
         }
     except Unsupported as exc:
@@ -251,14 +268,24 @@ def replay_op(comparison, name: str, thresholds: ThresholdTable | None = None, c
             )
             continue
         try:
-            sides = load_sides(p)
+            loaded = load_sides(p)
         except SIDE_ERRORS as exc:
             out[p.fused_index] = ReplayEvidence("missing_inputs", str(exc))
             continue
-        fused, eager = array_of(sides.fused), array_of(sides.original)
+        fused, eager = array_of(loaded.fused), array_of(loaded.original)
+        vs = compare_arrays(fused, runs[("on", EAGER)][key], worst=0, kl=False)
+        if bound.missing_off:
+            out[p.fused_index] = ReplayEvidence(
+                "unverified",
+                f"fidelity cannot be checked: {'; '.join(bound.missing_off[:3])}",
+                results={"fused_vs_replay": vs},
+                truth={"fused_vs_fp64": red_against(fused, runs[("on", FP64)][key])},
+                verdict=judge(vs, thresholds).verdict,
+            )
+            continue
         results = {
             "fidelity": compare_arrays(runs[("off", EAGER)][key], eager, worst=0, kl=False),
-            "fused_vs_replay": compare_arrays(fused, runs[("on", EAGER)][key], worst=0, kl=False),
+            "fused_vs_replay": vs,
         }
         truth = {
             "fused_vs_fp64": red_against(fused, runs[("on", FP64)][key]),
@@ -276,10 +303,13 @@ def replay_op(comparison, name: str, thresholds: ThresholdTable | None = None, c
         else:
             ev = ReplayEvidence(
                 "ok",
-                None,
+                shared or None,
                 results=results,
                 truth=truth,
                 verdict=judge(results["fused_vs_replay"], thresholds).verdict,
+                standard=benchmark_standard(
+                    fused, runs[("on", FP64)][key], eager, runs[("off", FP64)][key], sub.types
+                ),
             )
         out[p.fused_index] = ev
     return OpReplay(name, out)

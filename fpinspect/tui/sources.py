@@ -16,6 +16,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..dumps.errors import missing
+
 #: The bundled sample run ``fpinspect open`` shows without arguments (package data: it is in the wheel).
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_dumps" / "regression"
 
@@ -134,7 +136,7 @@ def _open_graph(path: Path) -> Path:
     """The fusion-on graph file for a path given as GRAPH: a file, a graph folder holding one
     ``.json``, or a run folder holding ``dumpgraph_af_open/``."""
     if not path.exists():
-        raise SourceError(f"graph {path} does not exist.")
+        raise SourceError(f"graph {path} {missing(path).removeprefix('file ')}.")
     if path.is_file():
         return path
     for folder in (path / f"dumpgraph_{OPEN}", path):
@@ -152,7 +154,8 @@ def _checked(path: str | None, kind: str, what: str) -> Path | None:
         return None
     p = Path(path)
     if not p.exists():
-        raise SourceError(f"{what} {path} does not exist.")
+        noun = "folder" if kind == "dir" else "file"
+        raise SourceError(f"{what} {path} {missing(p, noun).removeprefix(noun + ' ')}.")
     if kind == "dir" and not p.is_dir():
         raise SourceError(f"{what} {path} is a file, not a dump folder.")
     if kind == "file" and not p.is_file():

@@ -66,7 +66,7 @@ def transformer_injected(transformer_capture, tmp_path_factory):
     from fpinspect.capture import Injection
 
     pair = transformer_capture.write(
-        tmp_path_factory.mktemp("transformer_injected"), injection=Injection.parse(INJECTED)
+        tmp_path_factory.mktemp("transformer_injected"), injections=[Injection.parse(INJECTED)]
     )
     return pair, compare(pair)
 
@@ -78,7 +78,7 @@ def transformer_injected_ascend(transformer_capture, tmp_path_factory):
     pair = transformer_capture.write(
         tmp_path_factory.mktemp("transformer_ascend"),
         storage_layouts="ascend",
-        injection=Injection.parse(INJECTED),
+        injections=[Injection.parse(INJECTED)],
     )
     return pair, compare(pair)
 

@@ -32,7 +32,7 @@ def judged(demo_capture, tmp_path_factory):
         if (block, injection) not in done:
             out = tmp_path_factory.mktemp(f"{block}_{'clean' if injection is None else 'injected'}")
             planted = None if injection is None else Injection.parse(injection)
-            pair = demo_capture(block).write(out, injection=planted)
+            pair = demo_capture(block).write(out, injections=[planted] if planted else [])
             done[block, injection] = compare(pair, replay="all").to_json()
         return done[block, injection]
 

@@ -82,8 +82,10 @@ def test_dtype_cast_and_flatten_and_mismatch(tmp_path):
     np.save(tmp_path / "g.npy", np.ones(25, np.float32))
     out = json.loads(run("diff", tmp_path / "h.npy", tmp_path / "f.npy", "--format", "json").output)
     assert out["status"] == ["DTYPE_CAST", "SHAPE_FLATTENED"] and out["cosine"] == pytest.approx(1, abs=1e-8)
-    out = json.loads(run("diff", tmp_path / "f.npy", tmp_path / "g.npy", "--format", "json").output)
+    r = run("diff", tmp_path / "f.npy", tmp_path / "g.npy", "--format", "json")
+    out = json.loads(r.stdout)
     assert out["status"] == ["SHAPE_MISMATCH"] and out["cosine"] is None and "24" in out["message"]
+    assert r.exit_code == 2  # nothing was compared
 
 
 def test_missing_file_is_a_usage_error(tmp_path, pair):
@@ -144,3 +146,44 @@ def test_legacy_missing_file(tmp_path, capsys):
         == 2
     )
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_integers_are_compared_exactly(tmp_path):
+    np.save(tmp_path / "a.npy", np.array([2**62, 5, -(2**63)], np.int64))
+    np.save(tmp_path / "b.npy", np.array([2**62 + 1, 5, 2**63 - 1], np.int64))
+    r = run("diff", tmp_path / "a.npy", tmp_path / "b.npy", "--format", "json", "--max-ulp", "0")
+    assert r.exit_code == 1
+    out = json.loads(r.stdout)
+    assert out["max_abs"] == 2**64 - 1 and out["max_rel"] > 0
+    m = out["metrics"]
+    assert m["ulp"]["max"] == 2**64 - 1 and m["ulp"]["dtype"] == "int64" and m["abs"]["max"] == 2**64 - 1
+    assert m["mismatched"] == 2 and m["ulp"]["share"] == {"0": 1 / 3, "1": 1 / 3, ">=2": 1 / 3}
+    assert [(w["index"], w["a"], w["b"], w["ulp"]) for w in m["worst"]] == [
+        ([2], -(2**63), 2**63 - 1, 2**64 - 1),
+        ([0], 2**62, 2**62 + 1, 1),
+    ]
+    one_apart = run("diff", tmp_path / "a.npy", tmp_path / "b.npy", "--max-ulp", str(2**64 - 1))
+    assert one_apart.exit_code == 0 and "(int64, integer distance)" in one_apart.stdout
+
+
+def test_signed_against_unsigned_64_bit_integers(tmp_path):
+    np.save(tmp_path / "a.npy", np.array([-1, 3], np.int64))
+    np.save(tmp_path / "b.npy", np.array([2**64 - 1, 3], np.uint64))
+    out = json.loads(run("diff", tmp_path / "a.npy", tmp_path / "b.npy", "--format", "json").stdout)
+    assert out["max_abs"] == 2**64 and out["metrics"]["worst"][0]["ulp"] == 2**64
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "needle"),
+    [
+        (np.zeros(4, "V0"), np.zeros(4, "V0"), "zero bytes"),
+        (np.zeros(4, "V2"), np.zeros(4, np.float16), "COMPUTE_ERROR"),
+        (np.ones(4, np.float16), np.ones(3, np.float16), "SHAPE_MISMATCH"),
+    ],
+)
+def test_diff_that_compared_nothing_exits_2_in_one_sentence(tmp_path, a, b, needle):
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    for fmt in ("table", "json"):
+        r = run("diff", tmp_path / "a.npy", tmp_path / "b.npy", "--format", fmt)
+        assert r.exit_code == 2 and needle in r.output and "Traceback" not in r.output

@@ -4,6 +4,7 @@ verdict logic fed data that must fail."""
 import numpy as np
 import pytest
 
+from fpinspect.experiments.bootstrap import InputTops, compare
 from fpinspect.experiments.engine import run_experiment
 from fpinspect.experiments.events import CurveEvent, HistogramEvent, Progress
 from fpinspect.experiments.tasks.accumulated_error import (
@@ -54,7 +55,18 @@ def test_rows_follow_the_contract_and_the_rule(tiny):
         )
     v = d["verdict"]
     assert v["fused_no_worse"] == all(r["fused_no_worse"] for r in d["chains"])
-    assert v["rows_worse"] == len(d["counter_examples"]) == sum(not r["fused_no_worse"] for r in d["chains"])
+    assert v["rows_worse"] == len(d["counter_examples"]) + len(d["worse_within_noise"])
+    assert v["rows_worse"] == sum(not r["fused_no_worse"] for r in d["chains"])
+    assert v["rows_worse_beyond_noise"] == len(d["counter_examples"])
+    for r in d["chains"]:
+        assert r["noise"]["resamples"] == 1000 and r["noise"]["class"] in (
+            "worse beyond noise",
+            "within noise",
+            "better beyond noise",
+        )
+        for path in ("eager", "fused"):
+            lo, hi = r["noise"]["max_ulp"][path]
+            assert lo <= r[path]["max_ulp"] <= hi
     for e in d["counter_examples"]:
         assert 0 <= e["input_index"] < TINY.inputs and e["seed"] == TINY.seed + e["input_index"]
         assert e["fused_ulp_error"] == pytest.approx(e["fused"]["max_ulp"])
@@ -144,3 +156,57 @@ def test_a_worse_chain_fails_its_verdict_and_is_a_counter_example():
         ["P99"],
     )
     assert example["inputs_fused_worse"] == 1
+
+
+def _paths(errors_of_input, inputs=60, seed=0):
+    """Both paths' kept errors and summaries from ``errors_of_input(rng) -> (eager, fused)``."""
+    rng = np.random.default_rng(seed)
+    tops = {"eager": InputTops(), "fused": InputTops()}
+    pooled = {"eager": [], "fused": []}
+    for _ in range(inputs):
+        for path, e in zip(("eager", "fused"), errors_of_input(rng)):
+            tops[path].add(e)
+            pooled[path].append(e)
+    summary = {
+        p: _summary(np.percentile(np.concatenate(v), 99, method="inverted_cdf"), np.concatenate(v).max())
+        for p, v in pooled.items()
+    }
+    return tops, summary
+
+
+def _noisy_row(chain, errors_of_input, seed=0):
+    tops, summary = _paths(errors_of_input, seed=seed)
+    row = _row(chain, summary["eager"], summary["fused"])
+    row.noise = compare(tops["eager"], tops["fused"], seed=1)
+    return row
+
+
+def test_a_p99_gap_within_the_inputs_noise_is_no_counter_example():
+    # both paths correctly rounded: errors in [0, 0.5], drawn alike; which P99 is larger is luck
+    def alike(rng):
+        return rng.uniform(0, 0.5, 1024), rng.uniform(0, 0.5, 1024)
+
+    seed = next(k for k in range(50) if not no_worse(*_paths(alike, seed=k)[1].values()))
+    noisy = _noisy_row("softmax", alike, seed=seed)
+
+    def scaled(rng):  # fused's error is 1.5 times eager's on every element
+        e = rng.uniform(0, 0.5, 1024)
+        return e, e * 1.5
+
+    worse = _noisy_row("layernorm", scaled)
+    assert not noisy.fused_no_worse and noisy.noise["class"] == "within noise"
+    lo, hi = noisy.noise["p99_ulp"]["difference"]
+    assert lo < 0 < hi
+    assert worse.noise["class"] == "worse beyond noise" and worse.noise["p99_ulp"]["difference"][0] > 0
+
+    result = AccumulatedErrorResult(AccumulatedErrorSettings(chains=("softmax", "layernorm")), [noisy, worse])
+    v = {x.topic: x for x in result.verdicts()}
+    assert v["softmax: fused no worse than eager"].agrees is None  # the rule fails, the evidence cannot tell
+    assert "within noise" in v["softmax: fused no worse than eager"].measured
+    assert v["layernorm: fused no worse than eager"].agrees is False
+    assert [e["chain"] for e in result.counter_examples()] == ["layernorm"]
+    assert [e["chain"] for e in result.data()["worse_within_noise"]] == ["softmax"]
+    assert result.verdict()["by_chain_noise"] == {
+        "softmax": "within noise",
+        "layernorm": "worse beyond noise",
+    }

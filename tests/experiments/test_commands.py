@@ -122,7 +122,7 @@ def test_write_outputs_escapes_markdown_and_flattens_environment(tmp_path):
         (["--set", "runs=many"], "setting 'runs' expects an integer, not 'many'"),
         (["--set", "chunk_sizes=384"], "these settings are refused: chunk size 384 must be a power of two"),
         (["--set", "dtype=float17"], "'float17' is not a float format name"),
-        (["--seed", "-3"], "--seed must be a non-negative integer"),
+        (["--seed", "-3"], "--seed must be an integer from 0 to 2**63 - 1, not -3"),
     ],
 )
 def test_bad_overrides_are_one_sentence_and_exit_2(args, text):

@@ -104,3 +104,21 @@ def test_s_opens_only_the_device_and_refuses_one_that_is_missing():
     assert (
         len(events) == 1 and events[0].kind == "usage" and "torch_npu is not installed" in events[0].message
     )
+
+
+def test_a_check_given_nothing_to_check_is_not_run_rather_than_a_verdict():
+    empty = replace(SMALL, float32_pairs=0, stats_size=0, device_size=0)
+    result, verdicts, _ = run(empty)
+    not_run = {
+        "ulp_diff, sampled float32": "float32_pairs",
+        "error_stats against numpy float64": "stats_size",
+        "rounding on cpu": "device_size",
+    }
+    for v in result.verdicts():
+        if v.topic in not_run:
+            assert (
+                v.agrees is None
+                and v.measured == f"not run: {not_run[v.topic]} is 0, so nothing was checked."
+            )
+        else:
+            assert v.agrees is True, v

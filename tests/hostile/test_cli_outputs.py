@@ -73,7 +73,7 @@ def test_diff_max_ulp_fails_when_nothing_was_compared(tmp_path, b_shape, code):
     res = CliRunner().invoke(
         main, ["diff", str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), "--max-ulp", "0"]
     )
-    assert res.exit_code == 1 and code in res.output
+    assert res.exit_code == 2 and code in res.output
 
 
 def test_diff_max_ulp_fails_on_non_numeric_data(tmp_path):
@@ -82,7 +82,7 @@ def test_diff_max_ulp_fails_on_non_numeric_data(tmp_path):
     res = CliRunner().invoke(
         main, ["diff", str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), "--max-ulp", "0"]
     )
-    assert res.exit_code == 1 and "COMPUTE_ERROR" in res.output
+    assert res.exit_code == 2 and "COMPUTE_ERROR" in res.output
 
 
 def _reading(pid: int, path) -> bool:

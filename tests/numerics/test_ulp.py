@@ -254,3 +254,18 @@ def test_registry_facts():
     assert FORMATS["bfloat16"].max_key == 0x7F80
     with pytest.raises(TypeError):
         float_format(np.int32)
+
+
+@pytest.mark.parametrize("dtype", [F16, np.float32, np.float64])
+def test_ulp_diff_of_large_broadcast_and_strided_inputs_is_that_of_their_elements(dtype):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((600, 1000)).astype(dtype)
+    a[::97, ::89] = np.nan
+    b = np.nextafter(a, dtype(np.inf))[:, ::-1]  # a reversed (strided) view
+    row = rng.standard_normal(1000).astype(dtype)  # broadcast against every row
+    d, s = ulp_diff(a, b, return_status=True)
+    assert d.shape == s.shape == a.shape
+    for i in (0, 97, 599):
+        di, si = ulp_diff(a[i].copy(), b[i].copy(), return_status=True)
+        assert np.array_equal(d[i], di) and np.array_equal(s[i], si)
+    assert np.array_equal(ulp_diff(a, row)[5], ulp_diff(a[5], row))

@@ -17,6 +17,9 @@ from pathlib import Path
 import numpy as np
 from gefixtures import GraphBuilder, tensor, write_dump
 
+from fpinspect.dumps import DumpComparison
+from fpinspect.replay.run import run_with_replay
+
 F32 = np.float32
 F16 = np.float16
 
@@ -97,3 +100,21 @@ def square(name: str) -> ChainOp:
 
 def exp(name: str) -> ChainOp:
     return ChainOp(name, "Exp", {}, np.exp)
+
+
+def cancellation_chain() -> tuple[list[ChainOp], list[tuple[str, list[str]]]]:
+    """Muls 0.05 -> Exp -> Adds -1 -> Muls 20, fused whole (computed in float32): eager rounds
+    exp(x) to float16 before subtracting 1 and loses ~8 eps to cancellation."""
+    ops = [muls("Muls_1", 0.05), exp("Exp_2"), adds("Adds_3", -1.0), muls("Muls_4", 20.0)]
+    return ops, [("autofuse_0_Muls_Exp_Adds_Muls", [op.name for op in ops])]
+
+
+def compare_with_replay(paths: dict[str, Path], replay: str = "failing"):
+    """The report of ``compare`` on a chain's dumps, with ``--replay replay``."""
+    c = DumpComparison(
+        str(paths["af_open_graph"]),
+        str(paths["af_close_graph"]),
+        str(paths["af_open_data"]),
+        str(paths["af_close_data"]),
+    )
+    return run_with_replay(c, replay=replay)

@@ -7,20 +7,10 @@ import time
 
 import numpy as np
 import pytest
-from chains import F32, adds, build_chain, exp, muls, square
+from chains import F32, adds, build_chain, cancellation_chain, muls, square
+from chains import compare_with_replay as _compare
 
 from fpinspect.dumps import DumpComparison
-from fpinspect.replay.run import run_with_replay
-
-
-def _compare(paths, replay="failing"):
-    c = DumpComparison(
-        str(paths["af_open_graph"]),
-        str(paths["af_close_graph"]),
-        str(paths["af_open_data"]),
-        str(paths["af_close_data"]),
-    )
-    return run_with_replay(c, replay=replay)
 
 
 @pytest.fixture(scope="module")
@@ -75,11 +65,8 @@ def test_without_replay_the_threshold_rule_blames_the_amplifier(amplification):
 
 @pytest.fixture(scope="module")
 def cancellation(tmp_path_factory):
-    """Muls 0.05 -> Exp -> Adds -1 -> Muls 20, fused in float32: eager rounds exp(x) to
-    float16 before subtracting 1 and loses ~8 eps to cancellation."""
-    ops = [muls("Muls_1", 0.05), exp("Exp_2"), adds("Adds_3", -1.0), muls("Muls_4", 20.0)]
-    regions = [("autofuse_0_Muls_Exp_Adds_Muls", ["Muls_1", "Exp_2", "Adds_3", "Muls_4"])]
-    return build_chain(tmp_path_factory.mktemp("cancel"), ops, regions)
+    """:func:`~chains.cancellation_chain`, dumped with inputs and outputs."""
+    return build_chain(tmp_path_factory.mktemp("cancel"), *cancellation_chain())
 
 
 def test_cancellation_chain_is_more_accurate_not_introduced(cancellation):

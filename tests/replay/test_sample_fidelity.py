@@ -54,3 +54,19 @@ def test_each_sample_localises_as_its_readme_says(sample):
         "more_accurate": ([], ["autofuse_0_Muls_Exp_Adds"]),  # the fused kernel is the side closer to fp64
     }
     assert (summary["introduced"], summary["more_accurate"]) == expected[case]
+
+
+def test_every_replayed_output_has_msprobes_standard(sample):
+    """The samples read as msprobe's benchmark standard would have them: only the injected
+    op fails, held to the L2 limits of its LayerNorm; the more accurate fusion passes."""
+    case, report = sample
+    standards = {
+        (r["fused_op"], r["fused_index"]): r["replay"]["standard"] for r in report.to_json()["records"]
+    }
+    assert all(s is not None and s["verdict"] in ("pass", "fail") for s in standards.values())
+    failing = sorted({op for (op, _), s in standards.items() if s["verdict"] == "fail"})
+    assert failing == (["autofuse_2_Add_LayerNorm"] if case == "regression" else [])
+    if case == "regression":
+        s = standards[("autofuse_2_Add_LayerNorm", 0)]
+        assert (s["op_class"], s["op_class_from"]) == ("L2", "LayerNorm")
+        assert s["metrics"]["MaxRelErr"]["limit"] == 2.0 and s["metrics"]["MaxRelErr"]["ratio"] > 2.0

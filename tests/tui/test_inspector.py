@@ -418,19 +418,14 @@ def test_w_says_when_there_is_no_warning(regression):
 
 
 def test_a_first_compile_of_the_kernels_is_told_in_a_notification(regression, monkeypatch):
-    """The first time on a machine the statistics kernels compile for seconds: the sweep's first
-    pair says so (here the cache is made to look cold; the kernels themselves are warm)."""
-    from fpinspect.numerics import compile_ahead, stats
+    """The first time after an install the statistics kernels compile for seconds: the sweep says
+    so (here the cache is made to look cold; the kernels themselves are warm)."""
+    from fpinspect.numerics import warmup
 
-    monkeypatch.setattr(compile_ahead, "compile_needed", lambda kernel, args: "cache")
-    monkeypatch.setattr(stats, "_announced", set())
-    previous = compile_ahead.on_compile(None)
+    monkeypatch.setattr(warmup, "needs_compile", lambda: True)
 
     async def scenario(pilot):
         told = [n.message for n in pilot.app._notifications]
-        assert any(m.startswith("Compiling the statistics kernels for float") for m in told), told
+        assert any(m.startswith("Compiling the numerics kernels once") for m in told), told
 
-    try:
-        drive(app_for(regression), scenario)
-    finally:
-        compile_ahead.on_compile(previous)
+    drive(app_for(regression), scenario)

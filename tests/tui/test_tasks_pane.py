@@ -319,7 +319,7 @@ def test_each_profile_shows_its_cost_and_where_it_comes_from_before_any_run(tmp_
         assert "●▌ full" in buttons and "○▌ quick" in buttons
         screen.query_one("#task-table").move_cursor(row=[t.id for t in screen.tasks].index("C3"))
         await pilot.pause()
-        assert "quick: ≈ 0:42 (the last run on cpu)" in text(estimate)
+        assert "quick: ≈ 0:42 (the slowest run on cpu)" in text(estimate)
 
     drive(app, scenario)
 
@@ -408,8 +408,10 @@ def test_the_estimate_follows_the_overrides_typed_in_the_form(tmp_path):
         screen.query_one("#task-table").move_cursor(row=[t.id for t in screen.tasks].index("S"))
         await pilot.pause()
         await pilot.click("#overrides")
-        await pilot.press(*"anchors=2")  # S states no work size: its figure stays, and says so
-        assert "(measured on a 2-core CPU; not scaled for these settings)" in flat(estimate)
+        await pilot.press(*"anchors=2")  # fewer anchors: less work, scaled
+        assert "(rough, for these settings: × 0.43 the work of quick, from measured on a 2-core CPU)" in flat(
+            estimate
+        )
 
     drive(app, scenario)
 

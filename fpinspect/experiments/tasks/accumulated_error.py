@@ -21,9 +21,14 @@ stores (bounded memory, :class:`PathErrors`): absolute ``|y - ref|``, relative
 largest ULP error of each path is kept for the CDF.
 
 A row is **no worse** when fused P99 ≤ eager P99 and fused max ≤ eager max (ULP error),
-and fused has no more NaN / infinity mismatches than eager. A row that is worse is a
-counter-example: it names the chain, dtype, distribution, the input (index and seed) and
-the element where the fused error is largest, with eager's error at that element.
+and fused has no more NaN / infinity mismatches than eager (the plan's rule). The evidence
+beside it: a paired bootstrap over the inputs (:mod:`..bootstrap`) gives each P99 and max a
+95% interval, and the row a class — fused *worse beyond noise* (an interval of fused − eager
+lies above 0, or more special-value mismatches), *within noise*, or *better beyond noise*.
+A row the rule calls worse is a counter-example when it is worse beyond noise: it names the
+chain, dtype, distribution, the input (index and seed) and the element where the fused
+error is largest, with eager's error at that element; the rule's other failures are listed
+apart, as within noise, and their chain's verdict is "cannot tell" rather than "disagrees".
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from fpinspect.numerics import accumulate, fp64_reference, ulp_error
 from fpinspect.numerics.quantiles import RealQuantiles
 
 from ..backends.base import Backend
+from ..bootstrap import InputTops, compare
 from ..events import CurveEvent, HistogramEvent, Message, Progress
 from ..results import Curve, Histogram, Table, Verdict, cdf_series, ulp_error_bins
 from ..settings import TaskSettings
@@ -229,6 +235,8 @@ class PathErrors:
         #: [input index, *element index] of the largest ULP error.
         self.worst: list[int] | None = None
         self.per_input_max: list[float] = []
+        #: Each input's largest ULP errors, for the bootstrap over inputs.
+        self.tops = InputTops()
 
     def add(self, index: int, y: np.ndarray, ref: np.ndarray) -> None:
         flat, ref_flat = y.reshape(-1), ref.reshape(-1)
@@ -252,8 +260,10 @@ class PathErrors:
         if st.rel_count:
             self.max_rel = st.max_rel if self.max_rel is None else max(self.max_rel, st.max_rel)
         self.per_input_max.append(float(st.max_ulp) if st.finite else float("nan"))
-        _, counts, _ = ulp_error_bins(ulp_error(flat, ref_flat), EDGES)
+        errors = ulp_error(flat, ref_flat)
+        _, counts, _ = ulp_error_bins(errors, EDGES)
         self.counts += counts
+        self.tops.add(errors[np.isfinite(errors)])
 
     def summary(self) -> dict[str, Any]:
         (p50_u, p99_u), (p50_r, p99_r), (p50_a, p99_a) = (
@@ -306,10 +316,23 @@ class Row:
     counts: dict[str, list[int]]
     #: Filled for a row that is worse: the input and element of fused's largest error.
     worst: dict[str, Any] | None = None
+    #: The bootstrap's intervals and class (:func:`~..bootstrap.compare`); None when not run.
+    noise: dict[str, Any] | None = None
 
     @property
     def fused_no_worse(self) -> bool:
         return no_worse(self.eager, self.fused)
+
+    @property
+    def worse_beyond_noise(self) -> bool:
+        """The rule fails and the evidence holds: the bootstrap says worse beyond noise, or
+        fused has more special-value mismatches (counts, not a statistic), or no bootstrap ran."""
+        specials = lambda d: d["nan_mismatch"] + d["inf_mismatch"]  # noqa: E731
+        return not self.fused_no_worse and (
+            self.noise is None
+            or self.noise["class"] == "worse beyond noise"
+            or specials(self.fused) > specials(self.eager)
+        )
 
     def inputs_fused_worse(self) -> int:
         """Inputs whose largest fused error exceeds their largest eager error."""
@@ -327,9 +350,21 @@ class Row:
             "eager": {k: self.eager[k] for k in (*keys, *extra)},
             "fused": {k: self.fused[k] for k in (*keys, *extra)},
             "fused_no_worse": self.fused_no_worse,
+            "worse_beyond_noise": self.worse_beyond_noise,
+            "noise": self.noise,
             "inputs_fused_worse": self.inputs_fused_worse(),
             "per_input_max_ulp": self.per_input_max,
         }
+
+
+def _chain_class(rows: list[Row]) -> str:
+    """A chain is worse beyond noise if any row is, better beyond noise if every row is."""
+    classes = [r.noise["class"] if r.noise else None for r in rows]
+    if any(r.worse_beyond_noise for r in rows):
+        return "worse beyond noise"
+    if classes and all(c == "better beyond noise" for c in classes):
+        return "better beyond noise"
+    return "within noise"
 
 
 def _fmt(v: float | None) -> str:
@@ -350,10 +385,12 @@ class AccumulatedErrorResult:
             out.setdefault(r.chain, []).append(r)
         return out
 
-    def counter_examples(self) -> list[dict[str, Any]]:
+    def counter_examples(self, beyond_noise: bool = True) -> list[dict[str, Any]]:
+        """Rows the plan's rule calls worse: those worse beyond noise, or (``beyond_noise``
+        False) the others."""
         out = []
         for r in self.rows:
-            if r.fused_no_worse:
+            if r.fused_no_worse or r.worse_beyond_noise != beyond_noise:
                 continue
             failed = [
                 name
@@ -378,6 +415,7 @@ class AccumulatedErrorResult:
                     "fused": {k: r.fused[k] for k in ("p99_ulp", "max_ulp")},
                     "eager": {k: r.eager[k] for k in ("p99_ulp", "max_ulp")},
                     "inputs_fused_worse": r.inputs_fused_worse(),
+                    "noise": r.noise,
                     **(r.worst or {}),
                 }
             )
@@ -386,6 +424,8 @@ class AccumulatedErrorResult:
     def verdict(self) -> dict[str, Any]:
         chains = {c: all(r.fused_no_worse for r in rows) for c, rows in self.by_chain().items()}
         return {
+            "by_chain_noise": {c: _chain_class(rows) for c, rows in self.by_chain().items()},
+            "rows_worse_beyond_noise": sum(r.worse_beyond_noise for r in self.rows),
             "rule": "fused P99 <= eager P99 and fused max <= eager max (ULP error against float64, over all "
             "elements of all inputs), per chain, dtype and distribution",
             "fused_no_worse": all(chains.values()),
@@ -398,6 +438,7 @@ class AccumulatedErrorResult:
         return {
             "chains": [r.contract() for r in self.rows],
             "counter_examples": self.counter_examples(),
+            "worse_within_noise": self.counter_examples(beyond_noise=False),
             "verdict": self.verdict(),
             "fused_kernels": self.kernels,
             "expressions": {c: CHAINS[c].expression for c in self.settings.chains},
@@ -412,9 +453,11 @@ class AccumulatedErrorResult:
             if bad:
                 measured += "; worse in " + "; ".join(
                     f"{r.dtype} {r.distribution} (P99 {_fmt(r.fused['p99_ulp'])} vs {_fmt(r.eager['p99_ulp'])}, "
-                    f"max {_fmt(r.fused['max_ulp'])} vs {_fmt(r.eager['max_ulp'])} ULP, fused vs eager)"
+                    f"max {_fmt(r.fused['max_ulp'])} vs {_fmt(r.eager['max_ulp'])} ULP, fused vs eager; "
+                    f"{'beyond' if r.worse_beyond_noise else 'within'} noise)"
                     for r in bad
                 )
+            measured += f". Over the inputs' bootstrap: fused {_chain_class(rows)}"
             best = [r for r in rows if r.fused["mean_ulp"] is not None and r.eager["mean_ulp"] is not None]
             if best:
                 ratio = np.mean([r.fused["mean_ulp"] / max(r.eager["mean_ulp"], 1e-300) for r in best])
@@ -430,7 +473,8 @@ class AccumulatedErrorResult:
                     f"{CHAINS[chain].expression}: fused P99 ≤ eager P99 and fused max ≤ eager max (ULP error "
                     "against float64), in every dtype and distribution",
                     measured + ".",
-                    not bad,
+                    # the rule fails only within noise: the evidence cannot tell
+                    not bad or (None if not any(r.worse_beyond_noise for r in bad) else False),
                 )
             )
         return out
@@ -509,7 +553,7 @@ class AccumulatedErrorResult:
             summary=False,
         )
         counter = Table(
-            "Counter-examples (fused worse than eager)",
+            "Counter-examples (fused worse than eager beyond noise)",
             (
                 "chain",
                 "dtype",
@@ -536,7 +580,41 @@ class AccumulatedErrorResult:
                 for e in self.counter_examples()
             ),
         )
-        return [summary, counter, absolute]
+        return [summary, counter, self._noise_table(), absolute]
+
+    def _noise_table(self) -> Table:
+        def interval(r: Row, stat: str, path: str) -> str:
+            i = r.noise[stat][path] if r.noise else None
+            return "-" if i is None else f"[{i[0]:.6g}, {i[1]:.6g}]"
+
+        return Table(
+            "Bootstrap over the inputs: 95% intervals of P99 and max ULP error, and of fused − eager",
+            (
+                "chain",
+                "dtype",
+                "distribution",
+                "fused vs eager",
+                "plan's rule",
+                *(f"{stat} {path}" for stat in ("P99", "max") for path in ("eager", "fused", "difference")),
+            ),
+            tuple(
+                (
+                    r.chain,
+                    r.dtype,
+                    r.distribution,
+                    r.noise["class"] if r.noise else "-",
+                    "no worse"
+                    if r.fused_no_worse
+                    else f"worse ({'beyond' if r.worse_beyond_noise else 'within'} noise)",
+                    *(
+                        interval(r, stat, path)
+                        for stat in ("p99_ulp", "max_ulp")
+                        for path in ("eager", "fused", "difference")
+                    ),
+                )
+                for r in self.rows
+            ),
+        )
 
     def histograms(self) -> list[Histogram]:
         return [
@@ -658,6 +736,7 @@ def _run_chain_dtype(
                 )
         assert paths is not None
         row = _row(chain, dtype, distribution, s.inputs, paths)
+        row.noise = compare(paths["eager"].tops, paths["fused"].tops, s.seed)
         if not row.fused_no_worse and row.fused["worst"] is not None:
             row.worst = _locate(backend, s, chain, dtype, distribution, fused_fn, row.fused["worst"])
         rows.append(row)

@@ -21,6 +21,7 @@ that keeps the thread count (on the CPU: vector and scalar code, ``cpp.simdlen``
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -48,6 +49,10 @@ class RsqrtSettings(TaskSettings):
     iterations: tuple[int, ...] = (1, 2, 3)
 
     QUICK: ClassVar = {"shape": (512, 512)}
+
+    def work(self) -> float:
+        """Elements computed: the elements of ``shape`` × the variants of ``iterations``."""
+        return float(math.prod(self.shape)) * len(self.iterations)
 
 
 def newton_rsqrt(x, iterations: int):

@@ -20,6 +20,7 @@ eager paths, and the arithmetic statements of the fused kernels.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -47,6 +48,10 @@ class ScalarMulSettings(TaskSettings):
     scalar: float = 0.7
 
     QUICK: ClassVar = {"shape": (512, 512)}
+
+    def work(self) -> float:
+        """Elements multiplied: the elements of ``shape``."""
+        return float(math.prod(self.shape))
 
 
 def _trace(backend: Backend, fn, *args) -> dict[str, list[str]]:

@@ -34,7 +34,7 @@ from ..engine import ExperimentProcess
 from ..events import CurvePoint, Failed, Finished, Message, Progress
 from ..results import Curve, Series, Table, Verdict
 from ..settings import TaskSettings
-from ..task import Emit, Task
+from ..task import Emit, InputRefused, Task
 from ..training.divergence import FACTOR, Divergence, first_divergence, noise_band
 from ..training.store import Checkpoints, read_run, same_computation
 
@@ -310,10 +310,10 @@ def _prepare(s: TrainingSettings, backend: Backend, run_dir: Path) -> None:
     if s.resume:
         saved = read_run(run_dir)
         if saved is None:
-            raise ValueError(f"{run_dir} holds no checkpoints of task E to resume")
+            raise InputRefused(f"{run_dir} holds no checkpoints of task E to resume")
         changed = same_computation(s.to_dict(), saved["settings"])
         if changed:
-            raise ValueError(f"{run_dir} was started with other settings ({', '.join(changed)})")
+            raise InputRefused(f"{run_dir} was started with other settings ({', '.join(changed)})")
     elif store.root.exists():
         shutil.rmtree(store.root)
     store.root.mkdir(parents=True, exist_ok=True)
@@ -368,6 +368,8 @@ def _launch(s: TrainingSettings, backend: Backend, emit: Emit, run_dir: Path) ->
             log = process.log_path.read_text("utf-8", errors="replace") if process.log_path.exists() else ""
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if failure is not None and failure.kind == "usage":
+        raise InputRefused(failure.message)
     where = f" (last sample: step {last_point.step} of the {last_point.series} run)" if last_point else ""
     cause = root_cause(log)
     if cause is not None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import pickle
 import signal
 import time
 from dataclasses import asdict, dataclass
@@ -37,7 +38,7 @@ import torch
 
 from ..backends.base import Backend
 from ..events import CurvePoint, Message, Progress
-from ..task import Emit
+from ..task import Emit, InputRefused
 from ..tensors import torch_dtype
 from .corpus import VOCAB_SIZE, Corpus, eval_offsets, train_batch, windows
 from .distributed import Ranks
@@ -71,6 +72,22 @@ def save_atomically(obj: Any, path: Path) -> None:
     tmp = path.with_name(path.name + ".tmp")
     torch.save(obj, tmp)
     os.replace(tmp, path)
+
+
+def load_checkpoint(path: Path, device: torch.device | None) -> Any:
+    """``torch.load`` with ``weights_only=True``: a checkpoint holds tensors, dicts, lists and
+    numbers, and a run folder may come from another machine, so a file that would unpickle
+    anything else (code included) is refused as damaged, as is one torch cannot read."""
+    try:
+        return torch.load(path, map_location=device or "cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        raise damaged(path, "it holds objects other than tensors, dicts, lists and numbers") from exc
+    except (RuntimeError, EOFError, ValueError, OSError) as exc:
+        raise damaged(path, "torch cannot read it") from exc
+
+
+def damaged(path: Path, why: str) -> InputRefused:
+    return InputRefused(f"{path} is a damaged checkpoint: {why}; delete it to train that run afresh")
 
 
 def model_config(s: TrainingSettings) -> GPTConfig:
@@ -219,14 +236,20 @@ class Trainer:
         s, ranks = self.s, self.ranks
         done_file = self.store.done(self.spec.name)
         if done_file.exists():
-            finished = json.loads(done_file.read_text("utf-8"))
-            for sample in finished["samples"]:
-                self._emit_sample(sample)
+            try:
+                finished = json.loads(done_file.read_text("utf-8"))
+                for sample in finished["samples"]:
+                    self._emit_sample(sample)
+            except (ValueError, TypeError, KeyError, RecursionError) as exc:
+                raise damaged(done_file, "it is not the record of a finished run") from exc
             self.emit(Message(f"{self.spec.name}: finished before, taken from {done_file}"))
             return finished
 
         model = GPT(model_config(s)).to(self.device or "cpu")
-        model.load_state_dict(torch.load(self.store.initial, map_location=self.device or "cpu"))
+        try:
+            model.load_state_dict(load_checkpoint(self.store.initial, self.device))
+        except (RuntimeError, TypeError) as exc:
+            raise damaged(self.store.initial, "its weights do not fit this run's model") from exc
         if self.spec.noise and s.noise in ("one_ulp", "one_ulp_autocast"):
             move_one_ulp(model, s.seed + 1, torch.float32 if s.noise == "one_ulp" else self.amp_dtype)
         optimizer = _optimizer(model, s)
@@ -234,13 +257,16 @@ class Trainer:
         start, samples = 0, []
         latest = self.store.latest(self.spec.name)
         if latest.exists():
-            state = torch.load(latest, map_location=self.device or "cpu", weights_only=False)
-            model.load_state_dict(state["model"])
-            optimizer.load_state_dict(state["optimizer"])
-            scaler.load_state_dict(state["scaler"])
-            start, samples = state["step"], state["samples"]
-            for sample in samples:
-                self._emit_sample(sample)
+            state = load_checkpoint(latest, self.device)
+            try:
+                model.load_state_dict(state["model"])
+                optimizer.load_state_dict(state["optimizer"])
+                scaler.load_state_dict(state["scaler"])
+                start, samples = int(state["step"]), list(state["samples"])
+                for sample in samples:
+                    self._emit_sample(sample)
+            except (RuntimeError, ValueError, TypeError, KeyError, IndexError) as exc:
+                raise damaged(latest, "its state does not fit this run") from exc
             self.emit(Message(f"{self.spec.name}: resuming at step {start} from {latest}"))
 
         # The model is compiled on its own and then wrapped by DDP: the fused graph is then

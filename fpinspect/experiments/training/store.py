@@ -11,7 +11,6 @@ started one continues from ``latest.pt``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +49,10 @@ class Checkpoints:
 def read_run(run_dir: Path) -> dict[str, Any] | None:
     """The ``run.json`` of the set in ``run_dir`` (keys ``task``, ``device``, ``settings``),
     or None when there is none or it cannot be read."""
+    from ..runs import ResultError, read_json
+
     try:
-        saved = json.loads(Checkpoints(run_dir).run_file.read_text("utf-8"))
-    except (OSError, ValueError):
+        saved = read_json(Checkpoints(run_dir).run_file)
+    except ResultError:
         return None
     return saved if isinstance(saved, dict) and isinstance(saved.get("settings"), dict) else None

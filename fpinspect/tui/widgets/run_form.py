@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.widgets import Input, RadioButton, RadioSet, Static
 
 from ...experiments.backends.probe import CHOICES
-from ...experiments.costs import estimate
+from ...experiments.costs import estimates
 from ...experiments.settings import PROFILES
 from . import styled
 from .choice import CHOSEN, UNCHOSEN, Choice
@@ -92,12 +92,13 @@ class RunForm(Vertical):
         self, task, device: str, profile: str, last_seconds: Callable[[str], float | None], settings=None
     ) -> None:
         """Each profile's cost on ``device`` before anything runs, with where the figure
-        comes from (:func:`~fpinspect.experiments.costs.estimate`; ``last_seconds(profile)``:
-        the newest kept run's time; ``settings``: the chosen profile's with the form's
+        comes from (:func:`~fpinspect.experiments.costs.estimates`; ``last_seconds(profile)``:
+        the slowest kept run of the profile's settings; ``settings``: the chosen profile's with the form's
         overrides, scaled by their work); the chosen profile is marked ``●`` (not by colour alone)."""
         parts = []
+        guesses = estimates(task, device, last_seconds, profile, settings)
         for each in PROFILES:
-            guess = estimate(task, each, device, last_seconds(each), settings if each == profile else None)
+            guess = guesses[each]
             cost = (
                 f"{'~' if guess.rough else '≈'} {duration_text(guess.seconds)} ({guess.source})"
                 if guess is not None

@@ -1,0 +1,238 @@
+"""Proof at the level of the model's outputs: leave fused regions out, one at a time or as a
+smallest set, and see what happens to the final outputs.
+
+A capture (:mod:`.pipeline`) can run its model again with any set of regions *unfused*: their
+original ops run one by one, rounding after each, as the fusion-off run does, while every other
+region stays fused (faults planted at capture time included). The final outputs are measured
+against the all-eager run (the comparison's own verdict and ``red``, in eps of the model's
+dtype) and against a float64 run of the same graph.
+
+A region is **confirmed** when unfusing it alone brings the final outputs back within the
+thresholds of eager, or removes at least :data:`REMOVED_SHARE` of their deviation; **fusion helps**
+when unfusing it moves the final outputs :data:`CLOSER_RATIO` times further from float64 (fusion
+was the more accurate side there); else **not confirmed**. ``bisect`` finds, by delta debugging
+(Zeller's ddmin), a smallest set of regions whose unfusing brings the outputs within thresholds:
+the case where no region explains the deviation alone, such as two that fail only together; its
+model runs grow as O(k log n) for k culprits among n regions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ..dumps.pair import compare_arrays
+from ..dumps.verdict import ThresholdTable, judge
+from ..replay.evidence import CLOSER_RATIO, red_against
+from .eager import call_kernel, source_values
+from .inject import Injection
+from .pipeline import Capture
+from .trace import ValueRef
+
+#: Unfusing a region that removes at least this share of the final outputs' deviation from eager confirms it.
+REMOVED_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The final outputs of one run against eager (``vs_eager``: ``red`` in eps, the worst
+    output's, and the comparison's verdict) and against float64 (``vs_fp64``, in eps)."""
+
+    vs_eager: float
+    vs_fp64: float
+    verdict: str
+
+    def to_json(self) -> dict:
+        return {"final_vs_eager": self.vs_eager, "final_vs_fp64": self.vs_fp64, "verdict": self.verdict}
+
+
+@dataclass
+class RegionResult:
+    index: int
+    name: str
+    alone: Outcome
+    verdict: str  #: "confirmed" | "fusion helps" | "not confirmed"
+    removed: float | None  #: the share of the deviation from eager that unfusing it removes
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "index": self.index,
+            "alone": self.alone.to_json(),
+            "removed": self.removed,
+            "verdict": self.verdict,
+        }
+
+
+@dataclass
+class Confirmation:
+    """What ``fpinspect confirm`` reports (``to_json`` is its ``--format json``)."""
+
+    baseline: Outcome
+    regions: list[RegionResult] = field(default_factory=list)
+    minimal_set: list[str] | None = None
+    steps: list[dict] = field(default_factory=list)  #: the bisection's log: regions unfused, outcome
+    runs: int = 0
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        return {
+            "baseline": self.baseline.to_json(),
+            "regions": [r.to_json() for r in self.regions],
+            "minimal_set": self.minimal_set,
+            "bisect": self.steps,
+            "runs": self.runs,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class Ablation:
+    """A capture's model, run again with chosen regions unfused. Each run is counted."""
+
+    def __init__(
+        self, capture: Capture, injections: list[Injection], thresholds: ThresholdTable | None = None
+    ):
+        self.capture, self.injections = capture, injections
+        self.thresholds = thresholds or ThresholdTable()
+        graph = capture.graph
+        self.outputs: list[ValueRef] = list(graph.outputs)
+        self.eager = [_array(capture.eager[ref]) for ref in self.outputs]
+        self.fp64 = [_array(v) for v in _float64_run(capture)]
+        self.runs = 0
+        self._cache: dict[frozenset[int], Outcome] = {}
+
+    @property
+    def regions(self):
+        return self.capture.regions
+
+    def outcome(self, unfused: Collection[int]) -> Outcome:
+        """The final outputs with the regions numbered ``unfused`` left unfused (cached by set)."""
+        key = frozenset(unfused)
+        if key not in self._cache:
+            env = self.capture.fused.run(self.injections, unfused=key)
+            self.runs += 1
+            self._cache[key] = self._measure([_array(env[ref]) for ref in self.outputs])
+        return self._cache[key]
+
+    def _measure(self, finals: list[np.ndarray]) -> Outcome:
+        worst_red, worst_fp64, verdicts = 0.0, 0.0, []
+        for final, eager, truth in zip(finals, self.eager, self.fp64):
+            j = judge(compare_arrays(final, eager, worst=0, kl=False), self.thresholds)
+            verdicts.append(j.verdict)
+            worst_red = max(worst_red, j.score if j.score is not None else float("inf"))
+            fp64 = red_against(final, truth)
+            worst_fp64 = max(worst_fp64, fp64 if fp64 is not None else float("inf"))
+        order = ("pass", "warn", "fail")
+        verdict = max((v for v in verdicts if v is not None), key=order.index, default="fail")
+        return Outcome(worst_red, worst_fp64, verdict)
+
+
+def _array(t: torch.Tensor) -> np.ndarray:
+    t = t.detach().cpu()
+    return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
+
+
+def _float64_run(capture: Capture) -> list[torch.Tensor]:
+    """The graph's outputs computed op by op in float64 from the same inputs and weights."""
+    graph = capture.graph
+    env = {k: (v.double() if v.is_floating_point() else v) for k, v in source_values(graph).items()}
+    with torch.no_grad():
+        for op in graph.ops:
+            if not op.is_source:
+                call_kernel(graph, op, env)
+    return [env[ref] for ref in graph.outputs]
+
+
+def judge_region(index: int, name: str, alone: Outcome, baseline: Outcome) -> RegionResult:
+    """The verdict on one region from the final outputs with it alone unfused (see the module docstring)."""
+    removed = None
+    if baseline.vs_eager > 0:
+        removed = 1.0 - alone.vs_eager / baseline.vs_eager
+    if alone.vs_fp64 > CLOSER_RATIO * baseline.vs_fp64:
+        verdict = "fusion helps"
+    elif baseline.verdict != "pass" and (alone.verdict == "pass" or (removed or 0.0) >= REMOVED_SHARE):
+        verdict = "confirmed"
+    else:
+        verdict = "not confirmed"
+    return RegionResult(index, name, alone, verdict, removed)
+
+
+def confirm(
+    ablation: Ablation,
+    regions: list[int],
+    *,
+    bisect: bool = False,
+    log: Callable[[str], None] | None = None,
+) -> Confirmation:
+    """Unfuse each of ``regions`` alone; with ``bisect``, also find a smallest set among them."""
+    start = time.perf_counter()
+    names = {r.region.index: r.name for r in ablation.regions}
+    baseline = ablation.outcome(())
+    out = Confirmation(baseline)
+    for index in regions:
+        result = judge_region(index, names[index], ablation.outcome([index]), baseline)
+        out.regions.append(result)
+        if log:
+            log(
+                f"region {index} ({names[index]}) unfused: {result.alone.vs_eager:.3g} eps from eager -> {result.verdict}"
+            )
+    if bisect:
+        found = ddmin(
+            regions, lambda s: ablation.outcome(s).verdict == "pass", out.steps, names, ablation, log
+        )
+        out.minimal_set = None if found is None else [names[i] for i in found]
+    out.runs, out.seconds = ablation.runs, time.perf_counter() - start
+    return out
+
+
+def ddmin(
+    regions: list[int],
+    fixes: Callable[[list[int]], bool],
+    steps: list[dict],
+    names: dict[int, str],
+    ablation: Ablation,
+    log: Callable[[str], None] | None = None,
+) -> list[int] | None:
+    """A 1-minimal subset of ``regions`` whose unfusing ``fixes`` the outputs (Zeller's ddmin:
+    split into n parts, keep a part or a complement that still fixes, else split finer); ``[]``
+    when the outputs need no fixing, ``None`` when unfusing all of them does not fix them."""
+
+    def test(subset: list[int]) -> bool:
+        ok = fixes(subset)
+        o = ablation.outcome(subset)
+        steps.append({"unfused": [names[i] for i in subset], "final_vs_eager": o.vs_eager, "fixes": ok})
+        if log:
+            log(
+                f"bisect: unfused {len(subset)} region(s) {subset}: {o.vs_eager:.3g} eps from eager, {'fixed' if ok else 'not fixed'}"
+            )
+        return ok
+
+    if fixes([]):
+        return []
+    current = list(regions)
+    if not current or not test(current):
+        return None
+    n = 2
+    while len(current) >= 2:
+        size = len(current) / n
+        parts = [current[round(i * size) : round((i + 1) * size)] for i in range(n)]
+        parts = [p for p in parts if p]
+        for part in parts:
+            if test(part):
+                current, n = part, 2
+                break
+        else:
+            for part in parts:
+                rest = [i for i in current if i not in part]
+                if n > 2 and test(rest):
+                    current, n = rest, max(n - 1, 2)
+                    break
+            else:
+                if n >= len(current):
+                    break
+                n = min(2 * n, len(current))
+    return current

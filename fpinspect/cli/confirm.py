@@ -1,0 +1,109 @@
+"""``fpinspect confirm``: prove a culprit at the model's outputs by leaving fused regions unfused."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import click
+
+from .output import indented_json
+from .usage import UsageProblem
+
+
+@click.command("confirm")
+@click.argument("run_dir", metavar="CAPTURE_DIR")
+@click.option(
+    "--regions",
+    default="introduced",
+    show_default=True,
+    help="introduced (the fused ops compare names), all, or a list of region names or numbers (2,autofuse_5_Add)",
+)
+@click.option(
+    "--bisect", is_flag=True, help="also find a smallest set of regions whose unfusing fixes the outputs"
+)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def confirm_command(run_dir: str, regions: str, bisect: bool, fmt: str) -> None:
+    """Run a captured model again with fused regions left unfused, and measure its final outputs.
+
+    CAPTURE_DIR is a folder written by `fpinspect capture` (its capture.json says how to run the
+    model again). Each chosen region is unfused alone, its original ops running one by one as
+    in the fusion-off run, every other region fused: a region is confirmed when that brings the
+    final outputs back within thresholds of eager (or removes most of their deviation), and
+    fusion helps when it moves them away from float64. --bisect finds a smallest set of regions
+    whose unfusing brings the outputs within thresholds (for culprits that only fail together).
+    """
+    if importlib.util.find_spec("torch") is None:
+        raise UsageProblem(
+            "fpinspect confirm needs PyTorch; install it with pip install 'fpinspect[experiments]'."
+        )
+    from ..capture.confirm import Ablation, confirm
+    from ..capture.errors import CaptureError
+    from ..capture.inject import Injection
+    from ..capture.spec import CaptureSpec
+    from .capture import _Progress, captured
+
+    try:
+        spec = CaptureSpec.read(run_dir)
+        injections = [Injection.parse(i) for i in spec.inject]
+        with _Progress() as progress:
+            cap = captured(spec, progress)
+        chosen = _chosen(regions, run_dir, cap)
+        ablation = Ablation(cap, injections)
+        log = None if fmt == "json" else (lambda line: click.echo(line, err=True))
+        result = confirm(ablation, chosen, bisect=bisect, log=log)
+    except CaptureError as exc:
+        raise UsageProblem(f"{exc}.") from None
+    if fmt == "json":
+        click.echo(indented_json(result.to_json()))
+        return
+    b = result.baseline
+    click.echo(
+        f"all regions fused: {b.vs_eager:.3g} eps from eager ({b.verdict}), {b.vs_fp64:.3g} eps from float64"
+    )
+    if not chosen:
+        click.echo("No region chosen: the comparison names no introduced fused op (try --regions all).")
+    for r in result.regions:
+        removed = "" if r.removed is None else f", removes {max(r.removed, 0):.0%} of the deviation"
+        click.echo(
+            f"  {r.name}: unfused alone {r.alone.vs_eager:.3g} eps from eager ({r.alone.verdict}), "
+            f"{r.alone.vs_fp64:.3g} from float64{removed} -> {r.verdict}"
+        )
+    if bisect:
+        found = (
+            "no set of these regions"
+            if result.minimal_set is None
+            else ", ".join(result.minimal_set) or "none"
+        )
+        click.echo(f"smallest set whose unfusing fixes the outputs: {found}")
+    click.echo(f"{result.runs} model runs, {result.seconds:.1f} s")
+
+
+def _chosen(text: str, run_dir: str, cap) -> list[int]:
+    """The region numbers ``--regions`` names."""
+    from ..capture.errors import CaptureError
+
+    by_name = {r.name: r.region.index for r in cap.regions}
+    if text == "all":
+        return [r.region.index for r in cap.regions]
+    if text == "introduced":
+        from ..dumps.compare import DumpComparison
+        from ..dumps.errors import InputError
+        from ..dumps.runfolder import run_folder
+        from ..replay.run import run_with_replay
+
+        try:
+            names = run_with_replay(DumpComparison(*run_folder(run_dir))).summary()["introduced"]
+        except InputError as exc:
+            raise CaptureError(str(exc)) from None
+        return [by_name[n] for n in names if n in by_name]
+    out = []
+    numbers = {str(i) for i in by_name.values()}
+    for item in (t.strip() for t in text.split(",") if t.strip()):
+        if item in by_name:
+            out.append(by_name[item])
+        elif item in numbers:
+            out.append(int(item))
+        else:
+            listed = ", ".join(f"{i} {n}" for n, i in list(by_name.items())[:6])
+            raise CaptureError(f"--regions {item!r} is no region of this capture (regions: {listed}, ...)")
+    return out

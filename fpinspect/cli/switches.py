@@ -1,0 +1,142 @@
+"""``fpinspect switches``: what turns off exactly the fusions that introduced an error."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from .output import indented_json
+from .usage import UsageProblem
+
+
+@click.command("switches")
+@click.argument("source", metavar="REPORT.json|RUN_DIR")
+@click.option(
+    "--for",
+    "compiler",
+    type=click.Choice(["autofuse", "ge"]),
+    default="autofuse",
+    show_default=True,
+    help="the fusing compiler whose switches to write",
+)
+@click.option("--graph", help="the fusion-on dump graph (default: found beside the report's dump folders)")
+@click.option(
+    "--fusion-result",
+    type=click.Path(dir_okay=False),
+    help="atc's fusion_result.json: the GE fusion passes that took effect (with --for ge)",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def switches_command(
+    source: str, compiler: str, graph: str | None, fusion_result: str | None, fmt: str
+) -> None:
+    """Write the switches that turn off the fusions that introduced an error.
+
+    REPORT.json is a `fpinspect compare --format json` report; RUN_DIR a run folder holding
+    dumpgraph_af_open/, dumpgraph_af_close/, datadump_af_open/ and datadump_af_close/, which is
+    compared first. For each introduced fused op: the AUTOFUSE_FLAGS (or GE fusion_switch.cfg
+    lines) that remove it, what they do, which other fused ops of the graph they also touch, and
+    where no switch can.
+    """
+    from ..dumps.errors import InputError
+    from ..dumps.fusion import fused_ops
+    from ..dumps.graph import load_graph
+    from ..dumps.switches import (
+        autofuse_flags,
+        autofuse_switches,
+        effective_passes,
+        fusion_switch_file,
+        ge_switches,
+    )
+
+    try:
+        introduced, found_graph = _introduced(source)
+        graph_path = graph or found_graph
+        if graph_path is None:
+            raise UsageProblem(
+                f"cannot find the fusion-on graph of {source}: give it with --graph "
+                "(the report's dump folders have no dumpgraph_af_open/ beside them)."
+            )
+        model = load_graph(graph_path)
+        passes = effective_passes(fusion_result) if fusion_result else None
+    except InputError as exc:
+        raise UsageProblem(str(exc)) from None
+    fused = {op.name: op for op in fused_ops(model)}
+    missing = [name for name in introduced if name not in fused]
+    if missing:
+        raise UsageProblem(
+            f"the graph {graph_path} has no fused op {', '.join(missing)}; give the run's own graph."
+        )
+    every = list(fused.values())
+    ops = [
+        autofuse_switches(fused[n], every) if compiler == "autofuse" else ge_switches(fused[n], passes)
+        for n in introduced
+    ]
+    setting = autofuse_flags(ops) if compiler == "autofuse" else fusion_switch_file(ops)
+    if fmt == "json":
+        key = "autofuse_flags" if compiler == "autofuse" else "fusion_switch_file"
+        click.echo(indented_json({"introduced": introduced, "ops": [o.to_json() for o in ops], key: setting}))
+        return
+    if not introduced:
+        click.echo("No fused op introduced an error: nothing to switch off.")
+        return
+    for o in ops:
+        click.echo(f"{o.op} ({o.type}: {', '.join(o.original_types) or 'original types not recorded'})")
+        for s in o.switches:
+            click.echo(f"  {s.setting}")
+            click.echo(f"      {s.removes}")
+            if s.also:
+                click.echo(f"      also touches: {', '.join(s.also)}")
+        for note in o.notes:
+            click.echo(f"  note: {note}")
+    if compiler == "autofuse":
+        click.echo(f'\nEach op\'s first switch, together:\nexport AUTOFUSE_FLAGS="{setting}"')
+    elif setting:
+        click.echo("\nfusion_switch.cfg (atc --fusion_switch_file):\n" + setting, nl=False)
+
+
+def _introduced(source: str) -> tuple[list[str], str | None]:
+    """The introduced fused ops of ``source`` (a report or a run folder) and, where it can be
+    found, the fusion-on graph."""
+    from ..dumps.errors import InputError
+    from ..dumps.runfolder import graph_beside, run_folder
+
+    if os.path.isdir(source):
+        try:
+            folder = run_folder(source)
+        except InputError as exc:
+            raise UsageProblem(str(exc)) from None
+        return compared_run(folder).summary()["introduced"], folder.open_graph
+    try:
+        with open(source, encoding="utf-8") as f:
+            report = json.load(f)
+    except FileNotFoundError:
+        raise UsageProblem(f"report {source} does not exist.") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise UsageProblem(f"report {source} is not a readable JSON report ({exc}).") from None
+    summary = report.get("summary") if isinstance(report, dict) else None
+    if not isinstance(summary, dict) or not isinstance(summary.get("introduced"), list):
+        raise UsageProblem(
+            f"report {source} has no summary.introduced: give a `fpinspect compare --format json` report."
+        )
+    graph = None
+    for record in report.get("records") or []:
+        fused_file = record.get("fused_file") if isinstance(record, dict) else None
+        if isinstance(fused_file, str):
+            graph = graph_beside(os.path.dirname(fused_file))
+            break
+    return [str(n) for n in summary["introduced"]], graph
+
+
+def compared_run(folder):
+    """The report of run folder ``folder`` (a :class:`~fpinspect.dumps.runfolder.RunFolder`),
+    compared as ``compare`` does by default."""
+    from ..dumps.compare import DumpComparison
+    from ..dumps.errors import InputError
+    from ..replay.run import run_with_replay
+
+    try:
+        return run_with_replay(DumpComparison(*folder))
+    except InputError as exc:
+        raise UsageProblem(str(exc)) from None

@@ -1,0 +1,208 @@
+"""``fpinspect compare`` over whole dump trees: every rank, graph and step, one report for the run.
+
+The per-leaf reports are today's (table, CSV rows, JSON records); the run adds which leaves were
+compared and which were left out and why (``summary.scope``), and where each introduced op was
+introduced across ranks and steps.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import click
+
+from .output import report_file, write_json_object
+from .usage import UsageProblem
+
+ranks_option = click.option(
+    "--ranks", help="ranks to compare in a dump tree, e.g. 0,2 or 0-3 (default: every rank)"
+)
+graphs_option = click.option(
+    "--graphs",
+    "graphs_chosen",
+    help="graphs (model_name or model_name/model_id) to compare in a dump tree (default: every graph)",
+)
+steps_option = click.option(
+    "--steps",
+    help="steps to compare in a dump tree: all, or a list such as 3,5 (default: the latest step both trees hold)",
+)
+
+
+@dataclass
+class Inputs:
+    """What ``compare`` compares: one leaf pair (``graphs``, paths or loaded graphs, and ``data``, the
+    data folder and iteration arguments of :class:`~fpinspect.dumps.compare.DumpComparison`), or a
+    whole tree (``scope`` and the graph ``choosers`` of its leaves)."""
+
+    graphs: tuple = ()
+    data: dict = field(default_factory=dict)
+    scope: object = None
+    choosers: tuple = ()
+
+
+def choose_inputs(
+    graphs: tuple, data: tuple, iterations: tuple, *, ranks, graphs_chosen, steps, one_leaf: bool = False
+) -> Inputs:
+    """The inputs of ``compare`` from its options. ``--iteration`` names one folder of each side,
+    as it always did; else both data folders are read as dump trees
+    (:mod:`fpinspect.dumps.runtree`): one leaf pair keeps today's report, several make a run's.
+    ``one_leaf``: a report that shows one leaf alone (Model Explorer's): one leaf pair compared is
+    reported as one, whatever was left out (more than one is a :class:`~.usage.UsageProblem`).
+    Raises :class:`~.usage.UsageProblem` with one sentence for anything that cannot be compared."""
+    from ..dumps.errors import InputError
+    from ..dumps.runtree import pair_trees, parse_choice, scan_tree
+    from ..replay.tree import GraphChooser, leaf_arguments
+
+    if any(i is not None for i in iterations):
+        if ranks or graphs_chosen or steps:
+            raise UsageProblem(
+                "--iteration chooses one folder; it cannot be combined with --ranks, --graphs or --steps."
+            )
+        return Inputs(
+            graphs,
+            dict(zip(("open_data", "close_data", "iteration", "close_iteration"), (*data, *iterations))),
+        )
+    try:
+        chosen_steps = parse_choice(steps, "steps")
+        scope = pair_trees(
+            scan_tree(data[0]),
+            scan_tree(data[1]),
+            ranks=parse_choice(ranks, "ranks"),
+            graphs=parse_choice(graphs_chosen, "graphs"),
+            steps="all" if steps is not None and chosen_steps is None else chosen_steps,
+        )
+        if not scope.compared:
+            left_out = "; ".join(f"{s['what']}: {s['why']}" for s in scope.skipped)
+            raise UsageProblem(f"the two dump trees have nothing to compare ({left_out}).")
+        one = leaf_arguments(*scope.compared[0])
+        if one_leaf and len(scope.compared) > 1:
+            raise UsageProblem(
+                f"this format shows one leaf of the trees, and {len(scope.compared)} are compared: "
+                "choose one with --ranks, --graphs and --steps."
+            )
+        single = scope.one_leaf or one_leaf
+        if single and not any(os.path.isdir(g) for g in graphs):
+            return Inputs(graphs, one)
+        choosers = GraphChooser(graphs[0], "fusion-on"), GraphChooser(graphs[1], "fusion-off")
+        if not single:
+            return Inputs(scope=scope, choosers=choosers)
+        # one leaf pair and a folder of graphs: the graphs these dumps name
+        chosen = (
+            choosers[0].choose(one["open_data"], one["iteration"], scope.compared[0][0].rank),
+            choosers[1].choose(one["close_data"], one["close_iteration"], scope.compared[0][1].rank),
+        )
+        return Inputs(chosen, one)
+    except (ValueError, InputError) as exc:
+        raise UsageProblem(str(exc)) from None
+
+
+def compare_tree(scope, runs: Iterator, fmt: str, output: str | None, fail_on: str | None) -> None:
+    """Write the run's report: ``runs`` yields each leaf pair's
+    :class:`~fpinspect.replay.tree.LeafRun` as it is compared."""
+    from ..dumps.runtree import LeafOutcome, cross_run_summary
+
+    outcomes: list[LeafOutcome] = []
+    failing = False
+
+    def each_run() -> Iterator:
+        nonlocal failing
+        for run in runs:
+            if run.error is not None:
+                click.echo(f"fpinspect: warning: {run.on.label()}: {run.error}", err=True)
+                outcomes.append(LeafOutcome(run.on, error=run.error))
+                yield run, None
+                continue
+            summary = run.report.summary()
+            outcomes.append(LeafOutcome(run.on, summary=summary))
+            for warning in summary.get("warnings", []):
+                click.echo(f"fpinspect: warning: {run.on.label()}: {warning}", err=True)
+            if fail_on:
+                levels = ("warn", "fail") if fail_on == "warn" else ("fail",)
+                failing |= any(r.verdict in levels for r in run.report.records) or not run.report.compared
+            yield run, summary
+
+    with report_file(output) as out:
+        if fmt == "json":
+            write_json_object(
+                out, _json_fields(each_run(), lambda: cross_run_summary(scope, outcomes)), batch=1
+            )
+        elif fmt == "csv":
+            _write_csv(each_run(), out)
+        else:
+            _write_tables(each_run(), out, output is None, lambda: cross_run_summary(scope, outcomes))
+    if fail_on and (failing or any(o.error for o in outcomes) or not outcomes):
+        sys.exit(1)
+
+
+def _json_fields(runs: Iterator, summary) -> Iterator[tuple[str, object]]:
+    """The run's JSON fields: ``runs`` (one object per leaf pair, written as it is compared), then
+    the ``summary`` across them, made once every run is written."""
+    from ..dumps.pair import json_clean
+
+    def items():
+        for run, leaf_summary in runs:
+            item = {**run.on.fields(), "fusion_on": run.on.rel, "fusion_off": run.off.rel}
+            if run.report is None:
+                yield {**item, "error": run.error, "records": [], "summary": None}
+                continue
+            records = [run.report.record_fields(r) for r in run.report.records]
+            yield {**item, "records": records, "summary": json_clean(leaf_summary)}
+
+    yield "runs", items()
+    yield "summary", summary()
+
+
+def _write_csv(runs: Iterator, out) -> None:
+    """Today's CSV with the leaf's rank, graph and step in front of each row."""
+    from .render import compare_csv
+
+    writer = csv.writer(out)
+    header = False
+    for run, _ in runs:
+        if run.report is None:
+            continue
+        text = io.StringIO()
+        compare_csv(run.report, text)
+        rows = csv.reader(io.StringIO(text.getvalue()))
+        head = next(rows)
+        if not header:
+            writer.writerow(["rank", "graph", "step", *head])
+            header = True
+        labels = [run.on.rank, run.on.graph, run.on.step]
+        for row in rows:
+            writer.writerow([*labels, *row])
+
+
+def _write_tables(runs: Iterator, out, terminal: bool, summary) -> None:
+    from rich.table import Table
+
+    from .render import compare_table, console, plain_console
+
+    con = console() if terminal else plain_console(out)
+    for run, _ in runs:
+        con.rule(run.on.label())
+        if run.report is None:
+            con.print(f"[red]not compared[/]: {run.error}")
+            continue
+        con.print(compare_table(run.report))
+    s = summary()
+    con.rule("the whole run")
+    verdicts = ", ".join(f"{n} {v}" for v, n in s["verdicts"].items() if n)
+    con.print(
+        f"{s['runs']} leaf pairs compared ({s['unreadable']} unreadable); records: {verdicts or 'none'}"
+    )
+    if s["introduced"]:
+        t = Table(title="introduced", title_justify="left")
+        for col in ("fused op", "graph", "ranks", "on", "first step"):
+            t.add_column(col)
+        for e in s["introduced"]:
+            on = "-" if not e["ranks"] else "every rank" if e["everywhere"] else "some ranks"
+            t.add_row(e["op"], e["graph"] or "-", ",".join(e["ranks"]) or "-", on, e["first_step"] or "-")
+        con.print(t)
+    for skipped in s["scope"]["skipped"]:
+        con.print(f"skipped {skipped['what']}: {skipped['why']}")

@@ -1,0 +1,65 @@
+"""The run folder convention: ``dumpgraph_af_open/`` and ``dumpgraph_af_close/`` (one graph each:
+atc's ``.json`` or GE's ``ge_proto_*_Build.txt``), ``datadump_af_open/`` and ``datadump_af_close/``."""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+from .errors import InputError
+
+
+class RunFolder(NamedTuple):
+    """The four inputs of a comparison, as ``DumpComparison`` takes them."""
+
+    open_graph: str
+    close_graph: str
+    open_data: str
+    close_data: str
+
+
+def one_graph(folder: str) -> str | None:
+    """The one graph file in ``folder``: its one ``.json``, else its one ``ge_proto_*_Build.txt``;
+    ``None`` when there is no such single file (or no folder)."""
+    if not os.path.isdir(folder):
+        return None
+    names = os.listdir(folder)
+    for matches in (
+        [n for n in names if n.endswith(".json")],
+        [n for n in names if n.startswith("ge_proto_") and n.endswith("_Build.txt")],
+    ):
+        if matches:
+            return os.path.join(folder, matches[0]) if len(matches) == 1 else None
+    return None
+
+
+def graph_beside(data_folder: str) -> str | None:
+    """The graph of a data folder ``…/datadump_X``: the one graph of its sibling ``dumpgraph_X``."""
+    head, tail = os.path.split(os.path.normpath(data_folder))
+    return (
+        one_graph(os.path.join(head, tail.replace("datadump", "dumpgraph"))) if "datadump" in tail else None
+    )
+
+
+def run_folder(path: str) -> RunFolder:
+    """The four inputs of the run folder ``path``. Raises :class:`InputError` naming what is missing."""
+    if not os.path.isdir(path):
+        raise InputError(path, "is not a run folder (not a folder)", "RUN_FOLDER_ERROR")
+    graphs = [one_graph(os.path.join(path, f"dumpgraph_af_{side}")) for side in ("open", "close")]
+    data = [os.path.join(path, f"datadump_af_{side}") for side in ("open", "close")]
+    missing = [
+        name
+        for name, ok in zip(
+            (
+                "dumpgraph_af_open/ (one graph)",
+                "dumpgraph_af_close/ (one graph)",
+                "datadump_af_open/",
+                "datadump_af_close/",
+            ),
+            (*(g is not None for g in graphs), *(os.path.isdir(d) for d in data)),
+        )
+        if not ok
+    ]
+    if missing:
+        raise InputError(path, f"is not a run folder: it has no {', no '.join(missing)}", "RUN_FOLDER_ERROR")
+    return RunFolder(graphs[0], graphs[1], data[0], data[1])

@@ -1,0 +1,438 @@
+"""Run trees: the dump folders of a whole run (ranks × graphs × steps), found, labelled and paired.
+
+A datadump of one run is rarely one folder. GE writes
+``{dump_path}/{time}/{device_id}/{model_name}/{model_id}/{data_index}/``: a ``device_id`` per rank,
+a ``model_name``/``model_id`` per compiled graph, a ``data_index`` per step. msprobe writes
+``{dump_path}/step{k}/rank{r}/dump_tensor_data/``. A *leaf* is a folder that directly holds dump
+files; :func:`scan_tree` labels each with its rank, graph and step, read from the folder names
+from the leaf upwards, so the user may point anywhere inside such a tree (at ``{dump_path}``, at
+one ``{device_id}``, or at one leaf). Folders of neither layout are steps only (today's plain
+numbered iteration folders), and a flat folder is one leaf with no label.
+
+:func:`pair_trees` pairs the leaves of a fusion-on and a fusion-off tree, rank with rank, graph
+with graph, step with step, and says for every leaf it leaves out why (:class:`Scope`). Its
+defaults never hide data: every rank and every graph, at the latest step both trees hold.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .datadump import dump_folders
+from .errors import InputError, missing
+
+_DIGITS = re.compile(r"\d+")
+_MSPROBE_STEP = re.compile(r"step(\d+)")
+_MSPROBE_RANK = re.compile(r"rank(\d+)")
+_DATA_ERROR = "DATA_LOAD_ERROR"
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One folder of dump files: ``folder`` is the tree's root as given, ``rel`` the leaf's path
+    under it (``"."``: the root itself); ``rank``, ``graph`` and ``step`` its labels (``None``
+    where the layout has no such level)."""
+
+    folder: str
+    rel: str
+    rank: str | None = None
+    graph: str | None = None
+    step: str | None = None
+
+    @property
+    def key(self) -> tuple[str | None, str | None]:
+        """What pairs a leaf with its counterpart in the other tree, but for the step."""
+        return self.rank, self.graph
+
+    def label(self) -> str:
+        """``rank 0, graph ge_default/1, step 3``; the folder for a leaf with no label."""
+        parts = [f"{name} {value}" for name, value in self.fields().items() if value is not None]
+        return ", ".join(parts) if parts else self.rel
+
+    def fields(self) -> dict[str, str | None]:
+        return {"rank": self.rank, "graph": self.graph, "step": self.step}
+
+
+@dataclass
+class RunTree:
+    """The leaves found under ``root`` and the layout they were read as: ``ge`` (GE datadump),
+    ``msprobe``, ``steps`` (numbered iteration folders) or ``flat`` (one folder)."""
+
+    root: str
+    layout: str
+    leaves: list[Leaf]
+    #: rank folders that hold no dump file: ``{rank: folder}`` (GE layout)
+    empty_ranks: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ranks(self) -> list[str]:
+        return _sorted_labels({leaf.rank for leaf in self.leaves if leaf.rank is not None})
+
+
+def scan_tree(root: str | os.PathLike) -> RunTree:
+    """The leaves of the dump tree at ``root``, labelled (see the module docstring).
+
+    Raises :class:`~.errors.InputError` (``DATA_LOAD_ERROR``) when ``root`` is missing, not a
+    folder, unreadable or holds no dump file.
+    """
+    root = os.fspath(root)
+    if not os.path.exists(root):
+        raise InputError(root, missing(root, "folder"), _DATA_ERROR)
+    if not os.path.isdir(root):
+        raise InputError(root, "is a file, not a dump folder", _DATA_ERROR)
+    rels = list(dump_folders(root))
+    if not rels:
+        raise InputError(root, "holds no dump files (neither .npy files nor raw dumps)", _DATA_ERROR)
+    base = Path(os.path.abspath(root))
+    for layout, label in (("ge", _ge_labels), ("msprobe", _msprobe_labels)):
+        labelled = [label((base / rel).resolve().parts if rel != "." else base.parts) for rel in rels]
+        if all(labels is not None for labels in labelled):
+            leaves = [Leaf(root, rel, *labels) for rel, labels in zip(rels, labelled)]
+            empty = _empty_device_folders(root, rels) if layout == "ge" else {}
+            return RunTree(root, layout, _ordered(leaves), empty)
+    if rels == ["."]:
+        return RunTree(root, "flat", [Leaf(root, ".")])
+    # numbered iteration folders (other folders holding dumps are ignored by DumpIndex.scan)
+    leaves = [Leaf(root, rel, step=rel) for rel in rels if rel == "." or _DIGITS.fullmatch(Path(rel).name)]
+    return RunTree(root, "steps", _ordered(leaves) or [Leaf(root, rels[0])])
+
+
+def _empty_device_folders(root: str, rels: list[str]) -> dict[str, str]:
+    """``{device_id: folder}`` of the device folders beside the leaves' own that hold no dump file
+    (a rank that dumped nothing), where the tree's root lies above the device level."""
+    present: dict[str, set[str]] = {}  # time folder -> device ids with leaves
+    for rel in rels:
+        parts = Path(rel).parts
+        if len(parts) >= 5:  # time/device/model/model_id/index below the root
+            present.setdefault(os.path.join(root, *parts[:-4]), set()).add(parts[-4])
+    empty = {}
+    for time_folder, devices in present.items():
+        try:
+            names = os.listdir(time_folder)
+        except OSError:
+            continue
+        for name in names:
+            if (
+                _DIGITS.fullmatch(name)
+                and name not in devices
+                and os.path.isdir(os.path.join(time_folder, name))
+            ):
+                empty[name] = os.path.join(time_folder, name)
+    return empty
+
+
+def _ge_labels(parts: tuple[str, ...]) -> tuple[str, str, str] | None:
+    """``(device_id, model_name/model_id, data_index)`` of a GE leaf
+    ``…/{time}/{device_id}/{model_name}/{model_id}/{data_index}``, else ``None``."""
+    if len(parts) < 5:
+        return None
+    time, device, model, model_id, index = parts[-5:]
+    if not all(_DIGITS.fullmatch(p) for p in (time, device, model_id, index)) or _DIGITS.fullmatch(model):
+        return None
+    return device, f"{model}/{model_id}", index
+
+
+def _msprobe_labels(parts: tuple[str, ...]) -> tuple[str | None, None, str] | None:
+    """``(rank, None, step)`` of an msprobe leaf ``…/step{k}/rank{r}[/dump_tensor_data]``
+    (``proc{pid}`` in place of the rank folder: no rank), else ``None``."""
+    tail = parts[-3:]
+    step = next((m.group(1) for p in tail if (m := _MSPROBE_STEP.fullmatch(p))), None)
+    if step is None:
+        return None
+    rank = next((m.group(1) for p in tail if (m := _MSPROBE_RANK.fullmatch(p))), None)
+    return rank, None, step
+
+
+def _label_key(value: str | None) -> tuple:
+    """Sort key of a label: numbers as numbers, before names; ``None`` first."""
+    if value is None:
+        return (0, 0, "")
+    return tuple((1, int(p), "") if _DIGITS.fullmatch(p) else (2, 0, p) for p in Path(value).parts)
+
+
+def _sorted_labels(values) -> list:
+    return sorted(values, key=_label_key)
+
+
+def _ordered(leaves: list[Leaf]) -> list[Leaf]:
+    return sorted(leaves, key=lambda f: (_label_key(f.rank), _label_key(f.graph), _label_key(f.step)))
+
+
+def graph_files(path: str | os.PathLike) -> list[str]:
+    """The graphs a ``--af-*-graph`` path gives: the file itself, or every graph of the ``Build``
+    stage in a folder and its subfolders (atc's ``.json``, GE's ``ge_proto_*_Build.txt``; where a
+    folder holds no ``Build`` graph, its ``ge_proto_*.txt``), sorted."""
+    path = os.fspath(path)
+    if not os.path.isdir(path):
+        return [path]
+    found: dict[str, list[str]] = {"build": [], "text": []}
+    for folder, _, names in os.walk(path):
+        for name in names:
+            full = os.path.join(folder, name)
+            if name.endswith(".json") or (name.startswith("ge_proto_") and name.endswith("_Build.txt")):
+                found["build"].append(full)
+            elif name.startswith("ge_proto_") and name.endswith(".txt"):
+                found["text"].append(full)
+    return sorted(found["build"] or found["text"])
+
+
+# -- choosing and pairing -----------------------------------------------------------------------
+
+
+@dataclass
+class Scope:
+    """What a comparison of two trees covers: ``compared`` the leaf pairs (fusion-on, fusion-off)
+    in rank, graph, step order; ``skipped`` what was left out, each ``{"what": .., "why": ..}``."""
+
+    compared: list[tuple[Leaf, Leaf]] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    #: the level of each skipped entry: ``rank``, ``graph`` or ``step``
+    levels: list[str] = field(default_factory=list)
+
+    def skip(self, what: str, why: str, level: str) -> None:
+        self.skipped.append({"what": what, "why": why})
+        self.levels.append(level)
+
+    @property
+    def one_leaf(self) -> bool:
+        """One leaf pair compared, and no rank or graph left out: a report of today's one-leaf
+        shape says all there is (its ``iteration`` names the step)."""
+        return len(self.compared) == 1 and all(level == "step" for level in self.levels)
+
+    def to_json(self) -> dict:
+        return {
+            "compared": [
+                {**on.fields(), "fusion_on": on.rel, "fusion_off": off.rel} for on, off in self.compared
+            ],
+            "skipped": list(self.skipped),
+        }
+
+
+def parse_choice(text: str | None, what: str) -> list[str] | None:
+    """A ``--ranks``/``--graphs``/``--steps`` value as a list: ``None`` or ``all`` for every one,
+    else comma-separated names, where ``A-B`` spans numbers (``0-3,6``)."""
+    if text is None or text.strip().lower() == "all":
+        return None
+    out: list[str] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        lo, sep, hi = part.partition("-")
+        if sep and _DIGITS.fullmatch(lo) and _DIGITS.fullmatch(hi):
+            if int(hi) < int(lo):
+                raise ValueError(f"--{what} {text}: the range {part} runs backwards")
+            out += [str(i) for i in range(int(lo), int(hi) + 1)]
+        else:
+            out.append(part)
+    if not out:
+        raise ValueError(f"--{what} {text!r} names no {what}")
+    return out
+
+
+def pair_trees(
+    on: RunTree,
+    off: RunTree,
+    *,
+    ranks: list[str] | None = None,
+    graphs: list[str] | None = None,
+    steps: list[str] | str | None = None,
+) -> Scope:
+    """Pair the leaves of ``on`` (fusion on) and ``off`` (fusion off).
+
+    Leaves pair by rank and graph; ``steps`` is ``None`` (the latest step both trees hold for
+    each rank and graph), ``"all"`` (every step both hold) or a list of step labels. A graph is
+    matched by name first; a rank with one unmatched graph on each side pairs those two (GE names
+    a model anew in each run). ``ranks`` and ``graphs`` narrow what is compared (a graph by its
+    ``model_name/model_id`` or its ``model_name``). Raises ``ValueError`` when a choice names
+    nothing either tree holds."""
+    scope = Scope()
+    if (
+        len(on.leaves) == 1
+        and len(off.leaves) == 1
+        and ranks is graphs is None
+        and not isinstance(steps, list)
+    ):
+        # one folder on each side: they are the run's two sides, however each is labelled
+        scope.compared.append((on.leaves[0], off.leaves[0]))
+        return scope
+    _check_choice(ranks, {leaf.rank for t in (on, off) for leaf in t.leaves}, "ranks")
+    _check_choice(graphs, {g for t in (on, off) for leaf in t.leaves for g in _graph_names(leaf)}, "graphs")
+    if isinstance(steps, list):
+        _check_choice(steps, {leaf.step for t in (on, off) for leaf in t.leaves}, "steps")
+    groups_on, groups_off = _groups(on), _groups(off)
+    for tree, side in ((on, "fusion-on"), (off, "fusion-off")):
+        for rank, folder in tree.empty_ranks.items():
+            if rank not in groups_on and rank not in groups_off:
+                scope.skip(_rank_name(rank), f"the {side} tree's folder {folder} holds no dump files", "rank")
+    for rank in _sorted_labels(set(groups_on) | set(groups_off)):
+        if ranks is not None and rank not in ranks:
+            scope.skip(_rank_name(rank), "not among --ranks", "rank")
+            continue
+        if rank not in groups_off or rank not in groups_on:
+            side, tree = ("fusion-off", off) if rank not in groups_off else ("fusion-on", on)
+            if rank in tree.empty_ranks:
+                why = f"the {side} tree's folder {tree.empty_ranks[rank]} holds no dump files"
+            else:
+                why = f"the {side} tree has no {_rank_name(rank)}"
+            scope.skip(_rank_name(rank), why, "rank")
+            continue
+        for g_on, g_off in _pair_graphs(rank, groups_on[rank], groups_off[rank], scope):
+            if graphs is not None and not set(_graph_names(g_on[0])) & set(graphs):
+                scope.skip(_where(g_on[0], step=False), "not among --graphs", "graph")
+                continue
+            _pair_steps(g_on, g_off, steps, scope)
+    return scope
+
+
+def _check_choice(chosen: list[str] | None, present: set, what: str) -> None:
+    if chosen is None:
+        return
+    present = {p for p in present if p is not None}
+    missing = [c for c in chosen if c not in present]
+    if len(missing) == len(chosen):
+        listed = ", ".join(_sorted_labels(present)) or "none"
+        raise ValueError(f"--{what}: neither tree has {', '.join(missing)} (there are: {listed})")
+
+
+def _graph_names(leaf: Leaf) -> tuple[str, ...]:
+    if leaf.graph is None:
+        return ()
+    return (leaf.graph, leaf.graph.rpartition("/")[0])
+
+
+def _rank_name(rank: str | None) -> str:
+    return "every leaf" if rank is None else f"rank {rank}"
+
+
+def _where(leaf: Leaf, *, step: bool = True) -> str:
+    """The leaf's labels (``rank 0, graph m/1, step 3``), without its step if ``step`` is false;
+    ``""`` where it has none."""
+    labels = {k: v for k, v in leaf.fields().items() if v is not None and (step or k != "step")}
+    return ", ".join(f"{k} {v}" for k, v in labels.items())
+
+
+def _groups(tree: RunTree) -> dict[str | None, dict[str | None, list[Leaf]]]:
+    """``{rank: {graph: leaves in step order}}``."""
+    out: dict[str | None, dict[str | None, list[Leaf]]] = {}
+    for leaf in tree.leaves:
+        out.setdefault(leaf.rank, {}).setdefault(leaf.graph, []).append(leaf)
+    return out
+
+
+def _pair_graphs(rank, on: dict, off: dict, scope: Scope) -> list[tuple[list[Leaf], list[Leaf]]]:
+    pairs = [(on[g], off[g]) for g in _sorted_labels(set(on) & set(off))]
+    only_on = _sorted_labels(set(on) - set(off))
+    only_off = _sorted_labels(set(off) - set(on))
+    if len(only_on) == 1 and len(only_off) == 1:
+        pairs.append((on[only_on[0]], off[only_off[0]]))
+    else:
+        for g in only_on:
+            scope.skip(_where(on[g][0], step=False), "the fusion-off tree has no graph of that name", "graph")
+        for g in only_off:
+            scope.skip(
+                _where(off[g][0], step=False) + " (fusion-off)",
+                "the fusion-on tree has no graph of that name",
+                "graph",
+            )
+    return pairs
+
+
+def _pair_steps(on: list[Leaf], off: list[Leaf], steps, scope: Scope) -> None:
+    by_step_off = {leaf.step: leaf for leaf in off}
+    common = [leaf for leaf in on if leaf.step in by_step_off]
+    steps_on = {leaf.step for leaf in on}
+    for leaf in on:
+        if leaf.step not in by_step_off:
+            scope.skip(_where(leaf) or leaf.rel, "the fusion-off tree has no such step", "step")
+    for leaf in off:
+        if leaf.step not in steps_on:
+            scope.skip(
+                f"{_where(leaf) or leaf.rel} (fusion-off)", "the fusion-on tree has no such step", "step"
+            )
+    if not common:
+        return
+    if steps is None:
+        chosen, earlier = common[-1:], common[:-1]
+        if earlier:
+            listed = ", ".join(str(leaf.step) for leaf in earlier)
+            where = _where(common[0], step=False)
+            scope.skip(
+                f"{where + ', ' if where else ''}step {listed}",
+                "earlier than the latest step both trees hold (--steps all compares them)",
+                "step",
+            )
+    elif steps == "all":
+        chosen = common
+    else:
+        chosen = [leaf for leaf in common if leaf.step in steps]
+        for leaf in common:
+            if leaf.step not in steps:
+                scope.skip(_where(leaf) or leaf.rel, "not among --steps", "step")
+    scope.compared += [(leaf, by_step_off[leaf.step]) for leaf in chosen]
+
+
+# -- the run's summary across leaves ------------------------------------------------------------
+
+
+@dataclass
+class LeafOutcome:
+    """One compared leaf pair: the fusion-on leaf's labels, and either the summary of its
+    report (``--format json``'s ``summary``) or the sentence saying why it could not be read."""
+
+    leaf: Leaf
+    summary: dict | None = None
+    error: str | None = None
+
+
+def cross_run_summary(scope: Scope, outcomes: list[LeafOutcome]) -> dict:
+    """The run's summary across its leaves: the scope, record counts by verdict, warnings (each
+    prefixed by its leaf), and per introduced op where it was introduced.
+
+    ``introduced`` lists each fused op introduced in some leaf, in first-seen order, with its
+    graph, the ranks it was introduced on out of the ranks compared for that graph and step
+    (``everywhere``: on every one of them, the kernel's story; else on some, a data or hardware
+    story), and ``first_step`` the earliest step it was introduced at."""
+    verdicts: dict[str, int] = {}
+    warnings: list[str] = []
+    ranks_of: dict[tuple, set] = {}  # (graph, step) -> ranks compared there
+    seen: dict[tuple, dict] = {}  # (graph, op) -> {"ranks": set, "steps": set, "at": set of (step, rank)}
+    for o in outcomes:
+        leaf = o.leaf
+        where = leaf.label()
+        if o.error is not None:
+            warnings.append(f"{where}: {o.error}")
+            continue
+        ranks_of.setdefault((leaf.graph, leaf.step), set()).add(leaf.rank)
+        for v, n in o.summary.get("verdicts", {}).items():
+            verdicts[v] = verdicts.get(v, 0) + n
+        warnings += [f"{where}: {w}" for w in o.summary.get("warnings", [])]
+        for op in o.summary.get("introduced", []):
+            entry = seen.setdefault((leaf.graph, op), {"at": set()})
+            entry["at"].add((leaf.step, leaf.rank))
+    introduced = []
+    for (graph, op), entry in seen.items():
+        steps = _sorted_labels({s for s, _ in entry["at"]})
+        ranks = _sorted_labels({r for _, r in entry["at"] if r is not None})
+        everywhere = all(
+            {r for s, r in entry["at"] if s == step} >= ranks_of.get((graph, step), set()) for step in steps
+        )
+        introduced.append(
+            {
+                "op": op,
+                "graph": graph,
+                "ranks": ranks,
+                "everywhere": everywhere,
+                "first_step": steps[0],
+            }
+        )
+    return {
+        "scope": scope.to_json(),
+        "runs": len(outcomes),
+        "unreadable": sum(1 for o in outcomes if o.error is not None),
+        "verdicts": verdicts,
+        "introduced": introduced,
+        "warnings": warnings,
+    }

@@ -1,0 +1,270 @@
+"""msaccucmp's KL divergence of a pair: a second compiled pass, once both sides' ranges are known.
+
+Over the elements finite on both sides, ``p = max((x - min x) / (max x - min x), eps32)`` (1 where
+the range is 0: a constant side is uniform), ``q`` likewise for ``y``, each normalised to sum 1:
+``KL = sum p log(p / q)``.
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .chunks import CHUNK, ChunkReader, chunk_ranges
+from .intrinsics import bits_float, bits_float32, float_bits, imax, imin, where
+from .jit import KERNEL, SUB, njit
+from .kernels import decode_block
+
+EPS64 = float(np.finfo(np.float64).eps)
+EPS32 = float(np.finfo(np.float32).eps)
+#: Elements per block of :func:`kl_pass` (its scratch stays in the L1 / L2 caches).
+BLOCK = 4096
+_bits = float_bits
+_from_bits = bits_float
+
+
+# log(p / q) = k log(2) + log(1 + f) with 1 + f = p / t, t = q * 2**k, and
+# log(1 + f) = log((1 + s) / (1 - s)) = 2s + s * R(s*s) for s = f / (2 + f) = (p - t) / (p + t),
+# as in fdlibm's ``e_log.c``; k from the bit patterns' difference rounded to whole exponents puts
+# p / t in [2/3, 3/2], |s| <= 1/5. R: the polynomial z * (C1 + C2 z + ... + C8 z**7) with equal
+# errors at 9 points of z in [0, 1/25] (Chebyshev's, the first step of Remez's exchange; mpmath,
+# 50 digits); with these float64 coefficients |R(z) - (log((1 + s)/(1 - s)) - 2s) / s| < 2**-59.4
+# on a grid of 20 000 z there.
+_LN2_HI = 6.93147180369123816490e-01  # fdlibm's split of log(2): k * _LN2_HI is exact
+_LN2_LO = 1.90821492927058770002e-10
+_C1 = 0.6666666666666663
+_C2 = 0.40000000000042685
+_C3 = 0.28571428557906187
+_C4 = 0.22222224162185336
+_C5 = 0.1818166967257003
+_C6 = 0.15391087645804086
+_C7 = 0.1317278397179837
+_C8 = 0.1385468050149105
+_HALF_EXPONENT = np.int64(1) << 51
+
+
+@njit(inline="always", error_model="numpy")
+def _log_ratio(p, q):
+    """``log(p / q)`` for positive normal float64 ``p``, ``q`` whose ratio is a normal number,
+    without forming ``p / q``: ``s = (p - t) / (p + t)`` with ``t = q * 2**k`` (exact) and
+    ``p - t`` exact (Sterbenz: p / t in [2/3, 3/2]). One division where ``log(p / q)`` takes two,
+    no test or select to reduce the range, and more exact where KL's terms are, p / q near 1:
+    rounding ``p / q`` had cost ``f`` its last digits (about 1e-16 absolute, against 1e-19
+    now). Within 2 ULP of ``log(p / q)``, contracted and reassociated as :func:`_kl_sums` is."""
+    bq = _bits(q)
+    k = (_bits(p) - bq + _HALF_EXPONENT) >> 52  # log2(p / q) to the nearest integer, about
+    t = _from_bits(bq + (k << 52))
+    dk = np.float64(k)
+    s = (p - t) / (p + t)
+    z = s * s
+    w = z * z
+    big_r = z * (_C1 + w * (_C3 + w * (_C5 + w * _C7))) + w * (_C2 + w * (_C4 + w * (_C6 + w * _C8)))
+    return dk * _LN2_HI + ((s * big_r + dk * _LN2_LO) + 2.0 * s)
+
+
+# -- how kl_pass reads values (per chunk) -------------------------------------------------------
+DECODE_FLOAT = 0  #: from the float views fa / fb (32/64-bit formats, mixed pairs as float64)
+DECODE_TABLE = 1  #: through the decode tables (8-bit formats)
+DECODE_HALF = 2  #: float16 bit patterns, by integer arithmetic
+DECODE_BFLOAT = 3  #: bfloat16 bit patterns, by integer arithmetic
+_HALF_REBIAS = np.int32((127 - 15) << 23)
+_F32_EXPONENT = np.int32(0x7F800000)
+_TWO_M24 = np.float32(2.0**-24)
+
+
+@njit(inline="always", error_model="numpy")
+def _half_value(h):
+    """The float16 whose bit pattern is ``h``, as float64, exactly (subnormals, inf and NaN
+    included), in 32-bit integer arithmetic: a vector loop of it decodes faster than one through
+    the 512 KiB table, whose loads are one per element, not a vector's."""
+    b = np.int32(h)
+    mag = b & 0x7FFF
+    normal = bits_float32((mag << 13) + _HALF_REBIAS)
+    subnormal = np.float32(mag) * _TWO_M24  # mag < 0x400 here: exact
+    special = bits_float32((mag << 13) | _F32_EXPONENT)  # inf, NaN (payload kept nonzero)
+    v = where(mag >= 0x7C00, special, where(mag >= 0x400, normal, subnormal))
+    return np.float64(where((b & 0x8000) != 0, -v, v))
+
+
+@njit(inline="always", error_model="numpy")
+def _bfloat_value(h):
+    """The bfloat16 whose bit pattern is ``h``, as float64: the top half of a float32."""
+    return np.float64(bits_float32(np.int32(h) << 16))
+
+
+@njit(inline="always", error_model="numpy")
+def _kl_decode(ua, ub, fa, fb, table_a, table_b, decode, lo, m, xs, ys):
+    """Both sides' values of elements ``lo .. lo + m - 1`` into ``xs[:m]``, ``ys[:m]``, read as
+    ``decode`` says (``DECODE_*``); the tables and float views by the fused pass's
+    :func:`~fpinspect.numerics.kernels.decode_block`."""
+    if decode == DECODE_HALF or decode == DECODE_BFLOAT:
+        block_a = ua[lo : lo + m]
+        block_b = ub[lo : lo + m]
+        if decode == DECODE_HALF:
+            for j in range(m):
+                xs[j] = _half_value(block_a[j])
+                ys[j] = _half_value(block_b[j])
+        else:
+            for j in range(m):
+                xs[j] = _bfloat_value(block_a[j])
+                ys[j] = _bfloat_value(block_b[j])
+    else:
+        decode_block(ua, ub, fa, fb, table_a, table_b, decode == DECODE_TABLE, lo, m, xs, ys)
+
+
+#: :func:`_kl_sums` reassociates its sums (a vector loop) and contracts a * b + c to one fused
+#: multiply-add where the machine has one (the log's polynomial: a fifth of the loop's time).
+_KL_FASTMATH = {"reassoc", "contract"}
+
+
+@njit(**dict(SUB, fastmath=_KL_FASTMATH))
+def _kl_sums(xs, ys, m, min_x, inv_x, floor_x, min_y, inv_y, floor_y, out):
+    """Adds to ``out`` the KL sums of decoded ``xs[:m]``, ``ys[:m]``: ``sum p``, ``sum q``,
+    ``sum p * log(p / q)``, ``sum (p - q)`` over the elements finite on both sides, with
+    ``p = max(floor_x, (x - min_x) * inv_x)`` and ``q`` likewise. One vector loop: reassociating
+    and contracting :func:`_log_ratio` with it changes the log by an ULP at most (its test
+    compiles it so; ``test_kl_of_a_pair_one_ulp_apart_keeps_its_digits`` holds KL to 1e-9)."""
+    sum_p = sum_q = cross = diff = 0.0
+    for j in range(m):
+        x = xs[j]
+        y = ys[j]
+        fin = math.isfinite(x) & math.isfinite(y)
+        # NaN products (0 * inf) take the floor; elements not finite get p = q = 1: 0 terms
+        p = where(fin, imax(floor_x, (x - min_x) * inv_x), 1.0)
+        q = where(fin, imax(floor_y, (y - min_y) * inv_y), 1.0)
+        sum_p += where(fin, p, 0.0)
+        sum_q += where(fin, q, 0.0)
+        cross += p * _log_ratio(p, q)
+        diff += p - q
+    out[0] += sum_p
+    out[1] += sum_q
+    out[2] += cross
+    out[3] += diff
+
+
+@njit(**KERNEL)
+def kl_pass(
+    ua, ub, fa, fb, table_a, table_b, decode, min_x, inv_x, floor_x, min_y, inv_y, floor_y, values, out
+):
+    """msaccucmp's KL sums over the elements finite on both sides: ``out += (sum p, sum q,
+    sum p * log(p / q), sum (p - q))`` with ``p = max(floor_x, (x - min_x) * inv_x)``: the
+    caller's ``(min_x, inv_x, floor_x)`` make p msaccucmp's ``max((x - min x) / (max x - min x),
+    eps32)`` (1 on a constant side) times a factor that q shares (KL does not change); ``q``
+    likewise for ``y``. Block by block: decoded (:func:`_kl_decode`) into the scratch ``values``
+    (float64, ``(2, BLOCK)``, the caller's),
+    then summed (:func:`_kl_sums`)."""
+    n = ua.size
+    xs = values[0]
+    ys = values[1]
+    for lo in range(0, n, BLOCK):
+        m = imin(BLOCK, n - lo)
+        _kl_decode(ua, ub, fa, fb, table_a, table_b, decode, lo, m, xs, ys)
+        _kl_sums(xs, ys, m, min_x, inv_x, floor_x, min_y, inv_y, floor_y, out)
+
+
+def kl_divergence_of(a, ref, stats, *, jobs: int = 1) -> float | None:
+    """msaccucmp's KL divergence of ``a`` against ``ref``, whose :func:`accumulate` statistics
+    ``stats`` hold both ranges: a second compiled pass over both (or :attr:`PairStats.kl` when
+    that pass already computed it).
+
+    Over the elements finite on both sides, ``p = max((x - min x) / (max x - min x), eps32)``
+    (1 where the range is 0: a constant side is uniform), ``q`` likewise for ``y``, each
+    normalised to sum 1: ``KL = sum p log(p / q)``, computed from the unnormalised sums as
+    ``cross / sum_p - log1p(sum (p - q) / sum_q)`` with ``cross = sum p log(p / q)``;
+    ``|KL| < eps64`` is reported as 0.
+    """
+    if stats.kl is not None:
+        return stats.kl
+    return kl_of_pass(stats, None, ChunkReader(a), ChunkReader(ref), jobs)
+
+
+#: Ranges below the smallest normal float64 have no finite inverse (1 / 5e-324 overflows).
+_TINY64 = float(np.finfo(np.float64).tiny)
+_TWO_1022 = 2.0**1022
+
+
+def _kl_scale(*ranges: float) -> float:
+    """The one factor p and q are both scaled by for :func:`_kl_side`: 1, or less where a range is
+    too small to invert (a few subnormals: 1 / 5e-324 overflows). One factor for both sides, as
+    KL's ``log1p(sum (p - q) / sum q)`` needs p and q on one scale (scaled apart, their summed
+    differences lose sum p to rounding)."""
+    return min([1.0] + [r * _TWO_1022 for r in ranges if 0 < r < _TINY64])
+
+
+def _kl_side(lo: float, hi: float, scale: float) -> tuple[float, float, float]:
+    """``(min, inv, floor)`` of one side for :func:`kl_pass`, whose
+    ``max(floor, (v - min) * inv)`` is ``scale`` times msaccucmp's ``max((v - lo) / (hi - lo),
+    eps32)`` (1 on a constant side): KL is the same for p and q both scaled, and multiplying by
+    the inverse spares the vector loop a division per element and side."""
+    r = hi - lo
+    if not r > 0:
+        return lo, 0.0, scale
+    if r < _TINY64:
+        return lo, scale / (r * _TWO_1022) * _TWO_1022, EPS32 * scale
+    return lo, scale / r, EPS32 * scale
+
+
+#: How kl_pass decodes each 16-bit format (arithmetic, faster than the tables); others: tables.
+_KL_DECODE = {"float16": DECODE_HALF, "bfloat16": DECODE_BFLOAT}
+
+
+def _add_kl_sums(plan, va: tuple, vb: tuple, side_x, side_y, values, sums) -> None:
+    """Add one chunk's KL sums to ``sums``; ``va`` and ``vb`` are the chunk's two sides'
+    :meth:`_Plan.views`, ``values`` the kernel's scratch."""
+    ua, fa, ta = va
+    ub, fb, tb = vb
+    decode = _KL_DECODE.get(plan.fmt.name, DECODE_TABLE) if plan.a_decode == "table" else DECODE_FLOAT
+    kl_pass(ua, ub, fa, fb, ta, tb, decode, *side_x, *side_y, values, sums)
+
+
+def kl_of_pass(s, views, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float | None:
+    """KL over ``views`` (the pass's views of a one-chunk pair's chunk), else over the data read again."""
+    if s.finite == 0:
+        return None
+    scale = _kl_scale(s.max_x - s.min_x, s.max_y - s.min_y)
+    side_x, side_y = _kl_side(s.min_x, s.max_x, scale), _kl_side(s.min_y, s.max_y, scale)
+    plan = s.plan
+
+    def sums_of(pairs) -> np.ndarray:
+        sums = np.zeros(4, dtype=np.float64)
+        values = np.empty((2, BLOCK), dtype=np.float64)
+        for va, vb in pairs:
+            _add_kl_sums(plan, va, vb, side_x, side_y, values, sums)
+        return sums
+
+    if views is not None:  # a one-chunk pair: one call, no reader
+        sums = sums_of(views).tolist()  # Python floats: numpy scalars are slower per operation
+        return _kl_from_sums(*sums)
+
+    def reread(part):
+        buf_a, buf_r = ra.buffer(CHUNK), rr.buffer(CHUNK)
+        for lo, hi in part:
+            yield (
+                plan.views(ra.read(lo, hi, buf_a), plan.a_decode),
+                plan.views(rr.read(lo, hi, buf_r), plan.b_decode),
+            )
+            ra.release(lo, hi)
+            rr.release(lo, hi)
+
+    ranges = chunk_ranges(ra.size)
+    jobs = max(1, min(jobs, len(ranges)))
+    if jobs == 1:
+        sum_p, sum_q, cross, diff = sums_of(reread(ranges))
+    else:
+        pool = ThreadPoolExecutor(max_workers=jobs)
+        try:
+            parts = [ranges[i::jobs] for i in range(jobs)]
+            sum_p, sum_q, cross, diff = sum(pool.map(lambda part: sums_of(reread(part)), parts))
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+    return _kl_from_sums(float(sum_p), float(sum_q), float(cross), float(diff))
+
+
+def _kl_from_sums(sum_p: float, sum_q: float, cross: float, diff: float) -> float:
+    """KL from the KL pass's sums (:func:`kl_divergence_of`)."""
+    # log(sum_p / sum_q) as log1p of the summed differences: sum_p and sum_q agree to ~1e-9 in
+    # fused-against-eager pairs, and taking each one's log lost their difference's last digits
+    kl = cross / sum_p - math.log1p(diff / sum_q)
+    return 0.0 if abs(kl) < EPS64 else kl

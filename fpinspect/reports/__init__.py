@@ -1,0 +1,1 @@
+"""Reports of results for people, below both front ends: the HTML page of a comparison."""

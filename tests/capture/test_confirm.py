@@ -1,0 +1,103 @@
+"""`fpinspect confirm`: culprits proven at the model's outputs by leaving fused regions unfused."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from fpinspect.cli import main
+
+#: Two regions whose faults each only warn at the model's outputs, and fail together.
+PAIR = ["2=scale:1.0008", "4=scale:1.0008"]
+
+
+def _ablation(capture, *injections):
+    from fpinspect.capture import Injection
+    from fpinspect.capture.confirm import Ablation
+
+    return Ablation(capture, [Injection.parse(i) for i in injections])
+
+
+def _every(capture):
+    return [r.region.index for r in capture.regions]
+
+
+def test_an_injected_region_is_confirmed_and_nothing_else(transformer_capture):
+    from fpinspect.capture.confirm import confirm
+
+    result = confirm(_ablation(transformer_capture, "2=bf16"), _every(transformer_capture))
+    verdicts = {r.name: r.verdict for r in result.regions}
+    assert verdicts.pop("autofuse_2_Add_LayerNorm") == "confirmed"
+    assert set(verdicts.values()) == {"not confirmed"}
+    assert result.baseline.verdict == "fail" and result.runs == 1 + len(verdicts) + 1
+
+
+def test_a_clean_capture_confirms_nothing(transformer_capture):
+    from fpinspect.capture.confirm import confirm
+
+    result = confirm(_ablation(transformer_capture), _every(transformer_capture), bisect=True)
+    assert result.baseline.verdict == "pass"
+    assert all(r.verdict != "confirmed" for r in result.regions)
+    assert result.minimal_set == []  # nothing needs unfusing
+
+
+def test_the_cancellation_region_reads_fusion_helps(demo_capture):
+    from fpinspect.capture.confirm import confirm
+
+    capture = demo_capture("cancellation")
+    (region,) = confirm(_ablation(capture), _every(capture)).regions
+    assert region.verdict == "fusion helps"
+    assert region.alone.vs_fp64 > 10 * confirm(_ablation(capture), []).baseline.vs_fp64
+
+
+@pytest.mark.parametrize("n, culprits", [(16, {3, 11}), (128, {5, 90}), (64, {17})])
+def test_ddmin_finds_the_culprits_in_o_k_log_n_runs(n, culprits):
+    import math
+
+    from fpinspect.capture.confirm import Outcome, ddmin
+
+    class Model:
+        def outcome(self, subset):
+            return Outcome(0.0, 0.0, "pass")
+
+    calls = set()
+
+    def fixes(subset):
+        calls.add(frozenset(subset))
+        return culprits <= set(subset)
+
+    found = ddmin(list(range(n)), fixes, [], {i: str(i) for i in range(n)}, Model())
+    assert set(found) == culprits
+    assert len(calls) <= 4 * len(culprits) * math.log2(n) + 4
+
+
+def test_confirm_and_bisect_from_the_command_line(tmp_path, inductor_cache):
+    out = tmp_path / "cap"
+    injects = [arg for spec in PAIR for arg in ("--inject", spec)]
+    r = CliRunner().invoke(main, ["capture", "transformer", "--out", str(out), *injects])
+    assert r.exit_code == 0, r.output
+    assert json.loads((out / "capture.json").read_text())["inject"] == PAIR
+    r = CliRunner().invoke(main, ["confirm", str(out), "--regions", "all", "--bisect", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    result = json.loads(r.stdout)
+    assert result["baseline"]["verdict"] == "fail"
+    assert result["minimal_set"] == ["autofuse_2_Add_LayerNorm", "autofuse_4_Add"]
+    assert all(x["verdict"] != "confirmed" for x in result["regions"])  # neither explains it alone
+    assert result["runs"] <= 14 and result["bisect"]
+
+
+def test_bad_capture_folders_are_one_sentence(tmp_path):
+    r = CliRunner().invoke(main, ["confirm", str(tmp_path)])
+    assert r.exit_code == 2 and "has no capture.json" in r.output
+    (tmp_path / "capture.json").write_text('{"model": "mlp", "seed": "zero"}')
+    r = CliRunner().invoke(main, ["confirm", str(tmp_path)])
+    assert r.exit_code == 2 and "field 'seed' is not a int" in r.output
+
+
+@pytest.mark.parametrize("text", ["2=scale:one", "2=bf16:2", "2=scale:1"])
+def test_bad_scale_factors_are_refused(text):
+    from fpinspect.capture import Injection
+    from fpinspect.capture.errors import CaptureError
+
+    with pytest.raises(CaptureError):
+        Injection.parse(text)

@@ -1,0 +1,61 @@
+"""``run --out``: the output folder holds a whole result set or none, and an unusable
+folder is refused before any work."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+import fpinspect.experiments.output as output
+from fpinspect.experiments.results import Histogram, Report, Verdict
+
+
+def _report(title: str) -> Report:
+    return Report(
+        task="C2",
+        title=title,
+        claim="§1.2 (3)",
+        profile="quick",
+        environment={"device": "cpu"},
+        settings={"dtype": "float16", "seed": 7},
+        data={},
+        verdicts=[Verdict("topic", "expected", "measured", True)],
+        tables=[],
+        histograms=[Histogram(f"h{i}", f"Figure {i}", "x", ("0", "1"), (4, 1)) for i in range(3)],
+    )
+
+
+@pytest.mark.skipif(not output.can_draw(), reason="the figures need matplotlib")
+def test_an_interrupted_write_leaves_the_previous_set_whole(tmp_path, monkeypatch):
+    output.write_outputs(_report("first"), tmp_path)
+    before = {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    drawn = []
+    draw = output.write_figure
+
+    def interrupted_on_the_second_figure(h, path):
+        if drawn:
+            raise KeyboardInterrupt
+        drawn.append(h)
+        draw(h, path)
+
+    monkeypatch.setattr(output, "write_figure", interrupted_on_the_second_figure)
+    with pytest.raises(KeyboardInterrupt):
+        output.write_outputs(_report("second"), tmp_path)
+    after = {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert after == before
+    assert json.loads((tmp_path / "result.json").read_text())["title"] == "first"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["figures", "report.md", "result.json"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs a /proc file system")
+def test_an_out_folder_that_cannot_be_written_is_refused_before_the_run(tmp_path):
+    from fpinspect.cli.experiments import run_command
+
+    result = CliRunner().invoke(run_command, ["S", "--device", "cpu", "--out", "/proc"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        "fpinspect run: cannot write into the output folder /proc: No such file or directory."
+    ]

@@ -1,6 +1,7 @@
 """``fpinspect baseline`` and the recording of ``run`` and ``compare``, as a user calls them."""
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -64,7 +65,7 @@ def test_an_unusable_database_is_one_sentence_and_the_artefacts_are_still_writte
 
 def test_compare_records_its_figures_when_asked(tmp_path):
     db = tmp_path / "r.sqlite"
-    d = ROOT / "sample_dumps" / "regression"
+    d = ROOT / "fpinspect" / "sample_dumps" / "regression"
     args = [
         "compare",
         "--af-open-graph", d / "dumpgraph_af_open" / "Build.json",
@@ -143,3 +144,22 @@ def test_an_unknown_fused_rounding_is_refused_before_anything_runs(tmp_path):
     assert out.exit_code == 2
     assert "fused_rounding must be empty or one of float16, bfloat16, float32" in out.stderr
     assert not (tmp_path / "r.sqlite").exists()
+
+
+def test_compare_record_refuses_a_dump_tree(tmp_path):
+    d = ROOT / "fpinspect" / "sample_dumps" / "regression"
+    for side, src in (("on", "datadump_af_open"), ("off", "datadump_af_close")):
+        for rank in (0, 1):
+            shutil.copytree(
+                d / src, tmp_path / side / "20261203101010" / str(rank) / "ge_default_1" / "1" / "0"
+            )
+    out = _cli(
+        "compare",
+        "--af-open-graph", d / "dumpgraph_af_open" / "Build.json",
+        "--af-close-graph", d / "dumpgraph_af_close" / "Build.json",
+        "--af-open-data", tmp_path / "on",
+        "--af-close-data", tmp_path / "off",
+        "--record", "--db", tmp_path / "r.sqlite",
+    )  # fmt: skip
+    assert out.exit_code == 2
+    assert out.stderr == "fpinspect: --record stores the comparison of one graph pair, not of a dump tree.\n"

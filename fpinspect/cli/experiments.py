@@ -7,7 +7,9 @@ change the profile's settings (checked before anything starts). Task E also take
 ``--nproc N`` (train under torchrun with N processes), keeps its checkpoints in ``--out``,
 and ``--resume DIR`` continues a stopped run set there. Exit status: 0 done; 2 bad
 usage (unknown task, bad setting, unavailable device, unwritable ``--out``, nothing to
-resume); 1 the experiment itself failed.
+resume, an unusable results database); 1 the experiment itself failed. Each finished run is
+recorded in the results database (``--no-record``: not; ``--db``; see ``fpinspect baseline``),
+after its report and ``--out`` files are written.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import click
 
 from ..experiments.backends import DEVICES
 from ..experiments.settings import PROFILES
+from .baseline import record_options
 
 #: ``run`` refuses settings asking for more than this many times the full profile's work
 #: unless ``--force``.
@@ -310,6 +313,7 @@ def _run_and_write(
     metavar="DIR",
     help="Task E: continue the stopped run set in DIR (its --out folder).",
 )
+@record_options(default=True)
 def run_command(
     task: str,
     device: str,
@@ -321,6 +325,8 @@ def run_command(
     force: bool,
     nproc: int | None,
     resume: Path | None,
+    record: bool,
+    db: Path | None,
 ) -> None:
     """Run TASK of the fusion precision test plan (see `fpinspect tasks`)."""
     from rich.console import Console
@@ -351,6 +357,10 @@ def run_command(
         click.echo(json.dumps(payload, ensure_ascii=False, allow_nan=False))
     else:
         render_report(console(), report)
+    if record:
+        from .baseline import record_result
+
+        record_result(db, payload, out, settings.workload())
 
 
 @click.command("tasks")

@@ -14,6 +14,7 @@ import click
 
 from .. import __version__
 from ..reports.options import compare_unfused_option, fused_types_option, type_list
+from .baseline import record_options
 from .output import check_destination, indented_json, report_file, write_json_object
 from .tree import choose_inputs, compare_tree, graphs_option, ranks_option, steps_option
 from .usage import UsageProblem
@@ -56,6 +57,7 @@ _COMMAND_MODULES = {
     "launch": ("fpinspect.tui.commands", "launch_command"),
     "open": ("fpinspect.tui.commands", "open_command"),
     "open-result": ("fpinspect.tui.commands", "open_result_command"),
+    "baseline": (".baseline", "baseline_command"),
     "report": (".report", "report_command"),
     "repro": (".repro", "repro_command"),
     "run": (".experiments", "run_command"),
@@ -290,6 +292,7 @@ def _compared_inputs(run: str | None, *given: str | None) -> tuple[str, str, str
     help="replay the original ops of these fused ops on their own inputs (failing: failing and warned "
     "ops) and localise by that evidence",
 )
+@record_options(default=False)
 def compare(
     run,
     af_open_graph,
@@ -314,6 +317,8 @@ def compare(
     steps,
     scheduler,
     replay,
+    record,
+    db,
 ) -> None:
     """Compare every fused op of a fusion-on run with the original ops it replaced.
 
@@ -378,6 +383,8 @@ def compare(
         except InputError as exc:
             raise UsageProblem(str(exc)) from None
     if inputs.scope is not None:
+        if record:
+            raise UsageProblem("--record stores the comparison of one graph pair, not of a dump tree.")
         from ..replay.tree import compare_leaves
 
         runs = compare_leaves(
@@ -431,6 +438,26 @@ def compare(
 
             con = console() if output is None else plain_console(out)
             con.print(compare_table(report))
+    if record:
+        from .baseline import record_compare
+
+        record_compare(
+            db,
+            report.to_json(),
+            {
+                "thresholds": table.to_json(),
+                "amplification": amplification,
+                "replay": replay,
+                "fused_types": fused_types,
+                "compare_unfused": compare_unfused,
+            },
+            {
+                "af_open_graph": af_open_graph,
+                "af_close_graph": af_close_graph,
+                "af_open_data": af_open_data,
+                "af_close_data": af_close_data,
+            },
+        )
     if fail_on:
         levels = ("warn", "fail") if fail_on == "warn" else ("fail",)
         if any(r.verdict in levels for r in report.records) or not report.compared:

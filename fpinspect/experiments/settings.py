@@ -115,6 +115,9 @@ class TaskSettings:
     #: Common fields this task does not read (``dtype`` where a task sweeps ``dtypes``):
     #: left out of ``fpinspect tasks`` and refused by ``--set``.
     UNUSED: ClassVar[tuple[str, ...]] = ()
+    #: Fields that change the implementation under test, not the workload (a deliberately
+    #: worse fused path): ``fpinspect baseline check`` compares runs that differ in them.
+    IMPLEMENTATION: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def profile(cls, name: str) -> TaskSettings:
@@ -134,6 +137,11 @@ class TaskSettings:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready field values (tuples, nested ones included, become lists)."""
         return {f.name: _lists(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    def workload(self) -> dict[str, Any]:
+        """:meth:`to_dict` without the :attr:`IMPLEMENTATION` fields: what a baseline's runs
+        and the run checked against it must share."""
+        return {k: v for k, v in self.to_dict().items() if k not in self.IMPLEMENTATION}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TaskSettings:

@@ -9,6 +9,8 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
+from pathlib import Path
 from queue import Empty, SimpleQueue
 
 from ..experiments.engine import ExperimentProcess
@@ -99,6 +101,7 @@ def settle(run: TrackedRun, process: ExperimentProcess, final: Event | None, sec
         RunStore.write_record(
             folder, RunRecord(**base, status="finished", seconds=seconds, verdict=verdict_summary(report))
         )
+        _record(final.result, folder, run)
         return RunEnded(run.id, report=report, written=written)
     failure = final if isinstance(final, Failed) else Failed("crash", "the run ended without a result")
     log = folder / "run.log"
@@ -108,6 +111,15 @@ def settle(run: TrackedRun, process: ExperimentProcess, final: Event | None, sec
         RunRecord(**base, status=failure.kind, message=failure.message, log_tail=tail, seconds=seconds),
     )
     return RunEnded(run.id, log_tail=tail)
+
+
+def _record(result: dict, folder: Path, run: TrackedRun) -> None:
+    """Record a finished run in the results database as ``fpinspect run`` does (for baseline
+    checks); when the database cannot be used, the run's folder stays its only record."""
+    from ..store import ResultsDB, StoreError
+
+    with suppress(StoreError), ResultsDB() as db:
+        db.record_result(result, str(folder), run.settings.workload())
 
 
 def follow_run(

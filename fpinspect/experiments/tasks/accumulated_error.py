@@ -150,9 +150,13 @@ class AccumulatedErrorSettings(TaskSettings):
     rows: int = 128
     hidden: int = 1024
     partial_every: int = 50
+    #: A deliberately worse fused path, to check baselines with: the fused path's result is
+    #: rounded to this format and back ("bfloat16": worse in float16 and float32 rows). Empty: off.
+    fused_rounding: str = ""
 
     QUICK: ClassVar = {"inputs": 100, "rows": 16, "hidden": 256}
     UNUSED: ClassVar = ("dtype",)
+    IMPLEMENTATION: ClassVar = ("fused_rounding",)
 
     def work(self) -> float:
         """Activation elements computed: inputs × dtypes × distributions × chains × rows × hidden."""
@@ -177,6 +181,8 @@ class AccumulatedErrorSettings(TaskSettings):
                 raise ValueError(f"unknown {kind}(s) {', '.join(unknown)}; known: {', '.join(known)}")
         if self.inputs < 1 or self.rows < 1 or self.partial_every < 1:
             raise ValueError("inputs, rows and partial_every must be at least 1")
+        if self.fused_rounding not in ("", *STORAGE_DTYPES):
+            raise ValueError(f"fused_rounding must be empty or one of {', '.join(STORAGE_DTYPES)}")
         if self.hidden < HEAD_DIM or self.hidden % HEAD_DIM:
             raise ValueError(f"hidden ({self.hidden}) must be a multiple of the head width {HEAD_DIM}")
 
@@ -703,6 +709,8 @@ def _run_chain_dtype(
     first = [t.to(backend.device) for t in draw(chain, s.distributions[0], s, dtype, 0)]
     compiled = backend.compile(chain.fn, *first)
     fused_fn, eager_fn = compiled.fn, backend.eager(chain.fn)
+    if s.fused_rounding:
+        fused_fn = _rounded_through(fused_fn, s.fused_rounding)
     stage = f"B {chain.name} {dtype}"
     total, step = s.inputs * len(s.distributions), 0
     rows: list[Row] = []
@@ -733,6 +741,20 @@ def _run_chain_dtype(
             row.worst = _locate(backend, s, chain, dtype, distribution, fused_fn, row.fused["worst"])
         rows.append(row)
     return rows, len(compiled.kernels)
+
+
+def _rounded_through(fn: Callable, dtype: str) -> Callable:
+    """``fn`` whose result is rounded to ``dtype`` and back (the ``fused_rounding`` setting).
+    Outside the compiled graph: inside it, Inductor keeps float32 and drops the round trip."""
+    from ..tensors import torch_dtype
+
+    low = torch_dtype(dtype)
+
+    def rounded(*args):
+        out = fn(*args)
+        return out.to(low).to(out.dtype)
+
+    return rounded
 
 
 def _row(chain: Chain, dtype: str, distribution: str, inputs: int, paths: dict[str, PathErrors]) -> Row:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable
 from contextlib import suppress
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -37,9 +38,13 @@ from ..run_follower import follow_run, run_nice
 from ..widgets.live_run import LiveRun
 from ..widgets.result_view import ResultView
 from ..widgets.run_form import RunForm, one_line
+from .baseline_check import BaselineCheckScreen
 from .confirm import ConfirmScreen
 from .open_result import pick_result
 from .result import ResultScreen
+
+if TYPE_CHECKING:
+    from ...store import CheckResult
 
 CHECKING = "still checking whether it is available…"
 #: Seconds between redraws of the watched run while events stream.
@@ -58,6 +63,7 @@ class TasksScreen(Screen):
         Binding("x,ctrl+c", "cancel_run", "Cancel run", id="tasks.cancel"),
         Binding("r", "show_result", "Result", id="tasks.result"),
         Binding("h", "history", "History", id="tasks.history"),
+        Binding("b", "baseline_check", "Baseline check", id="tasks.baseline-check", show=False),
         Binding("o", "open_result", "Open result", id="tasks.open-result"),
         Binding("d", "cycle('device')", "Device", id="tasks.device"),
         Binding("p", "cycle('profile')", "Profile", id="tasks.profile"),
@@ -136,6 +142,7 @@ class TasksScreen(Screen):
     def _fill_tasks(self) -> None:
         table = self.query_one("#task-table", DataTable)
         last = self.store.last_verdicts()
+        checks = {t: check_line(c) for t, c in latest_checks([t.id for t in self.tasks]).items()}
         keep = table.cursor_row
         table.clear()
         for t in self.tasks:
@@ -143,7 +150,7 @@ class TasksScreen(Screen):
             table.add_row(
                 Text(t.id, "bold"),
                 t.priority or "-",
-                Text(v or "-", _VERDICT_TONE.get(v, "dim")),
+                Text.assemble((v or "-", _VERDICT_TONE.get(v, "dim")), checks.get(t.id, "")),
                 one_line(t.claim, 90),
                 key=t.id,
             )
@@ -408,6 +415,16 @@ class TasksScreen(Screen):
 
         self.app.push_screen(HistoryScreen(self.store))
 
+    def action_baseline_check(self) -> None:
+        task = self.selected_task
+        check = latest_checks([task.id]).get(task.id) if task is not None else None
+        if check is None:
+            self.notify("No baseline holds runs to check this task's newest recorded run against.", timeout=4)
+            return
+        from ...store.report import check_markdown
+
+        self.app.push_screen(BaselineCheckScreen(check_markdown(check)))
+
     def action_open_result(self) -> None:
         pick_result(self.app, self.store.root)
 
@@ -460,6 +477,30 @@ class TasksScreen(Screen):
         if followers:
             await asyncio.wait([asyncio.ensure_future(settled(w)) for w in followers], timeout=STOP_SECONDS)
         then()
+
+
+def latest_checks(tasks: list[str]) -> dict[str, CheckResult]:
+    """Each task's newest recorded run against the newest baseline that can judge it
+    (:func:`fpinspect.store.check.latest_check`), for the tasks that have both."""
+    from ...store import ResultsDB, StoreError, default_path
+    from ...store.check import latest_check
+
+    if not default_path().is_file():  # reading creates no database
+        return {}
+    try:
+        with ResultsDB() as db:
+            checks = {t: latest_check(db, t) for t in tasks}
+    except StoreError:
+        return {}
+    return {t: c for t, c in checks.items() if c is not None}
+
+
+def check_line(check: CheckResult) -> Text:
+    n = len(check.regressed)
+    return Text(
+        f" · vs baseline {check.baseline_name}: {n} figure{'' if n == 1 else 's'} regressed",
+        "red" if n else "green",
+    )
 
 
 def table_focused(event: DataTable.RowHighlighted) -> bool:

@@ -412,6 +412,7 @@ def run_all(out: Path, device: str, profile: str, seed: int | None) -> int:
 
     from ..experiments.registry import all_tasks
     from ..experiments.runs import RunRecord, RunStore, verdict_summary
+    from ..reports.plan import HTML_NAME, MARKDOWN_NAME
     from .report import write_plan_report
 
     tasks = sorted(all_tasks(), key=lambda t: t.priority or "P9")  # stable: the plan's order within one
@@ -447,5 +448,5 @@ def run_all(out: Path, device: str, profile: str, seed: int | None) -> int:
             RunStore.write_record(folder, RunRecord(**record, seconds=round(time.monotonic() - start, 1)))
     for task_id, status, what in done:
         err.print(f"{task_id:>3}  {status:<9} {what}", highlight=False)
-    write_plan_report(str(out), str(out / "plan.html"), str(out / "plan.md"))
+    write_plan_report(str(out), str(out / HTML_NAME), str(out / MARKDOWN_NAME))
     return code

@@ -435,3 +435,17 @@ def render_markdown(
         if figures:
             lines += ["", "### Figures", "", *(_figure_markdown(e, f, md_dir) for f in figures)]
     return "\n".join(lines) + "\n"
+
+
+#: The report's files in a results folder, as ``run all`` and the Tasks pane write them.
+HTML_NAME, MARKDOWN_NAME = "plan.html", "plan.md"
+
+
+def write_plan(results_dir: Path | str) -> tuple[Path, Path]:
+    """Write the plan's report of ``results_dir`` into it (:data:`HTML_NAME`, :data:`MARKDOWN_NAME`);
+    returns their paths. Raises :class:`PlanError` when the folder holds no result."""
+    plan = collect(results_dir)
+    html, md = Path(results_dir) / HTML_NAME, Path(results_dir) / MARKDOWN_NAME
+    html.write_text(render_html(plan), "utf-8")
+    md.write_text(render_markdown(plan, md.parent), "utf-8")
+    return html, md

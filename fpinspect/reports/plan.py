@@ -12,6 +12,7 @@ the index and in :attr:`PlanResults.problems`, never raised.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import os
 import stat
 from dataclasses import dataclass, field
@@ -120,8 +121,9 @@ def _entry(folder: Path) -> TaskEntry | None:
     except ResultError as exc:
         return TaskEntry(task, "damaged", folder, problem=str(exc))
     status = record.get("status") if isinstance(record, dict) else None
-    if status == "running":
-        return TaskEntry(task, "failed", folder, problem=f"{folder} holds a run that has not finished.")
+    if status in ("running", "finished"):
+        why = "has not finished" if status == "running" else "finished, but its result.json is missing"
+        return TaskEntry(task, "failed", folder, problem=f"the run in {folder} {why}.")
     message = record.get("message") if isinstance(record, dict) else None
     why = f" ({message})" if isinstance(message, str) and message else ""
     return TaskEntry(
@@ -161,9 +163,7 @@ def collect(root: Path | str) -> PlanResults:
             plan.entries.append(TaskEntry(task, problem=f"no result in {root}."))
             continue
         best = max(runs, key=lambda e: (e.status == "ran", _mtime(e)))
-        plan.entries.append(
-            TaskEntry(best.task, best.status, best.folder, best.report, best.problem, len(runs) - 1)
-        )
+        plan.entries.append(dataclasses.replace(best, others=len(runs) - 1))
     if not found:
         raise PlanError(f"results folder {root} holds no task's result.json (nor its subfolders).")
     return plan

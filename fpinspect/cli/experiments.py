@@ -93,6 +93,17 @@ def _check_out(out: Path) -> None:
         _fail(f"cannot write into the output folder {out}: {exc.strerror or exc}.", 2)
 
 
+class TaskFailed(Exception):
+    """A task's run ended without a result: ``str()`` is one sentence, ``kind`` the failure's
+    (``usage``, ``error``, ``crash``, ``cancelled``), ``code`` the exit status (2 bad usage,
+    1 the experiment failed)."""
+
+    def __init__(self, message: str, kind: str):
+        super().__init__(message)
+        self.kind = kind
+        self.code = 2 if kind == "usage" else 1
+
+
 class _Stopped(BaseException):
     """SIGTERM or SIGHUP arrived; unwinds like ctrl+c so the child is stopped on the way."""
 
@@ -235,7 +246,8 @@ def _training_options(
 def _run_and_write(
     task_id: str, settings: TaskSettings, device: str, profile: str, out: Path | None, err: Console
 ) -> tuple[dict, Report]:
-    """Run the task in its child with progress on ``err``, write ``out``; the payload and report."""
+    """Run the task in its child with progress on ``err``, write ``out``; the payload and report.
+    Raises :class:`TaskFailed` when the task ends without a result."""
     from ..experiments.engine import ExperimentFailed, ExperimentProcess, collect
     from ..experiments.output import undrawn_figures, write_outputs
     from ..experiments.results import Report
@@ -251,9 +263,9 @@ def _run_and_write(
             failure = exc
     if failure is not None:
         if failure.kind == "usage":
-            _fail(f"{failure}.", 2)
+            raise TaskFailed(f"{failure}.", failure.kind)
         log = f" (log: {failure.log_path})" if failure.log_path else ""
-        _fail(f"task {task_id} failed on device {device}: {failure}{log}", 1)
+        raise TaskFailed(f"task {task_id} failed on device {device}: {failure}{log}", failure.kind)
     report = Report.from_dict(payload)
     if out is not None:
         written = write_outputs(report, out)
@@ -328,13 +340,26 @@ def run_command(
     record: bool,
     db: Path | None,
 ) -> None:
-    """Run TASK of the fusion precision test plan (see `fpinspect tasks`)."""
+    """Run TASK of the fusion precision test plan (see `fpinspect tasks`).
+
+    TASK `all` runs every task, P0 first, then P1, then P2, each into --out DIR/<task>/ (with
+    its run.json), goes on past a task that fails, and ends with the plan's report:
+    DIR/plan.html and DIR/plan.md (`fpinspect report --plan DIR`).
+    """
     from rich.console import Console
 
     from ..experiments.registry import TASK_IDS, UnknownTask, canonical_id, get_task
     from ..experiments.settings import SettingError
     from .render import console
 
+    if task.strip().lower() == "all":
+        if out is None or fmt == "json" or assignments or nproc is not None or resume is not None:
+            _fail(
+                "run all takes --out DIR (and --device, --profile, --seed), not --format json, "
+                "--set, --nproc or --resume.",
+                2,
+            )
+        sys.exit(run_all(out, device, profile, seed))
     try:
         task_id = canonical_id(task)
     except UnknownTask:
@@ -352,7 +377,10 @@ def run_command(
         _check_out(out)
     err = Console(stderr=True)
     with _stopped_like_ctrl_c():
-        payload, report = _run_and_write(task_id, settings, device, profile, out, err)
+        try:
+            payload, report = _run_and_write(task_id, settings, device, profile, out, err)
+        except TaskFailed as exc:
+            _fail(str(exc), exc.code)
     if fmt == "json":
         click.echo(json.dumps(payload, ensure_ascii=False, allow_nan=False))
     else:
@@ -383,3 +411,53 @@ def tasks_command() -> None:
         for name in (n for n in full if n not in task.settings.UNUSED):
             table.add_row(name, Text(format_cell(quick[name])), Text(format_cell(full[name])))
         con.print(table)
+
+
+def run_all(out: Path, device: str, profile: str, seed: int | None) -> int:
+    """Every task in the plan's priority order into ``out/<task>/``, then the plan's report in
+    ``out``; the exit status: 0 when every task gave a result, else the first failure's."""
+    import time
+    from datetime import datetime
+
+    from rich.console import Console
+
+    from ..experiments.registry import all_tasks
+    from ..experiments.runs import RunRecord, RunStore, verdict_summary
+    from ..reports.plan import HTML_NAME, MARKDOWN_NAME
+    from .report import write_plan_report
+
+    tasks = sorted(all_tasks(), key=lambda t: t.priority or "P9")  # stable: the plan's order within one
+    err = Console(stderr=True)
+    settings = {t.id: t.settings.profile(profile).with_overrides(seed, ()) for t in tasks}
+    _check_out(out)
+    code, done = 0, []
+    with _stopped_like_ctrl_c():
+        for i, task in enumerate(tasks, 1):
+            err.rule(f"run all {i}/{len(tasks)}: {task.id} ({task.priority}) {task.title}")
+            folder = out / task.id
+            task_settings, task_device, task_profile, folder = _training_options(
+                task.id, settings[task.id], device, profile, folder, None, None
+            )
+            _check_out(folder)
+            started, start = datetime.now().isoformat(timespec="seconds"), time.monotonic()
+            record = dict(
+                task=task.id,
+                device=device,
+                profile=profile,
+                settings=task_settings.to_dict(),
+                started=started,
+            )
+            try:
+                _, report = _run_and_write(task.id, task_settings, task_device, task_profile, folder, err)
+                record.update(status="finished", verdict=verdict_summary(report), device=report.device)
+                done.append((task.id, "finished", verdict_summary(report)))
+            except TaskFailed as exc:
+                err.print(f"[red]{task.id} failed:[/red] {exc}", highlight=False)
+                record.update(status=exc.kind, message=str(exc))
+                done.append((task.id, exc.kind, str(exc)))
+                code = code or exc.code
+            RunStore.write_record(folder, RunRecord(**record, seconds=round(time.monotonic() - start, 1)))
+    for task_id, status, what in done:
+        err.print(f"{task_id:>3}  {status:<9} {what}", highlight=False)
+    write_plan_report(str(out), str(out / HTML_NAME), str(out / MARKDOWN_NAME))
+    return code

@@ -12,7 +12,7 @@ from .usage import UsageProblem
 
 
 @click.command("switches")
-@click.argument("source", metavar="REPORT.json|RUN_DIR")
+@click.argument("source", metavar="REPORT.json|RUN_DIR", required=False)
 @click.option(
     "--for",
     "compiler",
@@ -27,9 +27,20 @@ from .usage import UsageProblem
     type=click.Path(dir_okay=False),
     help="atc's fusion_result.json: the GE fusion passes that took effect (with --for ge)",
 )
+@click.option(
+    "--plan",
+    "plan_dir",
+    metavar="RESULTS_DIR",
+    help="instead of a source: the plan's §6.1 list from tasks B's and E's results under RESULTS_DIR",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def switches_command(
-    source: str, compiler: str, graph: str | None, fusion_result: str | None, fmt: str
+    source: str | None,
+    compiler: str,
+    graph: str | None,
+    fusion_result: str | None,
+    plan_dir: str | None,
+    fmt: str,
 ) -> None:
     """Write the switches that turn off the fusions that introduced an error.
 
@@ -38,7 +49,21 @@ def switches_command(
     compared first. For each introduced fused op: the AUTOFUSE_FLAGS (or GE fusion_switch.cfg
     lines) that remove it, what they do, which other fused ops of the graph they also touch, and
     where no switch can.
+
+    --plan RESULTS_DIR: the test plan's §6.1 list instead. Per chain of task B that is worse
+    fused than eager beyond noise (and E's training divergence): the evidence (P99 and max ULP
+    error, fused against eager, and the inputs where fused is worst) and the AUTOFUSE_FLAGS that
+    would turn that fusion off.
     """
+    if (source is None) == (plan_dir is None):
+        raise UsageProblem("give either REPORT.json|RUN_DIR or --plan RESULTS_DIR.")
+    if plan_dir is not None:
+        if compiler != "autofuse" or graph or fusion_result:
+            raise UsageProblem(
+                "--plan lists AutoFuse switches; --for ge, --graph and --fusion-result need a source."
+            )
+        _plan_switches(plan_dir, fmt)
+        return
     from ..dumps.errors import InputError
     from ..dumps.fusion import fused_ops
     from ..dumps.graph import load_graph
@@ -83,17 +108,43 @@ def switches_command(
         return
     for o in ops:
         click.echo(f"{o.op} ({o.type}: {', '.join(o.original_types) or 'original types not recorded'})")
-        for s in o.switches:
-            click.echo(f"  {s.setting}")
-            click.echo(f"      {s.removes}")
-            if s.also:
-                click.echo(f"      also touches: {', '.join(s.also)}")
-        for note in o.notes:
-            click.echo(f"  note: {note}")
+        _echo_switches(o.switches, o.notes)
     if compiler == "autofuse":
         click.echo(f'\nEach op\'s first switch, together:\nexport AUTOFUSE_FLAGS="{setting}"')
     elif setting:
         click.echo("\nfusion_switch.cfg (atc --fusion_switch_file):\n" + setting, nl=False)
+
+
+def _echo_switches(switches, notes) -> None:
+    for s in switches:
+        click.echo(f"  {s.setting}")
+        click.echo(f"      {s.removes}")
+        if s.also:
+            click.echo(f"      also touches: {', '.join(s.also)}")
+    for note in notes:
+        click.echo(f"  note: {note}")
+
+
+def _plan_switches(results_dir: str, fmt: str) -> None:
+    from ..reports.plan import PlanError, collect
+
+    try:
+        plan = collect(results_dir)
+    except PlanError as exc:
+        raise UsageProblem(str(exc)) from None
+    found = plan.switches()
+    if fmt == "json":
+        click.echo(indented_json(found.to_json()))
+        return
+    if not found.entries:
+        click.echo("No counter-example in the plan's results: nothing to switch off.")
+    for entry in found.entries:
+        click.echo(f"{entry.subject} ({entry.task}: {entry.operators})")
+        for line in entry.evidence:
+            click.echo(f"  evidence: {line}")
+        _echo_switches(entry.switches, entry.notes)
+    for note in found.notes:
+        click.echo(f"note: {note}")
 
 
 def _introduced(source: str) -> tuple[list[str], str | None]:

@@ -136,7 +136,8 @@ def _md_cell(value: Any) -> str:
     return format_cell(value).replace("|", "\\|").replace("\n", "<br>")
 
 
-def _md_table(columns: list[str], rows: list[list[Any]]) -> list[str]:
+def markdown_table(columns: list[str], rows: list[list[Any]]) -> list[str]:
+    """The lines of a Markdown table (cells as :func:`format_cell` writes them, ``|`` escaped)."""
     out = ["| " + " | ".join(_md_cell(c) for c in columns) + " |", "|" + "---|" * len(columns)]
     out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
     return out
@@ -165,13 +166,13 @@ def render_markdown(report: Report, figures: dict[str, Path]) -> str:
         "",
         "## Expectation and measurement",
         "",
-        *_md_table(
+        *markdown_table(
             ["topic", "expectation", "measured", "agrees"],
             [[v.topic, v.expectation, v.measured, agreement(v.agrees)] for v in report.verdicts],
         ),
     ]
     for t in report.tables:
-        lines += ["", f"## {t.title}", "", *_md_table(list(t.columns), [list(r) for r in t.rows])]
+        lines += ["", f"## {t.title}", "", *markdown_table(list(t.columns), [list(r) for r in t.rows])]
     drawn = [f for f in figures_of(report) if f.name in figures]
     skipped = [f.title for f in figures_of(report) if f.name not in figures]
     if drawn or skipped:
@@ -184,8 +185,8 @@ def render_markdown(report: Report, figures: dict[str, Path]) -> str:
             + "; ".join(skipped)
             + ".",
         ]
-    lines += ["", "## Settings", "", *_md_table(["setting", "value"], _flatten(report.settings))]
-    lines += ["", "## Environment", "", *_md_table(["key", "value"], _flatten(env))]
+    lines += ["", "## Settings", "", *markdown_table(["setting", "value"], _flatten(report.settings))]
+    lines += ["", "## Environment", "", *markdown_table(["key", "value"], _flatten(env))]
     return "\n".join(lines) + "\n"
 
 

@@ -423,3 +423,26 @@ def flat(widget) -> str:
 
 def clock(seconds: int) -> str:
     return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def test_run_all_queues_every_task_by_priority_and_writes_the_plans_report_when_they_end(tmp_path):
+    runs_dir = tmp_path / "runs"
+    app = tasks_app(runs_dir)
+
+    async def scenario(pilot):
+        screen = pilot.app.screen
+        await pilot.press("a")
+        runs = screen.queue.runs
+        assert [r.task for r in runs] == ["S", "A", "C1", "C2", "C3", "D", "B", "E"]
+        assert [r.state for r in runs] == [RUNNING] + [QUEUED] * 7 and screen.watched is runs[0]
+        await until(pilot, lambda: runs[0].stage, what="the first progress event")
+        for run in runs[1:]:
+            screen.cancel(run)
+        screen.cancel(runs[0])
+        await until(pilot, lambda: (runs_dir / "plan.md").exists(), timeout=60, what="the plan's report")
+        await until(pilot, lambda: any("Run all ended" in n.message for n in pilot.app._notifications))
+
+    drive(app, scenario)
+    md = (runs_dir / "plan.md").read_text()
+    assert "| S | P0 | precision toolkit self-check" in md and "| failed |" in md
+    assert "ended with cancelled" in md and (runs_dir / "plan.html").is_file()

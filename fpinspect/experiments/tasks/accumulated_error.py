@@ -95,13 +95,16 @@ class Chain:
     """``fn`` and its operands: ``activations`` drawn from the row's distribution with
     the shape ``"rows,hidden"`` or ``"heads,rows,head"``, then ``weights`` as
     ``(shape, low, high)`` of a uniform distribution (``"hidden"``, ``"hidden,hidden"``;
-    a ``low`` of None means ``±hidden**-0.5``)."""
+    a ``low`` of None means ``±hidden**-0.5``). ``ge_types`` are the GE op types of its
+    operators as Ascend graph mode builds them: what the plan's §6.1 switch list hands to
+    :mod:`fpinspect.dumps.switches` when the chain is a counter-example."""
 
     name: str
     expression: str
     fn: Callable[..., Any]
     activations: tuple[str, ...]
     weights: tuple[tuple[str, float | None, float], ...] = ()
+    ge_types: tuple[str, ...] = ()
 
 
 _AFFINE = (("hidden", 0.5, 1.5), ("hidden", -0.5, 0.5))
@@ -114,17 +117,32 @@ CHAINS = {
             mul_add_gelu_mul,
             ("rows,hidden",),
             (("hidden", 0.5, 1.5), ("hidden", -0.5, 0.5), ("hidden", 0.5, 1.5)),
+            ("Mul", "Add", "GeluV2", "Mul"),
         ),
-        Chain("layernorm", "layer_norm(x) * gamma + beta", layernorm, ("rows,hidden",), _AFFINE),
-        Chain("softmax", "softmax(x, -1)", softmax, ("rows,hidden",)),
+        Chain(
+            "layernorm",
+            "layer_norm(x) * gamma + beta",
+            layernorm,
+            ("rows,hidden",),
+            _AFFINE,
+            ("LayerNormV4",),
+        ),
+        Chain("softmax", "softmax(x, -1)", softmax, ("rows,hidden",), ge_types=("SoftmaxV2",)),
         Chain(
             "matmul_add_layernorm",
             "layer_norm(x @ w + bias)",
             matmul_add_layernorm,
             ("rows,hidden",),
             (("hidden,hidden", None, 0.0), ("hidden", -0.1, 0.1), *_AFFINE),
+            ("MatMulV2", "Add", "LayerNormV4"),
         ),
-        Chain("attention", "softmax(q k^T / sqrt(d)) v", attention, ("heads,rows,head",) * 3),
+        Chain(
+            "attention",
+            "softmax(q k^T / sqrt(d)) v",
+            attention,
+            ("heads,rows,head",) * 3,
+            ge_types=("Muls", "BatchMatMulV2", "SoftmaxV2", "BatchMatMulV2"),
+        ),
     )
 }
 

@@ -2,7 +2,8 @@
 
 The list holds every task of the registry with its claim, priority and the last kept
 verdict; the form (:mod:`..widgets.run_form`) picks the device, the profile and overrides.
-``enter`` queues the highlighted task; one run at a time goes per device, each followed by a
+``enter`` queues the highlighted task, ``a`` every task (then writes the plan's report,
+:mod:`fpinspect.reports.plan`); one run at a time goes per device, each followed by a
 thread worker that posts the child's events (:mod:`..run_follower`). The handlers fold them into the
 run's state (:mod:`..launcher`), and a timer redraws the watched run four times a second.
 """
@@ -67,6 +68,8 @@ class TasksScreen(Screen):
         Binding("o", "open_result", "Open result", id="tasks.open-result"),
         Binding("d", "cycle('device')", "Device", id="tasks.device"),
         Binding("p", "cycle('profile')", "Profile", id="tasks.profile"),
+        # kept out of the footer (already full on 80 columns); listed in the command palette
+        Binding("a", "run_all", "Run all", id="tasks.run-all", show=False),
     ]
 
     def __init__(
@@ -98,6 +101,8 @@ class TasksScreen(Screen):
         self.queue = RunQueue()
         self.watched: TrackedRun | None = None
         self.processes: dict[int, ExperimentProcess] = {}
+        #: The runs of the last "run all"; when none of them is active, the plan's report is written.
+        self.batch: list[int] = []
         self._dirty = False
 
     # -- layout ----------------------------------------------------------------------------
@@ -241,13 +246,7 @@ class TasksScreen(Screen):
 
     def start_selected(self) -> TrackedRun | None:
         task = self.selected_task
-        if task is None:
-            return None
-        if self.closing:
-            return None
-        why = self.devices.get(self.device)
-        if why:
-            self.notify(f"{self.device}: {why}" if why == CHECKING else why, severity="error")
+        if task is None or not self._can_start():
             return None
         try:
             settings = self.requested_settings(task)
@@ -262,6 +261,34 @@ class TasksScreen(Screen):
         self._refresh_queue()
         self._redraw(force=True)
         return run
+
+    def action_run_all(self) -> None:
+        """Queue every task, P0 first, then P1, then P2, with the profile's own settings; when
+        the last of them ends, the plan's report is written into the results directory."""
+        if not self._can_start():
+            return
+        tasks = sorted(self.tasks, key=lambda t: t.priority or "P9")  # stable: the plan's order within one
+        runs = [
+            self.queue.add(t.id, self.device, self.profile, t.settings.profile(self.profile)) for t in tasks
+        ]
+        self.batch, self.watched = [r.id for r in runs], runs[0]
+        self._schedule()
+        self._refresh_queue()
+        self._redraw(force=True)
+        self.notify(
+            f"Run all: {len(runs)} tasks queued on {self.device}, P0 first; the plan's report follows.",
+            timeout=4,
+        )
+
+    def _can_start(self) -> bool:
+        """Whether a run may be queued now: not while the app closes, nor on a device that is
+        unavailable or still being checked (then it says why)."""
+        if self.closing:
+            return False
+        why = self.devices.get(self.device)
+        if why:
+            self.notify(f"{self.device}: {why}" if why == CHECKING else why, severity="error")
+        return not why
 
     def _schedule(self) -> None:
         for run in self.queue.startable():
@@ -323,6 +350,9 @@ class TasksScreen(Screen):
         run.report, run.written, run.log_tail = msg.report, msg.written, msg.log_tail
         if self.closing:
             return
+        if run.id in self.batch and not any(r.active for r in map(self.queue.get, self.batch) if r):
+            self.batch = []
+            self.write_plan_report()
         self._schedule()
         self._refresh_queue()
         self._fill_tasks()
@@ -332,6 +362,21 @@ class TasksScreen(Screen):
             self.action_show_result()
         elif run.state == FINISHED:
             self.notify(f"{run.label} finished: {verdict_summary(run.report)}. r shows it.", timeout=4)
+
+    @work(thread=True, group="plan-report", exit_on_error=False)
+    def write_plan_report(self) -> None:
+        from ...reports.plan import PlanError, write_plan
+
+        try:
+            html, md = write_plan(self.store.root)
+        except (PlanError, OSError) as exc:
+            self.app.call_from_thread(
+                self.notify, f"The plan's report was not written: {exc}", severity="error"
+            )
+            return
+        self.app.call_from_thread(
+            self.notify, f"Run all ended: the plan's report is {html} (and {md}).", timeout=8
+        )
 
     def _refresh_queue(self) -> None:
         table = self.query_one("#queue", DataTable)
@@ -431,6 +476,9 @@ class TasksScreen(Screen):
     def palette_commands(self) -> Iterable[SystemCommand]:
         """This screen's entries in the command palette."""
         yield SystemCommand("Run the highlighted task", "Queue it on the chosen device", self.start_selected)
+        yield SystemCommand(
+            "Run all tasks", "P0, then P1, then P2, then the plan's report", self.action_run_all
+        )
         yield SystemCommand(
             "Cancel the watched run…", "Stop its child process (asks first)", self.action_cancel_run
         )

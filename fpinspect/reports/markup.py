@@ -1,0 +1,75 @@
+"""What the HTML reports share: escaping, number formatting, the base style sheet, a key-value
+table and a bar chart drawn as inline SVG (no script, no external asset)."""
+
+from __future__ import annotations
+
+import html
+import math
+
+CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:1em 2em;color:#222}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em}h3{font-size:1.05em;margin:.2em 0}
+table{border-collapse:collapse;margin:.5em 0}th,td{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}
+th{background:#f4f4f4;cursor:pointer;user-select:none}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.pass{background:#c8e6c9}.warn{background:#ffe082}.fail{background:#ef9a9a}.none{background:#e0e0e0}
+.badge{padding:1px 6px;border-radius:3px;font-size:.9em}.card{border:1px solid #ccc;border-radius:6px;padding:.6em 1em;margin:1em 0}
+.lead{font-size:1.05em;background:#fff3e0;border-left:4px solid #ef6c00;padding:.5em 1em}
+.muted{color:#666}#filter{font-size:1em;padding:4px 8px;width:24em}.hidden{display:none}
+code{font-size:.95em}.kv td:first-child{color:#555}
+"""
+
+
+def escape(value) -> str:
+    """``value`` as HTML text; None is empty."""
+    return html.escape("" if value is None else str(value))
+
+
+def number(value, digits: int = 3) -> str:
+    """A number for a table cell: ``digits`` significant digits for floats, NaN and ±inf
+    spelled out, thousands separators for integers, a dash for None."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return f"{value:.{digits}g}"
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else escape(value)
+
+
+def kv_table(rows: list[tuple[str, str]]) -> str:
+    """A two-column table: the keys escaped, the values already HTML."""
+    return (
+        '<table class="kv">'
+        + "".join(f"<tr><td>{escape(k)}</td><td>{v}</td></tr>" for k, v in rows)
+        + "</table>"
+    )
+
+
+def histogram_svg(
+    counts: list[int],
+    labels: list[str],
+    width: int = 360,
+    height: int = 120,
+    caption: str = "ULP error (counts on a log scale)",
+) -> str:
+    """Bars of ``counts`` (log scale, so a few outliers stay visible) with ``labels`` under them."""
+    if not counts or not any(counts):
+        return '<p class="muted">no finite elements compared</p>'
+    n = len(counts)
+    bar = min(40, max(4, (width - 10) // n))
+    top = math.log10(max(counts) + 1)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{bar * n + 10}" height="{height + 30}" role="img">'
+    ]
+    for i, c in enumerate(counts):
+        h = 0 if c == 0 else max(1.0, (height - 10) * math.log10(c + 1) / top)
+        x, y = 5 + i * bar, height - h
+        parts.append(
+            f'<rect x="{x}" y="{y:.1f}" width="{bar - 2}" height="{h:.1f}" fill="#5c6bc0"><title>{escape(labels[i])}: {c}</title></rect>'
+        )
+        if n <= 12 or i % max(1, n // 8) == 0:
+            parts.append(f'<text x="{x}" y="{height + 14}" font-size="10">{escape(labels[i])}</text>')
+    parts.append(f'<text x="5" y="{height + 28}" font-size="10" fill="#666">{escape(caption)}</text></svg>')
+    return "".join(parts)

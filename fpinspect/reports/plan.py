@@ -1,0 +1,451 @@
+"""The whole test plan as one report: a self-contained HTML page and its Markdown twin.
+
+Made from the ``result.json`` of every task found in a results folder: the folder itself, or
+its subfolders (``run all``'s ``DIR/<task>/``, or the run folders the task launcher keeps). Per
+task the expectation against the measurement, its tables and its figures (its PNGs embedded as
+data URIs, so the page needs no other file); the plan's §12 tables of A and B ready to paste; the
+§6.1 switch list (:mod:`.plan_switches`); and an index of which tasks ran, where, with which
+profile, and which are missing. A result that cannot be read, or a run that failed, is named in
+the index and in :attr:`PlanResults.problems`, never raised.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..experiments.output import (
+    FIGURES,
+    RESULT,
+    agreement,
+    dtypes_of,
+    figures_of,
+    format_cell,
+    markdown_table,
+)
+from ..experiments.registry import TASK_IDS, UnknownTask, canonical_id, get_task
+from ..experiments.results import Curve, Histogram, Report, Table
+from ..experiments.runs import ResultError, load_result, read_json, verdict_summary
+from .markup import CSS, escape, histogram_svg, kv_table, number
+from .plan_switches import SwitchList, switch_list
+
+#: The run record ``run all`` and the task launcher keep beside a result.
+RUN_RECORD = "run.json"
+#: The tasks whose first table is a §12 table of the plan (A's runs / unique hashes / max ULP,
+#: B's error summary per chain), in the order §12 lists them.
+SECTION_12 = ("A", "B")
+
+
+class PlanError(ValueError):
+    """The results folder cannot be used at all; ``str()`` is one sentence naming it."""
+
+
+@dataclass(frozen=True)
+class TaskEntry:
+    """What the results folder holds for one task. ``status`` is ``ran`` (``report`` set),
+    ``failed`` (its run record says so), ``damaged`` (a result.json that cannot be read) or
+    ``missing``; ``problem`` says why there is no report, in one sentence."""
+
+    task: str
+    status: str = "missing"
+    folder: Path | None = None
+    report: Report | None = None
+    problem: str = ""
+    #: Other runs of the task found in the folder, not shown.
+    others: int = 0
+
+    @property
+    def title(self) -> str:
+        return get_task(self.task).title if self.task in TASK_IDS else ""
+
+    @property
+    def priority(self) -> str:
+        return get_task(self.task).priority if self.task in TASK_IDS else ""
+
+
+@dataclass
+class PlanResults:
+    root: Path
+    #: One entry per task of the plan, in the plan's order, then folders of no known task.
+    entries: list[TaskEntry] = field(default_factory=list)
+
+    @property
+    def reports(self) -> dict[str, Report]:
+        return {e.task: e.report for e in self.entries if e.report is not None}
+
+    @property
+    def problems(self) -> list[str]:
+        """One sentence per task without a report (missing, failed, damaged)."""
+        return [f"{e.task}: {e.problem}" for e in self.entries if e.problem]
+
+    def switches(self) -> SwitchList:
+        return switch_list(self.reports)
+
+
+def _task_of(folder: Path) -> str | None:
+    """The task a folder is named after: ``<task>`` (``run all``) or
+    ``<date>-<time>-<task>-<device>-<profile>`` (the task launcher's run folders)."""
+    parts = folder.name.split("-")
+    for candidate in (folder.name, parts[2] if len(parts) >= 5 else ""):
+        try:
+            return canonical_id(candidate)
+        except UnknownTask:
+            continue
+    return None
+
+
+def _entry(folder: Path) -> TaskEntry | None:
+    """The folder's result (or the record of a run that left none); None when it holds neither."""
+    result = folder / RESULT
+    if os.path.lexists(result):
+        try:
+            report = load_result(result)
+        except ResultError as exc:
+            return TaskEntry(_task_of(folder) or folder.name, "damaged", folder, problem=str(exc))
+        try:
+            task = canonical_id(report.task)
+        except UnknownTask:
+            return TaskEntry(
+                report.task, "damaged", folder, problem=f"{result} is a result of no task of the plan."
+            )
+        return TaskEntry(task, "ran", folder, report)
+    if not os.path.lexists(folder / RUN_RECORD):
+        return None
+    task = _task_of(folder) or folder.name
+    try:
+        record = read_json(folder / RUN_RECORD)
+    except ResultError as exc:
+        return TaskEntry(task, "damaged", folder, problem=str(exc))
+    status = record.get("status") if isinstance(record, dict) else None
+    if status in ("running", "finished"):
+        why = "has not finished" if status == "running" else "finished, but its result.json is missing"
+        return TaskEntry(task, "failed", folder, problem=f"the run in {folder} {why}.")
+    message = record.get("message") if isinstance(record, dict) else None
+    why = f" ({message})" if isinstance(message, str) and message else ""
+    return TaskEntry(
+        task, "failed", folder, problem=f"the run in {folder} ended with {status or 'no result'}{why}."
+    )
+
+
+def _mtime(entry: TaskEntry) -> float:
+    try:
+        return max(
+            os.stat(entry.folder / name).st_mtime
+            for name in (RESULT, RUN_RECORD)
+            if os.path.lexists(entry.folder / name)
+        )
+    except (OSError, ValueError):
+        return 0.0
+
+
+def collect(root: Path | str) -> PlanResults:
+    """Every task's newest result under ``root`` (a run that finished before one that did not)."""
+    root = Path(root)
+    if not root.is_dir():
+        raise PlanError(f"results folder {root} {'is not a folder' if root.exists() else 'does not exist'}.")
+    try:
+        folders = [root, *sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))]
+    except OSError as exc:
+        raise PlanError(f"results folder {root} cannot be read ({exc.strerror or exc}).") from None
+    found: dict[str, list[TaskEntry]] = {}
+    for folder in folders:
+        entry = _entry(folder)
+        if entry is not None:
+            found.setdefault(entry.task, []).append(entry)
+    plan = PlanResults(root)
+    for task in [*TASK_IDS, *sorted(set(found) - set(TASK_IDS))]:
+        runs = found.get(task)
+        if not runs:
+            plan.entries.append(TaskEntry(task, problem=f"no result in {root}."))
+            continue
+        best = max(runs, key=lambda e: (e.status == "ran", _mtime(e)))
+        plan.entries.append(dataclasses.replace(best, others=len(runs) - 1))
+    if not found:
+        raise PlanError(f"results folder {root} holds no task's result.json (nor its subfolders).")
+    return plan
+
+
+# -- figures ---------------------------------------------------------------------------------------
+
+_PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _png(folder: Path, name: str) -> bytes | None:
+    """The task's drawn figure ``name`` (a regular PNG file in its figures folder), or None."""
+    path = folder / FIGURES / f"{name}.png"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = f.read()
+    return data if data.startswith(_PNG) else None
+
+
+def _figure_html(entry: TaskEntry, figure: Histogram | Curve) -> str:
+    png = _png(entry.folder, figure.name) if entry.folder else None
+    if png is not None:
+        src = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+        return f'<figure><img src="{src}" alt="{escape(figure.title)}" style="max-width:100%"><figcaption>{escape(figure.title)}</figcaption></figure>'
+    if isinstance(figure, Histogram):
+        svg = histogram_svg(
+            [float(c) for c in figure.counts],
+            list(figure.bins),
+            caption=f"{figure.xlabel} ({figure.ylabel}, log scale)",
+        )
+        return f"<figure>{svg}<figcaption>{escape(figure.title)}</figcaption></figure>"
+    return f'<p class="muted">{escape(figure.title)}: not drawn (no PNG in {escape(entry.folder)}; its numbers are in result.json).</p>'
+
+
+def _figure_markdown(entry: TaskEntry, figure: Histogram | Curve, md_dir: Path) -> str:
+    png = entry.folder / FIGURES / f"{figure.name}.png" if entry.folder else None
+    if png is not None and _png(entry.folder, figure.name) is not None:
+        return f"![{figure.title}]({Path(os.path.relpath(png, md_dir)).as_posix()})"
+    return f"- {figure.title}: not drawn (its numbers are in result.json)"
+
+
+# -- HTML --------------------------------------------------------------------------------------------
+
+_PLAN_CSS = """
+.yes{background:#c8e6c9}.no{background:#ef9a9a}.cannot{background:#ffe082}.missing,.failed,.damaged{background:#e0e0e0}
+pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:.9em}figure{display:inline-block;margin:.5em 1em .5em 0}
+figcaption{font-size:.9em;color:#555}.wide{overflow-x:auto}
+"""
+
+
+def _table_html(columns, rows, classes: list[str] | None = None) -> str:
+    head = "".join(f"<th>{escape(c)}</th>" for c in columns)
+    body = "".join(
+        f'<tr class="{escape(classes[i]) if classes else ""}">'
+        + "".join(
+            f'<td class="n">{number(c, 6)}</td>'
+            if isinstance(c, (int, float)) and not isinstance(c, bool)
+            else f"<td>{escape(format_cell(c))}</td>"
+            for c in row
+        )
+        + "</tr>"
+        for i, row in enumerate(rows)
+    )
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def _agree_class(agrees: bool | None) -> str:
+    return {True: "yes", False: "no", None: "cannot"}[agrees]
+
+
+def _measured_on(report: Report) -> str:
+    env = report.environment
+    return (
+        f"{report.device} ({env.get('device_name', 'unknown device')}), torch {env.get('torch')}, "
+        f"{dtypes_of(report.settings)}, seed {report.settings.get('seed')}, profile {report.profile}"
+    )
+
+
+def _index_rows(plan: PlanResults) -> list[list[str]]:
+    rows = []
+    for e in plan.entries:
+        r = e.report
+        rows.append(
+            [
+                e.task,
+                e.priority,
+                e.title,
+                e.status,
+                r.device if r else "-",
+                (r.environment.get("device_name") or "-") if r else "-",
+                r.profile if r else "-",
+                verdict_summary(r) if r else "-",
+                str(e.folder) if e.folder else "-",
+            ]
+        )
+    return rows
+
+
+_INDEX_COLUMNS = (
+    "task",
+    "priority",
+    "title",
+    "status",
+    "device",
+    "device name",
+    "profile",
+    "verdicts",
+    "folder",
+)
+
+
+def _section_12(plan: PlanResults) -> list[tuple[str, Table | None]]:
+    out = []
+    for task in SECTION_12:
+        r = plan.reports.get(task)
+        out.append((task, r.tables[0] if r and r.tables else None))
+    return out
+
+
+def _markdown_lines(t: Table) -> list[str]:
+    return markdown_table(list(t.columns), [list(r) for r in t.rows])
+
+
+def _switches_html(switches: SwitchList) -> str:
+    parts = []
+    for s in switches.entries:
+        items = "".join(f"<li>{escape(x)}</li>" for x in s.evidence)
+        rows = [
+            (
+                sw.setting,
+                escape(sw.removes)
+                + (f"<br><i>also touches: {escape(', '.join(sw.also))}</i>" if sw.also else ""),
+            )
+            for sw in s.switches
+        ]
+        notes = "".join(f"<p class='muted'>note: {escape(n)}</p>" for n in s.notes)
+        parts.append(
+            f'<div class="card"><h3>{escape(s.subject)} <span class="muted">({escape(s.task)}: {escape(s.operators)})</span></h3>'
+            f"<p>Evidence:</p><ul>{items}</ul><p>Switches (AUTOFUSE_FLAGS), narrowest first:</p>"
+            f"{kv_table([(r[0], r[1]) for r in rows]) if rows else '<p>no switch</p>'}{notes}</div>"
+        )
+    if not switches.entries:
+        parts.append("<p>No counter-example: nothing to switch off.</p>")
+    parts += [f"<p class='muted'>{escape(n)}</p>" for n in switches.notes]
+    return "".join(parts)
+
+
+def _task_html(e: TaskEntry) -> str:
+    head = f'<section id="task-{escape(e.task)}"><h2>{escape(e.task)} — {escape(e.title)}</h2>'
+    if e.report is None:
+        return head + f'<p class="lead">{escape(e.status)}: {escape(e.problem)}</p></section>'
+    r = e.report
+    verdicts = _table_html(
+        ("topic", "expectation", "measured", "agrees"),
+        [(v.topic, v.expectation, v.measured, agreement(v.agrees)) for v in r.verdicts],
+        [_agree_class(v.agrees) for v in r.verdicts],
+    )
+    tables = "".join(f"<h3>{escape(t.title)}</h3>{_table_html(t.columns, t.rows)}" for t in r.tables)
+    figures = "".join(_figure_html(e, f) for f in figures_of(r))
+    others = f" ({e.others} other run(s) of {e.task} in the folder not shown)" if e.others else ""
+    return (
+        head + f"<p>Claim {escape(r.claim)}</p><p class='muted'>Measured on {escape(_measured_on(r))}; "
+        f"<code>{escape(e.folder)}</code>{escape(others)}</p>"
+        f"<h3>Expectation and measurement</h3>{verdicts}{tables}"
+        + (f"<h3>Figures</h3>{figures}" if figures else "")
+        + "</section>"
+    )
+
+
+def render_html(plan: PlanResults, title: str = "fpinspect: the fusion precision test plan") -> str:
+    """The plan's report as one HTML page that needs no other file and no network."""
+    ran = [e.task for e in plan.entries if e.report is not None]
+    absent = [f"{e.task} ({e.status})" for e in plan.entries if e.report is None]
+    lead = f"{len(ran)} of {len(TASK_IDS)} tasks have a result" + (
+        f"; without one: {', '.join(absent)}." if absent else "."
+    )
+    index = _table_html(_INDEX_COLUMNS, _index_rows(plan), [e.status for e in plan.entries])
+    problems = "".join(f"<li>{escape(p)}</li>" for p in plan.problems)
+    s12 = []
+    for task, t in _section_12(plan):
+        if t is None:
+            s12.append(f"<h3>{task}</h3><p class='muted'>{task} has no result.</p>")
+            continue
+        md = "\n".join(_markdown_lines(t))
+        s12.append(
+            f"<h3>{task}: {escape(t.title)}</h3>{_table_html(t.columns, t.rows)}<p>Markdown:</p><pre>{escape(md)}</pre>"
+        )
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)}</title><style>{CSS}{_PLAN_CSS}</style></head><body>"
+        f"<h1>{escape(title)}</h1><p class='lead'>{escape(lead)}</p>"
+        f"<p class='muted'>From <code>{escape(plan.root)}</code>.</p>"
+        f"<h2 id='index'>Tasks</h2>{index}"
+        + (f"<h2>Problems</h2><ul id='problems'>{problems}</ul>" if problems else "")
+        + f"<h2 id='s12'>§12 tables (A and B), ready to paste</h2>{''.join(s12)}"
+        f"<h2 id='s61'>§6.1 fusion switches</h2>{_switches_html(plan.switches())}"
+        + "".join(_task_html(e) for e in plan.entries)
+        + "</body></html>\n"
+    )
+
+
+# -- Markdown ------------------------------------------------------------------------------------------
+
+
+def _switches_markdown(switches: SwitchList) -> list[str]:
+    lines: list[str] = []
+    for s in switches.entries:
+        lines += ["", f"### {s.subject} ({s.task}: `{s.operators}`)", "", "Evidence:", ""]
+        lines += [f"- {x}" for x in s.evidence]
+        lines += ["", "Switches (AUTOFUSE_FLAGS), narrowest first:", ""]
+        lines += [
+            f"- `{sw.setting}`: {sw.removes}" + (f" (also touches: {', '.join(sw.also)})" if sw.also else "")
+            for sw in s.switches
+        ] or ["- no switch"]
+        lines += [f"- note: {n}" for n in s.notes]
+    if not switches.entries:
+        lines += ["", "No counter-example: nothing to switch off."]
+    if switches.notes:
+        lines += ["", *(f"- {n}" for n in switches.notes)]
+    return lines
+
+
+def render_markdown(
+    plan: PlanResults, md_dir: Path, title: str = "fpinspect: the fusion precision test plan"
+) -> str:
+    """The plan's report in Markdown; figures are linked relative to ``md_dir`` (where the file goes)."""
+    lines = [
+        f"# {title}",
+        "",
+        f"From `{plan.root}`.",
+        "",
+        "## Tasks",
+        "",
+        *markdown_table(list(_INDEX_COLUMNS), _index_rows(plan)),
+    ]
+    if plan.problems:
+        lines += ["", "## Problems", "", *(f"- {p}" for p in plan.problems)]
+    lines += ["", "## §12 tables (A and B), ready to paste"]
+    for task, t in _section_12(plan):
+        lines += ["", f"### {task}" + (f": {t.title}" if t else ""), ""]
+        lines += _markdown_lines(t) if t else [f"{task} has no result."]
+    lines += ["", "## §6.1 fusion switches", *_switches_markdown(plan.switches())]
+    for e in plan.entries:
+        lines += ["", f"## {e.task} — {e.title}", ""]
+        if e.report is None:
+            lines.append(f"{e.status}: {e.problem}")
+            continue
+        r = e.report
+        lines += [
+            f"> Claim {r.claim}",
+            "",
+            f"Measured on {_measured_on(r)}; `{e.folder}`.",
+            "",
+            "### Expectation and measurement",
+            "",
+        ]
+        lines += markdown_table(
+            ["topic", "expectation", "measured", "agrees"],
+            [[v.topic, v.expectation, v.measured, agreement(v.agrees)] for v in r.verdicts],
+        )
+        for t in r.tables:
+            lines += ["", f"### {t.title}", "", *_markdown_lines(t)]
+        figures = figures_of(r)
+        if figures:
+            lines += ["", "### Figures", "", *(_figure_markdown(e, f, md_dir) for f in figures)]
+    return "\n".join(lines) + "\n"
+
+
+#: The report's files in a results folder, as ``run all`` and the Tasks pane write them.
+HTML_NAME, MARKDOWN_NAME = "plan.html", "plan.md"
+
+
+def write_plan(results_dir: Path | str) -> tuple[Path, Path]:
+    """Write the plan's report of ``results_dir`` into it (:data:`HTML_NAME`, :data:`MARKDOWN_NAME`);
+    returns their paths. Raises :class:`PlanError` when the folder holds no result."""
+    plan = collect(results_dir)
+    html, md = Path(results_dir) / HTML_NAME, Path(results_dir) / MARKDOWN_NAME
+    html.write_text(render_html(plan), "utf-8")
+    md.write_text(render_markdown(plan, md.parent), "utf-8")
+    return html, md

@@ -371,7 +371,25 @@ class MainScreen(Screen):
         ):
             self._start_replay()  # an op was queued as the worker found the queue empty
         if event.state == WorkerState.ERROR:
-            self.notify(f"{event.worker.group} failed: {event.worker.error}", severity="error", timeout=10)
+            self._worker_failed(event.worker)
+
+    def _worker_failed(self, worker: Worker) -> None:
+        """Say in one sentence what failed, and stop what waited on it: the replays queued (their
+        cards' "replaying…"), or the banner's spinner."""
+        error = worker.error
+        sentence = f"{worker.description[:1].upper()}{worker.description[1:]} failed ({type(error).__name__}: {error})."
+        self.notify(sentence, severity="error", timeout=10)
+        insp = self.inspection
+        if worker.group == "replay" and insp is not None:
+            while not self.to_replay.empty():
+                self.to_replay.get_nowait()
+            insp.replaying.clear()
+            current = self.query_one(OpList).current
+            if current is not None:
+                self.query_one(OpDetail).show(insp, current.name)
+        banner = self.query_one(Banner)
+        if banner.busy:
+            banner.say(sentence, tone="failed")
 
     # -- handlers: they own the state ----------------------------------------------------
     @on(LoadFailed)
@@ -630,6 +648,13 @@ class MainScreen(Screen):
         if insp.comparison is None:
             self.notify(
                 "Browsing one graph: replay needs the fusion-off graph and dumps.", severity="warning"
+            )
+            return
+        if current.name not in insp.pairs.outputs:
+            self.notify(
+                f"{current.name} was left alone by fusion: replay compares a fused op with the"
+                " original ops it replaced.",
+                timeout=5,
             )
             return
         if current.name in insp.replays:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from harness import app_for, drive, settle
 from test_inspector import INTRODUCED, current, text_of
+from textual.widgets import Static
 
 from fpinspect.tui.screens import main
 from fpinspect.tui.widgets.op_detail import OpDetail
@@ -66,5 +67,32 @@ def test_the_filter_matches_part_of_a_verdict_or_cause_as_of_a_name(regression):
         assert ops.shown == [r.name for r in screen.inspection.rows if r.verdict == "fail"]
         await pilot.press(*["backspace"] * 3, *"intro")
         assert ops.shown == [INTRODUCED]
+
+    drive(app_for(regression), scenario)
+
+
+def test_brackets_choose_the_pair_enter_opens(regression):
+    async def scenario(pilot):
+        await pilot.press("n")
+        assert current(pilot) == INTRODUCED
+        await pilot.press("right_square_bracket", "enter")  # from the worst output to input 0
+        await settle(pilot)
+        assert "input 0" in text_of(pilot.app.screen.query_one("#pair-title", Static))
+        await pilot.press("escape", "left_square_bracket", "enter")  # and back to the output
+        await settle(pilot)
+        assert "output 0" in text_of(pilot.app.screen.query_one("#pair-title", Static))
+
+    drive(app_for(regression), scenario)
+
+
+def test_help_lists_fpinspects_keys_first_and_every_cause(regression):
+    async def scenario(pilot):
+        await pilot.press("question_mark")
+        await pilot.pause()
+        body = "\n".join(text_of(s) for s in pilot.app.screen.query(Static))
+        keys = body.index("Keys")
+        assert keys < body.index("Filter by op name") < body.index("Focus Next")
+        assert "Next pair" in body and "Prev pair" in body
+        assert "more accurate" in body and "thick bar" in body
 
     drive(app_for(regression), scenario)

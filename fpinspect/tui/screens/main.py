@@ -563,9 +563,13 @@ class MainScreen(Screen):
 
     @on(OpList.Chosen)
     def _chosen(self, msg: OpList.Chosen) -> None:
-        plan = self.inspection.focus_plan(msg.name)
+        plan = self.query_one(OpDetail).picked(self.inspection, msg.name)
         if plan is not None:
             self.drill(plan)
+
+    @on(OpList.PairStepped)
+    def _pair_stepped(self, msg: OpList.PairStepped) -> None:
+        self.query_one(OpDetail).step_pick(self.inspection, msg.step)
 
     @on(PairCard.Chosen)
     def _card_chosen(self, msg: PairCard.Chosen) -> None:

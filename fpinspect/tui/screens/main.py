@@ -19,7 +19,7 @@ from textual.command import SimpleCommand
 from textual.containers import Container
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input
+from textual.widgets import Header, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...cli.render import compare_csv
@@ -37,6 +37,7 @@ from ..pairs import FilePair, RecordPair
 from ..sources import Sources
 from ..widgets import styled
 from ..widgets.banner import Banner
+from ..widgets.footer import KeysFooter
 from ..widgets.op_detail import OpDetail, PairCard
 from ..widgets.op_list import OpList
 from .pair import PairScreen
@@ -188,7 +189,7 @@ class MainScreen(Screen):
         with Container(id="panes"):
             yield OpList(id="ops")
             yield OpDetail(id="detail")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         # The workers compute in Python for seconds (reading 100 000 ops, localising them); each

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from launchkit import FakeClock, drive, sample_report, tasks_app, write_result
+from launchkit import FakeClock, drive, sample_report, tasks_app, watch_a_running_run, write_result
 from textual.widgets import Static
 
 from fpinspect.experiments.results import Table
-from fpinspect.tui.launcher import RUNNING
 from fpinspect.tui.screens.confirm import ConfirmScreen
 from fpinspect.tui.screens.open_result import open_result_file
 from fpinspect.tui.screens.result import ResultScreen
@@ -24,10 +23,7 @@ def test_the_cancel_question_shows_its_text_and_the_keys(tmp_path):
     app = tasks_app(tmp_path / "runs", clock=clock, task="S")
 
     async def scenario(pilot):
-        screen = pilot.app.screen
-        run = screen.queue.add("S", "cpu", "quick", screen.requested_settings(screen.selected_task))
-        run.state, run.started = RUNNING, clock()
-        screen.watched = run
+        run = watch_a_running_run(pilot.app.screen, clock)
         await pilot.press("x")
         await pilot.pause()
         confirm = pilot.app.screen

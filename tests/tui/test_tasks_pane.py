@@ -8,7 +8,16 @@ import os
 import subprocess
 
 from click.testing import CliRunner
-from launchkit import SMALL_S, FakeClock, drive, sample_report, tasks_app, until, write_result
+from launchkit import (
+    SMALL_S,
+    FakeClock,
+    drive,
+    sample_report,
+    tasks_app,
+    until,
+    watch_a_running_run,
+    write_result,
+)
 from textual.widgets import Input
 
 from fpinspect.cli import main as cli
@@ -133,10 +142,7 @@ def test_confirming_the_cancel_of_a_run_that_ended_meanwhile_says_so(tmp_path):
     app = tasks_app(tmp_path / "runs", clock=clock, task="S")
 
     async def scenario(pilot):
-        screen = pilot.app.screen
-        run = screen.queue.add("S", "cpu", "quick", screen.requested_settings(screen.selected_task))
-        run.state, run.started = RUNNING, clock()
-        screen.watched = run
+        run = watch_a_running_run(pilot.app.screen, clock)
         await pilot.press("x")
         assert isinstance(pilot.app.screen, ConfirmScreen)
         run.apply(Finished({}), clock())  # the child finished while the question was open

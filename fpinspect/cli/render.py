@@ -107,8 +107,12 @@ def compare_table(report) -> Group:
             names = f"{', '.join(s[key][:3])}{' …' if len(s[key]) > 3 else ''}"
             line.append(f" · {key.replace('_', ' ')}: {names}", style=style)
     it = s.get("iteration", {})
+    on, off = (it.get(side, ".") for side in ("fusion_on", "fusion_off"))
     read = Text(
-        f"iteration: fusion-on {it.get('fusion_on', '.')}, fusion-off {it.get('fusion_off', '.')}",
+        "dumps read from the dump folders themselves"
+        if on == off == "."
+        else f"iteration: fusion-on {'its dump folder itself' if on == '.' else on}, "
+        f"fusion-off {'its dump folder itself' if off == '.' else off}",
         style="dim",
     )
     nothing = not s.get("compared", 1)

@@ -20,6 +20,7 @@ from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .screens.open_result import open_result_file
 from .screens.tasks import TasksScreen
+from .widgets.footer import COMPACT_WIDTH
 
 
 @dataclass
@@ -51,7 +52,7 @@ class InspectorApp(App[str | None]):
 
     CSS_PATH = "styles/app.tcss"
     TITLE = "fpinspect"
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-compact"), (COMPACT_WIDTH, "-narrow"), (120, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]
     BINDINGS = [
         Binding("q", "quit", "Quit", id="quit"),

@@ -96,20 +96,31 @@ def _rows(ops: list[FusedOp], findings: Mapping[str, OpFinding] = _NO_FINDINGS) 
     ]
 
 
+def _shown_role(role: str | None) -> str:
+    """A cause as the list writes it ("more accurate")."""
+    return (role or "").replace("_", " ")
+
+
 def view_of(rows: list[OpRow], text: str = "", by_worst: bool = False) -> list[int]:
-    """Positions of the ``rows`` to list: those matching ``text`` (in name, type, original op
-    names, verdict or role; case-insensitive), in graph order or worst score first."""
+    """Positions of the ``rows`` to list: those where ``text`` is part of the name, type, an
+    original op's name, the verdict or the cause as the list shows it (case-insensitive), in
+    graph order or worst score first."""
     needle = text.strip().lower()
     if not needle and not by_worst:
         return list(range(len(rows)))
+    words = {*VERDICTS, *(_shown_role(f.role) for f in rows[0].findings.values())} if rows else set()
     if not needle:
         shown = list(rows)
-    elif rows and needle not in {*VERDICTS, *(f.role for f in rows[0].findings.values())}:
-        # no row's verdict or role can be the needle: the names alone decide (100 000 rows: a
+    elif not any(needle in word for word in words):
+        # no row's verdict or cause can hold the needle: the names alone decide (100 000 rows: a
         # fifth of the time, where each row's verdict and role are looked up in the findings)
         shown = [r for r in rows if needle in r.haystack]
     else:
-        shown = [r for r in rows if needle in r.haystack or needle == r.verdict or needle == r.role]
+        shown = [
+            r
+            for r in rows
+            if needle in r.haystack or needle in (r.verdict or "") or needle in _shown_role(r.role)
+        ]
     if by_worst:
         shown.sort(key=lambda r: (r.score is None, -(r.score or 0.0), r.position))
     return [r.position for r in shown]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from fpinspect.experiments.results import Histogram, Report, Table, Verdict
 from fpinspect.tui.app import InspectorApp, Settings, make_app
+from fpinspect.tui.launcher import RUNNING
 
 DEVICES = {
     "cpu": None,
@@ -57,6 +58,14 @@ async def until(pilot, ready, timeout: float = 120.0, what: str = "the condition
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.05)
     await pilot.pause()
+
+
+def watch_a_running_run(screen, clock):
+    """A run of the task highlighted in the Tasks ``screen``, marked running (no child) and watched."""
+    run = screen.queue.add("S", "cpu", "quick", screen.requested_settings(screen.selected_task))
+    run.state, run.started = RUNNING, clock()
+    screen.watched = run
+    return run
 
 
 def sample_report(task: str = "C3", agrees=(True, True)) -> Report:

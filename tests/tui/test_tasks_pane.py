@@ -8,7 +8,16 @@ import os
 import subprocess
 
 from click.testing import CliRunner
-from launchkit import SMALL_S, FakeClock, drive, sample_report, tasks_app, until, write_result
+from launchkit import (
+    SMALL_S,
+    FakeClock,
+    drive,
+    sample_report,
+    tasks_app,
+    until,
+    watch_a_running_run,
+    write_result,
+)
 from textual.widgets import Input
 
 from fpinspect.cli import main as cli
@@ -133,10 +142,7 @@ def test_confirming_the_cancel_of_a_run_that_ended_meanwhile_says_so(tmp_path):
     app = tasks_app(tmp_path / "runs", clock=clock, task="S")
 
     async def scenario(pilot):
-        screen = pilot.app.screen
-        run = screen.queue.add("S", "cpu", "quick", screen.requested_settings(screen.selected_task))
-        run.state, run.started = RUNNING, clock()
-        screen.watched = run
+        run = watch_a_running_run(pilot.app.screen, clock)
         await pilot.press("x")
         assert isinstance(pilot.app.screen, ConfirmScreen)
         run.apply(Finished({}), clock())  # the child finished while the question was open
@@ -252,13 +258,30 @@ def test_t_opens_the_pane_from_the_inspector_and_escape_returns(regression, tmp_
     drive(app, scenario)
 
 
-def test_a_run_that_raises_shows_its_failure_and_log_without_the_traceback(tmp_path):
+#: Run by the experiment child at start-up (through PYTHONPATH): task S raises inside the child.
+_RAISING_S = """
+import dataclasses
+import fpinspect.experiments.tasks.selfcheck as selfcheck
+
+def _raise(*args, **kwargs):
+    raise ValueError("no elements to take statistics of")
+
+selfcheck.TASK = dataclasses.replace(selfcheck.TASK, run=_raise)
+"""
+
+
+def test_a_run_that_raises_shows_its_failure_and_log_without_the_traceback(tmp_path, monkeypatch):
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(_RAISING_S)
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(hooks), os.environ.get("PYTHONPATH")]))
+    )
     app = tasks_app(tmp_path / "runs", task="S")
 
     async def scenario(pilot):
         screen = pilot.app.screen
-        # no elements to take statistics of: the task raises inside the child
-        screen.query_one("#overrides", Input).value = SMALL_S.replace("stats_size=8192", "stats_size=0")
+        screen.query_one("#overrides", Input).value = SMALL_S
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(pilot.app.screen, ResultScreen), what="the failure view")
         body = "\n".join(text(w) for w in pilot.app.screen.query("Static"))

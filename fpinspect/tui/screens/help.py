@@ -17,7 +17,10 @@ GLOSSARY = """\
 [b]worst[/b] is the relative Euclidean distance ||fused - original|| / ||original|| in eps of the format;
   NaN/inf means NaN or infinity on one side only.
 [b]cause[/b] of a failing op: [$text-error]introduced[/] (its inputs match, so the error starts here),
-  inherited (an input already differs), unverified (some inputs could not be compared).
+  inherited (an input already differs), unverified (some inputs could not be compared),
+  [$text-success]more accurate[/] (it fails against its own eager replay, yet is the closer of the two to fp64).
+[b]Pairs[/b]: the cards under an op are its pairs (outputs, then inputs); [b]enter[/b] opens the one with the
+  thick bar (at first the worst output), [b][[/b] and [b]][/b] move the bar.
 [b]ULP[/b]: steps between neighbouring values of the format; 0 is bit-identical up to the sign of zero.
 """
 
@@ -30,9 +33,11 @@ class HelpScreen(ModalScreen[None]):
         self.bindings = bindings
 
     def compose(self) -> ComposeResult:
-        # the screen's keys first, then the app's, then the focused widget's; one line per action
-        def rank(active: ActiveBinding) -> int:
-            return 0 if isinstance(active.node, Screen) else 1 if isinstance(active.node, App) else 2
+        # fpinspect's keys (each has an id) before Textual's generic ones (focus, copy, scroll);
+        # within each, the screen's, then the app's, then the focused widget's; one line per action
+        def rank(active: ActiveBinding) -> tuple[bool, int]:
+            node = 0 if isinstance(active.node, Screen) else 1 if isinstance(active.node, App) else 2
+            return active.binding.id is None, node
 
         entries: dict[tuple[str, str], list[str]] = {}
         for active in sorted(self.bindings.values(), key=rank):

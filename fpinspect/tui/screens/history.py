@@ -8,10 +8,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from ...experiments.runs import KeptRun, RunStore, shown_path
 from ..widgets import styled
+from ..widgets.footer import KeysFooter
 from ..widgets.live_run import clock_text
 
 
@@ -38,7 +39,7 @@ class HistoryScreen(Screen):
         yield Header()
         yield Static(id="history-title")
         yield DataTable(cursor_type="row", id="history-table")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.runs = self.store.history()

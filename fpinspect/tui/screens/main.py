@@ -20,7 +20,7 @@ from textual.command import SimpleCommand
 from textual.containers import Container
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input
+from textual.widgets import Header, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...dumps import DumpComparison, InputError, PairPlan
@@ -37,6 +37,7 @@ from ..model import WORST, Inspection, OpRow, view_of
 from ..pairs import FilePair, RecordPair
 from ..widgets import styled
 from ..widgets.banner import Banner
+from ..widgets.footer import KeysFooter
 from ..widgets.op_detail import OpDetail, PairCard
 from ..widgets.op_list import OpList
 from .pair import PairScreen
@@ -213,7 +214,7 @@ class MainScreen(Screen):
         with Container(id="panes"):
             yield OpList(id="ops")
             yield OpDetail(id="detail")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         # The workers compute in Python for seconds (reading 100 000 ops, localising them); each
@@ -391,7 +392,25 @@ class MainScreen(Screen):
         ):
             self._start_replay()  # an op was queued as the worker found the queue empty
         if event.state == WorkerState.ERROR:
-            self.notify(f"{event.worker.group} failed: {event.worker.error}", severity="error", timeout=10)
+            self._worker_failed(event.worker)
+
+    def _worker_failed(self, worker: Worker) -> None:
+        """Say in one sentence what failed, and stop what waited on it: the replays queued (their
+        cards' "replaying…"), or the banner's spinner."""
+        error = worker.error
+        sentence = f"{worker.description[:1].upper()}{worker.description[1:]} failed ({type(error).__name__}: {error})."
+        self.notify(sentence, severity="error", timeout=10)
+        insp = self.inspection
+        if worker.group == "replay" and insp is not None:
+            while not self.to_replay.empty():
+                self.to_replay.get_nowait()
+            insp.replaying.clear()
+            current = self.query_one(OpList).current
+            if current is not None:
+                self.query_one(OpDetail).show(insp, current.name)
+        banner = self.query_one(Banner)
+        if banner.busy:
+            banner.say(sentence, tone="failed")
 
     # -- handlers: they own the state ----------------------------------------------------
     @on(LoadFailed)
@@ -558,9 +577,13 @@ class MainScreen(Screen):
 
     @on(OpList.Chosen)
     def _chosen(self, msg: OpList.Chosen) -> None:
-        plan = self.inspection.focus_plan(msg.name)
+        plan = self.query_one(OpDetail).picked(self.inspection, msg.name)
         if plan is not None:
             self.drill(plan)
+
+    @on(OpList.PairStepped)
+    def _pair_stepped(self, msg: OpList.PairStepped) -> None:
+        self.query_one(OpDetail).step_pick(self.inspection, msg.step)
 
     @on(PairCard.Chosen)
     def _card_chosen(self, msg: PairCard.Chosen) -> None:
@@ -643,6 +666,13 @@ class MainScreen(Screen):
         if insp.comparison is None:
             self.notify(
                 "Browsing one graph: replay needs the fusion-off graph and dumps.", severity="warning"
+            )
+            return
+        if current.name not in insp.pairs.outputs:
+            self.notify(
+                f"{current.name} was left alone by fusion: replay compares a fused op with the"
+                " original ops it replaced.",
+                timeout=5,
             )
             return
         if current.name in insp.replays:

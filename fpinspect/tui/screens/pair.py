@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...dumps import InputError
@@ -23,6 +23,7 @@ from ..compiling import tell_when_compiling
 from ..messages import PairComputed, ProfileComputed
 from ..pairs import FilePair, RecordPair
 from ..widgets import styled
+from ..widgets.footer import KeysFooter
 from ..widgets.histogram import UlpHistogram
 from ..widgets.profile import ProfileView
 from ..widgets.replay_view import conclusion, three_way
@@ -60,7 +61,7 @@ class PairScreen(Screen):
                         yield UlpHistogram(id="histogram-replay")
                 yield ProfileView(id="profile")
         yield WorstTable(id="worst")
-        yield Footer()
+        yield KeysFooter()
 
     def _three_way(self) -> Content:
         ev = self.replay

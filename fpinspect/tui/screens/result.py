@@ -5,8 +5,9 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header
+from textual.widgets import Header
 
+from ..widgets.footer import KeysFooter
 from ..widgets.result_view import ResultView
 
 
@@ -20,7 +21,7 @@ class ResultScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield self.view
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.view.focus()

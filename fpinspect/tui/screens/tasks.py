@@ -24,7 +24,7 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, RadioSet
+from textual.widgets import DataTable, Header, Input, RadioSet
 from textual.worker import Worker, get_current_worker
 
 from ...experiments.backends.probe import CHOICES, probe_devices
@@ -36,6 +36,7 @@ from ...experiments.settings import SettingError
 from ..launcher import FAILED, FINISHED, QUEUED, RUNNING, RunQueue, TrackedRun
 from ..messages import DevicesProbed, RunEnded, RunEvent
 from ..run_follower import follow_run, run_nice
+from ..widgets.footer import KeysFooter
 from ..widgets.live_run import LiveRun
 from ..widgets.result_view import ResultView
 from ..widgets.run_form import RunForm, one_line
@@ -114,7 +115,7 @@ class TasksScreen(Screen):
         with Horizontal(id="tasks-bottom"):
             yield DataTable(cursor_type="row", id="queue")
             yield LiveRun(id="live")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "tasks"

@@ -154,6 +154,7 @@ class PairCard(Static, can_focus=True):
         margin-top: 1;
         border-left: outer $panel-lighten-2;
         &:focus { border-left: outer $accent; background: $boost; }
+        &.-picked { border-left: thick $accent; }
     }
     """
     BINDINGS = [Binding("enter", "choose", "Drill down", tooltip="Open this pair", id="drill-pair")]
@@ -170,8 +171,9 @@ class PairCard(Static, can_focus=True):
         pending: bool,
         replay: ReplayEvidence | None = None,
         replaying: bool = False,
+        picked: bool = False,
     ) -> None:
-        super().__init__(pair_content(plan, record, pending, replay, replaying))
+        super().__init__(pair_content(plan, record, pending, replay, replaying), classes="-picked" * picked)
         self.plan = plan
 
     def show(
@@ -202,6 +204,8 @@ class OpDetail(VerticalScroll):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.op_name: str | None = None
+        #: the pair of :attr:`op_name` highlighted with ``[`` / ``]`` (None: the default one)
+        self._picked: tuple | None = None
 
     def compose(self):
         yield Static(id="detail-head")
@@ -267,22 +271,44 @@ class OpDetail(VerticalScroll):
         type_width = max((len(o.type) for o in originals), default=0)
         return Content("\n").join([title, *(_original(o, width, type_width) for o in originals)])
 
+    def picked(self, insp: Inspection, name: str) -> PairPlan | None:
+        """The pair of op ``name`` that ``enter`` opens: the one highlighted with ``[`` / ``]``,
+        else :meth:`~..model.Inspection.focus_plan` (the worst output)."""
+        chosen = [p for p in insp.plans(name) if p.key == self._picked] if name == self.op_name else []
+        return chosen[0] if chosen else insp.focus_plan(name)
+
+    def step_pick(self, insp: Inspection, step: int) -> None:
+        """Highlight the pair ``step`` cards after the highlighted one (wrapping round)."""
+        plans = insp.plans(self.op_name) if self.op_name is not None else []
+        if not plans:
+            return
+        keys = [p.key for p in plans]
+        self._picked = keys[(keys.index(self.picked(insp, self.op_name).key) + step) % len(keys)]
+        for card in self.cards:
+            card.set_class(card.plan.key == self._picked, "-picked")
+            if card.plan.key == self._picked:
+                card.scroll_visible(animate=False)
+
     def _show_pairs(self, insp: Inspection, name: str) -> None:
         """One card per pair; cards already mounted are reused (moving along the list then
         re-renders text instead of rebuilding widgets)."""
+        if name != self.op_name:
+            self._picked = None
         plans = insp.plans(name)
         pending = {p.key for p in insp.pending(name)}
         cards = self.cards
         replaying = name in insp.replaying
+        self.op_name, before = name, self.op_name
+        picked = getattr(self.picked(insp, name), "key", None)
         for card, plan in zip(cards, plans):
             card.show(insp.record(plan), plan.key in pending, plan, insp.replay(plan), replaying)
+            card.set_class(plan.key == picked, "-picked")
         for card in cards[len(plans) :]:
             card.remove()
         if len(plans) > len(cards):
             self.query_one("#detail-pairs").mount_all(
-                PairCard(p, insp.record(p), p.key in pending, insp.replay(p), replaying)
+                PairCard(p, insp.record(p), p.key in pending, insp.replay(p), replaying, p.key == picked)
                 for p in plans[len(cards) :]
             )
-        if name != self.op_name:
-            self.op_name = name
+        if name != before:
             self.scroll_home(animate=False)

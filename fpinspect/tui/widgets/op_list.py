@@ -72,7 +72,11 @@ class OpList(ScrollView, can_focus=True):
         Binding("pagedown", "page(1)", "Page down", show=False, id="list.page-down"),
         Binding("home,g", "jump(0)", "First", show=False, id="list.first"),
         Binding("end,G", "jump(-1)", "Last", show=False, id="list.last"),
-        Binding("enter", "choose", "Drill down", tooltip="Open the worst pair of this op", id="drill-down"),
+        Binding(
+            "enter", "choose", "Drill down", tooltip="Open the highlighted pair of this op", id="drill-down"
+        ),
+        Binding("right_square_bracket", "step_pair(1)", "Next pair", show=False, id="list.next-pair"),
+        Binding("left_square_bracket", "step_pair(-1)", "Prev pair", show=False, id="list.previous-pair"),
     ]
 
     #: always_update: a new set of rows re-announces the highlighted op even at the same index;
@@ -88,6 +92,13 @@ class OpList(ScrollView, can_focus=True):
         def __init__(self, name: str) -> None:
             super().__init__()
             self.name = name
+
+    class PairStepped(Message):
+        """``[`` / ``]``: highlight another pair of the op (the one ``enter`` opens)."""
+
+        def __init__(self, step: int) -> None:
+            super().__init__()
+            self.step = step
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -193,6 +204,9 @@ class OpList(ScrollView, can_focus=True):
     def action_choose(self) -> None:
         if self.current is not None:
             self.post_message(self.Chosen(self.current.name))
+
+    def action_step_pair(self, step: int) -> None:
+        self.post_message(self.PairStepped(step))
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)

@@ -13,11 +13,15 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from ...experiments.output import agreement, format_cell
+from ...experiments.output import agreement, dtypes_of, format_cell
 from ...experiments.results import Report
 from ...experiments.runs import shown_path, verdict_summary
 from . import styled
 from .charts import LineChart, TaskHistogram
+from .long_table import LongTable
+
+#: Tables longer than this scroll in a box of their own, drawn row by row as they come into view.
+LONG_TABLE = 50
 
 _TONE = {"agrees": "bold $text-success", "disagrees": "bold $text-error", "cannot tell": "bold $text-warning"}
 
@@ -97,7 +101,7 @@ class ResultView(VerticalScroll):
                 Content.styled(f"\nClaim {r.claim}", styled.MUTED),
                 Content.styled(
                     f"\n{r.device} ({env.get('device_name', '?')}), torch {env.get('torch', '?')}, "
-                    f"{r.settings.get('dtype')}, seed {r.settings.get('seed')}, profile {r.profile}",
+                    f"{dtypes_of(r.settings)}, seed {r.settings.get('seed')}, profile {r.profile}",
                     styled.MUTED,
                 ),
             ),
@@ -107,7 +111,10 @@ class ResultView(VerticalScroll):
         yield Static(verdict_table(r), classes="result-table")
         for t in sorted(r.tables, key=lambda t: not t.summary):
             yield Static(Content.styled(t.title, "bold"), classes="result-title")
-            yield Static(report_table(t), classes="result-table")
+            if len(t.rows) > LONG_TABLE:
+                yield LongTable(t.columns, t.rows)
+            else:
+                yield Static(report_table(t), classes="result-table")
         for h in r.histograms:
             plot = TaskHistogram()
             plot.histogram = h

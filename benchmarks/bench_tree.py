@@ -9,10 +9,13 @@ fresh process with the compile cache warm:
 
 * the whole tree: ``compare --steps all --jobs 2`` (one process);
 * each leaf alone: one ``compare --jobs 2`` process per leaf, pointed at that leaf and its graph
-  (what a user scripts today), timed back to back: the sum of their wall times, their largest peak.
+  (what a user scripts today), timed back to back: the sum of their wall times, their largest peak;
+* the whole tree on a Dask ``LocalCluster`` of two worker processes: ``--scheduler local:2``
+  (the engine's overhead over ``--jobs 2``; the cluster's start is in it).
 
 Printed: the wall time, CPU time and peak RSS of each, and the ratios the issue sets: the whole
-tree at most 1.1x the sum of the leaves, and at most 1.2x one leaf's peak memory.
+tree at most 1.1x the sum of the leaves and 1.2x one leaf's peak memory; ``local:2`` at most 1.3x
+``--jobs 2``; and the pairs per second the scaling model rests on.
 """
 
 from __future__ import annotations
@@ -151,6 +154,9 @@ def main() -> None:
         ]
         run(one_leaf)
         whole = run(["compare", *graphs, *data, "--steps", "all", *common])
+        cluster = run(
+            ["compare", *graphs, *data, "--steps", "all", "--format", "json", "--scheduler", "local:2"]
+        )
         alone = []
         for on, off, g in leaves:
             args = list(one_leaf)
@@ -172,6 +178,10 @@ def main() -> None:
         print(f"whole tree's peak / one leaf's peak: {whole[2] / summed[2]:.2f}x (target <= 1.2x)")
         print(
             f"pairs per second, whole tree: {pairs / whole[0]:.0f} (wall), {pairs / whole[1]:.0f} per CPU second"
+        )
+        print(
+            f"--scheduler local:2: {cluster[0]:.2f} s wall, {cluster[0] / whole[0]:.2f}x --jobs 2 "
+            f"(target <= 1.3x); client peak {cluster[2] / 2**20:.0f} MiB"
         )
 
 

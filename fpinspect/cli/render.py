@@ -54,7 +54,7 @@ def compare_table(report) -> Group:
         ("ULP max", 7, "right"),
         ("verdict", 7, "left"),
         ("cause", 13, "left"),
-        ("status", 15, "left"),
+        ("status", 13, "left"),
     ):
         t.add_column(col, no_wrap=True, overflow="ellipsis", width=width, justify=justify)
     loc = report.localisation.by_name

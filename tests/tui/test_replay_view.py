@@ -72,6 +72,7 @@ def test_drill_down_shows_three_ways_and_both_histograms(regression):
         assert isinstance(screen, PairScreen)
         three = text_of(screen.query_one("#pair-replay", Static))
         assert "fused" in three and "eager" in three and "from fp64" in three
+        assert "msprobe's benchmark standard (" in three and ("pass" in three or "fail" in three)
         assert screen.query_one("#histogram-replay", UlpHistogram).bins is not None
         assert screen.query_one("#histogram", UlpHistogram).bins is not None
 

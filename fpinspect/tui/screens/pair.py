@@ -26,7 +26,7 @@ from ..widgets import styled
 from ..widgets.footer import KeysFooter
 from ..widgets.histogram import UlpHistogram
 from ..widgets.profile import ProfileView
-from ..widgets.replay_view import conclusion, three_way
+from ..widgets.replay_view import conclusion, standard, three_way
 from ..widgets.worst import WorstTable
 
 #: The parts that show a loading indicator until their numbers arrive.
@@ -65,9 +65,10 @@ class PairScreen(Screen):
 
     def _three_way(self) -> Content:
         ev = self.replay
-        return Content("\n").join(
-            [Content.styled("Replay on this op's own inputs", "bold"), three_way(ev), conclusion(ev)]
-        )
+        lines = [Content.styled("Replay on this op's own inputs", "bold"), three_way(ev), conclusion(ev)]
+        if ev.standard is not None:
+            lines.append(standard(ev))
+        return Content("\n").join(lines)
 
     def on_mount(self) -> None:
         if self.replay is None:

@@ -25,6 +25,21 @@ def replay_lines(ev: ReplayEvidence | None, replaying: bool, indent: str = "  ")
     return [label + three_way(ev), Content(indent + " " * 8) + conclusion(ev)]
 
 
+def standard(ev: ReplayEvidence) -> Content:
+    """``msprobe's benchmark standard (L2, LayerNorm): fail — MaxRelErr 3.1x eager's (limit 2)``."""
+    s = ev.standard
+    head = f"msprobe's benchmark standard ({s.level}{', ' + s.level_from if s.level_from else ''}): "
+    if s.verdict is None:
+        return Content.styled(head + f"not applicable ({s.reason})", styled.MUTED)
+    failing = s.failing
+    detail = (
+        ", ".join(f"{m} {s.ratio(m):.3g}x eager's" for m in failing)
+        if failing
+        else "every ratio within its limit"
+    )
+    return Content.assemble((head, styled.MUTED), styled.verdict(s.verdict), (f" — {detail}", styled.MUTED))
+
+
 def three_way(ev: ReplayEvidence) -> Content:
     """``fused 0.21 eps · eager 4.6 eps from fp64 · fused vs its eager replay 4.6 eps fail · fidelity 0 ULP``."""
     return Content.assemble(

@@ -23,6 +23,25 @@ import msgspec
 from .usage import UsageProblem
 
 
+def read_report(path: str) -> dict:
+    """A saved ``compare --format json`` report (a JSON object); one sentence when it is missing,
+    not a regular file (a FIFO is never waited on) or not readable JSON."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise UsageProblem(f"report {path} is not a regular file.")
+    try:
+        with open(path, encoding="utf-8") as f:
+            report = json.load(f)
+    except FileNotFoundError:
+        raise UsageProblem(f"report {path} does not exist.") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise UsageProblem(f"report {path} is not a readable JSON report ({exc}).") from None
+    if not isinstance(report, dict):
+        raise UsageProblem(
+            f"report {path} is not a JSON object: give a `fpinspect compare --format json` report."
+        )
+    return report
+
+
 def check_destination(path: str | None) -> None:
     """Refuse, before any work, a report path that cannot be written: a folder, a device or
     FIFO (``/dev/full``), a missing or read-only folder."""

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import click
 
-from .output import check_destination, report_file
+from .output import check_destination, read_report, report_file
 from .usage import UsageProblem
 
 
@@ -85,14 +84,8 @@ def write_plan_report(results_dir: str, out: str, markdown: str | None) -> None:
 
 
 def _saved(path: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as f:
-            report = json.load(f)
-    except FileNotFoundError:
-        raise UsageProblem(f"report {path} does not exist.") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise UsageProblem(f"report {path} is not a readable JSON report ({exc}).") from None
-    if not isinstance(report, dict) or not isinstance(report.get("records"), list):
+    report = read_report(path)
+    if not isinstance(report.get("records"), list):
         raise UsageProblem(f"report {path} has no records: give a `fpinspect compare --format json` report.")
     if not all(
         isinstance(r, dict) and {"fused_op", "kind", "fused_index"} <= set(r) for r in report["records"]

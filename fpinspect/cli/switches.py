@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import click
 
-from .output import indented_json
+from .output import indented_json, read_report
 from .usage import UsageProblem
 
 
@@ -159,14 +158,8 @@ def _introduced(source: str) -> tuple[list[str], str | None]:
         except InputError as exc:
             raise UsageProblem(str(exc)) from None
         return compared_run(folder).summary()["introduced"], folder.open_graph
-    try:
-        with open(source, encoding="utf-8") as f:
-            report = json.load(f)
-    except FileNotFoundError:
-        raise UsageProblem(f"report {source} does not exist.") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise UsageProblem(f"report {source} is not a readable JSON report ({exc}).") from None
-    summary = report.get("summary") if isinstance(report, dict) else None
+    report = read_report(source)
+    summary = report.get("summary")
     if not isinstance(summary, dict) or not isinstance(summary.get("introduced"), list):
         raise UsageProblem(
             f"report {source} has no summary.introduced: give a `fpinspect compare --format json` report."

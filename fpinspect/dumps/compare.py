@@ -169,7 +169,7 @@ class DumpComparison:
         return contained(plan, lambda: self._compute(plan))
 
     def _compute(self, plan: PairPlan) -> Record:
-        return compute_record(plan, self.thresholds, self.worst, self.kl)
+        return _with_sides(plan, self._record)
 
     def _record(self, plan: PairPlan, sides: Sides) -> Record:
         return record_of_sides(plan, sides, self.thresholds, self.worst, self.kl)
@@ -308,13 +308,18 @@ class DumpComparison:
 def compute_record(plan: PairPlan, thresholds: ThresholdTable, worst: int, kl: bool) -> Record:
     """The record of ``plan``: its two sides loaded and compared, the comparison judged. Needs
     nothing of the comparison but these settings, so a worker anywhere can compute it."""
+    return _with_sides(plan, lambda p, sides: record_of_sides(p, sides, thresholds, worst, kl))
+
+
+def _with_sides(plan: PairPlan, record: Callable[[PairPlan, Sides], Record]) -> Record:
+    """``record(plan, sides)`` once the sides load; the plan alone, or the load's status, else."""
     if not plan.comparable:
         return Record(plan, None)
     try:
         sides = load_sides(plan)
     except SIDE_ERRORS as exc:
         return Record(plan, PairResult(status=[exc.code], message=str(exc)))
-    return record_of_sides(plan, sides, thresholds, worst, kl)
+    return record(plan, sides)
 
 
 def record_of_sides(plan: PairPlan, sides: Sides, thresholds: ThresholdTable, worst: int, kl: bool) -> Record:

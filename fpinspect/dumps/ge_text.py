@@ -116,15 +116,20 @@ def read_text_graph(path: str) -> dict[str, Any]:
     :mod:`.ge_text_lines`; anything else through :func:`parse_text_graph`. Both give the same
     dict (tested on real GE files).
     """
-    from .ge_text_lines import NotPrinterForm, parse_printer_lines
+    from .ge_text_lines import MAX_DEPTH, NotPrinterForm, TooDeep, depth_checked, parse_printer_lines
 
     try:
+        try:
+            with open(path, encoding="utf-8") as f:
+                return parse_printer_lines(f, message_classes()["ModelDef"].DESCRIPTOR)
+        except (NotPrinterForm, UnicodeDecodeError):
+            pass
         with open(path, encoding="utf-8") as f:
-            return parse_printer_lines(f, message_classes()["ModelDef"].DESCRIPTOR)
-    except (NotPrinterForm, UnicodeDecodeError):
-        pass
-    with open(path, encoding="utf-8") as f:
-        return parse_text_graph(f, "the file")
+            return parse_text_graph(depth_checked(f), "the file")
+    except TooDeep as exc:
+        raise TextGraphError(
+            f"the file is nested too deeply to be a text graph (more than {MAX_DEPTH} levels at line {exc.args[0]})"
+        ) from None
 
 
 def _fill(msg, shape: dict[str, Any]) -> None:

@@ -14,7 +14,8 @@ instead (which also gives the precise error for text that is not valid at all).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
 from functools import cache
 from typing import Any
 
@@ -47,6 +48,31 @@ _BOOLS = {
 
 class NotPrinterForm(ValueError):
     """The text leaves the one-field-per-line printer form; parse it with ``text_format``."""
+
+
+class TooDeep(ValueError):
+    """Blocks nested deeper than :data:`MAX_DEPTH` (GE's own graphs nest a handful of levels):
+    refused at a fixed depth, whatever the interpreter's recursion limit, before any decoding
+    recurses into them. ``args[0]`` is the line number."""
+
+
+#: The deepest nesting of blocks a text graph may have.
+MAX_DEPTH = 100
+
+_QUOTED = re.compile(r""""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'""")
+_BRACKETS = re.compile(r"[{}<>]")
+
+
+def depth_checked(lines: Iterable[str]) -> Iterator[str]:
+    """``lines`` as they are, raising :class:`TooDeep` once blocks (``{}`` or ``<>``, outside
+    quoted strings) nest deeper than :data:`MAX_DEPTH`: for text in any layout, also one line."""
+    depth = 0
+    for number, line in enumerate(lines, 1):
+        for bracket in _BRACKETS.finditer(_QUOTED.sub("", line)):
+            depth += 1 if bracket.group() in "{<" else -1
+            if depth > MAX_DEPTH:
+                raise TooDeep(number)
+        yield line
 
 
 def _shortest_float32(text: str) -> float:
@@ -132,7 +158,7 @@ def parse_printer_lines(lines: Iterable[str], root: Descriptor) -> dict[str, Any
     current: dict[str, Any] = {}
     table = _fields(root)
     skipping = 0  # depth inside a block of a field the schema lacks
-    for raw in lines:
+    for number, raw in enumerate(lines, 1):
         line = raw.strip()
         if not line:
             continue
@@ -141,6 +167,8 @@ def parse_printer_lines(lines: Iterable[str], root: Descriptor) -> dict[str, Any
                 skipping -= 1
             elif line.endswith("{") and not line.startswith(('"', "'")) and ":" not in line:
                 skipping += 1
+                if len(stack) + skipping > MAX_DEPTH:
+                    raise TooDeep(number)
             elif line.endswith("{"):
                 raise NotPrinterForm(line)
             continue
@@ -168,6 +196,8 @@ def parse_printer_lines(lines: Iterable[str], root: Descriptor) -> dict[str, Any
             else:
                 current[name] = child
             stack.append((current, table))
+            if len(stack) + skipping > MAX_DEPTH:
+                raise TooDeep(number)
             current, table = child, _fields(sub)
             continue
         name, sep, token = line.partition(": ")

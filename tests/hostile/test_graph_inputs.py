@@ -104,3 +104,26 @@ def test_a_text_graph_that_is_not_utf8_is_not_called_json(tmp_path):
     with pytest.raises(InputError, match="not UTF-8") as err:
         load_graph(path)
     assert "JSON" not in str(err.value)
+
+
+@pytest.mark.parametrize("one_line", [False, True])
+def test_deep_nesting_is_refused_whatever_the_recursion_limit(tmp_path, one_line):
+    """torch and Inductor raise the interpreter's recursion limit: the refusal must not rest on it."""
+    import sys
+
+    if one_line:
+        text = "graph { op { " + "attr { key: 'f' value { func { " * 500 + "} } } " * 500 + "} }"
+    else:
+        lines = _sample_text().splitlines()
+        first_op = next(i for i, line in enumerate(lines) if line.strip() == "op {")
+        lines.insert(first_op + 1, _nested_attr(500))
+        text = "\n".join(lines) + "\n"
+    path = tmp_path / "ge_proto_nested.txt"
+    path.write_text(text, encoding="utf-8")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20000)
+    try:
+        with pytest.raises(InputError, match="nested too deeply to be a text graph"):
+            load_graph(path)
+    finally:
+        sys.setrecursionlimit(limit)

@@ -4,12 +4,12 @@ leaf pair and one per leaf left out; enter opens a leaf in the inspector, escape
 from __future__ import annotations
 
 import asyncio
-import shutil
 import time
 from pathlib import Path
 
 import pytest
-from harness import app_for, drive, settle
+from harness import SIZE, app_for, drive, settle
+from runtrees import CULPRIT, SAMPLE, STAMP, write_trees
 from test_inspector import text_of
 from textual.widgets import DataTable, Static
 
@@ -19,32 +19,10 @@ from fpinspect.tui.screens.main import MainScreen
 from fpinspect.tui.screens.runs import RunsScreen
 from fpinspect.tui.widgets.op_list import OpList
 
-SAMPLE = Path(__file__).resolve().parents[2] / "fpinspect" / "sample_dumps" / "regression"
-CULPRIT = "autofuse_2_Add_LayerNorm"
-STAMP = "20261203101010"
-
-
-def _heal(folder: Path) -> None:
-    """Make the culprit's fused outputs equal to the eager outputs they stand for."""
-    close = SAMPLE / "datadump_af_close"
-    for out, original in ((0, "Add.add.19"), (1, "LayerNorm.ln2_layer_norm_1.20")):
-        fused = next(folder.glob(f"AscBackend.{CULPRIT}.*.output.{out}.npy"))
-        shutil.copyfile(next(close.glob(f"{original}.*.output.0.npy")), fused)
-
 
 @pytest.fixture(scope="module")
-def trees(tmp_path_factory) -> Path:
-    """Fusion-on and fusion-off GE trees of ranks 0 and 1, steps 0 and 1, one graph; rank 1's
-    culprit is exact at step 0."""
-    root = tmp_path_factory.mktemp("trees")
-    for side, src in (("on", "datadump_af_open"), ("off", "datadump_af_close")):
-        for rank in (0, 1):
-            for step in (0, 1):
-                leaf = root / side / STAMP / str(rank) / "ge_default_1" / "1" / str(step)
-                shutil.copytree(SAMPLE / src, leaf)
-                if side == "on" and rank == 1 and step == 0:
-                    _heal(leaf)
-    return root
+def trees(tmp_path_factory):
+    return write_trees(tmp_path_factory.mktemp("trees"))
 
 
 def _app(trees: Path, **settings):
@@ -172,3 +150,7 @@ def test_one_leaf_pair_opens_the_inspector_as_before(trees):
         scenario,
     )
     assert type(seen["screen"]) is MainScreen
+
+
+def test_overview_snapshot(snap_compare, trees):
+    assert snap_compare(_app(trees), terminal_size=SIZE, run_before=settle)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -27,6 +28,7 @@ from ..widgets.footer import KeysFooter
 from .main import MainScreen, _between_items, _Cancelled
 
 COMPARING = "comparing…"
+_VERDICT_TONE = {"pass": "green", "warn": "yellow", "fail": "bold red"}
 
 
 def run_scope(sources: Sources) -> Scope | None:
@@ -154,7 +156,7 @@ class RunsScreen(Screen):
                 on_leaf.step or "-",
                 "",
                 "",
-                Content.styled(COMPARING, styled.MUTED),
+                Text(COMPARING, "dim"),
                 key=str(index),
             )
         for index, left_out in enumerate(self.scope.skipped):
@@ -164,7 +166,7 @@ class RunsScreen(Screen):
                 "",
                 "",
                 "",
-                Content.styled(f"skipped {left_out['what']}: {left_out['why']}", styled.MUTED),
+                Text(f"skipped {left_out['what']}: {left_out['why']}", "dim"),
                 key=f"skipped-{index}",
             )
         table.focus()
@@ -210,23 +212,21 @@ class RunsScreen(Screen):
         table = self.query_one(DataTable)
         indices = [message.index] if message.index >= 0 else self._pending()
         for index in indices:
-            key = str(index)
             if message.error is not None:
                 self.errors[index] = message.error
-                table.update_cell(key, "worst", styled.verdict(None))
-                table.update_cell(
-                    key, "status", Content.styled(f"not compared: {message.error}", "$text-error")
-                )
-                continue
-            self.graphs[index] = message.graphs
-            table.update_cell(key, "worst", styled.verdict(message.worst))
-            introduced = str(message.introduced)
-            table.update_cell(
-                key,
-                "introduced",
-                Content.styled(introduced, "bold $text-error") if message.introduced else introduced,
-            )
-            table.update_cell(key, "status", "compared")
+                cells = {
+                    "worst": Text("not compared", "dim"),
+                    "status": Text(f"not compared: {message.error}", "red"),
+                }
+            else:
+                self.graphs[index] = message.graphs
+                cells = {
+                    "worst": Text(message.worst or "not compared", _VERDICT_TONE.get(message.worst, "dim")),
+                    "introduced": Text(str(message.introduced), "bold red" if message.introduced else ""),
+                    "status": Text("compared"),
+                }
+            for column, cell in cells.items():
+                table.update_cell(str(index), column, cell, update_width=True)
 
     def _pending(self) -> list[int]:
         return [i for i in range(len(self.scope.compared)) if i not in self.graphs and i not in self.errors]

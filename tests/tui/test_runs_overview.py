@@ -122,14 +122,36 @@ def test_q_quits_while_the_leaves_are_compared_and_the_comparing_stops(trees, mo
             while not started:
                 await asyncio.sleep(0.01)
             seen["status"] = _rows(pilot)[1][5]
+            await pilot.press("down", "enter")
+            seen["screen"] = pilot.app.screen
             await pilot.press("q")
 
     asyncio.run(main())
     assert app.return_code == 0
     assert seen["status"] == "comparing…"
+    assert isinstance(seen["screen"], RunsScreen)  # a leaf still being compared does not open
     stopped = len(started)
     time.sleep(0.5)
     assert len(started) == stopped == 1, "the leaves were still being compared after the app returned"
+
+
+def test_a_comparison_that_fails_is_said_in_its_rows(trees, monkeypatch):
+    def broken(*args, **kwargs):
+        raise OSError("the dump storage went away")
+
+    monkeypatch.setattr(tree, "run_with_replay", broken)
+    seen = {}
+
+    async def scenario(pilot):
+        seen["rows"] = _rows(pilot)[:2]
+        await pilot.press("enter")
+        seen["screen"] = pilot.app.screen
+
+    drive(_app(trees), scenario)
+    assert [row[3:] for row in seen["rows"]] == [
+        ["not compared", "", "not compared: OSError: the dump storage went away"]
+    ] * 2
+    assert isinstance(seen["screen"], RunsScreen)
 
 
 def test_one_leaf_pair_opens_the_inspector_as_before(trees):

@@ -84,12 +84,16 @@ class GraphChooser:
         return self._models[file]
 
     def choose(self, folder: str, iteration: str | None, rank: str | None = None) -> GeModel:
-        """The graph of the dumps in ``folder`` (at ``iteration``) of ``rank``: among the graphs GE
-        dumped for that device (``DUMP_GRAPH_PATH/pid_{pid}_deviceid_{rank}/``) where there are
-        such folders, the one whose ops the dumps name most. Raises :class:`InputError` when no
-        graph names any op those dumps name."""
+        """The graph of :meth:`choose_file`, loaded."""
+        return self.model(self.choose_file(folder, iteration, rank))
+
+    def choose_file(self, folder: str, iteration: str | None, rank: str | None = None) -> str:
+        """The graph file of the dumps in ``folder`` (at ``iteration``) of ``rank``: among the
+        graphs GE dumped for that device (``DUMP_GRAPH_PATH/pid_{pid}_deviceid_{rank}/``) where
+        there are such folders, the one whose ops the dumps name most. Raises :class:`InputError`
+        when no graph names any op those dumps name."""
         if len(self.files) == 1:
-            return self.model(self.files[0])
+            return self.files[0]
         files = self.files
         if rank is not None:
             files = [f for f in files if _device_of(f) == rank] or files
@@ -100,7 +104,7 @@ class GraphChooser:
             raise InputError(
                 folder, f"names none of the ops of the {len(self.files)} graphs in {self.path}", "NO_GRAPH"
             )
-        return self.model(file)
+        return file
 
     def _names_of(self, file: str) -> set[str]:
         self.model(file)

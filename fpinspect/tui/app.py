@@ -19,6 +19,7 @@ from .answering import Answering
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .screens.open_result import open_result_file
+from .screens.runs import RunsScreen, run_scope
 from .screens.tasks import TasksScreen
 from .widgets.footer import COMPACT_WIDTH
 
@@ -71,13 +72,15 @@ class InspectorApp(App[str | None]):
         self.set_keymap(self.settings.keymap)
         if self.settings.sources is not None and self.settings.start == "inspect":
             self.sub_title = self.settings.sources.name
-            self.push_screen(
-                MainScreen(
-                    self.settings.sources,
-                    fused_types=self.settings.fused_types,
-                    compare_unfused=self.settings.compare_unfused,
-                )
-            )
+            walk = {
+                "fused_types": self.settings.fused_types,
+                "compare_unfused": self.settings.compare_unfused,
+            }
+            scope = run_scope(self.settings.sources)
+            if scope is not None:
+                self.push_screen(RunsScreen(self.settings.sources, scope, **walk))
+            else:
+                self.push_screen(MainScreen(self.settings.sources, **walk))
             return
         self.action_tasks()
         if self.settings.result is not None:

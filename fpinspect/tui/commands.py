@@ -119,7 +119,9 @@ def open_command(
     dumpgraph_af_open/), DATA its datadump folder. The fusion-off side is found by name
     (..._af_open -> ..._af_close) unless --close-graph / --close-data give it. Without
     arguments the bundled sample dumps open; without a fusion-off side the graph opens for
-    browsing. Keys: ? for help, t for the test plan's tasks, q to quit.
+    browsing. Data folders that are dump trees of several ranks, graphs or steps open on an
+    overview of the run: one row per leaf pair, compared in turn; enter opens one, escape
+    comes back. Keys: ? for help, t for the test plan's tasks, q to quit.
     """
     from ..dumps.sources import SourceError, resolve
 

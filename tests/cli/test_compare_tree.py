@@ -3,16 +3,12 @@ left out said, one leaf's report unchanged."""
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from runtrees import CULPRIT, SAMPLE, STAMP, write_trees
 
 from fpinspect.cli import main
-
-SAMPLE = Path(__file__).resolve().parents[2] / "fpinspect" / "sample_dumps" / "regression"
-CULPRIT = "autofuse_2_Add_LayerNorm"
-STAMP = "20261203101010"
 
 
 def _graphs():
@@ -24,28 +20,9 @@ def _graphs():
     ]
 
 
-def _heal(folder: Path) -> None:
-    """Make the culprit's fused outputs equal to the eager outputs they stand for (this rank's
-    fused kernel is then exact)."""
-    close = SAMPLE / "datadump_af_close"
-    for out, original in ((0, "Add.add.19"), (1, "LayerNorm.ln2_layer_norm_1.20")):
-        fused = next(folder.glob(f"AscBackend.{CULPRIT}.*.output.{out}.npy"))
-        shutil.copyfile(next(close.glob(f"{original}.*.output.0.npy")), fused)
-
-
 @pytest.fixture(scope="module")
 def trees(tmp_path_factory):
-    """Fusion-on and fusion-off GE trees of ranks 0 and 1, steps 0 and 1, one graph; rank 1's
-    culprit is exact at step 0."""
-    root = tmp_path_factory.mktemp("trees")
-    for side, src in (("on", "datadump_af_open"), ("off", "datadump_af_close")):
-        for rank in (0, 1):
-            for step in (0, 1):
-                leaf = root / side / STAMP / str(rank) / "ge_default_1" / "1" / str(step)
-                shutil.copytree(SAMPLE / src, leaf)
-                if side == "on" and rank == 1 and step == 0:
-                    _heal(leaf)
-    return root
+    return write_trees(tmp_path_factory.mktemp("trees"))
 
 
 def run(*args):

@@ -1,0 +1,33 @@
+"""Dump trees of a whole run for tests: the bundled sample's dumps as GE datadump leaves of two
+ranks and two steps, fusion on and fusion off."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+SAMPLE = Path(__file__).resolve().parents[1] / "fpinspect" / "sample_dumps" / "regression"
+CULPRIT = "autofuse_2_Add_LayerNorm"
+STAMP = "20261203101010"
+
+
+def _heal(folder: Path) -> None:
+    """Make the culprit's fused outputs equal to the eager outputs they stand for (this rank's
+    fused kernel is then exact)."""
+    close = SAMPLE / "datadump_af_close"
+    for out, original in ((0, "Add.add.19"), (1, "LayerNorm.ln2_layer_norm_1.20")):
+        fused = next(folder.glob(f"AscBackend.{CULPRIT}.*.output.{out}.npy"))
+        shutil.copyfile(next(close.glob(f"{original}.*.output.0.npy")), fused)
+
+
+def write_trees(root: Path) -> Path:
+    """Fusion-on and fusion-off GE trees under ``root/on`` and ``root/off``: ranks 0 and 1, steps 0
+    and 1, one graph; rank 1's culprit is exact at step 0. Returns ``root``."""
+    for side, src in (("on", "datadump_af_open"), ("off", "datadump_af_close")):
+        for rank in (0, 1):
+            for step in (0, 1):
+                leaf = root / side / STAMP / str(rank) / "ge_default_1" / "1" / str(step)
+                shutil.copytree(SAMPLE / src, leaf)
+                if side == "on" and rank == 1 and step == 0:
+                    _heal(leaf)
+    return root

@@ -7,28 +7,19 @@ the same code on the inputs' exact float64 values, nothing rounded in between), 
 the storage dtype (every operator rounds its output to float16 / bfloat16), and fused
 (one compiled kernel graph that keeps intermediates in float32 and rounds at its boundary).
 
-Inputs come from a fixed seed pool: input ``i`` of every chain, dtype and distribution is
-drawn with seed ``seed + i`` — activations first (from the row's distribution), then the
-chain's weights (fixed distributions) — in float32 on the CPU and rounded to the dtype.
-Distributions of the activations (:data:`DISTRIBUTIONS`): ``normal`` N(0, 1); ``uniform``
-U(-1, 1); ``large`` N(0, 1) × 64; ``heavy_tails`` Student's t with 3 degrees of freedom.
+Input ``i`` of every chain, dtype and distribution is drawn with seed ``seed + i``
+(activations, then the chain's weights; float32 on the CPU, rounded to the dtype) from
+:data:`DISTRIBUTIONS`: ``normal``, ``uniform``, ``large`` (× 64), ``heavy_tails`` (Student's t, 3).
+The absolute, relative and ULP errors against float64 stream through the toolkit's one-pass
+statistics (:class:`PathErrors`, P50 / P99 / max); per input, each path's largest ULP error.
 
-Per chain, dtype, distribution and path, the error against float64 over all elements of
-all inputs streams through the toolkit's one-pass statistics and mergeable quantile
-stores (bounded memory, :class:`PathErrors`): absolute ``|y - ref|``, relative
-``|y - ref| / |ref|`` (where ``|ref|`` is a normal number of the dtype) and ULP error
-``|y - ref| / ulp(ref)`` (Goldberg's ulp of the dtype at the reference), each with P50 / P99 (``inverted_cdf``) / max. Per input, the
-largest ULP error of each path is kept for the CDF.
-
-A row is **no worse** when fused P99 ≤ eager P99 and fused max ≤ eager max (ULP error),
-and fused has no more NaN / infinity mismatches than eager (the plan's rule). The evidence
-beside it: a paired bootstrap over the inputs (:mod:`..bootstrap`) gives each P99 and max a
-95% interval, and the row a class — fused *worse beyond noise* (an interval of fused − eager
-lies above 0, or more special-value mismatches), *within noise*, or *better beyond noise*.
-A row the rule calls worse is a counter-example when it is worse beyond noise: it names the
-chain, dtype, distribution, the input (index and seed) and the element where the fused
-error is largest, with eager's error at that element; the rule's other failures are listed
-apart, as within noise, and their chain's verdict is "cannot tell" rather than "disagrees".
+A row is **no worse** when fused P99 ≤ eager P99 and fused max ≤ eager max (ULP error), with
+no more NaN / infinity mismatches than eager (the plan's rule). Beside it, a paired bootstrap
+over the inputs (:mod:`..bootstrap`) gives each P99 and max a 95% interval and the row a class:
+fused *worse beyond noise*, *within noise* or *better beyond noise*. A row the rule calls worse
+is a counter-example when worse beyond noise (chain, dtype, distribution, input index and seed,
+the element where fused is worst, eager there); the others are listed apart, and their chain's
+verdict is "cannot tell" rather than "disagrees".
 """
 
 from __future__ import annotations
@@ -55,7 +46,7 @@ HEAD_DIM = 64
 #: Bins of the error histograms, in ULP of the result (<= 0.5 is correctly rounded).
 EDGES = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 PATHS = ("eager", "fused")
-#: Storage dtypes the chains run in (float32 too, where both paths keep float32 intermediates).
+#: Storage dtypes the chains run in.
 STORAGE_DTYPES = ("float16", "bfloat16", "float32")
 
 
@@ -95,9 +86,8 @@ class Chain:
     """``fn`` and its operands: ``activations`` drawn from the row's distribution with
     the shape ``"rows,hidden"`` or ``"heads,rows,head"``, then ``weights`` as
     ``(shape, low, high)`` of a uniform distribution (``"hidden"``, ``"hidden,hidden"``;
-    a ``low`` of None means ``±hidden**-0.5``). ``ge_types`` are the GE op types of its
-    operators as Ascend graph mode builds them: what the plan's §6.1 switch list hands to
-    :mod:`fpinspect.dumps.switches` when the chain is a counter-example."""
+    a ``low`` of None means ``±hidden**-0.5``). ``ge_types``: its operators' GE op types, for
+    the §6.1 switch list (:mod:`fpinspect.dumps.switches`) when it is a counter-example."""
 
     name: str
     expression: str

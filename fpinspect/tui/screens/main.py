@@ -79,9 +79,8 @@ def _between_items(worker: Worker, answering: Answering) -> Callable[[], None]:
 def _long_lived(make: Callable[[], T]) -> T:
     """``make()`` with the cyclic collector paused, and what it built then frozen
     (:func:`gc.freeze`): a loaded run or a localisation lives as long as the screen, and left to
-    the collector its millions of objects would be rescanned on every full collection — pauses
-    of seconds on whichever thread triggers one, the screen's too, for 100 000 ops. Frozen
-    objects are still freed once nothing refers to them."""
+    the collector its objects would be rescanned on every full collection, on whichever thread
+    triggers one. Frozen objects are still freed once nothing refers to them."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -94,8 +93,7 @@ def _long_lived(make: Callable[[], T]) -> T:
 
 def _first_long_lived() -> Callable[..., T]:
     """A sweep's ``call``: ``fn(*args)``, the first one through :func:`_long_lived` (the first
-    pair computed loads numba and the compiled kernels, ~50 000 objects that live as long as
-    the process; left young, the next full collections scanned them all, a key waiting)."""
+    pair loads numba and the compiled kernels, objects that live as long as the process)."""
     first = True
 
     def calling(fn: Callable[..., T], *args) -> T:
@@ -116,9 +114,8 @@ def _replayed_localised(
     return Replayed(name, evidence[name], comparison.localise(None, dict(evidence), on_item))
 
 
-#: Each worker below is given its description: Textual's default is the repr of the
-#: arguments, made on the screen's thread as the worker starts (a sweep's 200 000 pair plans:
-#: ~1.6 s; a replaced localisation: 0.19 s).
+#: Each worker below is given its description: Textual's default, the repr of its arguments
+#: (a sweep's pair plans), would be made on the screen's thread as the worker starts.
 class MainScreen(Screen):
     BINDINGS = [
         Binding(

@@ -53,6 +53,7 @@ def confirm_command(run_dir: str, regions: str, bisect: bool, fmt: str) -> None:
         result = confirm(ablation, chosen, bisect=bisect, log=log)
     except CaptureError as exc:
         raise UsageProblem(f"{exc}.") from None
+    _keep(run_dir, result.to_json())
     if fmt == "json":
         click.echo(indented_json(result.to_json()))
         return
@@ -107,3 +108,18 @@ def _chosen(text: str, run_dir: str, cap) -> list[int]:
             listed = ", ".join(f"{i} {n}" for n, i in list(by_name.items())[:6])
             raise CaptureError(f"--regions {item!r} is no region of this capture (regions: {listed}, ...)")
     return out
+
+
+def _keep(run_dir: str, result: dict) -> None:
+    """The result beside the capture (``confirm.json``), where the inspector shows it on each op;
+    written whole or not at all, and a folder that cannot take it is said, not fatal."""
+    import os
+
+    from ..dumps.runfolder import CONFIRM_FILE
+    from .output import report_file
+
+    try:
+        with report_file(os.path.join(run_dir, CONFIRM_FILE)) as f:
+            f.write(indented_json(result) + "\n")
+    except UsageProblem as exc:
+        click.echo(f"fpinspect: warning: the result is not kept: {exc}", err=True)

@@ -3,6 +3,7 @@ atc's ``.json`` or GE's ``ge_proto_*_Build.txt``), ``datadump_af_open/`` and ``d
 
 from __future__ import annotations
 
+import json
 import os
 from typing import NamedTuple
 
@@ -63,3 +64,23 @@ def run_folder(path: str) -> RunFolder:
     if missing:
         raise InputError(path, f"is not a run folder: it has no {', no '.join(missing)}", "RUN_FOLDER_ERROR")
     return RunFolder(graphs[0], graphs[1], data[0], data[1])
+
+
+#: Where ``fpinspect confirm`` leaves its last result, beside the capture's folders.
+CONFIRM_FILE = "confirm.json"
+
+
+def confirmations(run_dir: str) -> dict[str, dict]:
+    """The regions ``fpinspect confirm`` last judged in ``run_dir``, by fused op name: each
+    ``{"verdict": .., "removed": .., ...}``; empty when there is no readable result."""
+    path = os.path.join(run_dir, CONFIRM_FILE)
+    if not os.path.isfile(path):
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            regions = json.load(f).get("regions")
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError, AttributeError):
+        return {}
+    if not isinstance(regions, list):
+        return {}
+    return {r["name"]: r for r in regions if isinstance(r, dict) and isinstance(r.get("name"), str)}

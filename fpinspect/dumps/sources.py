@@ -48,6 +48,12 @@ class Sources:
         return Path(self.open_graph).resolve().parent.parent.name or Path(self.open_graph).name
 
     @property
+    def run_dir(self) -> str | None:
+        """The run folder holding the fusion-on graph's ``dumpgraph_*`` folder, if it is one."""
+        folder = os.path.dirname(os.path.abspath(self.open_graph))
+        return os.path.dirname(folder) if os.path.basename(folder).startswith("dumpgraph") else None
+
+    @property
     def data_root(self) -> str:
         """Where a file picker starts: the folder holding the data folders (or the graph folder)."""
         folders = [f for f in (self.open_data, self.close_data) if f] or [os.path.dirname(self.open_graph)]

@@ -18,6 +18,7 @@ from ..dumps.fusion import compared_ops, fused_op, is_fused, original_subgraph
 from ..dumps.graph import SplitGraph
 from ..dumps.localise import Localisation, OpFinding
 from ..dumps.plan import PairPlans, plan_pairs
+from ..dumps.runfolder import confirmations
 from ..dumps.sources import Sources
 from ..dumps.verdict import VERDICTS, worst_verdict
 from ..replay.evidence import OpReplay, ReplayEvidence
@@ -154,6 +155,8 @@ class Inspection:
         self.pairs = pairs
         #: the localisation's findings by op name (empty until it comes), shared by every row
         self.findings: dict[str, OpFinding] = {}
+        #: ``fpinspect confirm``'s last verdicts on this run's regions, by fused op name
+        self.confirmed: dict[str, dict] = confirmations(sources.run_dir) if sources.run_dir else {}
         self.fused_rows = _rows(pairs.fused, self.findings)
         self._all_rows: list[OpRow] | None = None
         self._more_pairs: PairPlans | None = None  # the plans of the ops only the full list shows

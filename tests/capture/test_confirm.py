@@ -84,6 +84,8 @@ def test_confirm_and_bisect_from_the_command_line(tmp_path, inductor_cache):
     assert result["minimal_set"] == ["autofuse_2_Add_LayerNorm", "autofuse_4_Add"]
     assert all(x["verdict"] != "confirmed" for x in result["regions"])  # neither explains it alone
     assert result["runs"] <= 14 and result["bisect"]
+    kept = json.loads((out / "confirm.json").read_text())  # where the inspector reads it
+    assert kept["minimal_set"] == result["minimal_set"] and kept["regions"] == result["regions"]
 
 
 def test_bad_capture_folders_are_one_sentence(tmp_path):

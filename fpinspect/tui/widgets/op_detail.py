@@ -245,6 +245,14 @@ class OpDetail(VerticalScroll):
             state += Content(" · ") + styled.role(finding.role)
         if finding is not None and finding.reason:
             state += Content(f": {finding.reason}")
+        confirmed = insp.confirmed.get(name)
+        if confirmed is not None:
+            removed = confirmed.get("removed")
+            share = f", removing {max(removed, 0):.0%} of the deviation" if isinstance(removed, float) else ""
+            state += Content("\n") + Content.styled(
+                f"{confirmed.get('verdict')} at the model's outputs (fpinspect confirm: unfused alone{share})",
+                "$text-error" if confirmed.get("verdict") == "confirmed" else styled.MUTED,
+            )
         # in place: moving along the list mostly shows parts of the same heights (no layout then)
         update_in_place(self.query_one("#detail-head", Static), head + state)
         update_in_place(self.query_one("#detail-originals", Static), self._originals(insp, name))

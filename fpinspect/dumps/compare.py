@@ -224,6 +224,7 @@ class DumpComparison:
             # Bigger tensors first, so the workers do not end on one long pair.
             sized = sorted(((_file_size(p.fused_file.path), p) for p in todo), key=lambda sp: -sp[0])
             todo = [p for _, p in sized]
+            sizes = [size for size, _ in sized]
             total, count = len(todo), 0
 
             def done(plan: PairPlan, record: Record) -> None:
@@ -237,7 +238,7 @@ class DumpComparison:
                 from .cluster import compute_on_cluster
 
                 settings = (self.thresholds, self.worst, self.kl)
-                left = compute_on_cluster(cluster, todo, [size for size, _ in sized], settings, done)
+                left = compute_on_cluster(cluster, todo, sizes, settings, done)
                 if left:
                     self._run_warnings.append(
                         f"{len(left)} cluster worker(s) left during the run ({', '.join(left)}); "
@@ -245,7 +246,7 @@ class DumpComparison:
                     )
                 return
             if can_fork():
-                lost = compute_in_processes(self, todo, [size for size, _ in sized], jobs, done)
+                lost = compute_in_processes(self, todo, sizes, jobs, done)
                 if lost:
                     self._run_warnings.append(
                         f"a worker process died (killed or out of memory); its {lost} pairs were "

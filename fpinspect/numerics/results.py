@@ -100,6 +100,7 @@ def to_builtins(value) -> dict:
 
 
 def _plain(v):
+    # msgspec's enc_hook protocol: NotImplementedError says "not a type this hook encodes"
     if isinstance(v, np.generic):
         return v.item()
     raise NotImplementedError(f"{type(v).__name__} is not a result value")

@@ -8,7 +8,7 @@ import pytest
 
 from fpinspect.experiments.events import HistogramEvent, Progress
 from fpinspect.experiments.registry import get_task
-from fpinspect.experiments.tasks.reduction_order import additions_per_term, chunked_sum_in_dtype, error_bound
+from fpinspect.experiments.tasks.summation import additions_per_term, chunked_sum_in_dtype, error_bound
 from fpinspect.numerics import ulp_diff
 
 pytestmark = pytest.mark.slow

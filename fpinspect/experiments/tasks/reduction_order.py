@@ -33,10 +33,7 @@ matrix and the errors against float64 are measured on the task's input. Whether 
 error grows or shrinks with ``c`` is judged on ``trials`` inputs (seeds ``seed`` …
 ``seed + trials - 1``, same distribution), by the mean normwise error
 ``|s - ref| / Σ|x|`` in units of ``u`` of ``dtype``, against Higham's bound for this
-order (:func:`error_bound`). This order's bound factor ``log2(c) + n/c - 1`` *falls* as
-``c`` grows (40, 25, 18 for 512, 1024, 2048 at n = 16384); the 1.3–1.6× growth per
-doubling of ulp_spec.md §5(a) is for recursive summation inside each block (factor
-``c + n/c - 2``), a different order.
+order (:mod:`.summation`).
 
 The chunked orders above are **this tool's own code** (explicit reshapes and additions,
 compiled by the backend), not a chunk size chosen by the framework, which exposes none.
@@ -56,16 +53,24 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fpinspect.numerics import bit_equal, error_stats, float_format, fp64_reference, ulp_diff, ulp_of
+from fpinspect.numerics import bit_equal, error_stats, fp64_reference, ulp_diff, ulp_of
 
 from ..backends.base import Backend, kernel_hash
 from ..events import HistogramEvent, Message, Progress
 from ..results import Histogram, Table, Verdict
 from ..settings import TaskSettings
 from ..task import Emit, Task
+from .summation import (
+    additions_per_term,
+    chunked_sum,
+    chunked_sum_in_dtype,
+    error_bound,
+    framework_shapes,
+    framework_sum,
+    unit_roundoff,
+    whole_sum,
+)
 
-#: Unit roundoff of the float32 accumulator.
-U32 = 2.0**-24
 FRAMEWORK = "sum"
 
 
@@ -95,61 +100,6 @@ class ReductionOrderSettings(TaskSettings):
             raise ValueError(f"trials must be at least 1, not {self.trials}")
 
 
-def _tree_then_sequential(t, chunk: int):
-    """Sum the rows of ``t`` [rows, n] in ``t``'s dtype: a balanced tree inside each chunk
-    of ``chunk`` elements, then the chunk sums first to last. Returns [rows]."""
-    t = t.reshape(t.shape[0], -1, chunk)
-    while t.shape[-1] > 1:
-        half = t.shape[-1] // 2
-        t = t[..., :half] + t[..., half:]
-    partials = t[..., 0]
-    acc = partials[:, 0]
-    for i in range(1, partials.shape[1]):
-        acc = acc + partials[:, i]
-    return acc
-
-
-def chunked_sum(x, chunk: int):
-    """The explicit chunked reduction of the module docstring with float32 accumulation:
-    returns the float32 accumulator [1] and its rounding to ``x.dtype`` [1]."""
-    acc = _tree_then_sequential(x.float(), chunk)
-    return acc, acc.to(x.dtype)
-
-
-def chunked_sum_in_dtype(x, chunk: int):
-    """The same order as :func:`chunked_sum`, every addition rounded to ``x.dtype`` (no
-    upcast): the emulation of a kernel that accumulates in the storage dtype. Returns the
-    sum [1] in ``x.dtype``."""
-    return _tree_then_sequential(x, chunk)
-
-
-def framework_sum(x):
-    import torch
-
-    return x.sum(dim=-1, dtype=torch.float32), x.sum(dim=-1)
-
-
-def additions_per_term(n: int, chunk: int | None) -> int:
-    """The most additions any element passes through: ``log2(c)`` in its chunk's tree
-    plus ``n/c - 1`` sequential chunk additions; ``n - 1`` (recursive summation, the
-    worst case) when the order is unknown."""
-    if chunk is None:
-        return n - 1
-    return int(math.log2(chunk)) + n // chunk - 1
-
-
-def unit_roundoff(dtype: str) -> float:
-    """``u = 2**-p`` of format ``dtype`` (``p`` counts the implicit bit): 2**-11 for float16."""
-    return 2.0 ** -float_format(dtype).p
-
-
-def error_bound(n: int, chunk: int | None, abs_sum: float, u: float = U32) -> float:
-    """Higham's bound ``γ_k · Σ|x|`` (``γ_k = k·u / (1 - k·u)``; ``u`` of the accumulator,
-    float32 unless given) on the accumulator's error for ``k`` = :func:`additions_per_term`."""
-    k = additions_per_term(n, chunk)
-    return k * u / (1 - k * u) * abs_sum
-
-
 @dataclass
 class Version:
     label: str
@@ -166,22 +116,6 @@ class Version:
     @property
     def self_deterministic(self) -> bool:
         return self.distinct_outputs == 1
-
-
-def framework_shapes(n: int) -> list[tuple[int, ...]]:
-    """Views of the ``n`` elements the framework's own sum is observed at: [1, n], [n],
-    and, when ``n`` allows, [n/128, 128]."""
-    shapes: list[tuple[int, ...]] = [(1, n), (n,)]
-    if n % 128 == 0 and n > 128:
-        shapes.append((n // 128, 128))
-    return shapes
-
-
-def whole_sum(x):
-    """The framework's own sum of every element: float32 accumulator and ``x.dtype`` result."""
-    import torch
-
-    return x.sum(dtype=torch.float32), x.sum()
 
 
 @dataclass

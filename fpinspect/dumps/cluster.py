@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .errors import InputError
@@ -60,9 +62,7 @@ def connect(address: str) -> Iterator:
         workers = int(local.group(1))
         if not 1 <= workers <= 256:
             raise ClusterError("--scheduler", f"local:{workers} asks for {workers} workers; give 1 to 256")
-        cluster = distributed.LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-        )
+        cluster = _local_cluster(distributed, workers)
         try:
             with distributed.Client(cluster) as client:
                 yield client
@@ -81,6 +81,22 @@ def connect(address: str) -> Iterator:
         client.close()
 
 
+def _local_cluster(distributed, workers: int):
+    """A :class:`~distributed.LocalCluster` of ``workers`` single-threaded worker processes. On
+    Linux they are forks of this process (Dask's ``multiprocessing-method``; spawning is its
+    default): a fork starts in a fraction of the time and inherits the comparison code already
+    imported here instead of importing it again, and its nanny stops it at once at the end."""
+    import dask
+
+    from . import compare  # noqa: F401  (imported before the fork, so the workers have it)
+
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    with dask.config.set({"distributed.worker.multiprocessing-method": method}):
+        return distributed.LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+
+
 def _portable(record: Record) -> tuple:
     return (record.result, record.verdict, record.reasons, record.score, record.conversion)
 
@@ -93,32 +109,48 @@ def compute_batch(plans: list[PairPlan], thresholds: ThresholdTable, worst: int,
     return [_portable(contained(p, lambda p=p: compute_record(p, thresholds, worst, kl))) for p in plans]
 
 
-def compute_on_cluster(
-    client,
-    plans: list[PairPlan],
-    sizes: list[int],
-    settings: tuple[ThresholdTable, int, bool],
-    done: Callable[[PairPlan, Record], None],
-) -> list[str]:
-    """Compute the records of ``plans`` (``sizes``: their bytes) on ``client``'s cluster, calling
-    ``done(plan, record)`` as each batch comes back. Returns the addresses of the workers that
-    left during the run (their batches were run again elsewhere)."""
+@dataclass
+class Submitted:
+    """One comparison's batches on the cluster: each future and the positions of its plans."""
+
+    plans: list[PairPlan]
+    futures: dict = field(default_factory=dict)
+    workers: set[str] = field(default_factory=set)
+
+    def cancel(self, client) -> None:
+        client.cancel(list(self.futures), force=True)
+
+
+def submit(
+    client, plans: list[PairPlan], sizes: list[int], settings: tuple[ThresholdTable, int, bool]
+) -> Submitted:
+    """Send the records of ``plans`` (``sizes``: their bytes) to ``client``'s cluster in batches,
+    without waiting for them: the client can plan the next comparison meanwhile."""
+    job = Submitted(plans, workers=set(client.scheduler_info().get("workers", {})))
+    try:
+        for run in batches(sizes):
+            part = [plans[i] for i in run]
+            job.futures[client.submit(compute_batch, part, *settings, pure=False)] = run
+    except BaseException:
+        job.cancel(client)
+        raise
+    return job
+
+
+def collect(client, job: Submitted, done: Callable[[PairPlan, Record], None]) -> list[str]:
+    """Wait for ``job``, calling ``done(plan, record)`` as each batch comes back. Returns the
+    addresses of the workers that left meanwhile (their batches were run again elsewhere).
+    Interrupted or failed, it cancels every batch of ``job`` not done."""
     distributed = _distributed()
-    workers = set(client.scheduler_info().get("workers", {}))
-    runs = batches(sizes)
-    futures = {}
     finished = False
     try:
-        for run in runs:
-            part = [plans[i] for i in run]
-            futures[client.submit(compute_batch, part, *settings, pure=False)] = run
-        for future in distributed.as_completed(list(futures)):
-            run = futures[future]
+        for future in distributed.as_completed(list(job.futures)):
+            run = job.futures[future]
             for i, rest in zip(run, future.result()):
-                done(plans[i], Record(plans[i], *rest))
+                done(job.plans[i], Record(job.plans[i], *rest))
         finished = True
     finally:
         if not finished:  # interrupted or failed: nothing keeps running for us
-            client.cancel(list(futures), force=True)
+            job.cancel(client)
     now = set(client.scheduler_info().get("workers", {}))
-    return sorted(workers - now)
+    return sorted(job.workers - now)

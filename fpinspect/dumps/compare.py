@@ -66,6 +66,8 @@ class DumpComparison:
         self._cache: dict[tuple, Record] = {}
         #: what went wrong computing the records, for the report's warnings (a worker that died)
         self._run_warnings: list[str] = []
+        #: Records sent to a cluster by :meth:`submit_to`, not collected yet.
+        self._submitted = None
         self._inflight: dict[tuple, threading.Lock] = {}
         self._lock = threading.Lock()
 
@@ -211,20 +213,40 @@ class DumpComparison:
             on_item,
         )
 
+    def _todo(self) -> tuple[list[PairPlan], list[int]]:
+        """The comparable records not computed yet, bigger tensors first (so the workers do not
+        end on one long pair), and their bytes."""
+        todo = [p for p in self.plans if p.comparable and p.key not in self._cache]
+        sized = sorted(((_file_size(p.fused_file.path), p) for p in todo), key=lambda sp: -sp[0])
+        return [p for _, p in sized], [size for size, _ in sized]
+
+    def submit_to(self, cluster) -> None:
+        """Send every comparable record to ``cluster``'s workers (a Dask client) and return at
+        once; :meth:`compute_all` with the same cluster collects them. :meth:`cancel_submitted`
+        takes them back."""
+        from .cluster import submit
+
+        todo, sizes = self._todo()
+        if len(todo) > 1 and self._submitted is None:
+            self._submitted = submit(cluster, todo, sizes, (self.thresholds, self.worst, self.kl))
+
+    def cancel_submitted(self, cluster) -> None:
+        if self._submitted is not None:
+            self._submitted.cancel(cluster)
+            self._submitted = None
+
     def compute_all(self, *, jobs: int = 1, progress=None, cluster=None) -> None:
         """Compute every comparable record (inputs too: localisation needs them; cached ones are
         not computed again); ``progress(done, total)`` after each record. ``jobs`` > 1 computes
         that many at once: on worker processes (:mod:`.workers`) where they can be forks of this
         one, else on threads. ``cluster``, a Dask client, computes them on its workers instead
-        (:mod:`.cluster`)."""
-        todo = [p for p in self.plans if p.comparable and p.key not in self._cache]
+        (:mod:`.cluster`), collecting what :meth:`submit_to` sent."""
+        todo, sizes = self._todo()
+        if cluster is not None and self._submitted is not None:
+            todo = self._submitted.plans
         if (jobs <= 1 and cluster is None) or len(todo) <= 1:
             sweep = self.sweep(todo)
         else:
-            # Bigger tensors first, so the workers do not end on one long pair.
-            sized = sorted(((_file_size(p.fused_file.path), p) for p in todo), key=lambda sp: -sp[0])
-            todo = [p for _, p in sized]
-            sizes = [size for size, _ in sized]
             total, count = len(todo), 0
 
             def done(plan: PairPlan, record: Record) -> None:
@@ -235,10 +257,11 @@ class DumpComparison:
                     progress(count, total)
 
             if cluster is not None:
-                from .cluster import compute_on_cluster
+                from .cluster import collect
 
-                settings = (self.thresholds, self.worst, self.kl)
-                left = compute_on_cluster(cluster, todo, sizes, settings, done)
+                self.submit_to(cluster)
+                job, self._submitted = self._submitted, None
+                left = collect(cluster, job, done)
                 if left:
                     self._run_warnings.append(
                         f"{len(left)} cluster worker(s) left during the run ({', '.join(left)}); "

@@ -125,8 +125,10 @@ def compare_leaves(
     """Each compared leaf pair of ``scope``, in order, against its fusion-on and fusion-off graphs
     chosen by ``graphs``. ``comparison_options`` are the further keyword arguments of
     :class:`~fpinspect.dumps.compare.DumpComparison` (thresholds, fused types, ...); ``cluster``, a
-    Dask client, computes every leaf's records on its workers."""
-    for on, off in scope.compared:
+    Dask client, computes every leaf's records on its workers, the next leaf's already sent while
+    this one's come back (so the workers never wait for the client to load and plan a leaf)."""
+
+    def start(on, off) -> LeafRun | tuple:
         data = leaf_arguments(on, off)
         try:
             chosen = (
@@ -135,8 +137,15 @@ def compare_leaves(
             )
             comparison = DumpComparison(*chosen, **data, **comparison_options)
         except InputError as exc:
-            yield LeafRun(on, off, error=str(exc))
-            continue
+            return LeafRun(on, off, error=str(exc))
+        if cluster is not None:
+            comparison.submit_to(cluster)
+        return on, off, comparison
+
+    def finish(started: LeafRun | tuple) -> LeafRun:
+        if isinstance(started, LeafRun):
+            return started
+        on, off, comparison = started
         report = run_with_replay(
             comparison,
             replay=replay,
@@ -145,4 +154,21 @@ def compare_leaves(
             amplification=amplification,
             cluster=cluster,
         )
-        yield LeafRun(on, off, report=report)
+        return LeafRun(on, off, report=report)
+
+    if cluster is None:
+        for on, off in scope.compared:
+            yield finish(start(on, off))
+        return
+    ahead = None
+    try:
+        for on, off in scope.compared:
+            previous, ahead = ahead, start(on, off)
+            if previous is not None:
+                yield finish(previous)
+        if ahead is not None:
+            done, ahead = ahead, None
+            yield finish(done)
+    finally:
+        if isinstance(ahead, tuple):  # interrupted: take back what was sent ahead
+            ahead[2].cancel_submitted(cluster)

@@ -129,13 +129,19 @@ def check_run(db: ResultsDB, run: StoredRun, name: str) -> CheckResult:
     return CheckResult(name, run, baseline_runs, checks)
 
 
-def latest_check(db: ResultsDB, task: str) -> CheckResult | None:
-    """The newest run of ``task`` against the most recently tagged baseline that holds runs to
-    compare it with; None when there is no such run or baseline."""
-    runs = db.runs(task=task)
-    for name in db.baseline_names() if runs else []:
+def newest_check(db: ResultsDB, run: StoredRun) -> CheckResult | None:
+    """``run`` against the most recently tagged baseline that holds runs to compare it with;
+    None when no baseline does."""
+    for name in db.baseline_names():
         try:
-            return check_run(db, runs[0], name)
+            return check_run(db, run, name)
         except StoreError:
             continue
     return None
+
+
+def latest_check(db: ResultsDB, task: str) -> CheckResult | None:
+    """The newest run of ``task`` against the most recently tagged baseline that holds runs to
+    compare it with (:func:`newest_check`); None when there is no such run or baseline."""
+    runs = db.runs(task=task)
+    return newest_check(db, runs[0]) if runs else None

@@ -57,6 +57,14 @@ class Fields:
     paths: dict[str, Rule]
 
 
+@dataclass(frozen=True)
+class Whole:
+    """The object at ``field`` of the result, kept whole as a one-row table of that name (no
+    figures: a history or a report shows it as it was)."""
+
+    field: str
+
+
 _B_PATHS = {
     f"{path}.{stat}": rule
     for path in ("eager", "fused")
@@ -70,7 +78,7 @@ _B_PATHS = {
 }
 
 #: The mapping of every task (and of ``compare``): figures and the per-row tables kept whole.
-TASK_FIGURES: dict[str, tuple[Rows | Fields, ...]] = {
+TASK_FIGURES: dict[str, tuple[Rows | Fields | Whole, ...]] = {
     "S": (
         Fields(
             {
@@ -118,6 +126,7 @@ TASK_FIGURES: dict[str, tuple[Rows | Fields, ...]] = {
             {"cosine": Rule("higher", abs=1e-6), "max_abs": REL, "max_rel": REL, "verdict": EXACT},
         ),
         Fields({"summary.verdicts.fail": COUNT, "summary.verdicts.warn": COUNT}),
+        Whole("summary"),
     ),
 }
 
@@ -188,7 +197,7 @@ def extract(kind: str, result: dict[str, Any]) -> list[Figure]:
                 for path, rule in part.paths.items():
                     for name, value in _walk(row, path.split("."), ""):
                         out.append(Figure(f"{prefix}/{name}", _number(value), rule))
-        else:
+        elif isinstance(part, Fields):
             for path, rule in part.paths.items():
                 for name, value in _walk(result, path.split("."), ""):
                     out.append(Figure(name, _number(value), rule))
@@ -196,11 +205,14 @@ def extract(kind: str, result: dict[str, Any]) -> list[Figure]:
 
 
 def tables(kind: str, result: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """The per-row tables the mapping of ``kind`` reads, kept whole for reports."""
-    return {
-        part.table: [
-            {k: v for k, v in row.items() if k not in part.drop} for row in _rows(result, part.table)
-        ]
-        for part in TASK_FIGURES.get(kind, ())
-        if isinstance(part, Rows)
-    }
+    """The per-row tables the mapping of ``kind`` reads, and the objects it keeps whole (as
+    one-row tables), for histories and reports."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for part in TASK_FIGURES.get(kind, ()):
+        if isinstance(part, Rows):
+            out[part.table] = [
+                {k: v for k, v in row.items() if k not in part.drop} for row in _rows(result, part.table)
+            ]
+        elif isinstance(part, Whole) and isinstance(result.get(part.field), dict):
+            out[part.field] = [result[part.field]]
+    return out

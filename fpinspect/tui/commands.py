@@ -57,7 +57,8 @@ def launch_command(ctx: click.Context, task: str | None, device: str, profile: s
     """Run the test plan's tasks from the terminal app, watching them live.
 
     Opens the Tasks pane with TASK highlighted (see `fpinspect tasks`): enter runs it,
-    x cancels, h lists kept runs, o opens any result.json, q quits (stopping every run).
+    x cancels, h lists recorded runs (t tags one as a baseline), o opens any result.json, q quits
+    (stopping every run).
     Runs go at niceness +10, so the app stays responsive ($FPINSPECT_RUN_NICE: 0-19, 0 = off).
     """
     from ..experiments.registry import TASK_IDS, UnknownTask, canonical_id

@@ -128,3 +128,14 @@ class DevicesProbed(Message):
     def __init__(self, devices: dict[str, str | None]) -> None:
         super().__init__()
         self.devices = devices
+
+
+class HistoryRead(Message):
+    """The History screen's runs: those ``recorded`` in the results database, or, when it cannot
+    be read (``problem``, one sentence), the ``kept`` run folders."""
+
+    bubble = False  # for the History screen only
+
+    def __init__(self, recorded: list | None, kept: list | None = None, problem: str | None = None) -> None:
+        super().__init__()
+        self.recorded, self.kept, self.problem = recorded, kept, problem

@@ -77,11 +77,14 @@ def test_compare_records_its_figures_when_asked(tmp_path):
     ]  # fmt: skip
     assert _cli(*args).exit_code == 0
     assert not db.exists()  # compare records only with --record
-    assert _cli(*args, "--record").exit_code == 0
+    recorded = _cli(*args, "--record")
+    assert recorded.exit_code == 0
     with ResultsDB(db) as store:
         (run,) = store.runs(task="compare")
         names = {f.name: f.value for f in store.figures(run.id)}
+        summary = store.row_table(run.id, "summary")
     assert names["summary.verdicts.fail"] >= 1
+    assert summary == [json.loads(recorded.stdout)["summary"]]  # kept whole: verdicts, localisation, sources
     assert any(n.startswith("autofuse_2_Add_LayerNorm") and n.endswith("/cosine") for n in names)
 
 

@@ -185,7 +185,8 @@ def test_a_saved_result_opens_from_the_picker_and_from_the_command_line(tmp_path
     assert runner.invoke(cli, ["launch", "Z9"]).exit_code == 2
 
 
-def test_history_lists_kept_runs_and_opens_them(tmp_path):
+def test_without_a_results_database_history_lists_kept_runs_and_opens_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("FPINSPECT_DB", str(tmp_path / "none.sqlite"))
     runs = tmp_path / "runs"
     write_result(runs / "20261130-101010-C3-cpu-quick", sample_report(agrees=(True, False)))
     failed = runs / "20261201-090000-S-cpu-quick"
@@ -211,6 +212,8 @@ def test_history_lists_kept_runs_and_opens_them(tmp_path):
         assert "disagrees" in str(screen.query_one("#task-table").get_row("C3"))
         await pilot.press("h")
         history = pilot.app.screen
+        await until(pilot, lambda: history.problem is not None, what="the history")
+        assert "There is no results database at" in str(history.query_one("#history-title").render())
         assert isinstance(history, HistoryScreen) and [r.folder.name for r in history.runs] == [
             failed.name,
             "20261130-101010-C3-cpu-quick",

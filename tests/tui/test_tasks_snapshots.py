@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from launchkit import SIZE, FakeClock, sample_report, tasks_app, write_result
+from launchkit import SIZE, FakeClock, sample_report, tasks_app, until, write_result
 
 from fpinspect.experiments.events import CurveEvent, CurvePoint, HistogramEvent, Message, Progress, Started
 from fpinspect.experiments.registry import get_task
@@ -168,7 +168,13 @@ def test_failure_view(snap_compare, tmp_path, monkeypatch):
     assert snap_compare(tasks_app(tmp_path / "runs"), terminal_size=SIZE, run_before=before)
 
 
-def test_history(snap_compare, tmp_path, monkeypatch):
+def test_history_without_a_results_database(snap_compare, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FPINSPECT_DB", "results.sqlite")
     kept_runs(tmp_path)
-    assert snap_compare(tasks_app(tmp_path / "runs"), press=["h"], terminal_size=SIZE)
+
+    async def before(pilot):
+        await pilot.press("h")
+        await until(pilot, lambda: pilot.app.screen.problem is not None, what="the history")
+
+    assert snap_compare(tasks_app(tmp_path / "runs"), terminal_size=SIZE, run_before=before)

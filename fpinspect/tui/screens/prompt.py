@@ -1,4 +1,4 @@
-"""A one-line question in a modal: a path to export to."""
+"""A one-line question in a modal: a path to export to, a baseline's name."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from textual.widgets import Input, Label
 
 
 class PathPrompt(ModalScreen[str | None]):
-    """Asks for a path (prefilled); dismisses with it, or None on escape."""
+    """Asks for a path or a name (prefilled); dismisses with it, or None on escape."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", id="prompt.cancel")]
 

@@ -31,7 +31,7 @@ from ...experiments.backends.probe import CHOICES, probe_devices
 from ...experiments.engine import ExperimentProcess
 from ...experiments.events import Failed
 from ...experiments.registry import all_tasks
-from ...experiments.runs import RunStore, shown_path, verdict_summary
+from ...experiments.runs import RunStore, verdict_summary
 from ...experiments.settings import SettingError
 from ..launcher import FAILED, FINISHED, QUEUED, RUNNING, RunQueue, TrackedRun
 from ..messages import DevicesProbed, RunEnded, RunEvent
@@ -484,7 +484,9 @@ class TasksScreen(Screen):
             "Cancel the watched run…", "Stop its child process (asks first)", self.action_cancel_run
         )
         yield SystemCommand(
-            "History of kept runs", f"Runs under {shown_path(self.store.root)}", self.action_history
+            "History of recorded runs",
+            "Runs in the results database, with their baselines",
+            self.action_history,
         )
         yield SystemCommand(
             "Open a result.json…", "Any result, also one from another machine", self.action_open_result

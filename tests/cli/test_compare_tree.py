@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
-from runtrees import CULPRIT, SAMPLE, STAMP, write_trees
+from runtrees import CULPRIT, SAMPLE, STAMP, write_adump_trees, write_trees
 
 from fpinspect.cli import main
 
@@ -206,3 +206,12 @@ def test_model_explorer_export_needs_one_leaf(trees):
     assert r.exit_code == 2 and "choose one with --ranks" in r.output
     r = compare(trees, "--format", "model-explorer", "--ranks", "0", "--steps", "1")
     assert r.exit_code == 0 and "autofuse_2_Add_LayerNorm" in json.loads(r.stdout)["Build"]["results"]
+
+
+def test_adump_stream_trees_compare_every_device(tmp_path):
+    write_adump_trees(tmp_path)
+    r = compare(tmp_path, "--format", "json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert [(x["rank"], x["graph"], x["step"]) for x in out["runs"]] == [("0", None, None), ("1", None, None)]
+    assert all(x["summary"]["introduced"] == [CULPRIT] for x in out["runs"])

@@ -411,6 +411,7 @@ def compare(
         amplification=amplification,
         cluster=cluster,
     )
+    report.sources["warnings"] = [*report.sources.get("warnings", []), *inputs.warnings]
     available = report.sources["fused_types"]
     for wanted in sorted(cmp.fused_types or ()):
         if wanted not in available:

@@ -74,6 +74,8 @@ class RunTree:
     leaves: list[Leaf]
     #: rank folders that hold no dump file: ``{rank: folder}`` (GE and device layouts)
     empty_ranks: dict[str, str] = field(default_factory=dict)
+    #: folders under the root that could not be listed: ``{folder: why}``
+    unreadable: dict[str, str] = field(default_factory=dict)
 
     @property
     def ranks(self) -> list[str]:
@@ -84,14 +86,16 @@ def scan_tree(root: str | os.PathLike) -> RunTree:
     """The leaves of the dump tree at ``root``, labelled (see the module docstring).
 
     Raises :class:`~.errors.InputError` (``DATA_LOAD_ERROR``) when ``root`` is missing, not a
-    folder, unreadable or holds no dump file.
+    folder, unreadable or holds no dump file; a folder under it that cannot be read is named in
+    :attr:`RunTree.unreadable`.
     """
     root = os.fspath(root)
     if not os.path.exists(root):
         raise InputError(root, missing(root, "folder"), _DATA_ERROR)
     if not os.path.isdir(root):
         raise InputError(root, "is a file, not a dump folder", _DATA_ERROR)
-    folders = dump_folders(root)
+    unreadable: dict[str, str] = {}
+    folders = dump_folders(root, unreadable)
     rels = list(folders)
     if not rels:
         raise InputError(root, "holds no dump files (neither .npy files nor raw dumps)", _DATA_ERROR)
@@ -103,12 +107,12 @@ def scan_tree(root: str | os.PathLike) -> RunTree:
         if all(labels is not None for labels in labelled):
             leaves = [Leaf(root, rel, *labels) for rel, labels in zip(rels, labelled)]
             empty = _empty_device_folders(root, rels, device_depth) if device_depth is not None else {}
-            return RunTree(root, layout, _ordered(leaves), empty)
+            return RunTree(root, layout, _ordered(leaves), empty, unreadable)
     if rels == ["."]:
-        return RunTree(root, "flat", [Leaf(root, ".")])
+        return RunTree(root, "flat", [Leaf(root, ".")], unreadable=unreadable)
     # numbered iteration folders (other folders holding dumps are ignored by DumpIndex.scan)
     leaves = [Leaf(root, rel, step=rel) for rel in rels if rel == "." or _DIGITS.fullmatch(Path(rel).name)]
-    return RunTree(root, "steps", _ordered(leaves) or [Leaf(root, rels[0])])
+    return RunTree(root, "steps", _ordered(leaves) or [Leaf(root, rels[0])], unreadable=unreadable)
 
 
 def _empty_device_folders(root: str, rels: list[str], depth: int) -> dict[str, str]:
@@ -217,7 +221,7 @@ class Scope:
 
     compared: list[tuple[Leaf, Leaf]] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)
-    #: the level of each skipped entry: ``rank``, ``graph`` or ``step``
+    #: the level of each skipped entry: ``rank``, ``graph``, ``step`` or ``folder``
     levels: list[str] = field(default_factory=list)
 
     def skip(self, what: str, why: str, level: str) -> None:
@@ -277,6 +281,9 @@ def pair_trees(
     ``model_name/model_id`` or its ``model_name``). Raises ``ValueError`` when a choice names
     nothing either tree holds."""
     scope = Scope()
+    for tree, side in ((on, "fusion-on"), (off, "fusion-off")):
+        for folder, why in tree.unreadable.items():
+            scope.skip(folder, f"the {side} tree's folder {why}", "folder")
     if (
         len(on.leaves) == 1
         and len(off.leaves) == 1

@@ -23,12 +23,23 @@ from .run import run_with_replay
 
 @dataclass
 class LeafRun:
-    """One leaf pair's comparison: its report, or the sentence why its dumps could not be read."""
+    """One leaf pair's comparison: its report, or the sentence why its dumps could not be read;
+    ``graphs`` the fusion-on and fusion-off graph files it was compared against."""
 
     on: Leaf
     off: Leaf
     report: Report | None = None
     error: str | None = None
+    graphs: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class GraphPick:
+    """The graph file chosen for a leaf's dumps, and why the choice was not clear-cut where it
+    was not (another graph of the same id on that device, or one naming as many of the dumps)."""
+
+    file: str
+    warning: str | None = None
 
 
 def leaf_arguments(on: Leaf, off: Leaf) -> dict:
@@ -52,11 +63,23 @@ def leaf_arguments(on: Leaf, off: Leaf) -> dict:
 
 #: The folder GE dumps a process's graphs in: ``DUMP_GRAPH_PATH/pid_{pid}_deviceid_{device}/``.
 _DEVICE_FOLDER = re.compile(r"[/\\]pid_\d+_deviceid_(\d+)[/\\]")
+#: GE's name of a dumped graph: ``ge_proto_{index}_graph_{graph_id}_{stage}.txt``
+_GRAPH_ID = re.compile(r"ge_proto_\d+_graph_(\d+)_")
 
 
 def _device_of(path: str) -> str | None:
     found = _DEVICE_FOLDER.search(path)
     return found.group(1) if found else None
+
+
+def _same_graph(a: str, b: str) -> bool:
+    """Whether two graph files are dumps of one graph id by one device (or one folder): GE
+    compiled that graph again, and only one of them ran at the dumped step."""
+    id_a, id_b = _GRAPH_ID.search(os.path.basename(a)), _GRAPH_ID.search(os.path.basename(b))
+    if id_a is None or id_b is None or id_a.group(1) != id_b.group(1):
+        return False
+    device = _device_of(a)
+    return device == _device_of(b) if device is not None else os.path.dirname(a) == os.path.dirname(b)
 
 
 class GraphChooser:
@@ -83,32 +106,51 @@ class GraphChooser:
             self._names[file] = {normalise_name(name) for name in self._models[file].ops}
         return self._models[file]
 
-    def choose(self, folder: str, iteration: str | None, rank: str | None = None) -> GeModel:
-        """The graph of :meth:`choose_file`, loaded."""
-        return self.model(self.choose_file(folder, iteration, rank))
-
-    def choose_file(self, folder: str, iteration: str | None, rank: str | None = None) -> str:
+    def pick(self, folder: str, iteration: str | None, rank: str | None = None) -> GraphPick:
         """The graph file of the dumps in ``folder`` (at ``iteration``) of ``rank``: among the
         graphs GE dumped for that device (``DUMP_GRAPH_PATH/pid_{pid}_deviceid_{rank}/``) where
-        there are such folders, the one whose ops the dumps name most. Raises :class:`InputError`
-        when no graph names any op those dumps name."""
+        there are such folders, the one whose ops the dumps name most (the first in file order of
+        equals), with a warning naming the others of its graph id and those naming as many ops.
+        Raises :class:`InputError` when no graph names any op those dumps name."""
         if len(self.files) == 1:
-            return self.files[0]
+            return GraphPick(self.files[0])
         files = self.files
         if rank is not None:
             files = [f for f in files if _device_of(f) == rank] or files
         dumped = {f.op_name for f in DumpIndex.scan(folder, iteration).files}
-        scores = [(len(dumped & self._names_of(file)), file) for file in files]
-        best, file = max(scores, key=lambda s: s[0])  # the first of equals: files are sorted
+        scores = {file: len(dumped & self._names_of(file)) for file in files}
+        file = max(scores, key=scores.__getitem__)  # the first of equals: files are sorted
+        best = scores[file]
         if best == 0:
             raise InputError(
                 folder, f"names none of the ops of the {len(self.files)} graphs in {self.path}", "NO_GRAPH"
             )
-        return file
+        rivals = [f for f in files if f != file and (scores[f] == best or _same_graph(f, file))]
+        if not rivals:
+            return GraphPick(file)
+        said = "; ".join(
+            f"{rival} {'is the same graph id' if _same_graph(rival, file) else 'is another graph'} "
+            f"and names {scores[rival]}"
+            for rival in rivals
+        )
+        return GraphPick(
+            file, f"the {self.side} graph {file} was used: it names {best} of the dumps' ops; {said}"
+        )
 
     def _names_of(self, file: str) -> set[str]:
         self.model(file)
         return self._names[file]
+
+
+def pick_graphs(
+    graphs: tuple[GraphChooser, GraphChooser], on: Leaf, off: Leaf
+) -> tuple[GraphPick, GraphPick]:
+    """The fusion-on and fusion-off graph files of one leaf pair (:meth:`GraphChooser.pick`)."""
+    data = leaf_arguments(on, off)
+    return (
+        graphs[0].pick(data["open_data"], data["iteration"], on.rank),
+        graphs[1].pick(data["close_data"], data["close_iteration"], off.rank),
+    )
 
 
 def compare_leaves(
@@ -126,14 +168,12 @@ def compare_leaves(
     chosen by ``graphs``. ``comparison_options`` are the further keyword arguments of
     :class:`~fpinspect.dumps.compare.DumpComparison` (thresholds, fused types, ...); ``cluster``, a
     Dask client, computes every leaf's records on its workers."""
+    used: dict[tuple, Leaf] = {}  # (rank, step, fusion-on graph file) -> the first leaf compared against it
     for on, off in scope.compared:
-        data = leaf_arguments(on, off)
         try:
-            chosen = (
-                graphs[0].choose(data["open_data"], data["iteration"], on.rank),
-                graphs[1].choose(data["close_data"], data["close_iteration"], off.rank),
-            )
-            comparison = DumpComparison(*chosen, **data, **comparison_options)
+            picks = pick_graphs(graphs, on, off)
+            chosen = graphs[0].model(picks[0].file), graphs[1].model(picks[1].file)
+            comparison = DumpComparison(*chosen, **leaf_arguments(on, off), **comparison_options)
         except InputError as exc:
             yield LeafRun(on, off, error=str(exc))
             continue
@@ -145,4 +185,13 @@ def compare_leaves(
             amplification=amplification,
             cluster=cluster,
         )
-        yield LeafRun(on, off, report=report)
+        warnings = [pick.warning for pick in picks if pick.warning is not None]
+        first = used.setdefault((on.rank, on.step, picks[0].file), on)
+        if first.graph != on.graph:
+            warnings.append(
+                f"the dumps of graph {first.graph} and of graph {on.graph} were both compared against "
+                f"the fusion-on graph {picks[0].file}: is a graph dump missing?"
+            )
+        if warnings:
+            report.sources["warnings"] = [*report.sources.get("warnings", []), *warnings]
+        yield LeafRun(on, off, report=report, graphs=(picks[0].file, picks[1].file))

@@ -22,7 +22,7 @@ from ...dumps.errors import InputError
 from ...dumps.runtree import Leaf, Scope, pair_trees, scan_tree
 from ...dumps.sources import Sources
 from ...dumps.verdict import worst_verdict
-from ...replay.tree import GraphChooser, compare_leaves, leaf_arguments
+from ...replay.tree import GraphChooser, compare_leaves
 from ..widgets import styled
 from ..widgets.footer import KeysFooter
 from .main import MainScreen, _between_items, _Cancelled
@@ -188,17 +188,12 @@ class RunsScreen(Screen):
                 if run.report is None:
                     self.post_message(LeafCompared(index, error=run.error))
                 else:
-                    data = leaf_arguments(run.on, run.off)
-                    files = (
-                        choosers[0].choose_file(data["open_data"], data["iteration"], run.on.rank),
-                        choosers[1].choose_file(data["close_data"], data["close_iteration"], run.off.rank),
-                    )
                     self.post_message(
                         LeafCompared(
                             index,
                             worst=worst_verdict(r.verdict for r in run.report.records),
                             introduced=len(run.report.summary()["introduced"]),
-                            graphs=files,
+                            graphs=run.graphs,
                         )
                     )
                 if worker.is_cancelled:

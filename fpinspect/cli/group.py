@@ -388,7 +388,7 @@ def compare(
         from ..replay.tree import compare_leaves
 
         runs = compare_leaves(
-            inputs.scope,
+            inputs.scope.compared,
             inputs.choosers,
             comparison_options=options,
             replay=replay,

@@ -186,6 +186,7 @@ def _label_key(value: str | None) -> tuple:
 
 
 def _sorted_labels(values) -> list:
+    """``values`` in label order (numbers as numbers, ``None`` first)."""
     return sorted(values, key=_label_key)
 
 
@@ -234,6 +235,16 @@ class Scope:
         shape says all there is (its ``iteration`` names the step)."""
         return len(self.compared) == 1 and all(level == "step" for level in self.levels)
 
+    def grid(self) -> Grid:
+        """The compared leaf pairs laid out rank × graph, one layer per step."""
+        cells = {(on.rank, on.graph, on.step): i for i, (on, _) in enumerate(self.compared)}
+        return Grid(
+            ranks=_sorted_labels({r for r, _, _ in cells}),
+            graphs=_sorted_labels({g for _, g, _ in cells}),
+            steps=_sorted_labels({s for _, _, s in cells}),
+            cells=cells,
+        )
+
     def to_json(self) -> dict:
         return {
             "compared": [
@@ -241,6 +252,18 @@ class Scope:
             ],
             "skipped": list(self.skipped),
         }
+
+
+@dataclass
+class Grid:
+    """The compared leaf pairs of a :class:`Scope` as a grid: its ``ranks`` (rows), ``graphs``
+    (columns) and ``steps`` (layers) in label order (``None``: a level the layout lacks), and
+    ``cells`` the index in ``Scope.compared`` of each ``(rank, graph, step)`` compared."""
+
+    ranks: list[str | None]
+    graphs: list[str | None]
+    steps: list[str | None]
+    cells: dict[tuple[str | None, str | None, str | None], int]
 
 
 def parse_choice(text: str | None, what: str) -> list[str] | None:

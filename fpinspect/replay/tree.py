@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ..dumps.compare import DumpComparison
@@ -17,7 +17,7 @@ from ..dumps.datadump import DumpIndex, normalise_name
 from ..dumps.errors import InputError
 from ..dumps.graph import GeModel, load_graph
 from ..dumps.report import Report
-from ..dumps.runtree import Leaf, Scope, graph_files
+from ..dumps.runtree import Leaf, graph_files
 from .run import run_with_replay
 
 
@@ -154,7 +154,7 @@ def pick_graphs(
 
 
 def compare_leaves(
-    scope: Scope,
+    pairs: Iterable[tuple[Leaf, Leaf]],
     graphs: tuple[GraphChooser, GraphChooser],
     *,
     comparison_options: dict,
@@ -164,12 +164,13 @@ def compare_leaves(
     amplification: float | None = None,
     cluster=None,
 ) -> Iterator[LeafRun]:
-    """Each compared leaf pair of ``scope``, in order, against its fusion-on and fusion-off graphs
+    """Each leaf pair of ``pairs`` (a :class:`~fpinspect.dumps.runtree.Scope`'s ``compared``), taken
+    one at a time as the one before is done, against its fusion-on and fusion-off graphs
     chosen by ``graphs``. ``comparison_options`` are the further keyword arguments of
     :class:`~fpinspect.dumps.compare.DumpComparison` (thresholds, fused types, ...); ``cluster``, a
     Dask client, computes every leaf's records on its workers."""
     used: dict[tuple, Leaf] = {}  # (rank, step, fusion-on graph file) -> the first leaf compared against it
-    for on, off in scope.compared:
+    for on, off in pairs:
         try:
             picks = pick_graphs(graphs, on, off)
             chosen = graphs[0].model(picks[0].file), graphs[1].model(picks[1].file)

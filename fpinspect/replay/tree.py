@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 
 from ..dumps.compare import DumpComparison
 from ..dumps.datadump import DumpIndex, normalise_name
 from ..dumps.errors import InputError
 from ..dumps.graph import GeModel, load_graph
 from ..dumps.report import Report
-from ..dumps.runtree import Leaf, graph_files
+from ..dumps.runtree import Leaf, graph_files, scan_tree
+from ..dumps.sources import Sources
 from .run import run_with_replay
 
 
@@ -151,6 +152,27 @@ def pick_graphs(
         graphs[0].pick(data["open_data"], data["iteration"], on.rank),
         graphs[1].pick(data["close_data"], data["close_iteration"], off.rank),
     )
+
+
+def leaf_sources(sources: Sources, warn: Callable[[str], object]) -> Sources:
+    """``sources`` of one leaf pair with each folder of graphs replaced by the graph file its
+    side's dumps name most (:meth:`GraphChooser.pick`, the rank read from the data folder where
+    it holds one rank); ``warn`` is told why a choice was not clear-cut. Raises
+    :class:`InputError` when no graph of a folder names the dumps' ops."""
+    chosen = {}
+    for field_name, data, side in (
+        ("open_graph", sources.open_data, "fusion-on"),
+        ("close_graph", sources.close_data, "fusion-off"),
+    ):
+        graph = getattr(sources, field_name)
+        if graph is None or data is None or not os.path.isdir(graph):
+            continue
+        ranks = {leaf.rank for leaf in scan_tree(data).leaves}
+        pick = GraphChooser(graph, side).pick(data, None, ranks.pop() if len(ranks) == 1 else None)
+        chosen[field_name] = pick.file
+        if pick.warning is not None:
+            warn(pick.warning)
+    return replace(sources, **chosen)
 
 
 def compare_leaves(

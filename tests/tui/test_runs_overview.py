@@ -229,3 +229,46 @@ def test_one_leaf_pair_opens_the_inspector_as_before(trees):
 
 def test_overview_snapshot(snap_compare, trees):
     assert snap_compare(_app(trees), terminal_size=SIZE, run_before=settle)
+
+
+def _graph_folders(root: Path) -> tuple[str, str]:
+    """Folders of graphs, one per side, as GE dumps them: the regression block's graph (the one
+    the trees' dumps name) and the clean conv block's."""
+    for side in ("open", "close"):
+        for sample in ("regression", "clean"):
+            folder = root / f"graphs_{side}" / f"pid_1{len(sample)}_deviceid_0"
+            folder.mkdir(parents=True, exist_ok=True)
+            graph_id = 1 if sample == "regression" else 2
+            shutil.copyfile(
+                SAMPLE.parent / sample / f"dumpgraph_af_{side}" / "Build.json",
+                folder / f"ge_proto_0000000{graph_id}_graph_{graph_id}_Build.json",
+            )
+    return str(root / "graphs_open"), str(root / "graphs_close")
+
+
+def test_folders_of_graphs_open_one_leaf_on_the_graph_its_dumps_name(trees, tmp_path):
+    on_graphs, off_graphs = _graph_folders(tmp_path)
+    leaf = Path(STAMP) / "0" / "ge_default_1" / "1" / "1"
+    seen = {}
+
+    async def scenario(pilot):
+        seen["screen"] = pilot.app.screen
+        seen["ops"] = pilot.app.screen.query_one(OpList).shown
+
+    drive(
+        app_for(on_graphs, str(trees / "on" / leaf), off_graphs, str(trees / "off" / leaf)),
+        scenario,
+    )
+    assert type(seen["screen"]) is MainScreen
+    assert CULPRIT in seen["ops"]
+
+
+def test_folders_of_graphs_open_a_tree_on_its_grid(trees, tmp_path):
+    on_graphs, off_graphs = _graph_folders(tmp_path)
+    seen = {}
+
+    async def scenario(pilot):
+        seen["grid"] = _grid(pilot)
+
+    drive(app_for(on_graphs, str(trees / "on"), off_graphs, str(trees / "off")), scenario)
+    assert seen["grid"] == [["0", "fail · 1 introduced"], ["1", "fail · 1 introduced"]]

@@ -310,3 +310,18 @@ def test_an_unreadable_step_folder_is_named_and_the_others_are_compared(trees, m
         "what": str(locked),
         "why": "the fusion-on tree's folder cannot be read (Permission denied)",
     } in out["summary"]["scope"]["skipped"]
+
+
+def test_the_table_says_where_and_from_which_step_each_introduced_op_fails(trees):
+    r = compare(trees, "--steps", "all")
+    assert r.exit_code == 0, r.output
+    summary = r.stdout[r.stdout.index("the whole run") :]
+    assert "first step" in summary
+    (row,) = [line for line in summary.splitlines() if CULPRIT in line]
+    assert [cell.strip() for cell in row.strip("│ ").split("│")] == [
+        CULPRIT,
+        "ge_default_1/1",
+        "0,1",
+        "some ranks",
+        "0",
+    ]

@@ -47,6 +47,14 @@ def _grid(pilot) -> list[list[str]]:
     return _rows(pilot, "#runs-grid")
 
 
+async def _open(pilot, *keys: str) -> tuple[str, str]:
+    """Press ``keys`` (the last one opens a leaf): the fusion-on data folder opened, and the
+    app's subtitle naming the leaf."""
+    await pilot.press(*keys)
+    await settle(pilot)
+    return pilot.app.screen.sources.open_data, pilot.app.sub_title
+
+
 def _help(pilot) -> str:
     return "\n".join(text_of(s) for s in pilot.app.screen.query(Static))
 
@@ -61,10 +69,7 @@ def test_the_grid_shows_each_rank_and_graph_at_the_latest_step_and_s_changes_the
         await pilot.press("S")
         seen["step 0"] = _grid(pilot)
         seen["title 0"] = text_of(pilot.app.screen.query_one("#runs-title", Static))
-        await pilot.press("down", "enter")
-        await settle(pilot)
-        seen["opened"] = pilot.app.screen.sources.open_data
-        seen["sub_title"] = pilot.app.sub_title
+        seen["opened"], seen["sub_title"] = await _open(pilot, "down", "enter")
         await pilot.press("escape")
         await settle(pilot)
         await pilot.press("s")
@@ -133,10 +138,7 @@ def test_enter_opens_a_leaf_and_escape_comes_back(trees):
         await pilot.pause()
         seen["overview help"] = _help(pilot)
         await pilot.press("escape")
-        await pilot.press("down", "enter")
-        await settle(pilot)
-        seen["second"] = pilot.app.screen.sources.open_data
-        seen["second sub_title"] = pilot.app.sub_title
+        seen["second"], seen["second sub_title"] = await _open(pilot, "down", "enter")
         await pilot.press("backspace")
         await settle(pilot)
         seen["back again"] = pilot.app.screen

@@ -78,12 +78,12 @@ def test_the_grid_shows_each_rank_and_graph_at_the_latest_step_and_s_changes_the
     drive(_app(trees), scenario)
     assert isinstance(seen["screen"], RunsScreen)
     assert seen["grid"] == [["0", "fail · 1 introduced"], ["1", "fail · 1 introduced"]]
-    assert seen["title"].startswith("step 1 of 0, 1 (s/S: other steps) · 4 leaf pairs compared, 0 left out")
+    assert seen["title"].startswith("step 1 (2 of 2; s/S: other steps) · 4 leaf pairs compared, 0 left out")
     # rank 1's fused kernel is exact at step 0: a rank-specific failure
     assert seen["step 0"][0] == ["0", "fail · 1 introduced"] and seen["step 0"][1][1].endswith(
         "· 0 introduced"
     )
-    assert seen["title 0"].startswith("step 0 of 0, 1")
+    assert seen["title 0"].startswith("step 0 (1 of 2;")
     assert Path(seen["opened"]) == trees / "on" / STAMP / "1" / "ge_default_1" / "1" / "0"
     assert seen["sub_title"] == "rank 1, graph ge_default_1/1, step 0"
     assert seen["step 1 again"] == seen["grid"]

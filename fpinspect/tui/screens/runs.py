@@ -160,8 +160,9 @@ class RunsScreen(Screen):
         self.step = self.grid.steps[-1]
         #: each compared leaf pair's message, once it is compared (or found unreadable)
         self.outcomes: dict[int, LeafCompared] = {}
-        #: the leaf pairs handed to the worker so far
+        #: the leaf pairs handed to the worker so far, and the one it compares now
         self.started: set[int] = set()
+        self._current = -1
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -208,11 +209,13 @@ class RunsScreen(Screen):
     def _show_step(self) -> None:
         """The title and every cell of the grid at :attr:`step`."""
         compared, skipped = len(self.scope.compared), len(self.scope.skipped)
-        steps = ", ".join(_label(step) for step in self.grid.steps)
+        steps = self.grid.steps
         self.query_one("#runs-title", Static).update(
             Content.assemble(
                 (f"step {_label(self.step)}", "bold"),
-                Content.styled(f" of {steps} (s/S: other steps)", styled.MUTED),
+                Content.styled(
+                    f" ({steps.index(self.step) + 1} of {len(steps)}; s/S: other steps)", styled.MUTED
+                ),
                 (f" · {compared} leaf pairs compared", "bold"),
                 Content.styled(
                     f", {skipped} left out · enter: open a leaf · l: list · escape there: back here",

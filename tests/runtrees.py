@@ -31,3 +31,19 @@ def write_trees(root: Path) -> Path:
                 if side == "on" and rank == 1 and step == 0:
                     _heal(leaf)
     return root
+
+
+def write_adump_trees(root: Path) -> Path:
+    """Fusion-on and fusion-off adump dump-stream trees under ``root/on`` and ``root/off``: one
+    folder per device (ranks 0 and 1) of files named ``type.name.dump_number.task.stream.timestamp``.
+    Returns ``root``."""
+    for side, src in (("on", "datadump_af_open"), ("off", "datadump_af_close")):
+        for rank in (0, 1):
+            folder = root / side / str(rank)
+            folder.mkdir(parents=True)
+            dumps: dict[str, int] = {}
+            for file in sorted((SAMPLE / src).glob("*.npy")):
+                op_type, name, rest = file.name.split(".", 2)
+                number = dumps.setdefault(f"{op_type}.{name}", len(dumps))
+                shutil.copyfile(file, folder / f"{op_type}.{name}.{number}.{rest}")
+    return root

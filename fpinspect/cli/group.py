@@ -388,7 +388,7 @@ def compare(
         from ..replay.tree import compare_leaves
 
         runs = compare_leaves(
-            inputs.scope,
+            inputs.scope.compared,
             inputs.choosers,
             comparison_options=options,
             replay=replay,
@@ -411,6 +411,7 @@ def compare(
         amplification=amplification,
         cluster=cluster,
     )
+    report.sources["warnings"] = [*report.sources.get("warnings", []), *inputs.warnings]
     available = report.sources["fused_types"]
     for wanted in sorted(cmp.fused_types or ()):
         if wanted not in available:

@@ -37,12 +37,14 @@ steps_option = click.option(
 class Inputs:
     """What ``compare`` compares: one leaf pair (``graphs``, paths or loaded graphs, and ``data``, the
     data folder and iteration arguments of :class:`~fpinspect.dumps.compare.DumpComparison`), or a
-    whole tree (``scope`` and the graph ``choosers`` of its leaves)."""
+    whole tree (``scope`` and the graph ``choosers`` of its leaves); ``warnings`` about the graphs
+    chosen for one leaf pair."""
 
     graphs: tuple = ()
     data: dict = field(default_factory=dict)
     scope: object = None
     choosers: tuple = ()
+    warnings: list[str] = field(default_factory=list)
 
 
 def choose_inputs(
@@ -56,7 +58,7 @@ def choose_inputs(
     Raises :class:`~.usage.UsageProblem` with one sentence for anything that cannot be compared."""
     from ..dumps.errors import InputError
     from ..dumps.runtree import pair_trees, parse_choice, scan_tree
-    from ..replay.tree import GraphChooser, leaf_arguments
+    from ..replay.tree import GraphChooser, leaf_arguments, pick_graphs
 
     if any(i is not None for i in iterations):
         if ranks or graphs_chosen or steps:
@@ -92,11 +94,9 @@ def choose_inputs(
         if not single:
             return Inputs(scope=scope, choosers=choosers)
         # one leaf pair and a folder of graphs: the graphs these dumps name
-        chosen = (
-            choosers[0].choose(one["open_data"], one["iteration"], scope.compared[0][0].rank),
-            choosers[1].choose(one["close_data"], one["close_iteration"], scope.compared[0][1].rank),
-        )
-        return Inputs(chosen, one)
+        picks = pick_graphs(choosers, *scope.compared[0])
+        chosen = choosers[0].model(picks[0].file), choosers[1].model(picks[1].file)
+        return Inputs(chosen, one, warnings=[p.warning for p in picks if p.warning is not None])
     except (ValueError, InputError) as exc:
         raise UsageProblem(str(exc)) from None
 

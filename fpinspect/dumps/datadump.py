@@ -273,11 +273,13 @@ class DumpIndex:
             raise InputError(root, "is a file, not a dump folder", _DATA_ERROR)
         problems: list[str] = []
         groups = {}
-        for rel, names in dump_folders(root).items():
+        unreadable: dict[str, str] = {}
+        for rel, names in dump_folders(root, unreadable).items():
             if rel == "." or _DIGITS.fullmatch(Path(rel).name):
                 groups[rel] = names
             else:
                 problems.append(f"{os.path.join(root, rel)}: ignored, its name is not an iteration number")
+        problems += [f"{folder}: {why}, ignored" for folder, why in unreadable.items()]
         if not groups:
             raise InputError(root, "holds no dump files (neither .npy files nor raw dumps)", _DATA_ERROR)
         iterations = sorted(groups, key=_iteration_key)
@@ -327,11 +329,21 @@ def _is_dump_name(name: str) -> bool:
     return name.endswith(".npy") or name.rpartition(".")[2].isdigit()
 
 
-def dump_folders(root: str) -> dict[str, list[str]]:
-    """``{relative folder: sorted dump file names}`` for every folder holding dump files."""
+def dump_folders(root: str, unreadable: dict[str, str] | None = None) -> dict[str, list[str]]:
+    """``{relative folder: sorted dump file names}`` for every folder holding dump files.
+
+    A folder under ``root`` that cannot be listed goes into ``unreadable`` (``{folder: why}``)
+    where that is given, and the others are still read; ``root`` itself, or any folder when
+    ``unreadable`` is ``None``, raises :class:`InputError`."""
+
+    def onerror(exc: OSError) -> None:
+        if unreadable is None or os.path.normpath(exc.filename or root) == os.path.normpath(root):
+            raise exc
+        unreadable[exc.filename] = f"cannot be read ({exc.strerror or exc})"
+
     groups: dict[str, list[str]] = {}
     try:
-        walk = list(os.walk(root, onerror=_raise))
+        walk = list(os.walk(root, onerror=onerror))
     except OSError as exc:
         raise InputError(
             exc.filename or root, f"cannot be read ({exc.strerror or exc})", _DATA_ERROR
@@ -341,10 +353,6 @@ def dump_folders(root: str) -> dict[str, list[str]]:
         if npys:
             groups[Path(os.path.relpath(directory, root)).as_posix()] = npys
     return groups
-
-
-def _raise(exc: OSError) -> None:
-    raise exc
 
 
 def _pick_iteration(root: str, iterations: list[str], wanted: str) -> str:

@@ -3,7 +3,11 @@
 A datadump of one run is rarely one folder. GE writes
 ``{dump_path}/{time}/{device_id}/{model_name}/{model_id}/{data_index}/``: a ``device_id`` per rank,
 a ``model_name``/``model_id`` per compiled graph, a ``data_index`` per step. msprobe writes
-``{dump_path}/step{k}/rank{r}/dump_tensor_data/``. A *leaf* is a folder that directly holds dump
+``{dump_path}/step{k}/rank{r}/dump_tensor_data/``. Two forms hold one folder of dumps per device and
+no graph or step level: GE's single-op dump ``{dump_path}/{time}/{device_id}/`` and the adump
+"dump stream" ``{dump_path}/{device_id}/``, whose files ``{type}.{name}.{dump_number}.{task_id}.
+{stream_id}.{timestamp}`` carry a process-wide dump counter (each op's latest dump is its latest
+step, as :class:`~.datadump.DumpIndex` picks it). A *leaf* is a folder that directly holds dump
 files; :func:`scan_tree` labels each with its rank, graph and step, read from the folder names
 from the leaf upwards, so the user may point anywhere inside such a tree (at ``{dump_path}``, at
 one ``{device_id}``, or at one leaf). Folders of neither layout are steps only (today's plain
@@ -27,6 +31,9 @@ from .errors import InputError, missing
 _DIGITS = re.compile(r"\d+")
 _MSPROBE_STEP = re.compile(r"step(\d+)")
 _MSPROBE_RANK = re.compile(r"rank(\d+)")
+_TIME_FOLDER = re.compile(r"\d{14}")  # YYYYMMDDHHMMSS
+#: an adump dump-stream file: type.name.dump_number.task_id.stream_id.timestamp[.FFTSPLUS.…]
+_ADUMP_NAME = re.compile(r"[^.]+\.[^.]+(\.\d+){4}(\.FFTSPLUS(\.\d+){3})?(\.(input|output)\.\d+.*)?")
 _DATA_ERROR = "DATA_LOAD_ERROR"
 
 
@@ -59,13 +66,16 @@ class Leaf:
 @dataclass
 class RunTree:
     """The leaves found under ``root`` and the layout they were read as: ``ge`` (GE datadump),
-    ``msprobe``, ``steps`` (numbered iteration folders) or ``flat`` (one folder)."""
+    ``msprobe``, ``device`` (one folder per device: GE's single-op dump, adump's dump stream),
+    ``steps`` (numbered iteration folders) or ``flat`` (one folder)."""
 
     root: str
     layout: str
     leaves: list[Leaf]
-    #: rank folders that hold no dump file: ``{rank: folder}`` (GE layout)
+    #: rank folders that hold no dump file: ``{rank: folder}`` (GE and device layouts)
     empty_ranks: dict[str, str] = field(default_factory=dict)
+    #: folders under the root that could not be listed: ``{folder: why}``
+    unreadable: dict[str, str] = field(default_factory=dict)
 
     @property
     def ranks(self) -> list[str]:
@@ -76,55 +86,58 @@ def scan_tree(root: str | os.PathLike) -> RunTree:
     """The leaves of the dump tree at ``root``, labelled (see the module docstring).
 
     Raises :class:`~.errors.InputError` (``DATA_LOAD_ERROR``) when ``root`` is missing, not a
-    folder, unreadable or holds no dump file.
+    folder, unreadable or holds no dump file; a folder under it that cannot be read is named in
+    :attr:`RunTree.unreadable`.
     """
     root = os.fspath(root)
     if not os.path.exists(root):
         raise InputError(root, missing(root, "folder"), _DATA_ERROR)
     if not os.path.isdir(root):
         raise InputError(root, "is a file, not a dump folder", _DATA_ERROR)
-    rels = list(dump_folders(root))
+    unreadable: dict[str, str] = {}
+    folders = dump_folders(root, unreadable)
+    rels = list(folders)
     if not rels:
         raise InputError(root, "holds no dump files (neither .npy files nor raw dumps)", _DATA_ERROR)
     base = Path(os.path.abspath(root))
-    for layout, label in (("ge", _ge_labels), ("msprobe", _msprobe_labels)):
-        labelled = [label((base / rel).resolve().parts if rel != "." else base.parts) for rel in rels]
+    for layout, label, device_depth in _LAYOUTS:
+        labelled = [
+            label((base / rel).resolve().parts if rel != "." else base.parts, folders[rel]) for rel in rels
+        ]
         if all(labels is not None for labels in labelled):
             leaves = [Leaf(root, rel, *labels) for rel, labels in zip(rels, labelled)]
-            empty = _empty_device_folders(root, rels) if layout == "ge" else {}
-            return RunTree(root, layout, _ordered(leaves), empty)
+            empty = _empty_device_folders(root, rels, device_depth) if device_depth is not None else {}
+            return RunTree(root, layout, _ordered(leaves), empty, unreadable)
     if rels == ["."]:
-        return RunTree(root, "flat", [Leaf(root, ".")])
+        return RunTree(root, "flat", [Leaf(root, ".")], unreadable=unreadable)
     # numbered iteration folders (other folders holding dumps are ignored by DumpIndex.scan)
     leaves = [Leaf(root, rel, step=rel) for rel in rels if rel == "." or _DIGITS.fullmatch(Path(rel).name)]
-    return RunTree(root, "steps", _ordered(leaves) or [Leaf(root, rels[0])])
+    return RunTree(root, "steps", _ordered(leaves) or [Leaf(root, rels[0])], unreadable=unreadable)
 
 
-def _empty_device_folders(root: str, rels: list[str]) -> dict[str, str]:
+def _empty_device_folders(root: str, rels: list[str], depth: int) -> dict[str, str]:
     """``{device_id: folder}`` of the device folders beside the leaves' own that hold no dump file
-    (a rank that dumped nothing), where the tree's root lies above the device level."""
-    present: dict[str, set[str]] = {}  # time folder -> device ids with leaves
+    (a rank that dumped nothing), where the tree's root lies above the device level, ``depth``
+    folders above the leaves."""
+    present: dict[str, set[str]] = {}  # folder holding device folders -> device ids with leaves
     for rel in rels:
-        parts = Path(rel).parts
-        if len(parts) >= 5:  # time/device/model/model_id/index below the root
-            present.setdefault(os.path.join(root, *parts[:-4]), set()).add(parts[-4])
+        parts = Path(rel).parts if rel != "." else ()
+        if len(parts) > depth:
+            device = len(parts) - 1 - depth
+            present.setdefault(os.path.join(root, *parts[:device]), set()).add(parts[device])
     empty = {}
-    for time_folder, devices in present.items():
+    for parent, devices in present.items():
         try:
-            names = os.listdir(time_folder)
+            names = os.listdir(parent)
         except OSError:
             continue
         for name in names:
-            if (
-                _DIGITS.fullmatch(name)
-                and name not in devices
-                and os.path.isdir(os.path.join(time_folder, name))
-            ):
-                empty[name] = os.path.join(time_folder, name)
+            if _DIGITS.fullmatch(name) and name not in devices and os.path.isdir(os.path.join(parent, name)):
+                empty[name] = os.path.join(parent, name)
     return empty
 
 
-def _ge_labels(parts: tuple[str, ...]) -> tuple[str, str, str] | None:
+def _ge_labels(parts: tuple[str, ...], _names: list[str]) -> tuple[str, str, str] | None:
     """``(device_id, model_name/model_id, data_index)`` of a GE leaf
     ``…/{time}/{device_id}/{model_name}/{model_id}/{data_index}``, else ``None``."""
     if len(parts) < 5:
@@ -135,7 +148,7 @@ def _ge_labels(parts: tuple[str, ...]) -> tuple[str, str, str] | None:
     return device, f"{model}/{model_id}", index
 
 
-def _msprobe_labels(parts: tuple[str, ...]) -> tuple[str | None, None, str] | None:
+def _msprobe_labels(parts: tuple[str, ...], _names: list[str]) -> tuple[str | None, None, str] | None:
     """``(rank, None, step)`` of an msprobe leaf ``…/step{k}/rank{r}[/dump_tensor_data]``
     (``proc{pid}`` in place of the rank folder: no rank), else ``None``."""
     tail = parts[-3:]
@@ -146,6 +159,25 @@ def _msprobe_labels(parts: tuple[str, ...]) -> tuple[str | None, None, str] | No
     return rank, None, step
 
 
+def _device_labels(parts: tuple[str, ...], names: list[str]) -> tuple[str, None, None] | None:
+    """``(device_id, None, None)`` of a leaf of one device's dumps: GE's single-op form
+    ``…/{time}/{device_id}`` or adump's dump stream ``…/{device_id}`` (its files named with the
+    dump counter), else ``None``."""
+    device = parts[-1] if parts else ""
+    if not _DIGITS.fullmatch(device):
+        return None
+    if len(parts) >= 2 and _TIME_FOLDER.fullmatch(parts[-2]):
+        return device, None, None
+    if any(_ADUMP_NAME.fullmatch(name) for name in names):
+        return device, None, None
+    return None
+
+
+#: each layout: its name, the labels of one leaf's folder, and how many folders above a leaf its
+#: device folder is (``None``: no device level)
+_LAYOUTS = (("ge", _ge_labels, 3), ("msprobe", _msprobe_labels, None), ("device", _device_labels, 0))
+
+
 def _label_key(value: str | None) -> tuple:
     """Sort key of a label: numbers as numbers, before names; ``None`` first."""
     if value is None:
@@ -154,6 +186,7 @@ def _label_key(value: str | None) -> tuple:
 
 
 def _sorted_labels(values) -> list:
+    """``values`` in label order (numbers as numbers, ``None`` first)."""
     return sorted(values, key=_label_key)
 
 
@@ -189,7 +222,7 @@ class Scope:
 
     compared: list[tuple[Leaf, Leaf]] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)
-    #: the level of each skipped entry: ``rank``, ``graph`` or ``step``
+    #: the level of each skipped entry: ``rank``, ``graph``, ``step`` or ``folder``
     levels: list[str] = field(default_factory=list)
 
     def skip(self, what: str, why: str, level: str) -> None:
@@ -202,6 +235,16 @@ class Scope:
         shape says all there is (its ``iteration`` names the step)."""
         return len(self.compared) == 1 and all(level == "step" for level in self.levels)
 
+    def grid(self) -> Grid:
+        """The compared leaf pairs laid out rank × graph, one layer per step."""
+        cells = {(on.rank, on.graph, on.step): i for i, (on, _) in enumerate(self.compared)}
+        return Grid(
+            ranks=_sorted_labels({r for r, _, _ in cells}),
+            graphs=_sorted_labels({g for _, g, _ in cells}),
+            steps=_sorted_labels({s for _, _, s in cells}),
+            cells=cells,
+        )
+
     def to_json(self) -> dict:
         return {
             "compared": [
@@ -209,6 +252,18 @@ class Scope:
             ],
             "skipped": list(self.skipped),
         }
+
+
+@dataclass
+class Grid:
+    """The compared leaf pairs of a :class:`Scope` as a grid: its ``ranks`` (rows), ``graphs``
+    (columns) and ``steps`` (layers) in label order (``None``: a level the layout lacks), and
+    ``cells`` the index in ``Scope.compared`` of each ``(rank, graph, step)`` compared."""
+
+    ranks: list[str | None]
+    graphs: list[str | None]
+    steps: list[str | None]
+    cells: dict[tuple[str | None, str | None, str | None], int]
 
 
 def parse_choice(text: str | None, what: str) -> list[str] | None:
@@ -249,6 +304,9 @@ def pair_trees(
     ``model_name/model_id`` or its ``model_name``). Raises ``ValueError`` when a choice names
     nothing either tree holds."""
     scope = Scope()
+    for tree, side in ((on, "fusion-on"), (off, "fusion-off")):
+        for folder, why in tree.unreadable.items():
+            scope.skip(folder, f"the {side} tree's folder {why}", "folder")
     if (
         len(on.leaves) == 1
         and len(off.leaves) == 1

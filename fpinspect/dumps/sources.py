@@ -2,7 +2,8 @@
 side found by the usual naming.
 
 A run folder holds ``dumpgraph_af_open/<graph>`` and ``dumpgraph_af_close/<graph>`` (atc's
-``.json`` or GE's ``ge_proto_*_Build.txt``),
+``.json`` or GE's ``ge_proto_*_Build.txt``; a folder of several graphs, GE's dump of every graph
+of every process, is kept as the folder, and the graph each leaf's dumps name is chosen later),
 ``datadump_af_open/`` and ``datadump_af_close/``. Given the fusion-on side, the fusion-off
 side is the same path with its last ``..._af_open`` (or ``af_open``) part renamed
 ``..._af_close`` (``af_close``); a graph's data folder is its graph folder with
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import missing
+from .runtree import graph_files
 
 #: The bundled sample run ``fpinspect open`` shows without arguments (package data: it is in the wheel).
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_dumps" / "regression"
@@ -45,12 +47,17 @@ class Sources:
     @property
     def name(self) -> str:
         """A short name for the run: the folder holding the graph folder."""
-        return Path(self.open_graph).resolve().parent.parent.name or Path(self.open_graph).name
+        graph_folder = Path(self.open_graph).resolve()
+        if not graph_folder.is_dir():
+            graph_folder = graph_folder.parent
+        return graph_folder.parent.name or Path(self.open_graph).name
 
     @property
     def run_dir(self) -> str | None:
         """The run folder holding the fusion-on graph's ``dumpgraph_*`` folder, if it is one."""
-        folder = os.path.dirname(os.path.abspath(self.open_graph))
+        folder = os.path.abspath(self.open_graph)
+        if not os.path.isdir(folder):
+            folder = os.path.dirname(folder)
         return os.path.dirname(folder) if os.path.basename(folder).startswith("dumpgraph") else None
 
     @property
@@ -112,10 +119,10 @@ def _graph_in(folder: Path) -> Path | None:
 
 
 def _close_graph_of(open_graph: Path) -> Path | None:
-    """The fusion-off graph: the same file name on the ``af_close`` side, else the one graph
-    file of that side's folder (GE numbers its text graphs per run)."""
+    """The fusion-off graph: the same file (or folder of graphs) on the ``af_close`` side, else
+    the one graph file of that side's folder (GE numbers its text graphs per run)."""
     same = swap_side(open_graph)
-    if same is None or same.is_file():
+    if same is None or same.is_file() or (open_graph.is_dir() and same.is_dir()):
         return same
     folder = swap_side(open_graph.parent)
     return _graph_in(folder) if folder is not None and folder.is_dir() else None
@@ -123,7 +130,7 @@ def _close_graph_of(open_graph: Path) -> Path | None:
 
 def _data_of(graph: Path) -> Path | None:
     """The data folder named after the graph's folder (``dumpgraph_x`` -> ``datadump_x``)."""
-    folder = graph.parent
+    folder = graph if graph.is_dir() else graph.parent
     if "dumpgraph" not in folder.name:
         return None
     data = folder.with_name(folder.name.replace("dumpgraph", "datadump"))
@@ -131,28 +138,43 @@ def _data_of(graph: Path) -> Path | None:
 
 
 def _existing(path: Path | None, kind: str) -> str | None:
-    """``path`` as a string if it exists and is of ``kind`` (``"dir"`` or ``"file"``)."""
+    """``path`` as a string if it exists and is of ``kind`` (``"dir"``, ``"file"``, or
+    ``"graph"``: a file or a folder of graphs)."""
     if not path:
         return None
-    ok = path.is_dir() if kind == "dir" else path.is_file()
+    ok = {"dir": path.is_dir, "file": path.is_file, "graph": path.exists}[kind]()
     return str(path) if ok else None
 
 
 def _open_graph(path: Path) -> Path:
-    """The fusion-on graph file for a path given as GRAPH: a file, a graph folder holding one
-    ``.json``, or a run folder holding ``dumpgraph_af_open/``."""
+    """The fusion-on graph for a path given as GRAPH: a file, a graph folder holding one
+    ``.json`` (that file) or several graphs (the folder), or a run folder holding
+    ``dumpgraph_af_open/``."""
     if not path.exists():
         raise SourceError(f"graph {path} {missing(path).removeprefix('file ')}.")
     if path.is_file():
         return path
     for folder in (path / f"dumpgraph_{OPEN}", path):
-        graph = _graph_in(folder) if folder.is_dir() else None
+        if not folder.is_dir():
+            continue
+        graph = _graph_in(folder)
         if graph is not None:
             return graph
+        if graph_files(folder):
+            return folder
     raise SourceError(
-        f"{path} is a folder without a graph: give the graph file, or a run folder "
-        f"holding dumpgraph_{OPEN}/ with one .json or ge_proto_*_Build.txt file."
+        f"{path} is a folder without a graph: give the graph file, a folder of graphs, or a run "
+        f"folder holding dumpgraph_{OPEN}/ with .json or ge_proto_*_Build.txt files."
     )
+
+
+def _one_graph_or_data(graph: str | None, data: str | None, side: str) -> None:
+    """A folder of several graphs needs its side's data folder: its dumps choose the graph."""
+    if graph is not None and data is None and os.path.isdir(graph):
+        raise SourceError(
+            f"the {side} graph {graph} is a folder of {len(graph_files(graph))} graphs: give the "
+            f"{side} data folder too (its dumps choose the graph), or one graph file."
+        )
 
 
 def _checked(path: str | None, kind: str, what: str) -> Path | None:
@@ -166,6 +188,8 @@ def _checked(path: str | None, kind: str, what: str) -> Path | None:
         raise SourceError(f"{what} {path} is a file, not a dump folder.")
     if kind == "file" and not p.is_file():
         raise SourceError(f"{what} {path} is a folder, not a graph file.")
+    if kind == "graph" and p.is_dir() and not graph_files(p):
+        raise SourceError(f"{what} {path} is a folder without a graph (no .json or ge_proto_*.txt file).")
     return p
 
 
@@ -193,13 +217,16 @@ def resolve(
         graph = str(sample)
     open_graph = _open_graph(Path(graph))
     open_data = _checked(data, "dir", "data folder") or _data_of(open_graph)
-    close_graph_p = _checked(close_graph, "file", "--close-graph")
+    close_graph_p = _checked(close_graph, "graph", "--close-graph")
     close_data_p = _checked(close_data, "dir", "--close-data")
-    return Sources(
+    sources = Sources(
         open_graph=str(open_graph),
         open_data=str(open_data) if open_data else None,
-        close_graph=str(close_graph_p) if close_graph_p else _existing(_close_graph_of(open_graph), "file"),
+        close_graph=str(close_graph_p) if close_graph_p else _existing(_close_graph_of(open_graph), "graph"),
         close_data=str(close_data_p)
         if close_data_p
         else _existing(open_data and swap_side(open_data), "dir"),
     )
+    _one_graph_or_data(sources.open_graph, sources.open_data, "fusion-on")
+    _one_graph_or_data(sources.close_graph, sources.close_data, "fusion-off")
+    return sources

@@ -9,26 +9,38 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 
 from ..dumps.compare import DumpComparison
 from ..dumps.datadump import DumpIndex, normalise_name
 from ..dumps.errors import InputError
 from ..dumps.graph import GeModel, load_graph
 from ..dumps.report import Report
-from ..dumps.runtree import Leaf, Scope, graph_files
+from ..dumps.runtree import Leaf, graph_files, scan_tree
+from ..dumps.sources import Sources
 from .run import run_with_replay
 
 
 @dataclass
 class LeafRun:
-    """One leaf pair's comparison: its report, or the sentence why its dumps could not be read."""
+    """One leaf pair's comparison: its report, or the sentence why its dumps could not be read;
+    ``graphs`` the fusion-on and fusion-off graph files it was compared against."""
 
     on: Leaf
     off: Leaf
     report: Report | None = None
     error: str | None = None
+    graphs: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class GraphPick:
+    """The graph file chosen for a leaf's dumps, and why the choice was not clear-cut where it
+    was not (another graph of the same id on that device, or one naming as many of the dumps)."""
+
+    file: str
+    warning: str | None = None
 
 
 def leaf_arguments(on: Leaf, off: Leaf) -> dict:
@@ -52,11 +64,23 @@ def leaf_arguments(on: Leaf, off: Leaf) -> dict:
 
 #: The folder GE dumps a process's graphs in: ``DUMP_GRAPH_PATH/pid_{pid}_deviceid_{device}/``.
 _DEVICE_FOLDER = re.compile(r"[/\\]pid_\d+_deviceid_(\d+)[/\\]")
+#: GE's name of a dumped graph: ``ge_proto_{index}_graph_{graph_id}_{stage}.txt``
+_GRAPH_ID = re.compile(r"ge_proto_\d+_graph_(\d+)_")
 
 
 def _device_of(path: str) -> str | None:
     found = _DEVICE_FOLDER.search(path)
     return found.group(1) if found else None
+
+
+def _same_graph(a: str, b: str) -> bool:
+    """Whether two graph files are dumps of one graph id by one device (or one folder): GE
+    compiled that graph again, and only one of them ran at the dumped step."""
+    id_a, id_b = _GRAPH_ID.search(os.path.basename(a)), _GRAPH_ID.search(os.path.basename(b))
+    if id_a is None or id_b is None or id_a.group(1) != id_b.group(1):
+        return False
+    device = _device_of(a)
+    return device == _device_of(b) if device is not None else os.path.dirname(a) == os.path.dirname(b)
 
 
 class GraphChooser:
@@ -83,36 +107,76 @@ class GraphChooser:
             self._names[file] = {normalise_name(name) for name in self._models[file].ops}
         return self._models[file]
 
-    def choose(self, folder: str, iteration: str | None, rank: str | None = None) -> GeModel:
-        """The graph of :meth:`choose_file`, loaded."""
-        return self.model(self.choose_file(folder, iteration, rank))
-
-    def choose_file(self, folder: str, iteration: str | None, rank: str | None = None) -> str:
+    def pick(self, folder: str, iteration: str | None, rank: str | None = None) -> GraphPick:
         """The graph file of the dumps in ``folder`` (at ``iteration``) of ``rank``: among the
         graphs GE dumped for that device (``DUMP_GRAPH_PATH/pid_{pid}_deviceid_{rank}/``) where
-        there are such folders, the one whose ops the dumps name most. Raises :class:`InputError`
-        when no graph names any op those dumps name."""
+        there are such folders, the one whose ops the dumps name most (the first in file order of
+        equals), with a warning naming the others of its graph id and those naming as many ops.
+        Raises :class:`InputError` when no graph names any op those dumps name."""
         if len(self.files) == 1:
-            return self.files[0]
+            return GraphPick(self.files[0])
         files = self.files
         if rank is not None:
             files = [f for f in files if _device_of(f) == rank] or files
         dumped = {f.op_name for f in DumpIndex.scan(folder, iteration).files}
-        scores = [(len(dumped & self._names_of(file)), file) for file in files]
-        best, file = max(scores, key=lambda s: s[0])  # the first of equals: files are sorted
+        scores = {file: len(dumped & self._names_of(file)) for file in files}
+        file = max(scores, key=scores.__getitem__)  # the first of equals: files are sorted
+        best = scores[file]
         if best == 0:
             raise InputError(
                 folder, f"names none of the ops of the {len(self.files)} graphs in {self.path}", "NO_GRAPH"
             )
-        return file
+        rivals = [f for f in files if f != file and (scores[f] == best or _same_graph(f, file))]
+        if not rivals:
+            return GraphPick(file)
+        said = "; ".join(
+            f"{rival} {'is the same graph id' if _same_graph(rival, file) else 'is another graph'} "
+            f"and names {scores[rival]}"
+            for rival in rivals
+        )
+        return GraphPick(
+            file, f"the {self.side} graph {file} was used: it names {best} of the dumps' ops; {said}"
+        )
 
     def _names_of(self, file: str) -> set[str]:
         self.model(file)
         return self._names[file]
 
 
+def pick_graphs(
+    graphs: tuple[GraphChooser, GraphChooser], on: Leaf, off: Leaf
+) -> tuple[GraphPick, GraphPick]:
+    """The fusion-on and fusion-off graph files of one leaf pair (:meth:`GraphChooser.pick`)."""
+    data = leaf_arguments(on, off)
+    return (
+        graphs[0].pick(data["open_data"], data["iteration"], on.rank),
+        graphs[1].pick(data["close_data"], data["close_iteration"], off.rank),
+    )
+
+
+def leaf_sources(sources: Sources, warn: Callable[[str], object]) -> Sources:
+    """``sources`` of one leaf pair with each folder of graphs replaced by the graph file its
+    side's dumps name most (:meth:`GraphChooser.pick`, the rank read from the data folder where
+    it holds one rank); ``warn`` is told why a choice was not clear-cut. Raises
+    :class:`InputError` when no graph of a folder names the dumps' ops."""
+    chosen = {}
+    for field_name, data, side in (
+        ("open_graph", sources.open_data, "fusion-on"),
+        ("close_graph", sources.close_data, "fusion-off"),
+    ):
+        graph = getattr(sources, field_name)
+        if graph is None or data is None or not os.path.isdir(graph):
+            continue
+        ranks = {leaf.rank for leaf in scan_tree(data).leaves}
+        pick = GraphChooser(graph, side).pick(data, None, ranks.pop() if len(ranks) == 1 else None)
+        chosen[field_name] = pick.file
+        if pick.warning is not None:
+            warn(pick.warning)
+    return replace(sources, **chosen)
+
+
 def compare_leaves(
-    scope: Scope,
+    pairs: Iterable[tuple[Leaf, Leaf]],
     graphs: tuple[GraphChooser, GraphChooser],
     *,
     comparison_options: dict,
@@ -122,30 +186,29 @@ def compare_leaves(
     amplification: float | None = None,
     cluster=None,
 ) -> Iterator[LeafRun]:
-    """Each compared leaf pair of ``scope``, in order, against its fusion-on and fusion-off graphs
+    """Each leaf pair of ``pairs`` (a :class:`~fpinspect.dumps.runtree.Scope`'s ``compared``), taken
+    one at a time as the one before is done, against its fusion-on and fusion-off graphs
     chosen by ``graphs``. ``comparison_options`` are the further keyword arguments of
     :class:`~fpinspect.dumps.compare.DumpComparison` (thresholds, fused types, ...); ``cluster``, a
     Dask client, computes every leaf's records on its workers, the next leaf's already sent while
     this one's come back (so the workers never wait for the client to load and plan a leaf)."""
+    used: dict[tuple, Leaf] = {}  # (rank, step, fusion-on graph file) -> the first leaf compared against it
 
-    def start(on, off) -> LeafRun | tuple:
-        data = leaf_arguments(on, off)
+    def start(on: Leaf, off: Leaf) -> LeafRun | tuple:
         try:
-            chosen = (
-                graphs[0].choose(data["open_data"], data["iteration"], on.rank),
-                graphs[1].choose(data["close_data"], data["close_iteration"], off.rank),
-            )
-            comparison = DumpComparison(*chosen, **data, **comparison_options)
+            picks = pick_graphs(graphs, on, off)
+            chosen = graphs[0].model(picks[0].file), graphs[1].model(picks[1].file)
+            comparison = DumpComparison(*chosen, **leaf_arguments(on, off), **comparison_options)
         except InputError as exc:
             return LeafRun(on, off, error=str(exc))
         if cluster is not None:
             comparison.submit_to(cluster)
-        return on, off, comparison
+        return on, off, picks, comparison
 
     def finish(started: LeafRun | tuple) -> LeafRun:
         if isinstance(started, LeafRun):
             return started
-        on, off, comparison = started
+        on, off, picks, comparison = started
         report = run_with_replay(
             comparison,
             replay=replay,
@@ -154,21 +217,30 @@ def compare_leaves(
             amplification=amplification,
             cluster=cluster,
         )
-        return LeafRun(on, off, report=report)
+        warnings = [pick.warning for pick in picks if pick.warning is not None]
+        first = used.setdefault((on.rank, on.step, picks[0].file), on)
+        if first.graph != on.graph:
+            warnings.append(
+                f"the dumps of graph {first.graph} and of graph {on.graph} were both compared against "
+                f"the fusion-on graph {picks[0].file}: is a graph dump missing?"
+            )
+        if warnings:
+            report.sources["warnings"] = [*report.sources.get("warnings", []), *warnings]
+        return LeafRun(on, off, report=report, graphs=(picks[0].file, picks[1].file))
 
     if cluster is None:
-        for on, off in scope.compared:
+        for on, off in pairs:
             yield finish(start(on, off))
         return
     ahead = None
     try:
-        for on, off in scope.compared:
+        for on, off in pairs:
             previous, ahead = ahead, start(on, off)
             if previous is not None:
                 yield finish(previous)
         if ahead is not None:
-            done, ahead = ahead, None
-            yield finish(done)
+            last, ahead = ahead, None
+            yield finish(last)
     finally:
         if isinstance(ahead, tuple):  # interrupted: take back what was sent ahead
-            ahead[2].cancel_submitted(cluster)
+            ahead[3].cancel_submitted(cluster)

@@ -97,7 +97,7 @@ def open_result_command(ctx: click.Context, path: Path, runs_dir: Path) -> None:
 @click.option(
     "--close-graph",
     metavar="G",
-    help="dump graph (atc JSON or ge_proto_*.txt) of the run with auto-fusion off",
+    help="dump graph (atc JSON or ge_proto_*.txt, or a folder of them) of the run with auto-fusion off",
 )
 @click.option("--close-data", metavar="D", help="datadump .npy folder of the run with auto-fusion off")
 @fused_types_option
@@ -117,7 +117,8 @@ def open_command(
     """Inspect a fusion-on / fusion-off dump pair in the terminal.
 
     GRAPH is the dump graph (atc JSON or ge_proto_*.txt) of the run with auto-fusion on (or a run folder holding
-    dumpgraph_af_open/), DATA its datadump folder. The fusion-off side is found by name
+    dumpgraph_af_open/), DATA its datadump folder. A folder of several graphs (GE's dump of
+    every compiled graph, per process) is read with DATA: each leaf's dumps choose their graph. The fusion-off side is found by name
     (..._af_open -> ..._af_close) unless --close-graph / --close-data give it. Without
     arguments the bundled sample dumps open; without a fusion-off side the graph opens for
     browsing. Data folders that are dump trees of several ranks, graphs or steps open on an

@@ -2,11 +2,12 @@
 left out said, one leaf's report unchanged."""
 
 import json
+import os
 import shutil
 
 import pytest
 from click.testing import CliRunner
-from runtrees import CULPRIT, SAMPLE, STAMP, write_trees
+from runtrees import CULPRIT, SAMPLE, STAMP, write_adump_trees, write_trees
 
 from fpinspect.cli import main
 
@@ -206,3 +207,121 @@ def test_model_explorer_export_needs_one_leaf(trees):
     assert r.exit_code == 2 and "choose one with --ranks" in r.output
     r = compare(trees, "--format", "model-explorer", "--ranks", "0", "--steps", "1")
     assert r.exit_code == 0 and "autofuse_2_Add_LayerNorm" in json.loads(r.stdout)["Build"]["results"]
+
+
+def test_adump_stream_trees_compare_every_device(tmp_path):
+    write_adump_trees(tmp_path)
+    r = compare(tmp_path, "--format", "json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert [(x["rank"], x["graph"], x["step"]) for x in out["runs"]] == [("0", None, None), ("1", None, None)]
+    assert all(x["summary"]["introduced"] == [CULPRIT] for x in out["runs"])
+
+
+def _graph_folders(tmp_path, names_on: list[str]) -> list:
+    """``--af-*-graph`` folders: the sample's fusion-on graph as each of ``names_on`` (paths under
+    the folder), its fusion-off graph once."""
+    for name in names_on:
+        (tmp_path / "g_on" / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(SAMPLE / "dumpgraph_af_open" / "Build.json", tmp_path / "g_on" / name)
+    (tmp_path / "g_off").mkdir()
+    shutil.copyfile(SAMPLE / "dumpgraph_af_close" / "Build.json", tmp_path / "g_off" / "Build.json")
+    return ["--af-open-graph", tmp_path / "g_on", "--af-close-graph", tmp_path / "g_off"]
+
+
+def test_a_graph_id_dumped_twice_on_a_device_is_a_warning_naming_both(trees, tmp_path):
+    first, second = (f"pid_100_deviceid_0/ge_proto_0000000{i}_graph_1_Build.json" for i in (1, 7))
+    graphs = _graph_folders(tmp_path, [first, second])
+    data = ["--af-open-data", trees / "on", "--af-close-data", trees / "off", "-j", "1", "--format", "json"]
+    r = run("compare", *graphs, *data)
+    assert r.exit_code == 0, r.output
+    warnings = json.loads(r.stdout)["summary"]["warnings"]
+    (said,) = [w for w in warnings if w.startswith("rank 0, graph ge_default_1/1, step 1: ")]
+    used, other = str(tmp_path / "g_on" / first), str(tmp_path / "g_on" / second)
+    assert f"the fusion-on graph {used} was used" in said and f"{other} is the same graph id" in said
+    assert said.split(": ", 1)[1] in r.stderr
+    r = run("compare", *graphs, *data, "--ranks", "0", "--steps", "1")  # one leaf: its own report
+    assert r.exit_code == 0, r.output
+    assert any(other in w for w in json.loads(r.stdout)["summary"]["warnings"])
+
+
+def test_two_graphs_of_a_rank_compared_against_one_graph_is_a_warning(tmp_path):
+    for model in ("m_a", "m_b"):
+        for side, src in (("on", "datadump_af_open"), ("off", "datadump_af_close")):
+            shutil.copytree(SAMPLE / src, tmp_path / side / STAMP / "0" / model / "1" / "0")
+    r = compare(tmp_path, "--format", "json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert [x["graph"] for x in out["runs"]] == ["m_a/1", "m_b/1"]
+    assert (
+        "rank 0, graph m_b/1, step 0: the dumps of graph m_a/1 and of graph m_b/1 were both compared "
+        f"against the fusion-on graph {SAMPLE / 'dumpgraph_af_open' / 'Build.json'}: is a graph dump missing?"
+    ) in out["summary"]["warnings"]
+
+
+def test_dumps_that_name_no_op_of_any_graph_are_not_compared_and_said(tmp_path):
+    for side, src in (("on", "datadump_af_open"), ("off", "datadump_af_close")):
+        shutil.copytree(SAMPLE / src, tmp_path / side / STAMP / "0" / "m_a" / "1" / "0")
+        stranger = tmp_path / side / STAMP / "0" / "m_b" / "1" / "0"
+        stranger.mkdir(parents=True)
+        for file in (SAMPLE / src).glob("*.npy"):
+            op_type, rest = file.name.split(".", 1)
+            shutil.copyfile(file, stranger / f"{op_type}.other_{rest}")
+    graphs = _graph_folders(tmp_path, ["a/Build.json", "b/Build.json"])
+    r = run(
+        "compare", *graphs, "--af-open-data", tmp_path / "on", "--af-close-data", tmp_path / "off",
+        "-j", "1", "--format", "json",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    (stranger_run,) = [x for x in out["runs"] if x["graph"] == "m_b/1"]
+    assert "names none of the ops of the 2 graphs" in stranger_run["error"]
+    assert any(w.startswith("rank 0, graph m_b/1, step 0: ") for w in out["summary"]["warnings"])
+    assert out["summary"]["unreadable"] == 1
+
+
+def test_a_half_written_step_is_a_row_status_and_the_other_ranks_are_compared(trees, tmp_path):
+    shutil.copytree(trees, tmp_path / "t")
+    leaf = tmp_path / "t" / "on" / STAMP / "1" / "ge_default_1" / "1" / "1"
+    half = next(leaf.glob(f"AscBackend.{CULPRIT}.*.output.0.npy"))
+    half.write_bytes(half.read_bytes()[:100])
+    r = compare(tmp_path / "t", "--format", "json")
+    assert r.exit_code == 0, r.output
+    runs = {x["rank"]: x for x in json.loads(r.stdout)["runs"]}
+    statuses = {s for rec in runs["1"]["records"] for s in rec["status"]}
+    assert "NPY_LOAD_ERROR" in statuses and "NPY_LOAD_ERROR" not in str(runs["0"]["records"])
+
+
+def test_an_unreadable_step_folder_is_named_and_the_others_are_compared(trees, monkeypatch):
+    locked = trees / "on" / STAMP / "1" / "ge_default_1" / "1" / "0"
+    scandir = os.scandir
+
+    def refusing(path="."):
+        if os.path.normpath(os.fspath(path)) == str(locked):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    r = compare(trees, "--format", "json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert [x["rank"] for x in out["runs"]] == ["0", "1"]
+    assert {
+        "what": str(locked),
+        "why": "the fusion-on tree's folder cannot be read (Permission denied)",
+    } in out["summary"]["scope"]["skipped"]
+
+
+def test_the_table_says_where_and_from_which_step_each_introduced_op_fails(trees):
+    r = compare(trees, "--steps", "all")
+    assert r.exit_code == 0, r.output
+    summary = r.stdout[r.stdout.index("the whole run") :]
+    assert "first step" in summary
+    (row,) = [line for line in summary.splitlines() if CULPRIT in line]
+    assert [cell.strip() for cell in row.strip("│ ").split("│")] == [
+        CULPRIT,
+        "ge_default_1/1",
+        "0,1",
+        "some ranks",
+        "0",
+    ]

@@ -124,3 +124,36 @@ def test_one_folder_on_each_side_pairs_whatever_their_labels(tmp_path):
     off = scan_tree(ge_tree(tmp_path / "off", ranks=(0,), steps=(3,)))
     scope = pair_trees(on, off)
     assert len(scope.compared) == 1 and scope.one_leaf
+
+
+ADUMP = "Add.add.7.1.0.1700000000000001.output.0.npy"  # type.name.dump_number.task.stream.timestamp
+
+
+def test_adump_stream_folders_are_ranks_wherever_the_user_points(tmp_path):
+    for device in (0, 1):
+        leaf(tmp_path / "on" / str(device), ADUMP)
+    (tmp_path / "on" / "2").mkdir()
+    tree = scan_tree(tmp_path / "on")
+    assert tree.layout == "device"
+    assert labels(tree) == [("0", None, None), ("1", None, None)]
+    assert tree.empty_ranks == {"2": str(tmp_path / "on" / "2")}
+    assert labels(scan_tree(tmp_path / "on" / "1")) == [("1", None, None)]
+    for device in (0, 1, 2):
+        leaf(tmp_path / "off" / str(device), ADUMP)
+    scope = pair_trees(tree, scan_tree(tmp_path / "off"))
+    assert [(a.rank, b.rank, a.rel) for a, b in scope.compared] == [("0", "0", "0"), ("1", "1", "1")]
+    assert scope.skipped[0]["what"] == "rank 2" and "holds no dump files" in scope.skipped[0]["why"]
+
+
+def test_ge_single_op_dumps_are_one_folder_per_device(tmp_path):
+    for device in (0, 3):
+        leaf(tmp_path / "on" / "20261203101010" / str(device))
+    tree = scan_tree(tmp_path / "on")
+    assert tree.layout == "device" and labels(tree) == [("0", None, None), ("3", None, None)]
+    assert labels(scan_tree(tmp_path / "on" / "20261203101010" / "3")) == [("3", None, None)]
+
+
+def test_numbered_folders_of_datadump_names_stay_steps(tmp_path):
+    for s in (0, 1):
+        leaf(tmp_path / "it" / str(s))
+    assert scan_tree(tmp_path / "it").layout == "steps"

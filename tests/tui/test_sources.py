@@ -91,3 +91,32 @@ def test_importing_the_command_does_not_import_textual():
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_a_folder_of_graphs_is_kept_with_its_data_and_refused_without(regression, clean, tmp_path):
+    for side in ("open", "close"):
+        for sample, graph_id in ((regression, 1), (clean, 2)):
+            folder = tmp_path / "run" / f"dumpgraph_af_{side}" / f"pid_1{graph_id}_deviceid_0"
+            folder.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(
+                sample / f"dumpgraph_af_{side}" / "Build.json",
+                folder / f"ge_proto_0000000{graph_id}_graph_{graph_id}_Build.json",
+            )
+        shutil.copytree(regression / f"datadump_af_{side}", tmp_path / "run" / f"datadump_af_{side}")
+    run = tmp_path / "run"
+    s = resolve(str(run))
+    assert s == Sources(
+        *(str(run / f) for f in ("dumpgraph_af_open", "datadump_af_open")),
+        *(str(run / f) for f in ("dumpgraph_af_close", "datadump_af_close")),
+    )
+    assert s.name == "run" and s.run_dir == str(run)
+    assert resolve(str(regression), close_graph=str(run / "dumpgraph_af_close")).close_graph == str(
+        run / "dumpgraph_af_close"
+    )
+    shutil.rmtree(run / "datadump_af_open")
+    result = CliRunner().invoke(open_command, [str(run)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.stderr == (
+        f"fpinspect: the fusion-on graph {run / 'dumpgraph_af_open'} is a folder of 2 graphs: give the "
+        "fusion-on data folder too (its dumps choose the graph), or one graph file.\n"
+    )

@@ -29,6 +29,7 @@ from ...dumps.outline import outline_fused_ops
 from ...dumps.sources import Sources
 from ...replay.evidence import OpReplay, replay_op
 from ...replay.run import run_with_replay
+from ...replay.tree import leaf_sources
 from ...reports.export import compare_csv
 from ..answering import Answering
 from ..compiling import tell_when_compiling
@@ -49,8 +50,7 @@ T = TypeVar("T")
 
 #: Seconds between batches of records posted by the sweep (keeps the message rate low).
 BATCH_SECONDS = 0.1
-#: Fused ops listed as soon as they are decoded, before the rest of the outline (a screenful
-#: and more; decoding 100 000 ops takes about a second).
+#: Fused ops listed as soon as they are decoded, before the rest of the outline (a screenful and more).
 FIRST_OPS = 1000
 #: Findings of a replaced localisation freed between two chances for a key (:meth:`MainScreen._free`).
 FREE_CHUNK = 2000
@@ -214,9 +214,8 @@ class MainScreen(Screen):
         yield KeysFooter()
 
     def on_mount(self) -> None:
-        # The workers compute in Python for seconds (reading 100 000 ops, localising them); each
-        # time this screen's thread waits (for a key, a repaint) it must win the interpreter lock
-        # back, which a busy worker gives up only every switch interval: 1 ms instead of 5.
+        # Each time this screen's thread waits (for a key, a repaint) it must win the interpreter
+        # lock back from busy workers, which give it up only every switch interval: 1 ms, not 5.
         self._switch_interval = sys.getswitchinterval()
         sys.setswitchinterval(min(self._switch_interval, SWITCH_SECONDS))
         self.query_one(Banner).say(f"Reading the graphs and dump folders of {self.sources.name}…", busy=True)
@@ -231,6 +230,7 @@ class MainScreen(Screen):
     def load(self, sources: Sources) -> None:
         between = _between_items(get_current_worker(), self.app.answering)
         try:
+            sources = leaf_sources(sources, warn=partial(self.notify, severity="warning", timeout=10))
             # both graphs split first: the one long call of each (the ops are decoded one by one after)
             split = {}
             for path in (sources.open_graph, sources.close_graph):

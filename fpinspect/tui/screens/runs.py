@@ -1,12 +1,17 @@
 """The overview of a whole run: ``fpinspect open`` on two dump trees of several leaves (ranks ×
-graphs × steps, :mod:`fpinspect.dumps.runtree`). One row per compared leaf pair, filled in as a
-worker compares the leaves one after the other (:func:`~fpinspect.replay.tree.compare_leaves`),
+graphs × steps, :mod:`fpinspect.dumps.runtree`), every step both trees hold.
+
+A grid of ranks (rows) × graphs (columns) at one step, each cell the leaf pair's worst verdict
+and how many ops it introduces, filled in as a worker compares the leaves one after the other
+(:func:`~fpinspect.replay.tree.compare_leaves`), the shown step's first. ``s`` / ``S`` show the
+next / previous step; ``l`` shows the list instead: one row per compared leaf pair of every step,
 then one per leaf left out, with the reason. ``enter`` opens a compared leaf in the inspector's
 main screen; ``escape`` or ``backspace`` there comes back."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 from rich.text import Text
 from textual import on, work
@@ -22,7 +27,7 @@ from ...dumps.errors import InputError
 from ...dumps.runtree import Leaf, Scope, pair_trees, scan_tree
 from ...dumps.sources import Sources
 from ...dumps.verdict import worst_verdict
-from ...replay.tree import GraphChooser, compare_leaves, leaf_arguments
+from ...replay.tree import GraphChooser, compare_leaves
 from ..widgets import styled
 from ..widgets.footer import KeysFooter
 from .main import MainScreen, _between_items, _Cancelled
@@ -32,13 +37,13 @@ _VERDICT_TONE = {"pass": "green", "warn": "yellow", "fail": "bold red"}
 
 
 def run_scope(sources: Sources) -> Scope | None:
-    """The leaf pairs of the data folders of ``sources`` where those are dump trees with more
-    than one compared leaf pair; ``None`` otherwise (one leaf pair, a side missing, a folder that
+    """The leaf pairs of the data folders of ``sources``, at every step both trees hold, where
+    those are dump trees with more than one compared leaf pair; ``None`` otherwise (one leaf pair, a side missing, a folder that
     cannot be read), where the inspector opens the data folders as they are."""
     if not sources.complete:
         return None
     try:
-        scope = pair_trees(scan_tree(sources.open_data), scan_tree(sources.close_data))
+        scope = pair_trees(scan_tree(sources.open_data), scan_tree(sources.close_data), steps="all")
     except (InputError, ValueError):
         return None
     return scope if len(scope.compared) > 1 else None
@@ -93,7 +98,7 @@ class LeafScreen(MainScreen):
 
 
 class RunsTable(DataTable):
-    """The overview's table: ``enter`` opens the leaf pair of the row (its ``RowSelected``)."""
+    """The overview's list: ``enter`` opens the leaf pair of the row (its ``RowSelected``)."""
 
     BINDINGS = [
         Binding(
@@ -106,7 +111,39 @@ class RunsTable(DataTable):
     ]
 
 
+class GridTable(DataTable):
+    """The overview's grid: ``enter`` opens the leaf pair of the cell (its ``CellSelected``)."""
+
+    BINDINGS = [
+        Binding(
+            "enter",
+            "select_cursor",
+            "Open leaf",
+            tooltip="Open the leaf pair of the cell in the inspector",
+            id="open-cell",
+        )
+    ]
+
+
+def _label(value: str | None) -> str:
+    return "-" if value is None else value
+
+
 class RunsScreen(Screen):
+    BINDINGS = [
+        Binding("s", "step(1)", "Next step", tooltip="Show the grid at the next step", id="next-step"),
+        Binding(
+            "S", "step(-1)", "Previous step", tooltip="Show the grid at the previous step", id="previous-step"
+        ),
+        Binding(
+            "l",
+            "toggle_list",
+            "Grid/list",
+            tooltip="Every leaf pair of every step, and what was left out, as a list (again: the grid)",
+            id="toggle-list",
+        ),
+    ]
+
     def __init__(
         self,
         sources: Sources,
@@ -117,43 +154,38 @@ class RunsScreen(Screen):
     ) -> None:
         super().__init__()
         self.sources, self.scope = sources, scope
+        self.grid = scope.grid()
         self.walk = {"fused_types": fused_types, "compare_unfused": compare_unfused}
-        #: the graph files of each compared leaf pair, once it is compared
-        self.graphs: dict[int, tuple[str, str]] = {}
-        #: why a compared leaf pair could not be read
-        self.errors: dict[int, str] = {}
+        #: the step the grid shows: the latest
+        self.step = self.grid.steps[-1]
+        #: each compared leaf pair's message, once it is compared (or found unreadable)
+        self.outcomes: dict[int, LeafCompared] = {}
+        #: the leaf pairs handed to the worker so far, and the one it compares now
+        self.started: set[int] = set()
+        self._current = -1
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="runs-title")
-        yield RunsTable(cursor_type="row", id="runs-table")
+        yield GridTable(cursor_type="cell", id="runs-grid")
+        yield RunsTable(cursor_type="row", id="runs-table", classes="-hidden")
         yield KeysFooter()
 
     def on_mount(self) -> None:
-        compared, skipped = len(self.scope.compared), len(self.scope.skipped)
-        self.query_one("#runs-title", Static).update(
-            Content.assemble(
-                (f"{compared} leaf pairs compared", "bold"),
-                Content.styled(
-                    f", {skipped} left out · enter: open a leaf · escape there: back here", styled.MUTED
-                ),
-            )
-        )
-        table = self.query_one(DataTable)
-        for label, key in (
-            ("rank", "rank"),
-            ("graph", "graph"),
-            ("step", "step"),
-            ("worst", "worst"),
-            ("introduced", "introduced"),
-            ("status", "status"),
-        ):
-            table.add_column(label, key=key)
+        grid = self.query_one("#runs-grid", DataTable)
+        grid.add_column("rank", key="rank")
+        for column, graph in enumerate(self.grid.graphs):
+            grid.add_column(f"graph {_label(graph)}", key=f"g{column}")
+        for row, rank in enumerate(self.grid.ranks):
+            grid.add_row(_label(rank), *([""] * len(self.grid.graphs)), key=f"r{row}")
+        table = self.query_one("#runs-table", DataTable)
+        for label in ("rank", "graph", "step", "worst", "introduced", "status"):
+            table.add_column(label, key=label)
         for index, (on_leaf, _) in enumerate(self.scope.compared):
             table.add_row(
-                on_leaf.rank or "-",
-                on_leaf.graph or "-",
-                on_leaf.step or "-",
+                _label(on_leaf.rank),
+                _label(on_leaf.graph),
+                _label(on_leaf.step),
                 "",
                 "",
                 Text(COMPARING, "dim"),
@@ -169,8 +201,68 @@ class RunsScreen(Screen):
                 Text(f"skipped {left_out['what']}: {left_out['why']}", "dim"),
                 key=f"skipped-{index}",
             )
-        table.focus()
+        self._show_step()
+        grid.move_cursor(column=1)
+        grid.focus()
         self.compare()
+
+    def _show_step(self) -> None:
+        """The title and every cell of the grid at :attr:`step`."""
+        compared, skipped = len(self.scope.compared), len(self.scope.skipped)
+        steps = self.grid.steps
+        self.query_one("#runs-title", Static).update(
+            Content.assemble(
+                (f"step {_label(self.step)}", "bold"),
+                Content.styled(
+                    f" ({steps.index(self.step) + 1} of {len(steps)}; s/S: other steps)", styled.MUTED
+                ),
+                (f" · {compared} leaf pairs compared", "bold"),
+                Content.styled(
+                    f", {skipped} left out · enter: open a leaf · l: list · escape there: back here",
+                    styled.MUTED,
+                ),
+            )
+        )
+        grid = self.query_one("#runs-grid", DataTable)
+        for row in range(len(self.grid.ranks)):
+            for column in range(len(self.grid.graphs)):
+                grid.update_cell(f"r{row}", f"g{column}", self._cell(row, column), update_width=True)
+
+    def _cell(self, row: int, column: int) -> Text:
+        """The cell of the grid's ``row`` (rank) and ``column`` (graph) at the step shown."""
+        index = self.grid.cells.get((self.grid.ranks[row], self.grid.graphs[column], self.step))
+        if index is None:
+            return Text("-", "dim")
+        outcome = self.outcomes.get(index)
+        if outcome is None:
+            return Text(COMPARING, "dim")
+        if outcome.error is not None:
+            return Text("not compared", "red")
+        worst = outcome.worst or "not compared"
+        return Text(f"{worst} · {outcome.introduced} introduced", _VERDICT_TONE.get(outcome.worst, "dim"))
+
+    def action_step(self, by: int) -> None:
+        steps = self.grid.steps
+        self.step = steps[(steps.index(self.step) + by) % len(steps)]
+        self._show_step()
+
+    def action_toggle_list(self) -> None:
+        grid, table = self.query_one("#runs-grid"), self.query_one("#runs-table")
+        grid.set_class(not grid.has_class("-hidden"), "-hidden")
+        table.set_class(not grid.has_class("-hidden"), "-hidden")
+        (table if grid.has_class("-hidden") else grid).focus()
+
+    def _pairs(self) -> Iterator[tuple[Leaf, Leaf]]:
+        """The leaf pairs not compared yet, one at a time, those of the step shown first: the
+        worker's next pair is taken when it is done with the one before."""
+        while True:
+            pending = [i for i in range(len(self.scope.compared)) if i not in self.started]
+            if not pending:
+                return
+            index = min(pending, key=lambda i: (self.scope.compared[i][0].step != self.step, i))
+            self.started.add(index)
+            self._current = index
+            yield self.scope.compared[index]
 
     @work(thread=True, exclusive=True, group="runs", exit_on_error=False, description="comparing the leaves")
     def compare(self) -> None:
@@ -182,23 +274,18 @@ class RunsScreen(Screen):
                 GraphChooser(self.sources.close_graph, "fusion-off"),
             )
             runs = compare_leaves(
-                self.scope, choosers, comparison_options={**self.walk, "on_item": between}, jobs=1
+                self._pairs(), choosers, comparison_options={**self.walk, "on_item": between}, jobs=1
             )
-            for index, run in enumerate(runs):
+            for run in runs:
                 if run.report is None:
-                    self.post_message(LeafCompared(index, error=run.error))
+                    self.post_message(LeafCompared(self._current, error=run.error))
                 else:
-                    data = leaf_arguments(run.on, run.off)
-                    files = (
-                        choosers[0].choose_file(data["open_data"], data["iteration"], run.on.rank),
-                        choosers[1].choose_file(data["close_data"], data["close_iteration"], run.off.rank),
-                    )
                     self.post_message(
                         LeafCompared(
-                            index,
+                            self._current,
                             worst=worst_verdict(r.verdict for r in run.report.records),
                             introduced=len(run.report.summary()["introduced"]),
-                            graphs=files,
+                            graphs=run.graphs,
                         )
                     )
                 if worker.is_cancelled:
@@ -209,17 +296,16 @@ class RunsScreen(Screen):
             self.post_message(LeafCompared(-1, error=str(exc)))
 
     def on_leaf_compared(self, message: LeafCompared) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one("#runs-table", DataTable)
         indices = [message.index] if message.index >= 0 else self._pending()
         for index in indices:
+            self.outcomes[index] = message
             if message.error is not None:
-                self.errors[index] = message.error
                 cells = {
                     "worst": Text("not compared", "dim"),
                     "status": Text(f"not compared: {message.error}", "red"),
                 }
             else:
-                self.graphs[index] = message.graphs
                 cells = {
                     "worst": Text(message.worst or "not compared", _VERDICT_TONE.get(message.worst, "dim")),
                     "introduced": Text(str(message.introduced), "bold red" if message.introduced else ""),
@@ -227,9 +313,15 @@ class RunsScreen(Screen):
                 }
             for column, cell in cells.items():
                 table.update_cell(str(index), column, cell, update_width=True)
+            on_leaf = self.scope.compared[index][0]
+            if on_leaf.step == self.step:
+                row, column = self.grid.ranks.index(on_leaf.rank), self.grid.graphs.index(on_leaf.graph)
+                self.query_one("#runs-grid", DataTable).update_cell(
+                    f"r{row}", f"g{column}", self._cell(row, column), update_width=True
+                )
 
     def _pending(self) -> list[int]:
-        return [i for i in range(len(self.scope.compared)) if i not in self.graphs and i not in self.errors]
+        return [i for i in range(len(self.scope.compared)) if i not in self.outcomes]
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "runs" and event.state == WorkerState.ERROR:
@@ -238,22 +330,39 @@ class RunsScreen(Screen):
 
     @on(DataTable.RowSelected, "#runs-table")
     def _selected(self, event: DataTable.RowSelected) -> None:
-        self.open_row(event.row_key.value)
-
-    def open_row(self, key: str) -> None:
+        key = event.row_key.value
         if key.startswith("skipped-"):
             left_out = self.scope.skipped[int(key.removeprefix("skipped-"))]
             self.notify(f"{left_out['what']} was left out: {left_out['why']}.", timeout=4)
             return
-        index = int(key)
+        self.open_leaf(int(key))
+
+    @on(DataTable.CellSelected, "#runs-grid")
+    def _cell_selected(self, event: DataTable.CellSelected) -> None:
+        column = event.cell_key.column_key.value
+        if column == "rank":
+            return
+        rank = self.grid.ranks[int(event.cell_key.row_key.value.removeprefix("r"))]
+        graph = self.grid.graphs[int(column.removeprefix("g"))]
+        index = self.grid.cells.get((rank, graph, self.step))
+        if index is None:
+            self.notify(
+                f"rank {_label(rank)}, graph {_label(graph)} has no leaf pair at step {_label(self.step)}.",
+                timeout=4,
+            )
+            return
+        self.open_leaf(index)
+
+    def open_leaf(self, index: int) -> None:
         on_leaf, off_leaf = self.scope.compared[index]
-        if index in self.errors:
-            self.notify(f"{on_leaf.label()} could not be compared: {self.errors[index]}", severity="error")
+        outcome = self.outcomes.get(index)
+        if outcome is None:
+            self.notify(f"{on_leaf.label()} is still being compared: enter opens it once it is done.")
             return
-        if index not in self.graphs:
-            self.notify(f"{on_leaf.label()} is still being compared: enter opens it once its row is done.")
+        if outcome.error is not None:
+            self.notify(f"{on_leaf.label()} could not be compared: {outcome.error}", severity="error")
             return
-        open_graph, close_graph = self.graphs[index]
+        open_graph, close_graph = outcome.graphs
         sources = Sources(open_graph, leaf_folder(on_leaf), close_graph, leaf_folder(off_leaf))
         self.app.sub_title = on_leaf.label()
         self.app.push_screen(LeafScreen(sources, **self.walk), callback=self._back)

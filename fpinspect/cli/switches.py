@@ -11,14 +11,12 @@ from .usage import UsageProblem
 
 
 @click.command("switches")
-@click.argument("source", metavar="REPORT.json|RUN_DIR", required=False)
+@click.argument("source", metavar="REPORT.json|RUN_DIR|CAPTURE_DIR", required=False)
 @click.option(
     "--for",
     "compiler",
-    type=click.Choice(["autofuse", "ge"]),
-    default="autofuse",
-    show_default=True,
-    help="the fusing compiler whose switches to write",
+    type=click.Choice(["autofuse", "ge", "inductor"]),
+    help="the fusing compiler whose switches to write  [default: inductor for a capture folder, else autofuse]",
 )
 @click.option("--graph", help="the fusion-on dump graph (default: found beside the report's dump folders)")
 @click.option(
@@ -35,7 +33,7 @@ from .usage import UsageProblem
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def switches_command(
     source: str | None,
-    compiler: str,
+    compiler: str | None,
     graph: str | None,
     fusion_result: str | None,
     plan_dir: str | None,
@@ -49,6 +47,13 @@ def switches_command(
     lines) that remove it, what they do, which other fused ops of the graph they also touch, and
     where no switch can.
 
+    CAPTURE_DIR (a folder written by `fpinspect capture`), with --for inductor (its default): the
+    regions to leave unfused (the introduced fused ops, and those confirm.json confirms or puts in
+    its smallest set), the torch.compiler.disable lines for the smallest submodule that holds each
+    region (or, where none does, the capture's own --unfuse), their side effects, and a check: the
+    capture run again with those regions unfused, verified when its final outputs pass eager's
+    thresholds.
+
     --plan RESULTS_DIR: the test plan's §6.1 list instead. Per chain of task B that is worse
     fused than eager beyond noise (and E's training divergence): the evidence (P99 and max ULP
     error, fused against eager, and the inputs where fused is worst) and the AUTOFUSE_FLAGS that
@@ -57,11 +62,27 @@ def switches_command(
     if (source is None) == (plan_dir is None):
         raise UsageProblem("give either REPORT.json|RUN_DIR or --plan RESULTS_DIR.")
     if plan_dir is not None:
-        if compiler != "autofuse" or graph or fusion_result:
+        if compiler not in (None, "autofuse") or graph or fusion_result:
             raise UsageProblem(
-                "--plan lists AutoFuse switches; --for ge, --graph and --fusion-result need a source."
+                "--plan lists AutoFuse switches; --for, --graph and --fusion-result need a source."
             )
         _plan_switches(plan_dir, fmt)
+        return
+    from ..capture.spec import FILE as CAPTURE_FILE
+
+    is_capture = os.path.isfile(os.path.join(source, CAPTURE_FILE))
+    compiler = compiler or ("inductor" if is_capture else "autofuse")
+    if compiler == "inductor":
+        if not is_capture:
+            raise UsageProblem(
+                f"--for inductor needs a capture folder, and {source} has no {CAPTURE_FILE} "
+                "(make one with fpinspect capture)."
+            )
+        if graph or fusion_result:
+            raise UsageProblem("--graph and --fusion-result are for --for autofuse and ge.")
+        from .switches_inductor import inductor_command
+
+        inductor_command(source, fmt)
         return
     from ..dumps.errors import InputError
     from ..dumps.fusion import fused_ops

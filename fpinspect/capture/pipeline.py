@@ -81,6 +81,24 @@ def _numpy(t: torch.Tensor) -> np.ndarray:
     return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
 
 
+def traced(
+    module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], *, dtype: str, device: str
+) -> TracedGraph:
+    """``module`` in eval mode, converted with its floating example ``inputs`` to ``dtype`` on
+    ``device``, and traced. Raises :class:`CaptureError` for anything the user must fix."""
+    if dtype not in DTYPES:
+        raise CaptureError(f"--dtype {dtype} is not supported; use one of {', '.join(DTYPES)}")
+    if device not in DEVICES:
+        raise CaptureError(f"--device {device} is not supported; use one of {', '.join(DEVICES)}")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise CaptureError("--device cuda needs a CUDA GPU, and PyTorch sees none")
+    module = module.eval().to(device=device, dtype=DTYPES[dtype])
+    inputs = tuple(
+        x.to(device=device, dtype=DTYPES[dtype]) if x.is_floating_point() else x.to(device) for x in inputs
+    )
+    return build_graph(export(module, inputs), inputs)
+
+
 class Capture:
     """One model traced, run fusion-off and fusion-on (regions compiled), ready to write.
 
@@ -98,20 +116,10 @@ class Capture:
         name: str = "model",
         progress: Progress | None = None,
     ):
-        if dtype not in DTYPES:
-            raise CaptureError(f"--dtype {dtype} is not supported; use one of {', '.join(DTYPES)}")
-        if device not in DEVICES:
-            raise CaptureError(f"--device {device} is not supported; use one of {', '.join(DEVICES)}")
-        if device == "cuda" and not torch.cuda.is_available():
-            raise CaptureError("--device cuda needs a CUDA GPU, and PyTorch sees none")
-        self.name, self.dtype, self.device = name, DTYPES[dtype], device
-        module = module.eval().to(device=device, dtype=self.dtype)
-        inputs = tuple(
-            x.to(device=device, dtype=self.dtype) if x.is_floating_point() else x.to(device) for x in inputs
-        )
         if progress:
             progress("tracing with torch.export", 0, 1)
-        self.graph: TracedGraph = build_graph(export(module, inputs), inputs)
+        self.graph: TracedGraph = traced(module, inputs, dtype=dtype, device=device)
+        self.name, self.dtype, self.device = name, DTYPES[dtype], device
         self.eager = run_eager(self.graph, progress)
         self.fused = FusedRunner(self.graph, partition(self.graph))
         self.clean = self.fused.run(progress=progress)

@@ -7,12 +7,17 @@ import importlib.util
 
 import click
 
-from .output import indented_json
 from .usage import UsageProblem
 
 
-def inductor_command(run_dir: str, fmt: str) -> None:
-    if importlib.util.find_spec("torch") is None:
+def torch_missing() -> bool:
+    return importlib.util.find_spec("torch") is None
+
+
+def inductor_switches_of(run_dir: str, fmt: str, introduced: list[str] | None = None) -> dict:
+    """Inductor's switches for the capture in ``run_dir``: printed (with ``fmt`` text) and
+    returned as JSON. ``introduced`` are the comparison's introduced fused ops, when known."""
+    if torch_missing():
         raise UsageProblem(
             "fpinspect switches --for inductor runs the capture again and needs PyTorch; "
             "install it with pip install 'fpinspect[experiments]'."
@@ -29,19 +34,18 @@ def inductor_command(run_dir: str, fmt: str) -> None:
 
     try:
         spec = CaptureSpec.read(run_dir)
-        folder = run_folder(run_dir)
+        if introduced is None:
+            introduced = compared_run(run_folder(run_dir)).summary()["introduced"]
     except (CaptureError, InputError) as exc:
         raise UsageProblem(f"{str(exc).rstrip('.')}.") from None
-    introduced = compared_run(folder).summary()["introduced"]
     confirmation = last_confirmation(run_dir)
     try:
         injections = [Injection.parse(i) for i in spec.inject]
         with _Progress() as progress:
             cap = captured(spec, progress)
         ablation = Ablation(cap, injections, unfused=cap.unfused(spec.unfuse))
-        chosen, stale = chosen_regions(
-            {r.name: r.region.index for r in cap.regions}, introduced, confirmation
-        )
+        names = {r.name: r.region.index for r in cap.regions}
+        chosen, stale = chosen_regions(names, introduced, confirmation)
         helps = {
             r.get("name")
             for r in confirmation.get("regions") or []
@@ -50,9 +54,13 @@ def inductor_command(run_dir: str, fmt: str) -> None:
         result = inductor_switches(ablation, chosen, spec, run_dir, helps)
     except CaptureError as exc:
         raise UsageProblem(f"{exc}.") from None
-    if fmt == "json":
-        click.echo(indented_json({"introduced": introduced, "stale": stale, **result.to_json()}))
-        return
+    doc = {"introduced": introduced, "stale": stale, **result.to_json()}
+    if fmt == "text":
+        _echo(result, stale)
+    return doc
+
+
+def _echo(result, stale: list[str]) -> None:
     if stale:
         click.echo(
             f"note: confirm.json names {', '.join(stale)}, which this capture has no region of (stale)"
@@ -80,13 +88,12 @@ def inductor_command(run_dir: str, fmt: str) -> None:
             click.echo(f"  note: {note}")
     click.echo(f"\nThe capture's own exclusion:\n  {result.capture_command}")
     c = result.check
-    names = ", ".join(r.name for r in result.regions)
+    verdict = (
+        "verified: within eager's thresholds"
+        if result.verified
+        else "NOT verified: still beyond eager's thresholds"
+    )
     click.echo(
-        f"Check, the capture run again with {names} unfused: final outputs {c.vs_eager:.3g} eps from "
-        f"eager ({c.verdict}), {c.vs_fp64:.3g} from float64 -> "
-        + (
-            "verified: within eager's thresholds"
-            if result.verified
-            else "NOT verified: still beyond eager's thresholds"
-        )
+        f"Check, the capture run again with {', '.join(r.name for r in result.regions)} unfused: final "
+        f"outputs {c.vs_eager:.3g} eps from eager ({c.verdict}), {c.vs_fp64:.3g} from float64 -> {verdict}"
     )

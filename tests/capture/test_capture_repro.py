@@ -24,19 +24,13 @@ def run(*args):
 
 
 def test_repro_torch_prints_the_report_numbers(demo_capture, tmp_path):
+    from fpinspect.capture import DumpPair
     from fpinspect.capture.spec import CaptureSpec
 
     capture = tmp_path / "cap"
     demo_capture("cancellation").write(capture)
     CaptureSpec("cancellation").write(capture)
-    r = run(
-        "compare",
-        "--af-open-graph", capture / "dumpgraph_af_open" / "Build.json",
-        "--af-close-graph", capture / "dumpgraph_af_close" / "Build.json",
-        "--af-open-data", capture / "datadump_af_open",
-        "--af-close-data", capture / "datadump_af_close",
-        "--format", "json", "--replay", "all",
-    )  # fmt: skip
+    r = run("compare", *DumpPair.under(capture).compare_args(), "--format", "json", "--replay", "all")
     assert r.exit_code == 0, r.output
     report = {
         rec["fused_index"]: rec["replay"]

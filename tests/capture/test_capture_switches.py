@@ -38,7 +38,9 @@ def faulty(transformer_capture, tmp_path_factory):
     return out
 
 
-def test_switches_name_the_submodule_or_the_capture_exclusion_and_verify_them(faulty, tmp_path):
+def test_switches_name_the_submodule_or_the_capture_exclusion_and_verify_them(faulty):
+    from fpinspect.capture import DumpPair, load_model
+
     r = run("switches", faulty, "--format", "json")  # a capture's default: AutoFuse's, then Inductor's
     assert r.exit_code == 0, r.output
     both = json.loads(r.stdout)
@@ -62,7 +64,7 @@ def test_switches_name_the_submodule_or_the_capture_exclusion_and_verify_them(fa
     assert r.exit_code == 0, r.output
     assert "Region 0 (autofuse_0_LayerNorm) left unfused" in r.output
     assert json.loads((faulty / "capture.json").read_text())["unfuse"] == out["unfuse"]
-    r = run("compare", *_pair(faulty), "--format", "json")
+    r = run("compare", *DumpPair.under(faulty).compare_args(), "--format", "json")
     assert r.exit_code == 0, r.output
     report = json.loads(r.stdout)
     assert report["summary"]["introduced"] == []
@@ -70,8 +72,6 @@ def test_switches_name_the_submodule_or_the_capture_exclusion_and_verify_them(fa
 
     # the code keeps ln1 out of torch.compile in the user's own model
     import torch
-
-    from fpinspect.capture import load_model
 
     model, (x,) = load_model("transformer")
     graphs = []
@@ -85,15 +85,6 @@ def test_switches_name_the_submodule_or_the_capture_exclusion_and_verify_them(fa
         torch.compile(model.eval(), backend=record)(x)
     norms = [n for g in graphs for n in g.graph.nodes if "layer_norm" in str(n.target)]
     assert len(norms) == 1  # ln2's: ln1 ran eagerly
-
-
-def _pair(folder):
-    return [
-        "--af-open-graph", folder / "dumpgraph_af_open" / "Build.json",
-        "--af-close-graph", folder / "dumpgraph_af_close" / "Build.json",
-        "--af-open-data", folder / "datadump_af_open",
-        "--af-close-data", folder / "datadump_af_close",
-    ]  # fmt: skip
 
 
 def test_inductor_switches_need_a_capture_folder(tmp_path):

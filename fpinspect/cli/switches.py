@@ -16,7 +16,7 @@ from .usage import UsageProblem
     "--for",
     "compiler",
     type=click.Choice(["autofuse", "ge", "inductor"]),
-    help="the fusing compiler whose switches to write  [default: inductor for a capture folder, else autofuse]",
+    help="the fusing compiler whose switches to write  [default: autofuse, then inductor for a capture folder]",
 )
 @click.option("--graph", help="the fusion-on dump graph (default: found beside the report's dump folders)")
 @click.option(

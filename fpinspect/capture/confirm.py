@@ -91,12 +91,18 @@ class Confirmation:
 
 
 class Ablation:
-    """A capture's model, run again with chosen regions unfused. Each run is counted."""
+    """A capture's model, run again with chosen regions unfused (besides the regions ``unfused``
+    that the capture itself leaves unfused). Each run is counted."""
 
     def __init__(
-        self, capture: Capture, injections: list[Injection], thresholds: ThresholdTable | None = None
+        self,
+        capture: Capture,
+        injections: list[Injection],
+        thresholds: ThresholdTable | None = None,
+        *,
+        unfused: Collection[int] = (),
     ):
-        self.capture, self.injections = capture, injections
+        self.capture, self.injections, self.unfused = capture, injections, frozenset(unfused)
         self.thresholds = thresholds or ThresholdTable()
         graph = capture.graph
         self.outputs: list[ValueRef] = list(graph.outputs)
@@ -113,7 +119,7 @@ class Ablation:
         """The final outputs with the regions numbered ``unfused`` left unfused (cached by set)."""
         key = frozenset(unfused)
         if key not in self._cache:
-            env = self.capture.fused.run(self.injections, unfused=key)
+            env = self.capture.fused.run(self.injections, unfused=key | self.unfused)
             self.runs += 1
             self._cache[key] = self._measure([_array(env[ref]) for ref in self.outputs])
         return self._cache[key]

@@ -81,6 +81,24 @@ def _numpy(t: torch.Tensor) -> np.ndarray:
     return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
 
 
+def traced(
+    module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], *, dtype: str, device: str
+) -> TracedGraph:
+    """``module`` in eval mode, converted with its floating example ``inputs`` to ``dtype`` on
+    ``device``, and traced. Raises :class:`CaptureError` for anything the user must fix."""
+    if dtype not in DTYPES:
+        raise CaptureError(f"--dtype {dtype} is not supported; use one of {', '.join(DTYPES)}")
+    if device not in DEVICES:
+        raise CaptureError(f"--device {device} is not supported; use one of {', '.join(DEVICES)}")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise CaptureError("--device cuda needs a CUDA GPU, and PyTorch sees none")
+    module = module.eval().to(device=device, dtype=DTYPES[dtype])
+    inputs = tuple(
+        x.to(device=device, dtype=DTYPES[dtype]) if x.is_floating_point() else x.to(device) for x in inputs
+    )
+    return build_graph(export(module, inputs), inputs)
+
+
 class Capture:
     """One model traced, run fusion-off and fusion-on (regions compiled), ready to write.
 
@@ -98,20 +116,10 @@ class Capture:
         name: str = "model",
         progress: Progress | None = None,
     ):
-        if dtype not in DTYPES:
-            raise CaptureError(f"--dtype {dtype} is not supported; use one of {', '.join(DTYPES)}")
-        if device not in DEVICES:
-            raise CaptureError(f"--device {device} is not supported; use one of {', '.join(DEVICES)}")
-        if device == "cuda" and not torch.cuda.is_available():
-            raise CaptureError("--device cuda needs a CUDA GPU, and PyTorch sees none")
-        self.name, self.dtype, self.device = name, DTYPES[dtype], device
-        module = module.eval().to(device=device, dtype=self.dtype)
-        inputs = tuple(
-            x.to(device=device, dtype=self.dtype) if x.is_floating_point() else x.to(device) for x in inputs
-        )
         if progress:
             progress("tracing with torch.export", 0, 1)
-        self.graph: TracedGraph = build_graph(export(module, inputs), inputs)
+        self.graph: TracedGraph = traced(module, inputs, dtype=dtype, device=device)
+        self.name, self.dtype, self.device = name, DTYPES[dtype], device
         self.eager = run_eager(self.graph, progress)
         self.fused = FusedRunner(self.graph, partition(self.graph))
         self.clean = self.fused.run(progress=progress)
@@ -121,17 +129,25 @@ class Capture:
         """The fusion regions in execution order, with their GE names."""
         return self.fused.regions
 
-    def target(self, injection: Injection) -> CompiledRegion:
-        """The region ``injection`` names; :class:`CaptureError` if there is none."""
-        injection.check_dtype(self.dtype)
+    def region(self, named: str, option: str) -> CompiledRegion:
+        """The region ``named`` (its name or number) by the command-line ``option``;
+        :class:`CaptureError` if there is none."""
         for r in self.regions:
-            if injection.matches(r.region.index, r.name):
+            if named in (r.name, str(r.region.index)):
                 return r
         listed = ", ".join(r.name for r in self.regions[:6]) + (", ..." if len(self.regions) > 6 else "")
         raise CaptureError(
-            f"--inject names region {injection.region!r}, but the regions are numbered "
-            f"0-{len(self.regions) - 1}: {listed}"
+            f"{option} names region {named!r}, but the regions are numbered 0-{len(self.regions) - 1}: {listed}"
         )
+
+    def target(self, injection: Injection) -> CompiledRegion:
+        """The region ``injection`` names; :class:`CaptureError` if there is none."""
+        injection.check_dtype(self.dtype)
+        return self.region(injection.region, "--inject")
+
+    def unfused(self, named: Sequence[str]) -> frozenset[int]:
+        """The numbers of the regions ``--unfuse`` names; :class:`CaptureError` for one there is not."""
+        return frozenset(self.region(n, "--unfuse").region.index for n in named)
 
     def write(
         self,
@@ -139,20 +155,24 @@ class Capture:
         *,
         storage_layouts: str = "plain",
         injections: Sequence[Injection] = (),
+        unfuse: Sequence[str] = (),
         raw: bool = False,
         progress: Progress | None = None,
     ) -> DumpPair:
         """Write the dump pair under ``out`` (its four folders are replaced); ``raw`` writes raw
-        dump files, as the device does, instead of msaccucmp's ``.npy`` files."""
+        dump files, as the device does, instead of msaccucmp's ``.npy`` files. The regions
+        ``unfuse`` names run op by op in the fusion-on run too: its graph has their original ops
+        where the fused op would be."""
         if storage_layouts not in LAYOUT_MODES:
             raise CaptureError(
                 f"--storage-layouts {storage_layouts} is unknown; use one of {', '.join(LAYOUT_MODES)}"
             )
         fused_env = self.clean
-        if injections:
+        unfused = self.unfused(unfuse)
+        if injections or unfused:
             for injection in injections:
                 self.target(injection)
-            fused_env = self.fused.run(injections)
+            fused_env = self.fused.run(injections, unfused=unfused)
         pair = DumpPair.under(out)
         pair.clear()
         close = _Side(self.graph, self.eager, storage_layouts, DumpWriter(pair.close_data, raw=raw))
@@ -167,11 +187,12 @@ class Capture:
                 opened.source(op)
         compiled = {r.region: r for r in self.regions}
         for done, unit in enumerate(self.fused.units, 1):
-            if isinstance(unit, Region):
+            if isinstance(unit, Region) and unit.index not in unfused:
                 r = compiled[unit]
                 opened.op(r.name, r.type, unit.inputs, unit.outputs, original=unit)
             else:
-                opened.op(unit.name, unit.type, unit.inputs, unit.refs(), cube=unit.cube, attrs=unit.attrs)
+                for op in unit.members if isinstance(unit, Region) else [unit]:
+                    opened.op(op.name, op.type, op.inputs, op.refs(), cube=op.cube, attrs=op.attrs)
             if progress:
                 progress("writing dumps", done, len(self.fused.units))
         attrs = {

@@ -1,5 +1,6 @@
 """What a capture was made from (``capture.json`` beside its dump folders), so that it can be run
-again: the model, its seed, dtype and device, and the simulated faults planted in it."""
+again: the model, its seed, dtype and device, the simulated faults planted in it and the regions
+left unfused."""
 
 from __future__ import annotations
 
@@ -15,13 +16,15 @@ FILE = "capture.json"
 
 @dataclass(frozen=True)
 class CaptureSpec:
-    """``model`` is a demo name or ``package.module:factory``; ``inject`` the ``--inject`` values."""
+    """``model`` is a demo name or ``package.module:factory``; ``inject`` the ``--inject`` values,
+    ``unfuse`` the ``--unfuse`` regions (names or numbers)."""
 
     model: str
     seed: int = 0
     dtype: str = "float16"
     device: str = "cpu"
     inject: list[str] = field(default_factory=list)
+    unfuse: list[str] = field(default_factory=list)
 
     def write(self, out: str | os.PathLike) -> Path:
         path = Path(out) / FILE
@@ -44,7 +47,7 @@ class CaptureSpec:
             ) from None
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             raise CaptureError(f"{path} is not readable ({exc})") from None
-        types = {"model": str, "seed": int, "dtype": str, "device": str, "inject": list}
+        types = {"model": str, "seed": int, "dtype": str, "device": str, "inject": list, "unfuse": list}
         if not isinstance(data, dict) or "model" not in data:
             raise CaptureError(f"{path} names no model")
         for key, value in data.items():
@@ -54,4 +57,6 @@ class CaptureSpec:
                 raise CaptureError(f"{path}: field {key!r} is not a {types[key].__name__}")
         if not all(isinstance(i, str) for i in data.get("inject", [])):
             raise CaptureError(f"{path}: field 'inject' is not a list of REGION=KIND strings")
+        if not all(isinstance(r, str) for r in data.get("unfuse", [])):
+            raise CaptureError(f"{path}: field 'unfuse' is not a list of region names or numbers")
         return cls(**data)

@@ -82,6 +82,13 @@ _INJECT_HELP = (
     "tensor's bytes) instead of msaccucmp's .npy files",
 )
 @click.option("--inject", metavar="REGION=KIND", multiple=True, help=_INJECT_HELP + " (repeatable)")
+@click.option(
+    "--unfuse",
+    metavar="REGION",
+    multiple=True,
+    help="leave this region (a name or number) unfused in the fusion-on run: its original ops run one "
+    "by one, as fpinspect switches suggests (repeatable)",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="seed of the demo weights and inputs")
 def capture_command(
     model: str,
@@ -91,6 +98,7 @@ def capture_command(
     storage_layouts: str,
     raw: bool,
     inject: tuple[str, ...],
+    unfuse: tuple[str, ...],
     seed: int,
 ) -> None:
     """Capture a fusion-on / fusion-off dump pair from a PyTorch model.
@@ -111,16 +119,21 @@ def capture_command(
 
     try:
         injections = [Injection.parse(i) for i in inject]
-        spec = CaptureSpec(model, seed, dtype, device, [str(i) for i in injections])
+        spec = CaptureSpec(model, seed, dtype, device, [str(i) for i in injections], list(unfuse))
         with _Progress() as progress:
             cap = captured(spec, progress)
             pair = cap.write(
-                Path(out), storage_layouts=storage_layouts, injections=injections, raw=raw, progress=progress
+                Path(out),
+                storage_layouts=storage_layouts,
+                injections=injections,
+                unfuse=unfuse,
+                raw=raw,
+                progress=progress,
             )
         spec.write(out)
     except CaptureError as exc:
         raise UsageProblem(f"{exc}.") from None
-    _report(cap, pair, model, dtype, device, injections)
+    _report(cap, pair, spec, injections)
 
 
 def captured(spec, progress=None):
@@ -139,7 +152,7 @@ def _model_name(spec: str) -> str:
     return spec if spec in DEMO_NAMES else spec.rpartition(":")[2]
 
 
-def _report(cap, pair, model: str, dtype: str, device: str, injections) -> None:
+def _report(cap, pair, spec, injections) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -147,7 +160,7 @@ def _report(cap, pair, model: str, dtype: str, device: str, injections) -> None:
     con = Console(highlight=False)
     regions = len(cap.regions)
     con.print(
-        f"Captured {escape(model)} ({dtype}, {device}): {len(cap.graph.ops)} ops, "
+        f"Captured {escape(spec.model)} ({spec.dtype}, {spec.device}): {len(cap.graph.ops)} ops, "
         f"{regions} fusion region{'' if regions == 1 else 's'}."
     )
     table = Table(box=None)
@@ -160,6 +173,10 @@ def _report(cap, pair, model: str, dtype: str, device: str, injections) -> None:
         members = ", ".join(op.name for op in r.region.members)
         table.add_row(str(r.region.index), r.type, escape(r.name), escape(members))
     con.print(table)
+    for index in sorted(cap.unfused(spec.unfuse)):
+        con.print(
+            f"Region {index} ({escape(cap.regions[index].name)}) left unfused (--unfuse): its ops run one by one."
+        )
     for injection in injections:
         target = cap.target(injection)
         what = INJECT_KINDS[injection.kind]

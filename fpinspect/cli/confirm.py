@@ -48,7 +48,7 @@ def confirm_command(run_dir: str, regions: str, bisect: bool, fmt: str) -> None:
         with _Progress() as progress:
             cap = captured(spec, progress)
         chosen = _chosen(regions, run_dir, cap)
-        ablation = Ablation(cap, injections)
+        ablation = Ablation(cap, injections, unfused=cap.unfused(spec.unfuse))
         log = None if fmt == "json" else (lambda line: click.echo(line, err=True))
         result = confirm(ablation, chosen, bisect=bisect, log=log)
     except CaptureError as exc:

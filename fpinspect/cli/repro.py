@@ -1,14 +1,19 @@
-"""``fpinspect repro``: a bundle that reproduces one fused op's numbers with numpy alone."""
+"""``fpinspect repro``: a bundle that reproduces one fused op's numbers with numpy alone (and, for a
+capture, with torch)."""
 
 from __future__ import annotations
 
+import importlib.util
+import os
+
 import click
 
+from ..capture.spec import FILE as CAPTURE_FILE
 from .usage import UsageProblem
 
 
 @click.command("repro")
-@click.argument("run_dir", metavar="RUN_DIR")
+@click.argument("run_dir", metavar="RUN_DIR|CAPTURE_DIR")
 @click.argument("op", metavar="OP")
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="the bundle's folder")
 def repro_command(run_dir: str, op: str, out: str) -> None:
@@ -17,7 +22,9 @@ def repro_command(run_dir: str, op: str, out: str) -> None:
     The bundle holds the op's inputs and outputs on both sides (bundle.npz), the fusion-off
     subgraph it replaced (subgraph.json) and repro.py, which needs only numpy: it recomputes
     the eager and float64 replays and prints the fused, eager and float64 errors beside the
-    report's.
+    report's. For a capture (a folder written by `fpinspect capture`) also repro_torch.py, which
+    needs torch and numpy: it runs the op's region eagerly and under torch.compile on the saved
+    inputs and prints the same figures.
     """
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
@@ -29,7 +36,30 @@ def repro_command(run_dir: str, op: str, out: str) -> None:
         manifest = write_bundle(comparison, op, out)
     except (InputError, ReproError) as exc:
         raise UsageProblem(str(exc)) from None
+    scripts = [f"python {out}/repro.py"]
+    if os.path.isfile(os.path.join(run_dir, CAPTURE_FILE)):
+        if _torch_script(run_dir, manifest, out):
+            scripts.append(f"python {out}/repro_torch.py")
     click.echo(
         f"wrote {out}: {len(manifest['ops'])} original ops, {len(manifest['outputs'])} outputs; "
-        f"run: python {out}/repro.py"
+        f"run: {' or '.join(scripts)}"
     )
+
+
+def _torch_script(run_dir: str, manifest: dict, out: str) -> bool:
+    """Write the capture's repro_torch.py into the bundle; where it cannot be, say why and go on:
+    the numpy bundle stands on its own."""
+    if importlib.util.find_spec("torch") is None:
+        why = "it needs PyTorch (pip install 'fpinspect[experiments]')"
+    else:
+        from ..capture.errors import CaptureError
+        from ..capture.repro_torch import write_torch_script
+        from ..replay.repro import ReproError
+
+        try:
+            write_torch_script(run_dir, manifest, out)
+            return True
+        except (CaptureError, ReproError) as exc:
+            why = str(exc)
+    click.echo(f"fpinspect: warning: no repro_torch.py: {why}", err=True)
+    return False

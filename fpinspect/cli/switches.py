@@ -11,14 +11,12 @@ from .usage import UsageProblem
 
 
 @click.command("switches")
-@click.argument("source", metavar="REPORT.json|RUN_DIR", required=False)
+@click.argument("source", metavar="REPORT.json|RUN_DIR|CAPTURE_DIR", required=False)
 @click.option(
     "--for",
     "compiler",
-    type=click.Choice(["autofuse", "ge"]),
-    default="autofuse",
-    show_default=True,
-    help="the fusing compiler whose switches to write",
+    type=click.Choice(["autofuse", "ge", "inductor"]),
+    help="the fusing compiler whose switches to write  [default: autofuse, then inductor for a capture folder]",
 )
 @click.option("--graph", help="the fusion-on dump graph (default: found beside the report's dump folders)")
 @click.option(
@@ -35,7 +33,7 @@ from .usage import UsageProblem
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def switches_command(
     source: str | None,
-    compiler: str,
+    compiler: str | None,
     graph: str | None,
     fusion_result: str | None,
     plan_dir: str | None,
@@ -49,6 +47,14 @@ def switches_command(
     lines) that remove it, what they do, which other fused ops of the graph they also touch, and
     where no switch can.
 
+    CAPTURE_DIR (a folder written by `fpinspect capture`), with --for inductor (by default after
+    the AutoFuse flags, where PyTorch is installed; the JSON then holds it under "inductor"): the
+    regions to leave unfused (the introduced fused ops, and those confirm.json confirms or puts in
+    its smallest set), the torch.compiler.disable lines for the smallest submodule that holds each
+    region (or, where none does, the capture's own --unfuse), their side effects, and a check: the
+    capture run again with those regions unfused, verified when its final outputs pass eager's
+    thresholds.
+
     --plan RESULTS_DIR: the test plan's §6.1 list instead. Per chain of task B that is worse
     fused than eager beyond noise (and E's training divergence): the evidence (P99 and max ULP
     error, fused against eager, and the inputs where fused is worst) and the AUTOFUSE_FLAGS that
@@ -57,12 +63,48 @@ def switches_command(
     if (source is None) == (plan_dir is None):
         raise UsageProblem("give either REPORT.json|RUN_DIR or --plan RESULTS_DIR.")
     if plan_dir is not None:
-        if compiler != "autofuse" or graph or fusion_result:
+        if compiler not in (None, "autofuse") or graph or fusion_result:
             raise UsageProblem(
-                "--plan lists AutoFuse switches; --for ge, --graph and --fusion-result need a source."
+                "--plan lists AutoFuse switches; --for, --graph and --fusion-result need a source."
             )
         _plan_switches(plan_dir, fmt)
         return
+    from ..capture.spec import FILE as CAPTURE_FILE
+
+    is_capture = os.path.isfile(os.path.join(source, CAPTURE_FILE))
+    if compiler == "inductor" and not is_capture:
+        raise UsageProblem(
+            f"--for inductor needs a capture folder, and {source} has no {CAPTURE_FILE} "
+            "(make one with fpinspect capture)."
+        )
+    if compiler == "inductor" and (graph or fusion_result):
+        raise UsageProblem("--graph and --fusion-result are for --for autofuse and ge.")
+    doc: dict = {}
+    introduced = None
+    if compiler != "inductor":
+        introduced, doc = _graph_switches(source, compiler or "autofuse", graph, fusion_result, fmt)
+    if compiler == "inductor" or (compiler is None and is_capture):
+        from .switches_inductor import inductor_switches_of, torch_missing
+
+        if compiler is None and torch_missing():
+            click.echo(
+                "fpinspect: note: Inductor's switches for this capture (--for inductor) need PyTorch.",
+                err=True,
+            )
+        else:
+            if compiler is None and fmt == "text":
+                click.echo("\nInductor (torch.compile), for the captured model:")
+            found = inductor_switches_of(source, fmt, introduced)
+            doc = found if compiler == "inductor" else {**doc, "inductor": found}
+    if fmt == "json":
+        click.echo(indented_json(doc))
+
+
+def _graph_switches(
+    source: str, compiler: str, graph: str | None, fusion_result: str | None, fmt: str
+) -> tuple[list[str], dict]:
+    """AutoFuse's or GE's switches for ``source``: printed as text (with ``fmt`` text), returned
+    as JSON with the introduced fused ops."""
     from ..dumps.errors import InputError
     from ..dumps.fusion import fused_ops
     from ..dumps.graph import load_graph
@@ -98,13 +140,13 @@ def switches_command(
         for n in introduced
     ]
     setting = autofuse_flags(ops) if compiler == "autofuse" else fusion_switch_file(ops)
+    key = "autofuse_flags" if compiler == "autofuse" else "fusion_switch_file"
+    doc = {"introduced": introduced, "ops": [o.to_json() for o in ops], key: setting}
     if fmt == "json":
-        key = "autofuse_flags" if compiler == "autofuse" else "fusion_switch_file"
-        click.echo(indented_json({"introduced": introduced, "ops": [o.to_json() for o in ops], key: setting}))
-        return
+        return introduced, doc
     if not introduced:
         click.echo("No fused op introduced an error: nothing to switch off.")
-        return
+        return introduced, doc
     for o in ops:
         click.echo(f"{o.op} ({o.type}: {', '.join(o.original_types) or 'original types not recorded'})")
         _echo_switches(o.switches, o.notes)
@@ -112,6 +154,7 @@ def switches_command(
         click.echo(f'\nEach op\'s first switch, together:\nexport AUTOFUSE_FLAGS="{setting}"')
     elif setting:
         click.echo("\nfusion_switch.cfg (atc --fusion_switch_file):\n" + setting, nl=False)
+    return introduced, doc
 
 
 def _echo_switches(switches, notes) -> None:

@@ -70,17 +70,24 @@ def run_folder(path: str) -> RunFolder:
 CONFIRM_FILE = "confirm.json"
 
 
-def confirmations(run_dir: str) -> dict[str, dict]:
-    """The regions ``fpinspect confirm`` last judged in ``run_dir``, by fused op name: each
-    ``{"verdict": .., "removed": .., ...}``; empty when there is no readable result."""
+def last_confirmation(run_dir: str) -> dict:
+    """``fpinspect confirm``'s last result in ``run_dir`` (its ``--format json``); empty when
+    there is no readable result."""
     path = os.path.join(run_dir, CONFIRM_FILE)
     if not os.path.isfile(path):
         return {}
     try:
         with open(path, encoding="utf-8") as f:
-            regions = json.load(f).get("regions")
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError, AttributeError):
+            result = json.load(f)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return {}
+    return result if isinstance(result, dict) else {}
+
+
+def confirmations(run_dir: str) -> dict[str, dict]:
+    """The regions ``fpinspect confirm`` last judged in ``run_dir``, by fused op name: each
+    ``{"verdict": .., "removed": .., ...}``; empty when there is no readable result."""
+    regions = last_confirmation(run_dir).get("regions")
     if not isinstance(regions, list):
         return {}
     return {r["name"]: r for r in regions if isinstance(r, dict) and isinstance(r.get("name"), str)}

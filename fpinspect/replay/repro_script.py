@@ -116,6 +116,30 @@ def max_ulp(x, y, fmt):
     return int(np.max(np.abs(ordered[0][ok] - ordered[1][ok]))) if ok.any() else 0
 
 
+def figures(fmt, fused, eager, replay_on, replay_off, truth_on, truth_off):
+    """The report's replay figures of one output in format ``fmt``: ``fused`` and ``eager`` are the
+    compared outputs, ``replay_*`` the eager replays and ``truth_*`` the float64 ones on the fused
+    side's (``on``) and the eager side's (``off``) inputs."""
+    if precision(fmt) <= 11:  # as fpinspect keeps a narrow format's truth
+        truth_on, truth_off = np.asarray(truth_on, np.float32), np.asarray(truth_off, np.float32)
+    return {
+        "fidelity": {"red": red(replay_off, eager, fmt), "max_ulp": max_ulp(replay_off, eager, fmt)},
+        "fused_vs_replay": {"red": red(fused, replay_on, fmt), "max_ulp": max_ulp(fused, replay_on, fmt)},
+        "fused_vs_fp64": {"red": red(fused, truth_on, fmt)},
+        "eager_vs_fp64": {"red": red(eager, truth_off, fmt)},
+    }
+
+
+def show(out, key, fmt, got):
+    """Print one output's figures ``got`` beside the report's (``out["expected"]``)."""
+    print(f"output {out['fused_index']} (vs {key}, {fmt}):")
+    for name, value in got.items():
+        expected = (out.get("expected") or {}).get(name) or {}
+        line = ", ".join(f"{k} {v:.6g}" for k, v in value.items())
+        report = ", ".join(f"{k} {expected[k]:.6g}" for k in value if expected.get(k) is not None)
+        print(f"  {name:16} {line:40} report: {report or '-'}")
+
+
 def main():
     with open(os.path.join(HERE, "subgraph.json"), encoding="utf-8") as f:
         manifest = json.load(f)
@@ -131,29 +155,17 @@ def main():
     results = []
     for out in manifest["outputs"]:
         key, fmt = f"{out['origin'][0]}:{out['origin'][1]}", out["format"]
-        fused, eager = decode(arrays[out["fused"]], fmt), decode(arrays[out["eager"]], fmt)
-        truth_on, truth_off = runs[("on", "fp64")][key], runs[("off", "fp64")][key]
-        if precision(fmt) <= 11:  # as fpinspect keeps a narrow format's truth
-            truth_on, truth_off = truth_on.astype(np.float32), truth_off.astype(np.float32)
-        got = {
-            "fidelity": {
-                "red": red(runs[("off", "eager")][key], eager, fmt),
-                "max_ulp": max_ulp(runs[("off", "eager")][key], eager, fmt),
-            },
-            "fused_vs_replay": {
-                "red": red(fused, runs[("on", "eager")][key], fmt),
-                "max_ulp": max_ulp(fused, runs[("on", "eager")][key], fmt),
-            },
-            "fused_vs_fp64": {"red": red(fused, truth_on, fmt)},
-            "eager_vs_fp64": {"red": red(eager, truth_off, fmt)},
-        }
+        got = figures(
+            fmt,
+            decode(arrays[out["fused"]], fmt),
+            decode(arrays[out["eager"]], fmt),
+            runs[("on", "eager")][key],
+            runs[("off", "eager")][key],
+            runs[("on", "fp64")][key],
+            runs[("off", "fp64")][key],
+        )
         results.append({"fused_index": out["fused_index"], "origin": out["origin"], **got})
-        print(f"output {out['fused_index']} (vs {key}, {fmt}):")
-        for name, value in got.items():
-            expected = (out.get("expected") or {}).get(name) or {}
-            line = ", ".join(f"{k} {v:.6g}" for k, v in value.items())
-            report = ", ".join(f"{k} {expected[k]:.6g}" for k in value if expected.get(k) is not None)
-            print(f"  {name:16} {line:40} report: {report or '-'}")
+        show(out, key, fmt, got)
     if "--json" in sys.argv:
         print(json.dumps(results))
 

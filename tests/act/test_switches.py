@@ -1,6 +1,7 @@
 """`fpinspect switches`: the AutoFuse flags or GE pass switches that turn off exactly the fusions
 that introduced an error, what else they touch, and where no switch can."""
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -30,6 +31,10 @@ def test_the_regression_sample_names_the_flags_for_its_culprit_and_what_else_the
     assert "--autofuse_disable_pass=reduce" in r.output
     assert "also touches: autofuse_0_LayerNorm, autofuse_1_Muls_SoftmaxV2" in r.output
     assert 'export AUTOFUSE_FLAGS="--enable_autofuse=true;--autofuse_disable_pass=reduce"' in r.output
+    if importlib.util.find_spec("torch") is not None:  # the sample is a capture: Inductor's switches follow
+        inductor = r.stdout.split("Inductor (torch.compile), for the captured model:")[1]
+        assert f"--unfuse {CULPRIT}" in inductor and "no single submodule holds its ops" in inductor
+        assert "-> verified: within eager's thresholds" in inductor
 
 
 def test_a_report_finds_its_graph_beside_its_dump_folders(tmp_path):

@@ -33,7 +33,11 @@ def inductor_cache(tmp_path_factory):
     """One ``TORCHINDUCTOR_CACHE_DIR`` for the session, restored afterwards: every test and child
     process that compiles (capture, the tasks, the Tasks pane, the hostile runs) reuses what an
     earlier one compiled, instead of paying Inductor's first compile again in each folder."""
-    path = tmp_path_factory.mktemp("inductor-cache")
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the workers of one run share the cache too
+        path = tmp_path_factory.getbasetemp().parent / "inductor-cache"
+        path.mkdir(exist_ok=True)
+    else:
+        path = tmp_path_factory.mktemp("inductor-cache")
     saved = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(path)
     yield path

@@ -25,8 +25,8 @@ import numpy as np
 
 from . import kernels as K
 from .chunks import CHUNK, ChunkReader, chunk_ranges, unravel
-from .dtypes import FloatFormat, common_format, dtype_name, float_format, is_supported, native
-from .finish import finish_pass
+from .decode import storage
+from .dtypes import FORMATS, FloatFormat, common_format, dtype_name, float_format, is_supported, native
 from .kl import kl_of_pass
 from .quantiles import IntHistogram, RealQuantiles
 from .results import ErrorStats
@@ -38,9 +38,6 @@ REF_GUARD = 1e-8
 #: Real-valued errors are kept one per element (exact percentiles) up to this many elements.
 EXACT_CAP = RealQuantiles.CAP
 
-_NO_FLOATS = np.empty(0, dtype=np.float64)
-_NO_FLOATS.flags.writeable = False
-
 
 def _readonly(a: np.ndarray) -> np.ndarray:
     """A read-only view: numba compiles read-only and writable arrays separately, and memory
@@ -50,16 +47,6 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     v = a.view()
     v.flags.writeable = False
     return v
-
-
-@cache
-def _decode_table(dtype: np.dtype) -> np.ndarray:
-    """float64 value of every bit pattern of an 8- or 16-bit format (NaN patterns decode to NaN)."""
-    fmt = float_format(dtype)
-    with np.errstate(invalid="ignore"):  # NaN patterns of fp8 warn on the cast
-        table = np.arange(1 << fmt.bits, dtype=np.uint64).astype(fmt.uint).view(fmt.dtype).astype(np.float64)
-    table.flags.writeable = False
-    return table
 
 
 @cache
@@ -150,7 +137,7 @@ class _Workspace:
         self.sketches = tuple(np.zeros(1, dtype=np.int64) for _ in range(3))
         self.worst_score = np.empty(0, dtype=np.float64)
         self.worst_index = np.empty(0, dtype=np.int64)
-        self.scratch = K.scratch(EXACT_CAP)
+        self.scratch = K.scratch()
         self.busy = False
 
 
@@ -200,7 +187,7 @@ class _Pass:
         )
         self.worst_score = np.zeros(plan.worst, dtype=np.float64)
         self.worst_index = np.full(plan.worst, -1, dtype=np.int64)
-        self.scratch = K.scratch(CHUNK)
+        self.scratch = K.scratch()
 
     def release(self) -> None:
         """Hand the workspace back, its histogram zeroed where this pass counted: every
@@ -215,32 +202,24 @@ class _Pass:
         space.hist_log[:] = 0
         space.busy = False
 
-    def feed(self, offset: int, va: tuple, vb: tuple) -> None:
-        """The pass over one chunk, given as its two sides' :meth:`_Plan.views`."""
+    def feed(self, offset: int, raw_a: np.ndarray, raw_b: np.ndarray) -> None:
+        """The pass over one chunk, given as its two sides' :meth:`_Plan.raw` bytes."""
         p = self.plan
-        (ua, fa, ta), (ub, fb, tb) = va, vb
-        chunk, scratch = (ua, ub, fa, fb, ta, tb), self._scratch(va)
         K.fused_pass(
-            chunk, p.mode, offset, p.fmt_args, self.state, self.hist_exact, self.keep, self.sketches, scratch
+            (raw_a, raw_b, p.code, p.table),
+            p.mode,
+            offset,
+            p.fmt_args,
+            self.state,
+            (self.hist_exact, self.hist_log),
+            (self.worst_score, self.worst_index),
+            self.keep,
+            self.sketches,
+            self.scratch,
         )
-        worst = (self.worst_score, self.worst_index)
-        finish_pass(
-            chunk, p.mode, offset, p.fmt_args, self.state, (self.hist_exact, self.hist_log), worst, scratch
-        )
-        self._flush_ulp_sum()
-
-    def _flush_ulp_sum(self) -> None:
-        """Move the exact integer sum of ULP distances to Python before it could overflow 64 bits."""
+        # the exact integer sum of ULP distances moves to Python before it could overflow 64 bits
         self.ulp_sum += int(self.state[0]["sum_ulp_diff"])
         self.state[0]["sum_ulp_diff"] = 0
-
-    def _scratch(self, va: tuple) -> tuple:
-        """The scratch arrays, with a block record wide enough for this chunk."""
-        if va[0].size > self.scratch[3].shape[1] * K.BLOCK:
-            self.scratch = K.scratch(va[0].size)
-            if self.space is not None:
-                self.space.scratch = self.scratch
-        return self.scratch
 
     def merge(self, o: _Pass) -> None:
         merge_states(self.state, o.state, "max_ulp_error" if self.plan.same else "max_ulp_diff")
@@ -274,16 +253,12 @@ class _Plan:
         self.fmt = _measured_format(a_dtype, ref_dtype)
         fmt = self.fmt
         self.worst = worst
-        # 8/16-bit formats decode through a table; 32/64-bit ones are read as floats; anything
-        # else (integers, or two different dtypes) is converted to float64 chunk by chunk.
-        if self.same:
-            self.a_decode = self.b_decode = "table" if fmt.bits <= 16 else "float"
-        else:
-            self.a_decode = self.b_decode = "float64"
+        # one format on both sides is decoded as it is stored; anything else (integers, or two
+        # different dtypes) is converted to float64 chunk by chunk
+        self.code, self.table = storage(fmt if self.same else FORMATS["float64"])
         self.keep_values = keep_values
         self.sketch = not self.keep_values
-        mode = K.USE_TABLE if self.a_decode == "table" else 0
-        mode |= K.SAME_FORMAT if self.same else 0
+        mode = K.SAME_FORMAT if self.same else 0
         mode |= K.KEEP_VALUES if self.keep_values else K.SKETCH
         self.mode = mode
         self.tiny = fmt.tiny
@@ -308,16 +283,10 @@ class _Plan:
     def __reduce__(self):
         return _plan_for, self.kind  # pickled as its kind: the one plan of that kind when unpickled
 
-    def views(self, chunk: np.ndarray, decode: str):
-        """``(raw bits, float values, decode table)`` of one chunk, as the kernel reads them."""
-        if decode == "float64":
-            f = _readonly(np.ascontiguousarray(chunk, dtype=np.float64))
-            return f.view(np.uint64), f, _NO_FLOATS
-        c = _readonly(np.ascontiguousarray(chunk))
-        u = c.view(self.fmt.uint)
-        if decode == "table":
-            return u, _NO_FLOATS, _decode_table(self.fmt.dtype)
-        return u, c, _NO_FLOATS
+    def raw(self, chunk: np.ndarray) -> np.ndarray:
+        """One side's chunk as the bytes the kernel decodes (:data:`code`)."""
+        c = np.ascontiguousarray(chunk) if self.same else np.ascontiguousarray(chunk, dtype=np.float64)
+        return _readonly(c.view(np.uint8))
 
 
 @cache
@@ -572,7 +541,7 @@ def accumulate(
         keep = (_EMPTY_KEEP, _EMPTY_KEEP, _EMPTY_KEEP)
     passes: list[_Pass] = []
 
-    last: list[tuple[tuple, tuple]] = []  # the views of the one chunk of a one-chunk pair
+    last: list[tuple[np.ndarray, np.ndarray]] = []  # the bytes of the one chunk of a one-chunk pair
 
     def work(part: list[tuple[int, int]]) -> _Pass:
         state = _Pass(plan, keep)
@@ -581,13 +550,10 @@ def accumulate(
         width = chunk if len(ranges) > 1 else 0
         buf_a, buf_r = (ra.buffer(width), rr.buffer(width)) if width else (None, None)
         for lo, hi in part:
-            va, vb = (
-                plan.views(ra.read(lo, hi, buf_a), plan.a_decode),
-                plan.views(rr.read(lo, hi, buf_r), plan.b_decode),
-            )
-            state.feed(lo, va, vb)
+            raw_a, raw_b = plan.raw(ra.read(lo, hi, buf_a)), plan.raw(rr.read(lo, hi, buf_r))
+            state.feed(lo, raw_a, raw_b)
             if len(ranges) == 1:
-                last.append((va, vb))  # KL's pass reads the same views
+                last.append((raw_a, raw_b))  # KL's pass reads the same bytes
             ra.release(lo, hi)
             rr.release(lo, hi)
             if progress is not None:

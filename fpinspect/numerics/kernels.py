@@ -26,8 +26,8 @@ from .jit import KERNEL, SUB, njit
 FIELDS = (
     # the reference script's trio, over all elements (NaN / inf propagate as in the script)
     ("script_dot", "f8", 0.0, "sum"),  # sum x*y
-    ("script_sum_xx", "f8", 0.0, "sum"),
-    ("script_sum_yy", "f8", 0.0, "sum"),
+    ("script_sum_sq_x", "f8", 0.0, "sum"),
+    ("script_sum_sq_y", "f8", 0.0, "sum"),
     ("script_max_abs", "f8", 0.0, "max"),  # max |x - y| (a NaN: script_max_abs_nan)
     ("script_max_rel", "f8", 0.0, "max"),  # max |x - y| / (max(|x|, |y|) + 1e-8)
     ("script_max_abs_nan", "i8", 0, "or"),  # 1 once a NaN entered the script's max |x - y|
@@ -713,8 +713,8 @@ def fused_pass(chunk, mode, offset, fmt, state, hists, worst, keep, sketches, sc
 
     # fold the chunk into the running values
     s.script_dot = (s.script_dot + s_dot) + x_dot
-    s.script_sum_xx = (s.script_sum_xx + s_xx) + x_xx
-    s.script_sum_yy = (s.script_sum_yy + s_yy) + x_yy
+    s.script_sum_sq_x = (s.script_sum_sq_x + s_xx) + x_xx
+    s.script_sum_sq_y = (s.script_sum_sq_y + s_yy) + x_yy
     s.script_max_abs = bits_float(imax(script_abs_bits, special_abs_bits))
     s.script_max_rel = bits_float(imax(script_rel_bits, special_rel_bits))
     s.script_max_abs_nan |= n_nan_abs > 0

@@ -182,7 +182,7 @@ class _Pass:
         self.hist_exact = np.zeros(K.EXACT_BINS if same else 1, dtype=np.int64)
         self.hist_log = np.zeros(K.LOG_BINS, dtype=np.int64)
         self.sketches = tuple(
-            np.zeros(K.SKETCH_STORE if plan.sketch and use else 1, dtype=np.int64)
+            np.zeros(K.SKETCH_STORE if not plan.keep_values and use else 1, dtype=np.int64)
             for use in (True, True, not same)
         )
         self.worst_score = np.zeros(plan.worst, dtype=np.float64)
@@ -243,41 +243,31 @@ def _beats(value, index, cur_value, cur_index) -> bool:
 
 
 class _Plan:
-    """How the kernel sees one kind of pair: value decoding per side, the measured format's
-    facts. ``keep_values``: the pass keeps every element's errors (exact percentiles). One is
-    made per kind (:func:`_plan_for`) and shared by all its pairs: it is never changed."""
+    """How the kernel reads one kind of pair, and the measured format's facts as it takes them
+    (``fmt_args``); ``keep_values``: the pass keeps every element's errors (exact percentiles).
+    One per kind (:func:`_plan_for`), shared by all its pairs and never changed."""
 
     def __init__(self, a_dtype: np.dtype, ref_dtype: np.dtype, keep_values: bool, worst: int):
         self.kind = (a_dtype, ref_dtype, keep_values, worst)
         self.same = a_dtype == ref_dtype and is_supported(a_dtype)
-        self.fmt = _measured_format(a_dtype, ref_dtype)
-        fmt = self.fmt
-        self.worst = worst
-        # one format on both sides is decoded as it is stored; anything else (integers, or two
+        self.fmt = fmt = _measured_format(a_dtype, ref_dtype)
+        self.keep_values, self.worst = keep_values, worst
+        # one format on both sides is decoded as stored; anything else (integers, or two
         # different dtypes) is converted to float64 chunk by chunk
         self.code, self.table = storage(fmt if self.same else FORMATS["float64"])
-        self.keep_values = keep_values
-        self.sketch = not self.keep_values
-        mode = K.SAME_FORMAT if self.same else 0
-        mode |= K.KEEP_VALUES if self.keep_values else K.SKETCH
-        self.mode = mode
-        self.tiny = fmt.tiny
-        # Tolerance at the share cuts, in ULPs: float64 rounding of the reference is ~2**(p-53) ULP.
-        self.share_tol = min(2.0 ** (fmt.p - 50), 1e-6)
-        bits = fmt.bits if self.same else 64
-        self.sign_mask = np.uint64(1 << (bits - 1))
-        self.mag_mask = np.uint64((1 << (bits - 1)) - 1)
-        self.emin = fmt.emin
-        self.ulp_size, self.inv_ulp = _ulp_tables(fmt)
-        #: the measured format's facts as the kernels take them
+        self.mode = (K.SAME_FORMAT if self.same else 0) | (K.KEEP_VALUES if keep_values else K.SKETCH)
+        sign = 1 << ((fmt.bits if self.same else 64) - 1)
+        ulp_size, inv_ulp = _ulp_tables(fmt)
+        # tolerance at the share cuts, in ULPs: float64 rounding of the reference is ~2**(p-53) ULP
+        share_tol = min(2.0 ** (fmt.p - 50), 1e-6)
         self.fmt_args = (
-            self.tiny,
-            self.sign_mask,
-            self.mag_mask,
-            self.emin,
-            self.inv_ulp,
-            self.ulp_size,
-            self.share_tol,
+            fmt.tiny,
+            np.uint64(sign),
+            np.uint64(sign - 1),
+            fmt.emin,
+            inv_ulp,
+            ulp_size,
+            share_tol,
         )
 
     def __reduce__(self):
@@ -302,33 +292,19 @@ def _plan_for(a_dtype: np.dtype, ref_dtype: np.dtype, keep_values: bool, worst: 
 
 
 class PairStats:
-    """Sufficient statistics of one ``(a, ref)`` pair, from :func:`accumulate`.
-
-    ``x`` is ``a`` (under test), ``y`` the reference. Counts: ``count`` elements, ``finite``
-    of them finite on both sides, ``bit_equal``, ``signed_zero`` (+0 against -0),
-    ``both_nan``, ``nan_mismatch``, ``both_inf``, ``inf_mismatch``.
-
-    The reference script's quantities, over all elements: ``script_dot`` = sum x*y,
-    ``script_sum_sq_x``, ``script_sum_sq_y``, ``script_max_abs`` = max |x - y|,
-    ``script_max_rel`` = max |x - y| / (max(|x|, |y|) + 1e-8) (``None`` without elements).
-
-    Over the finite elements: ``sum_sq_diff`` = sum (x - y)^2, ``sum_abs_diff``,
-    ``sum_sq_ref`` = sum y^2, ``max_abs_ref`` = max |y|; ``max_abs`` / ``max_abs_index``;
-    the toolkit's relative error |x - y| / |y| where |y| is at least the smallest normal of
-    the measured format: ``rel_count``, ``rel_excluded``, ``sum_rel``, ``max_rel`` /
-    ``max_rel_index``; msaccucmp's |x - y| / |y| where |y| > float64 eps (0 elsewhere):
-    ``msaccucmp_sum_rel``, ``msaccucmp_max_rel``; msprobe's counts of |x - y| / |y| (eps32
-    standing in for y == 0) below 0.001 and 0.005: ``below_one_thousandth``,
-    ``below_five_thousandths``; ``x_moments`` / ``y_moments`` (:class:`Moments`), ``min_x``,
-    ``max_x``, ``min_y``, ``max_y``; ULPs: ``ulp_hist`` (kind "diff") or ``ulp_quantiles``,
-    ``sum_ulp_error``, ``ulp_share_counts`` (kind "error"), ``max_ulp`` / ``max_ulp_index``;
-    quantile stores ``abs_quantiles``, ``rel_quantiles``; the ``worst`` elements' ``worst_score``
-    (ULPs; inf for a special-value mismatch) and flat ``worst_index``.
-    """
+    """Sufficient statistics of one ``(a, ref)`` pair, from :func:`accumulate`: ``x`` is ``a``
+    (under test), ``y`` the reference. Every running value of the pass is an attribute of the
+    name it has in :data:`~fpinspect.numerics.kernels.FIELDS`, with: ``script_max_abs`` and
+    ``script_max_rel`` NaN where a NaN entered them (``None`` without elements); ``x_moments``,
+    ``y_moments`` (:class:`Moments`); ULPs: ``ulp_hist`` (kind "diff") or ``ulp_quantiles`` and
+    ``ulp_share_counts`` (kind "error"), ``max_ulp``; quantile stores ``abs_quantiles``,
+    ``rel_quantiles``; the ``worst`` elements' ``worst_score`` (ULPs; inf for a special-value
+    mismatch) and flat ``worst_index``; ``kl`` when :func:`accumulate` computed it."""
 
     def __init__(self, plan: _Plan, state: _Pass, shape, a_dtype, ref_dtype):
         # the running values as Python numbers, read once (numpy scalars are slower to read)
-        v = dict(zip(K.STATE.names, state.state.tolist()[0]))
+        self.__dict__.update(zip(K.STATE.names, state.state.tolist()[0]))
+        nf = self.finite
         self.shape = tuple(shape)
         self.a_dtype, self.ref_dtype = np.dtype(a_dtype), np.dtype(ref_dtype)
         self.plan = plan  # how the kernel reads this pair (the KL pass reads it the same way)
@@ -336,74 +312,39 @@ class PairStats:
         self.ulp_kind = "diff" if self.same else "error"
         self._final: dict | None = None  # error_stats() with the default percentiles, once computed
         self._lent: tuple[np.ndarray, ...] = ()  # kept-value buffers compact() hands back for reuse
-        self.kl: float | None = None  # msaccucmp's KL divergence, when accumulate(kl=True) computed it
-        self.count = v["count"]
-        self.finite = nf = v["finite"]
-        self.both_nan = v["both_nan"]
-        self.nan_mismatch = v["nan_mismatch"]
-        self.both_inf = v["both_inf"]
-        self.inf_mismatch = v["inf_mismatch"]
-        self.bit_equal = v["bit_equal"]
-        self.signed_zero = v["signed_zero"]
-        self.below_one_thousandth = v["below_one_thousandth"]
-        self.below_five_thousandths = v["below_five_thousandths"]
-        self.rel_count = v["rel_count"]
-        self.rel_excluded = v["rel_excluded"]
-        has = self.count > 0
-        self.script_dot = v["script_dot"]
-        self.script_sum_sq_x = v["script_sum_xx"]
-        self.script_sum_sq_y = v["script_sum_yy"]
-        self.script_max_abs = math.nan if v["script_max_abs_nan"] else v["script_max_abs"]
-        self.script_max_rel = math.nan if v["script_max_rel_nan"] else v["script_max_rel"]
-        if not has:
+        self.kl: float | None = None
+        if self.script_max_abs_nan:
+            self.script_max_abs = math.nan
+        if self.script_max_rel_nan:
+            self.script_max_rel = math.nan
+        if not self.count:
             self.script_max_abs = self.script_max_rel = None
-        self.sum_sq_diff = v["sum_sq_diff"]
-        self.sum_abs_diff = v["sum_abs_diff"]
-        self.sum_sq_ref = v["sum_sq_ref"]
-        self.max_abs_ref = v["max_abs_ref"]
-        self.max_abs, self.max_abs_index = v["max_abs"], v["max_abs_index"]
-        self.max_rel, self.max_rel_index = v["max_rel"], v["max_rel_index"]
-        self.sum_rel = v["sum_rel"]
-        self.msaccucmp_sum_rel = v["msaccucmp_sum_rel"]
-        self.msaccucmp_max_rel = v["msaccucmp_max_rel"]
-        self.x_moments = Moments(nf, v["mean_x"], v["m2_x"])
-        self.y_moments = Moments(nf, v["mean_y"], v["m2_y"])
-        self.min_x, self.max_x = v["min_x"], v["max_x"]
-        self.min_y, self.max_y = v["min_y"], v["max_y"]
-        keep_abs, keep_rel, keep_ulp = state.keep
+        self.x_moments = Moments(nf, self.mean_x, self.m2_x)
+        self.y_moments = Moments(nf, self.mean_y, self.m2_y)
+        kept = state.keep if plan.keep_values else (None, None, None)
         sketch_abs, sketch_rel, sketch_ulp = state.sketches
-        self.abs_quantiles = RealQuantiles.collected(keep_abs if plan.keep_values else None, sketch_abs, nf)
-        self.rel_quantiles = RealQuantiles.collected(
-            keep_rel if plan.keep_values else None, sketch_rel, self.rel_count
-        )
-        self.max_ulp_index = v["max_ulp_index"]
+        self.abs_quantiles = RealQuantiles.collected(kept[0], sketch_abs, nf)
+        self.rel_quantiles = RealQuantiles.collected(kept[1], sketch_rel, self.rel_count)
+        self.ulp_hist = self.ulp_quantiles = None
         if self.same:
-            huge = v["sum_ulp_diff_huge"]
-            hist = IntHistogram.collected(
+            huge = self.sum_ulp_diff_huge
+            self.ulp_hist = IntHistogram.collected(
                 state.hist_exact,
                 state.hist_log,
                 nf,
                 state.ulp_sum + huge if huge else state.ulp_sum,
-                v["max_ulp_diff"] if nf else None,
+                self.max_ulp_diff if nf else None,
                 copy=state.space is not None,  # the thread's workspace serves the next pair
             )
-            self.ulp_hist, self.ulp_quantiles = hist, None
-            self.max_ulp = hist.max if nf else -1
-            self.sum_ulp_error = 0.0
+            self.max_ulp = self.ulp_hist.max if nf else -1
             self.ulp_share_counts = np.zeros(3, dtype=np.int64)
         else:
-            self.ulp_hist = None
-            self.ulp_quantiles = RealQuantiles.collected(
-                keep_ulp if plan.keep_values else None, sketch_ulp, nf
-            )
-            self.max_ulp = v["max_ulp_error"]
-            self.sum_ulp_error = v["sum_ulp_error"]
-            self.ulp_share_counts = np.array(
-                [v["ulp_within_tol"], v["ulp_within_one"], v["ulp_above_one"]], dtype=np.int64
-            )
-        filled = v["worst_filled"]
-        self.worst_score = state.worst_score[:filled].copy()
-        self.worst_index = state.worst_index[:filled].copy()
+            self.ulp_quantiles = RealQuantiles.collected(kept[2], sketch_ulp, nf)
+            self.max_ulp = self.max_ulp_error
+            counts = (self.ulp_within_tol, self.ulp_within_one, self.ulp_above_one)
+            self.ulp_share_counts = np.array(counts, dtype=np.int64)
+        self.worst_score = state.worst_score[: self.worst_filled].copy()
+        self.worst_index = state.worst_index[: self.worst_filled].copy()
 
     # -- results --------------------------------------------------------------------------
     def _index(self, flat: int):

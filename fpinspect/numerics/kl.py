@@ -110,22 +110,6 @@ def kl_pass(chunk, min_x, inv_x, floor_x, min_y, inv_y, floor_y, values, bits, o
         _kl_sums(values[0], values[1], m, min_x, inv_x, floor_x, min_y, inv_y, floor_y, out)
 
 
-def kl_divergence_of(a, ref, stats, *, jobs: int = 1) -> float | None:
-    """msaccucmp's KL divergence of ``a`` against ``ref``, whose :func:`accumulate` statistics
-    ``stats`` hold both ranges: a second compiled pass over both (or :attr:`PairStats.kl` when
-    that pass already computed it).
-
-    Over the elements finite on both sides, ``p = max((x - min x) / (max x - min x), eps32)``
-    (1 where the range is 0: a constant side is uniform), ``q`` likewise for ``y``, each
-    normalised to sum 1: ``KL = sum p log(p / q)``, computed from the unnormalised sums as
-    ``cross / sum_p - log1p(sum (p - q) / sum_q)`` with ``cross = sum p log(p / q)``;
-    ``|KL| < eps64`` is reported as 0.
-    """
-    if stats.kl is not None:
-        return stats.kl
-    return kl_of_pass(stats, None, ChunkReader(a), ChunkReader(ref), jobs)
-
-
 #: Ranges below the smallest normal float64 have no finite inverse (1 / 5e-324 overflows).
 _TINY64 = float(np.finfo(np.float64).tiny)
 _TWO_1022 = 2.0**1022
@@ -193,7 +177,8 @@ def kl_of_pass(s, views, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float |
 
 
 def _kl_from_sums(sum_p: float, sum_q: float, cross: float, diff: float) -> float:
-    """KL from the KL pass's sums (:func:`kl_divergence_of`)."""
+    """KL from the KL pass's sums, ``cross / sum_p - log1p(sum (p - q) / sum_q)`` with ``cross =
+    sum p log(p / q)`` (p and q normalised to sum 1); ``|KL| < eps64`` is reported as 0."""
     # log(sum_p / sum_q) as log1p of the summed differences: sum_p and sum_q agree to ~1e-9 in
     # fused-against-eager pairs, and taking each one's log lost their difference's last digits
     kl = cross / sum_p - math.log1p(diff / sum_q)

@@ -2,7 +2,7 @@
 
 A registry maps each metric's name to its definition, computed from the statistics of one
 streaming pass (:class:`~fpinspect.numerics.stats.PairStats`); KL divergence needs the value
-ranges first and takes a second compiled pass (:func:`kl_from_stats`), only when asked for.
+ranges first and takes a second compiled pass (:mod:`~fpinspect.numerics.kl`), only when asked for.
 ``x`` is the array under test, ``y`` the reference
 (golden / fusion-off side).
 
@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kl import kl_divergence_of
 from .stats import EPS32, EPS64, REF_GUARD, PairStats, accumulate
 
 
@@ -135,12 +134,6 @@ def metrics_from_stats(s: PairStats) -> dict[str, float | None]:
 
 
 _GUARDED = [(name, m.compute.guarded) for name, m in METRICS.items()]
-
-
-def kl_from_stats(x_src, y_src, s: PairStats, *, jobs: int = 1) -> float | None:
-    """msaccucmp's KL divergence of ``x_src`` against ``y_src`` from their statistics ``s``
-    (:func:`~fpinspect.numerics.kl.kl_divergence_of`: the definition is there)."""
-    return kl_divergence_of(x_src, y_src, s, jobs=jobs)
 
 
 def pair_metrics(x, y, *, kl: bool = True, jobs: int = 1) -> dict[str, float | None]:

@@ -464,7 +464,7 @@ def accumulate(
     ``worst=k`` also keeps the flat indices of the ``k`` worst elements (by ULP; special-value
     mismatches first). ``kl=True`` also computes msaccucmp's KL divergence (``PairStats.kl``):
     it needs both ranges first, so it takes a second pass — over the chunk still in memory when
-    the pair is one chunk, else over the data again (:func:`~fpinspect.numerics.kl.kl_divergence_of`).
+    the pair is one chunk, else over the data again (:func:`~fpinspect.numerics.kl.kl_of_pass`).
     ``progress(done_elements, total)`` is called after each chunk.
     """
     ra, rr = ChunkReader(a), ChunkReader(ref)

@@ -65,23 +65,23 @@ def width(code):
     return 8 if code == F64 else 4 if code == F32 else 2 if code != TABLE else 1
 
 
+@njit(inline="always", error_model="numpy")
+def _copy(floats, patterns, values, bits):
+    """``floats`` as float64 into ``values``, their bit ``patterns`` into ``bits``."""
+    for j in range(floats.size):
+        values[j] = floats[j]
+        bits[j] = patterns[j]
+
+
 @njit(**SUB)
 def decode(raw, code, table, lo, m, values, bits):
     """Elements ``lo .. lo + m - 1`` of the chunk whose bytes are ``raw`` (stored as ``code``
     says; ``table``: the 256 values of an 8-bit format) into ``values[:m]`` as float64 and
     ``bits[:m]`` as their bit patterns: the canonical block every kernel reads. Exact."""
     if code == F64:
-        f64 = raw.view(np.float64)[lo : lo + m]
-        u64 = raw.view(np.uint64)[lo : lo + m]
-        for j in range(m):
-            values[j] = f64[j]
-            bits[j] = u64[j]
+        _copy(raw.view(np.float64)[lo : lo + m], raw.view(np.uint64)[lo : lo + m], values, bits)
     elif code == F32:
-        f32 = raw.view(np.float32)[lo : lo + m]
-        u32 = raw.view(np.uint32)[lo : lo + m]
-        for j in range(m):
-            values[j] = f32[j]
-            bits[j] = u32[j]
+        _copy(raw.view(np.float32)[lo : lo + m], raw.view(np.uint32)[lo : lo + m], values, bits)
     elif code == TABLE:
         u8 = raw[lo : lo + m]
         for j in range(m):

@@ -1,20 +1,11 @@
-"""The comparison metrics engineers already know, as numbers.
+"""The comparison metrics engineers already know, as numbers: the reference script's trio
+(``fusion_precision_analyzer.py``'s formulas, over all elements), msaccucmp's set and msprobe's
+thousandth ratios (over the elements finite on both sides), each defined once in :data:`METRICS`.
 
-A registry maps each metric's name to its definition, computed from the statistics of one
-streaming pass (:class:`~fpinspect.numerics.stats.PairStats`); KL divergence needs the value
-ranges first and takes a second compiled pass (:mod:`~fpinspect.numerics.kl`), only when asked for.
-``x`` is the array under test, ``y`` the reference
-(golden / fusion-off side).
-
-* The reference trio, exactly as ``fusion_precision_analyzer.py`` computes it, over all
-  elements in float64: ``cosine`` = ``dot(x, y) / (‖x‖·‖y‖ + 1e-8)``, ``max_abs`` =
-  ``max |x - y|``, ``max_rel`` = ``max(|x - y| / (max(|x|, |y|) + 1e-8))``.
-* msaccucmp's set (over elements finite on both sides, float64): ``rmse``, ``mean_abs``,
-  ``mean_rel``, ``accumulated_rel``, ``max_rel_msaccucmp``, ``red`` (relative Euclidean
-  distance), ``kl``, and the means / standard deviations ``mean_x``, ``std_x``,
-  ``mean_y``, ``std_y``.
-* msprobe's ``one_thousandth`` / ``five_thousandth``: the share of elements whose relative
-  error is below 0.001 / 0.005.
+They come from the statistics of one streaming pass (:class:`~fpinspect.numerics.stats.PairStats`);
+KL divergence needs the value ranges first and takes a second compiled pass
+(:mod:`~fpinspect.numerics.kl`), only when asked for. ``x`` is the array under test, ``y`` the
+reference (golden / fusion-off side).
 """
 
 from __future__ import annotations

@@ -124,19 +124,22 @@ _START.flags.writeable = False
 
 
 class _Workspace:
-    """One thread's arrays for the pass over a pair of at most :data:`EXACT_CAP` elements,
-    reused pair after pair: allocating them (a 512 KiB histogram among them) cost a small
-    pair more than its data. :class:`_Pass` resets what it reads and :meth:`_Pass.release`
-    zeroes the histogram bins the pass touched; :class:`PairStats` keeps copies."""
+    """The arrays a pass works in. A pair of at most :data:`EXACT_CAP` elements works in its
+    thread's, reused pair after pair (allocating them, a 512 KiB histogram among them, cost a
+    small pair more than its data): :class:`_Pass` resets what it reads, :meth:`_Pass.release`
+    zeroes the histogram bins it touched, :class:`PairStats` keeps copies. A larger pair has its
+    own (its sketches alone are 6 MiB)."""
 
-    def __init__(self):
+    def __init__(self, same: bool = True, sketch: bool = False, worst: int = 0):
         self.state = K.new_state()
-        self.hist_exact = np.zeros(K.EXACT_BINS, dtype=np.int64)
+        self.hist_exact = np.zeros(K.EXACT_BINS if same else 1, dtype=np.int64)
         self.hist_log = np.zeros(K.LOG_BINS, dtype=np.int64)
-        # a pass keeping every value fills no sketch: one slot each, never touched
-        self.sketches = tuple(np.zeros(1, dtype=np.int64) for _ in range(3))
-        self.worst_score = np.empty(0, dtype=np.float64)
-        self.worst_index = np.empty(0, dtype=np.int64)
+        self.sketches = tuple(
+            np.zeros(K.SKETCH_STORE if sketch and use else 1, dtype=np.int64)
+            for use in (True, True, not same)
+        )
+        self.worst_score = np.zeros(worst, dtype=np.float64)
+        self.worst_index = np.full(worst, -1, dtype=np.int64)
         self.scratch = K.scratch()
         self.busy = False
 
@@ -156,38 +159,24 @@ def _workspace() -> _Workspace | None:
 
 
 class _Pass:
-    """The running state of one thread's share of a pass: the arrays the kernel updates.
-
-    A pass keeping every value (a small pair) works in its thread's :class:`_Workspace`
-    until :meth:`release`; a larger one allocates its own arrays (its sketches alone are 6 MiB)."""
+    """The running state of one thread's share of a pass: the arrays the kernel updates, in its
+    thread's :class:`_Workspace` until :meth:`release` where the pair keeps every value."""
 
     def __init__(self, plan: _Plan, keep: tuple[np.ndarray, np.ndarray, np.ndarray]):
         self.plan = plan
         self.keep = keep
         self.ulp_sum = 0  # exact (Python int) sum of the integer ULP distances below 2**32
         space = self.space = _workspace() if plan.keep_values else None
-        if space is not None:
-            self.state = space.state
-            self.state[:] = _START
-            self.hist_exact, self.hist_log = space.hist_exact, space.hist_log
-            self.sketches = space.sketches
+        if space is None:
+            space = _Workspace(plan.same, not plan.keep_values, plan.worst)
+        else:
+            space.state[:] = _START
             if space.worst_score.size != plan.worst:
                 space.worst_score = np.zeros(plan.worst, dtype=np.float64)
                 space.worst_index = np.full(plan.worst, -1, dtype=np.int64)
-            self.worst_score, self.worst_index = space.worst_score, space.worst_index
-            self.scratch = space.scratch
-            return
-        self.state = _START.copy()
-        same = plan.same
-        self.hist_exact = np.zeros(K.EXACT_BINS if same else 1, dtype=np.int64)
-        self.hist_log = np.zeros(K.LOG_BINS, dtype=np.int64)
-        self.sketches = tuple(
-            np.zeros(K.SKETCH_STORE if not plan.keep_values and use else 1, dtype=np.int64)
-            for use in (True, True, not same)
-        )
-        self.worst_score = np.zeros(plan.worst, dtype=np.float64)
-        self.worst_index = np.full(plan.worst, -1, dtype=np.int64)
-        self.scratch = K.scratch()
+        self.state, self.hist_exact, self.hist_log = space.state, space.hist_exact, space.hist_log
+        self.sketches, self.scratch = space.sketches, space.scratch
+        self.worst_score, self.worst_index = space.worst_score, space.worst_index
 
     def release(self) -> None:
         """Hand the workspace back, its histogram zeroed where this pass counted: every

@@ -65,10 +65,8 @@ def where(typingctx, cond, a, b):
     return ty(cond, a, b), codegen
 
 
-def _bitcast(result):
-    """An intrinsic: the bit pattern of a number converted to float64, as ``result`` (int64 or
-    uint64), or a 64-bit integer's bits read as float64 (``result`` float64)."""
-    source = types.float64 if isinstance(result, types.Integer) else types.int64
+def _bitcast(source, result):
+    """An intrinsic: a number converted to ``source`` and its bits read as ``result``."""
 
     def typer(typingctx, v):
         if not isinstance(v, (types.Integer, types.Float)):
@@ -84,24 +82,13 @@ def _bitcast(result):
 
 
 #: ``np.float64(v).view(np.int64)``.
-float_bits = intrinsic(_bitcast(types.int64))
+float_bits = intrinsic(_bitcast(types.float64, types.int64))
 #: ``np.float64(v).view(np.uint64)``.
-float_ubits = intrinsic(_bitcast(types.uint64))
+float_ubits = intrinsic(_bitcast(types.float64, types.uint64))
 #: ``np.int64(b).view(np.float64)``.
-bits_float = intrinsic(_bitcast(types.float64))
-
-
-@intrinsic
-def bits_float32(typingctx, v):
-    """``np.int32(b).view(np.float32)``."""
-    if not isinstance(v, types.Integer):
-        return None
-
-    def codegen(context, builder, sig, args):
-        value = context.cast(builder, args[0], sig.args[0], types.int32)
-        return builder.bitcast(value, ir.FloatType())
-
-    return types.float32(v), codegen
+bits_float = intrinsic(_bitcast(types.int64, types.float64))
+#: ``np.int32(b).view(np.float32)``.
+bits_float32 = intrinsic(_bitcast(types.int32, types.float32))
 
 
 _I64 = ir.IntType(64)
@@ -140,16 +127,3 @@ def from_order_key(typingctx, k):
         return builder.bitcast(_flip_negatives(builder, key), ir.DoubleType())
 
     return types.float64(k), codegen
-
-
-__all__ = [
-    "bits_float",
-    "bits_float32",
-    "float_bits",
-    "float_ubits",
-    "from_order_key",
-    "imax",
-    "imin",
-    "order_key",
-    "where",
-]

@@ -1,18 +1,10 @@
 """The compiled pass behind the streaming statistics (numba, machine code, no GIL).
 
 :func:`fused_pass` reads one chunk of both tensors once and updates every running value of
-:class:`~fpinspect.numerics.stats.PairStats` (:data:`FIELDS`): the reference script's trio, the
-special-value counts, the finite-only sums, maxima with their first index, both sides' moments
-and ranges, the msaccucmp / msprobe counts, the ULP histogram or real-valued ULP errors, the
-quantile stores. The work only some blocks of a chunk need (special values, first indices, large
-ULP distances, the ``k`` worst elements) it leaves to :func:`~fpinspect.numerics.finish.finish_pass`, which reads again only
-those blocks. The bucket rules of the quantile stores live here once (:func:`sketch_key`,
-:func:`int_log_bin`).
-
-Inputs are raw unsigned views of the two chunks (``ua``, ``ub``) and their values: for 8- and
-16-bit formats a decode table indexed by the bit pattern (``table_a``, ``table_b``), for 32- and
-64-bit ones the float views ``fa``, ``fb``. So numba compiles one specialisation per storage
-width, cached on disk (:mod:`fpinspect.numerics.jit`).
+:class:`~fpinspect.numerics.stats.PairStats` (:data:`FIELDS`). Every storage format is first
+decoded, block by block, into one canonical form (:func:`decode`: float64 values and the bit
+patterns as uint64), so one compiled kernel serves all widths. The bucket rules of the quantile
+stores live here once (:func:`sketch_key`, :func:`int_log_bin`).
 """
 
 from __future__ import annotations
@@ -21,6 +13,7 @@ import math
 
 import numpy as np
 
+from .decode import decode, width
 from .intrinsics import bits_float, float_bits, float_ubits, from_order_key, imax, imin, order_key
 from .jit import KERNEL, SUB, njit
 
@@ -33,8 +26,8 @@ from .jit import KERNEL, SUB, njit
 FIELDS = (
     # the reference script's trio, over all elements (NaN / inf propagate as in the script)
     ("script_dot", "f8", 0.0, "sum"),  # sum x*y
-    ("script_sum_xx", "f8", 0.0, "sum"),
-    ("script_sum_yy", "f8", 0.0, "sum"),
+    ("script_sum_sq_x", "f8", 0.0, "sum"),
+    ("script_sum_sq_y", "f8", 0.0, "sum"),
     ("script_max_abs", "f8", 0.0, "max"),  # max |x - y| (a NaN: script_max_abs_nan)
     ("script_max_rel", "f8", 0.0, "max"),  # max |x - y| / (max(|x|, |y|) + 1e-8)
     ("script_max_abs_nan", "i8", 0, "or"),  # 1 once a NaN entered the script's max |x - y|
@@ -92,8 +85,6 @@ def new_state() -> np.ndarray:
     return state
 
 
-# -- mode flags ---------------------------------------------------------------------------------
-USE_TABLE = 1  #: values come from the decode tables (8/16-bit formats), else from fa / fb
 SAME_FORMAT = 2  #: both sides have one format: integer ULP distances from the bit patterns
 KEEP_VALUES = 4  #: store each element's abs / rel / ULP error at its index (exact quantiles)
 SKETCH = 8  #: count abs / rel / ULP errors into the log-bucket sketches
@@ -177,25 +168,6 @@ _SUB_VECTOR = dict(SUB, fastmath={"reassoc"})
 KERNEL_PY = dict(KERNEL, no_cfunc_wrapper=True)
 
 
-@njit(**SUB)
-def decode_block(ua, ub, fa, fb, table_a, table_b, use_table, lo, m, xs, ys):
-    """Both sides' values of elements ``lo .. lo + m - 1`` into ``xs[:m]``, ``ys[:m]`` as
-    float64: through the decode tables (8/16-bit formats) or from the float views."""
-    # slices: indices known to be non-negative (no wraparound test per element)
-    if use_table:
-        block_a = ua[lo : lo + m]
-        block_b = ub[lo : lo + m]
-        for j in range(m):
-            xs[j] = table_a[block_a[j]]
-            ys[j] = table_b[block_b[j]]
-    else:
-        float_a = fa[lo : lo + m]
-        float_b = fb[lo : lo + m]
-        for j in range(m):
-            xs[j] = float_a[j]
-            ys[j] = float_b[j]
-
-
 @njit(inline="always", error_model="numpy")
 def _sketch_slot(v, counts, lane):
     """The slot of a sketch store (:data:`SKETCH_STORE`) that element ``v`` increments."""
@@ -205,13 +177,10 @@ def _sketch_slot(v, counts, lane):
 
 @njit(**_SUB_VECTOR)
 def _ulp_diff_block(ua, ub, xs, ys, m, sign_mask, mag_mask, slots):
-    """Over one block, kind "diff": counts of bit-equal pairs, of distances of
-    :data:`SMALL_DIST` and more, of +0 against -0, the exact sum of the distances below
-    2**32, and the largest distance. ``slots[j]`` gets element ``j``'s slot in the small
-    table: ``LANES * d + j % LANES`` for a distance ``d < SMALL_DIST``, ``LANES * SMALL_DIST
-    + j % LANES`` for the others and for elements not both finite. ``ua``, ``ub`` are the
-    block's bit patterns (slices: an index known to be non-negative, and no branch, let the
-    loop compile to vector instructions)."""
+    """Over one block, kind "diff": counts of bit-equal pairs, of distances of :data:`SMALL_DIST`
+    and more, of +0 against -0, the exact sum of the distances below 2**32, and the largest
+    distance; ``slots[j]`` gets ``LANES * min(d, SMALL_DIST) + j % LANES`` (``SMALL_DIST`` where
+    not both finite), element ``j``'s slot in the small table."""
     zero_u = np.uint64(0)
     small_limit = np.uint64(1 << 32)
     n_bits = n_far = n_signed_zero = 0
@@ -245,8 +214,7 @@ def _scatter(slots, m, table):
 @njit(**_SUB_VECTOR)
 def _ulp_error_block(xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol, slots):
     """Over one block, kind "error": the sum of the ULP errors, the largest one's bits (-1 for
-    none), and the counts within ``share_tol`` and within ``1 + share_tol``; ``slots[j]`` gets
-    element ``j``'s sketch slot (:func:`_sketch_slot`)."""
+    none), the counts within ``share_tol`` and ``1 + share_tol``, and ``slots[j]`` the sketch slots."""
     total = 0.0
     top = np.int64(-1)
     n_tol = n_le1 = 0
@@ -295,11 +263,9 @@ def _sums_block(xs, ys, m, cx, cy):
 
 @njit(**_SUB_VECTOR)
 def _ratios_block(xs, ys, m, tiny, slots):
-    """The maxima, ranges and relative errors over one decoded block's elements finite on both
-    sides: a vector loop (no branch). Maxima are taken over integer bit patterns (exact;
-    elements that do not count -1 or 0), ranges over order keys (:func:`~fpinspect.numerics.intrinsics.order_key`).
-    ``slots[0, j]`` and ``slots[1, j]`` get element ``j``'s slots in the abs and rel sketches
-    (:func:`_sketch_slot`)."""
+    """The maxima (as bit patterns: exact; -1 or 0 where nothing counts), ranges (as
+    :func:`~fpinspect.numerics.intrinsics.order_key`) and relative errors over one block's elements
+    finite on both sides; ``slots[0]``, ``slots[1]`` get the abs and rel sketch slots."""
     s_rms = s_rel = 0.0
     n_re1 = n_re5 = n_rel = 0
     script_rel_bits = rms_bits = np.int64(0)
@@ -367,10 +333,8 @@ def _bit_equal(ua, ub, m):
 
 @njit(**_SUB_VECTOR)
 def _equal_block(xs, m, tiny):
-    """For a block whose two sides have equal bit patterns (``x == y`` where finite), what
-    :func:`_ratios_block` would find: every error is 0, so only the range of the finite values
-    and the count of those at least ``tiny`` in magnitude remain: ``(min key, max key,
-    count)`` (:func:`~fpinspect.numerics.intrinsics.order_key`)."""
+    """What :func:`_ratios_block` finds in a block equal bit for bit on both sides, where every
+    error is 0: the range of the finite values and the count of those at least ``tiny``."""
     min_key = _I64_MAX
     max_key = _I64_MIN
     n_rel = 0
@@ -385,8 +349,10 @@ def _equal_block(xs, m, tiny):
 
 
 @njit(**SUB)
-def _keep_block(xs, ys, m, first, tiny, same, emin, emax, inv_ulp, ulp_size, keep_abs, keep_rel, keep_ulp):
+def _keep_block(xs, ys, m, first, tiny, same, fmt, keep):
     """Store each element's abs / rel / ULP error at its flat index (NaN where it does not count)."""
+    _, _, emin, emax, inv_ulp, ulp_size = fmt
+    keep_abs, keep_rel, keep_ulp = keep
     nan = np.nan
     for j in range(m):
         x = xs[j]
@@ -406,16 +372,13 @@ def _keep_block(xs, ys, m, first, tiny, same, emin, emax, inv_ulp, ulp_size, kee
 
 
 @njit(**SUB)
-def _centre(ua, ub, fa, fb, table_a, table_b, use_table, n):
+def _centre(xs, ys, m):
     """The centre of a chunk's moment sums: the mean of its first finite elements (of the first
-    :data:`_CENTRE_SAMPLE`), ``(0, 0)`` where none is."""
+    ``m``), ``(0, 0)`` where none is."""
     cx = cy = 0.0
     nc = 0
-    for i in range(imin(n, _CENTRE_SAMPLE)):
-        if use_table:
-            x, y = table_a[ua[i]], table_b[ub[i]]
-        else:
-            x, y = np.float64(fa[i]), np.float64(fb[i])
+    for i in range(m):
+        x, y = xs[i], ys[i]
         if math.isfinite(x) and math.isfinite(y):
             cx += x
             cy += y
@@ -426,114 +389,178 @@ def _centre(ua, ub, fa, fb, table_a, table_b, use_table, n):
     return cx, cy
 
 
-@njit(**SUB)
-def _fold_chunk(state, hist_exact, small, same, n, nf, sums, u_sum, counts, maxima):
-    """Add one chunk's sums, counts and extrema to the running ``state``, and the small ULP
-    distances counted in ``small`` (zeroed again) to ``hist_exact``: ``n`` elements, ``nf`` finite
-    on both sides; ``sums``, ``counts`` and ``maxima`` are :func:`fused_pass`'s locals of those
-    names (its centre and sums, its counts, its maxima as bit patterns and order keys)."""
+@njit(inline="always", error_model="numpy")
+def _offer_worst(score, index, worst_score, worst_index, state):
+    """Insert ``(score, index)`` among the k worst, larger first (elements arrive in index order:
+    a tie with the k-th never enters); return the floor, the k-th score once all are filled."""
     s = state[0]
-    cx, cy, s_dot, s_xx, s_yy, s_d2, s_ad, s_rms, s_rel, s_ulp, sx, sxx, sy, syy = sums
-    n_bits, n_signed_zero, n_re1, n_re5, n_rel, n_tol, n_le1 = counts
-    script_abs_bits, script_rel_bits, rms_bits, min_x_key, max_x_key, min_y_key, max_y_key = maxima
-    # the script's sums take finish_pass's terms of the elements not finite on both sides
-    # after these: those are each inf or NaN, so the sum comes out the same in either order
-    s.script_dot += s_dot
-    s.script_sum_xx += s_xx
-    s.script_sum_yy += s_yy
-    s.script_max_abs = bits_float(script_abs_bits)
-    s.script_max_rel = bits_float(script_rel_bits)
-    s.sum_sq_diff += s_d2
-    s.sum_abs_diff += s_ad
-    s.sum_sq_ref += s_yy
-    s.msaccucmp_sum_rel += s_rms
-    s.msaccucmp_max_rel = bits_float(rms_bits)
-    s.sum_rel += s_rel
-    s.sum_ulp_error += s_ulp
-    s.min_x, s.max_x = from_order_key(min_x_key), from_order_key(max_x_key)
-    s.min_y, s.max_y = from_order_key(min_y_key), from_order_key(max_y_key)
-    if s.min_y <= s.max_y:  # some element was finite on both sides: max |y| is an end
-        s.max_abs_ref = imax(abs(s.min_y), abs(s.max_y))
-    if nf:
-        mean_x = cx + sx / nf
-        mean_y = cy + sy / nf
-        m2_x, m2_y = imax(sxx - sx * sx / nf, 0.0), imax(syy - sy * sy / nf, 0.0)
-        s.mean_x, s.m2_x = _merge_moments(s.mean_x, s.m2_x, s.finite, nf, mean_x, m2_x)
-        s.mean_y, s.m2_y = _merge_moments(s.mean_y, s.m2_y, s.finite, nf, mean_y, m2_y)
-    s.sum_ulp_diff += u_sum
-    if same:
-        for i in range(small.size):
-            if i < SMALL_DIST * LANES:
-                hist_exact[i // LANES] += small[i]
-            small[i] = 0
-    s.count += n
-    s.finite += nf
-    s.bit_equal += n_bits
-    s.signed_zero += n_signed_zero
-    s.below_one_thousandth += n_re1
-    s.below_five_thousandths += n_re5
-    s.rel_count += n_rel
-    s.rel_excluded += nf - n_rel
-    s.ulp_within_tol += n_tol
-    s.ulp_within_one += n_le1 - n_tol
-    s.ulp_above_one += 0 if same else nf - n_le1
+    k = worst_score.size
+    filled = s.worst_filled
+    j = filled if filled < k else k - 1
+    while j > 0 and worst_score[j - 1] < score:
+        worst_score[j] = worst_score[j - 1]
+        worst_index[j] = worst_index[j - 1]
+        j -= 1
+    worst_score[j] = score
+    worst_index[j] = index
+    if filled < k:
+        filled += 1
+        s.worst_filled = filled
+    return worst_score[k - 1] if filled == k else 0.0
 
 
-#: Rows of the per-block record :func:`fused_pass` leaves for :func:`~fpinspect.numerics.finish.finish_pass` (int64, one
-#: column per block of the chunk): the elements finite on both sides, those whose ULP distance is
-#: :data:`SMALL_DIST` or more (kind "diff"), and the bit patterns of the block's largest abs error,
-#: relative error and ULP score (the distance, kind "diff"; the error's bits, kind "error"), -1
-#: where none counts.
-REC_FINITE = 0
-REC_FAR = 1
-REC_ABS = 2
-REC_REL = 3
-REC_SCORE = 4
-N_REC = 5
+@njit(**SUB)
+def _count_specials(xs, ys, m, state):
+    """Count one block's special values and return their terms of the reference script's trio:
+    ``(mismatches, sum x*y, sum x*x, sum y*y, max |x - y| (-1 if none), 1 if one is NaN, max
+    script relative error (-1 if none), 1 if one is NaN)``."""
+    mismatches = 0
+    s_dot = s_xx = s_yy = 0.0
+    script_abs = script_rel = -1.0
+    abs_nan = rel_nan = 0
+    s = state[0]
+    for j in range(m):
+        x = xs[j]
+        y = ys[j]
+        if math.isfinite(x) and math.isfinite(y):
+            continue
+        s_dot += x * y
+        s_xx += x * x
+        s_yy += y * y
+        ad = abs(x - y)
+        ax = abs(x)
+        ay = abs(y)
+        r = ad / ((ax if ax > ay else ay) + REF_GUARD)
+        if ad != ad:
+            abs_nan = 1
+        else:
+            script_abs = imax(script_abs, ad)
+        if r != r:
+            rel_nan = 1
+        else:
+            script_rel = imax(script_rel, r)
+        nx, ny = x != x, y != y
+        if nx and ny:
+            s.both_nan += 1
+        elif nx or ny:
+            s.nan_mismatch += 1
+            mismatches += 1
+        elif math.isinf(x) and x == y:
+            s.both_inf += 1
+        else:
+            s.inf_mismatch += 1
+            mismatches += 1
+    return mismatches, s_dot, s_xx, s_yy, script_abs, abs_nan, script_rel, rel_nan
+
+
+@njit(**SUB)
+def _first_index(ua, ub, xs, ys, m, what, value, tiny, fmt):
+    """Position in the block of the first finite element whose abs error (``what`` 0), relative
+    error (1), ULP distance (2) or ULP error (3) equals ``value``; -1 if none."""
+    sign_mask, mag_mask, emin, emax, inv_ulp, ulp_size = fmt
+    for j in range(m):
+        x = xs[j]
+        y = ys[j]
+        if not (math.isfinite(x) and math.isfinite(y)):
+            continue
+        ad = abs(x - y)
+        ay = abs(y)
+        if what == 0:
+            hit = ad == value
+        elif what == 1:
+            hit = ay >= tiny and ad / ay == value
+        elif what == 2:
+            hit = np.float64(ulp_distance(ua[j], ub[j], sign_mask, mag_mask)) == value
+        else:
+            hit = ulp_error(ad, ay, emin, emax, inv_ulp, ulp_size) == value
+        if hit:
+            return j
+    return -1
+
+
+@njit(**SUB)
+def _count_large_distances(ua, ub, xs, ys, m, sign_mask, mag_mask, hist_exact, hist_log):
+    """Histogram one block's (rare) ULP distances of :data:`SMALL_DIST` and more; return the
+    float64 sum of those of 2**32 and more."""
+    huge = 0.0
+    for j in range(m):
+        dist = ulp_distance(ua[j], ub[j], sign_mask, mag_mask)
+        if dist >= np.uint64(SMALL_DIST) and math.isfinite(xs[j]) and math.isfinite(ys[j]):
+            if dist < EXACT_BINS:
+                hist_exact[np.intp(dist)] += 1
+            else:
+                hist_log[int_log_bin(dist)] += 1
+                if dist >= np.uint64(1 << 32):
+                    huge += np.float64(dist)
+    return huge
+
+
+@njit(**SUB)
+def _worst_block(ua, ub, xs, ys, m, first, same, fmt, floor, worst_score, worst_index, state):
+    """Offer the elements of one block to the k worst (special-value mismatches score inf);
+    return the new floor."""
+    sign_mask, mag_mask, emin, emax, inv_ulp, ulp_size = fmt
+    for j in range(m):
+        x = xs[j]
+        y = ys[j]
+        if math.isfinite(x) and math.isfinite(y):
+            if same:
+                score = np.float64(ulp_distance(ua[j], ub[j], sign_mask, mag_mask))
+            else:
+                score = ulp_error(abs(x - y), abs(y), emin, emax, inv_ulp, ulp_size)
+        else:
+            both_nan = x != x and y != y
+            same_inf = math.isinf(x) and x == y
+            score = -1.0 if both_nan or same_inf else np.inf
+        if score > floor:
+            floor = _offer_worst(score, first + j, worst_score, worst_index, state)
+    return floor
 
 
 @njit(**KERNEL_PY)
-def fused_pass(chunk, mode, offset, fmt, state, hist_exact, keep, sketches, scratch):
-    """Update the running ``state`` (:data:`STATE`) with one chunk: everything every element takes
-    part in; :func:`~fpinspect.numerics.finish.finish_pass` then does the rarer work it leaves, from the record ``rec`` it
-    fills. Element ``i`` has flat index ``offset + i``.
+def fused_pass(chunk, mode, offset, fmt, state, hists, worst, keep, sketches, scratch):
+    """Update the running ``state`` (:data:`STATE`) with one chunk, whose element ``i`` has flat
+    index ``offset + i``: ``chunk`` is ``(raw_a, raw_b, code, table)``, both sides' bytes as
+    :func:`~fpinspect.numerics.decode.decode` reads them; ``fmt`` the measured format's ``(tiny,
+    sign_mask, mag_mask, emin, inv_ulp, ulp_size, share_tol)``: its smallest normal (below it a
+    relative error is excluded), the masks splitting a bit pattern, the ULP at binary exponent
+    ``e`` (``ulp_size[e - emin]``, ``inv_ulp`` its exact inverse where representable) and the
+    tolerance of the ULP share cuts. ``hists`` is the ULP histogram ``(exact, log)``, ``worst``
+    the ``(scores, indices)`` of the k worst; ``keep`` (:data:`KEEP_VALUES`) and ``sketches``
+    (:data:`SKETCH`) the abs / rel / ULP quantile stores.
 
-    ``chunk`` is ``(ua, ub, fa, fb, table_a, table_b)``: both sides' bit patterns, and their values
-    through the decode tables (:data:`USE_TABLE`) or the float views. ``fmt`` is the measured
-    format's ``(tiny, sign_mask, mag_mask, emin, inv_ulp, ulp_size, share_tol)``: its smallest
-    normal (below it a relative error is excluded), the masks splitting a bit pattern (kind
-    "diff"), the ULP of a reference of binary exponent ``e`` (``ulp_size[e - emin]``, clipped to
-    the format, ``inv_ulp`` its exact inverse where representable) and the tolerance of the ULP
-    share cuts. ``keep`` holds each element's abs / rel / ULP error at its flat index where
-    ``mode`` keeps them (:data:`KEEP_VALUES`), ``sketches`` the three quantile sketches;
-    ``scratch`` is ``(values, slots, small, rec)`` (:func:`scratch`).
-
-    The chunk is walked in blocks of :data:`BLOCK`, decoded to float64 once. The block loops have
-    no branches, so they compile to vector instructions (their sums' order may differ from a
-    plain loop). A block whose two sides are equal bit for bit (same format) skips every error
-    loop: its errors are all 0.
+    Block by block (:data:`BLOCK`, decoded once), branch-free loops that compile to vector
+    instructions take every element (their sums' order differs from a plain loop); a block equal
+    bit for bit on both sides skips the error loops, and the rarer work (special values, first
+    indices of new maxima, large ULP distances, the worst) runs only in the blocks that need it.
     """
-    ua, ub, fa, fb, table_a, table_b = chunk
+    raw_a, raw_b, code, table = chunk
     tiny, sign_mask, mag_mask, emin, inv_ulp, ulp_size, share_tol = fmt
-    keep_abs, keep_rel, keep_ulp = keep
+    hist_exact, hist_log = hists
+    worst_score, worst_index = worst
     sketch_abs, sketch_rel, sketch_ulp = sketches
-    values, slots, small, rec = scratch
+    values, bits, slots, small = scratch
     s = state[0]
-    n = ua.size
-    use_table = (mode & USE_TABLE) != 0
+    n = raw_a.size // width(code)
     same = (mode & SAME_FORMAT) != 0
-    keep = (mode & KEEP_VALUES) != 0
+    keep_values = (mode & KEEP_VALUES) != 0
     sketch = (mode & SKETCH) != 0
     emax = emin + inv_ulp.size - 1
-    xs = values[0]
-    ys = values[1]
+    ulp = (sign_mask, mag_mask, emin, emax, inv_ulp, ulp_size)
+    xs, ys, ua, ub = values[0], values[1], bits[0], bits[1]
+    track_worst = worst_score.size > 0
+    worst_floor = 0.0
+    if track_worst and s.worst_filled == worst_score.size:
+        worst_floor = worst_score[worst_score.size - 1]
 
-    cx, cy = _centre(ua, ub, fa, fb, table_a, table_b, use_table, n)
+    m = imin(n, _CENTRE_SAMPLE)
+    decode(raw_a, code, table, 0, m, xs, ua)
+    decode(raw_b, code, table, 0, m, ys, ub)
+    cx, cy = _centre(xs, ys, m)
 
     s_dot = s_xx = s_yy = s_d2 = s_ad = s_rms = s_rel = s_ulp = 0.0
     sx = sxx = sy = syy = 0.0
     u_sum = np.uint64(0)
-    # int64, not the literal 0: a call typed with literals compiles once more (_fold_chunk)
     nf = n_bits = n_re1 = n_re5 = n_rel = n_signed_zero = np.int64(0)
     n_tol = n_le1 = np.int64(0)
     script_abs_bits = float_bits(s.script_max_abs)
@@ -541,14 +568,21 @@ def fused_pass(chunk, mode, offset, fmt, state, hist_exact, keep, sketches, scra
     rms_bits = float_bits(s.msaccucmp_max_rel)
     min_x_key, max_x_key = order_key(s.min_x), order_key(s.max_x)
     min_y_key, max_y_key = order_key(s.min_y), order_key(s.max_y)
+    # the specials' terms of the script's sums, added after the others': those are each inf or
+    # NaN, so the sum comes out the same in either order
+    x_dot = x_xx = x_yy = s_ulp_huge = 0.0
+    special_abs_bits = special_rel_bits = np.int64(-1)
+    n_nan_abs = n_nan_rel = 0
+    max_abs, max_rel, max_err, max_dist = s.max_abs, s.max_rel, s.max_ulp_error, s.max_ulp_diff
+    have_dist = s.max_ulp_index >= 0
+    # not literals: numba would compile _first_index once per literal value
+    what_abs, what_rel, what_dist, what_err = np.int64(0), np.int64(1), np.int64(2), np.int64(3)
 
     for start in range(0, n, BLOCK):
         m = imin(BLOCK, n - start)
-        col = start // BLOCK
-        # slices: indices known to be non-negative (no wraparound test per element)
-        block_a = ua[start : start + m]
-        block_b = ub[start : start + m]
-        decode_block(ua, ub, fa, fb, table_a, table_b, use_table, start, m, xs, ys)
+        first = offset + start
+        decode(raw_a, code, table, start, m, xs, ua)
+        decode(raw_b, code, table, start, m, ys, ub)
 
         b_dot, b_xx, b_yy, b_d2, b_ad, b_sx, b_sxx, b_sy, b_syy, b_nf = _sums_block(xs, ys, m, cx, cy)
         s_dot += b_dot
@@ -562,7 +596,7 @@ def fused_pass(chunk, mode, offset, fmt, state, hist_exact, keep, sketches, scra
         syy += b_syy
         nf += b_nf
         # both sides bit for bit equal: every error is 0, decided without computing one
-        equal = same and _bit_equal(block_a, block_b, m)
+        equal = same and _bit_equal(ua, ub, m)
         if equal:
             b_min_x, b_max_x, b_rel = _equal_block(xs, m, tiny)
             b_min_y, b_max_y = b_min_x, b_max_x
@@ -598,7 +632,7 @@ def fused_pass(chunk, mode, offset, fmt, state, hist_exact, keep, sketches, scra
         n_rel += b_rel
         s_rel += b_s_rel
 
-        b_score = np.int64(-1)
+        b_score = np.int64(-1)  # the block's largest distance (kind "diff") or error's bits
         b_far = 0
         if equal:
             n_bits += m
@@ -606,13 +640,13 @@ def fused_pass(chunk, mode, offset, fmt, state, hist_exact, keep, sketches, scra
             b_score = np.int64(0)
         elif same:
             b_bits, b_far, b_signed_zero, b_sum, b_dist = _ulp_diff_block(
-                block_a, block_b, xs, ys, m, sign_mask, mag_mask, slots[2]
+                ua, ub, xs, ys, m, sign_mask, mag_mask, slots[2]
             )
             _scatter(slots[2], m, small)
             n_bits += b_bits
             n_signed_zero += b_signed_zero
             u_sum += b_sum
-            b_score = np.int64(b_dist)  # the same 64 bits: finish_pass reads them as uint64
+            b_score = np.int64(b_dist)  # the same 64 bits: read back as uint64 below
         else:
             b_ulp, b_score, b_tol, b_le1 = _ulp_error_block(
                 xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol, slots[2]
@@ -620,28 +654,9 @@ def fused_pass(chunk, mode, offset, fmt, state, hist_exact, keep, sketches, scra
             s_ulp += b_ulp
             n_tol += b_tol
             n_le1 += b_le1
-        rec[REC_FINITE, col] = b_nf
-        rec[REC_FAR, col] = b_far
-        rec[REC_ABS, col] = b_abs_bits
-        rec[REC_REL, col] = b_rel_bits
-        rec[REC_SCORE, col] = b_score
 
-        if keep:
-            _keep_block(
-                xs,
-                ys,
-                m,
-                offset + start,
-                tiny,
-                same,
-                emin,
-                emax,
-                inv_ulp,
-                ulp_size,
-                keep_abs,
-                keep_rel,
-                keep_ulp,
-            )
+        if keep_values:
+            _keep_block(xs, ys, m, first, tiny, same, ulp, keep)
         if sketch and equal:  # every counted error is an exact zero
             sketch_abs[SKETCH_ZERO] += b_nf
             sketch_rel[SKETCH_ZERO] += b_rel
@@ -651,20 +666,107 @@ def fused_pass(chunk, mode, offset, fmt, state, hist_exact, keep, sketches, scra
             if not same:
                 _scatter(slots[2], m, sketch_ulp)
 
-    sums = (cx, cy, s_dot, s_xx, s_yy, s_d2, s_ad, s_rms, s_rel, s_ulp, sx, sxx, sy, syy)
-    counts = (n_bits, n_signed_zero, n_re1, n_re5, n_rel, n_tol, n_le1)
-    maxima = (script_abs_bits, script_rel_bits, rms_bits, min_x_key, max_x_key, min_y_key, max_y_key)
-    _fold_chunk(state, hist_exact, small, same, n, nf, sums, u_sum, counts, maxima)
+        # the rarer work: special values, first indices of new maxima, large distances, the worst
+        b_abs = bits_float(b_abs_bits) if b_abs_bits >= 0 else -1.0
+        b_rel_max = bits_float(b_rel_bits) if b_rel_bits >= 0 else -1.0
+        b_dist = np.uint64(b_score)
+        b_err = bits_float(b_score) if b_score >= 0 else -1.0
+        b_worst = np.float64(b_dist) if same else b_err
+        new_dist = same and b_nf > 0 and (b_dist > max_dist or not have_dist)
+        far = same and b_far > 0
+        new_max = b_abs > max_abs or b_rel_max > max_rel or new_dist or (not same and b_err > max_err)
+        special = b_nf < m
+        if not (special or new_max or far or (track_worst and b_worst > worst_floor)):
+            continue
+        n_mismatch = 0
+        if special:
+            n_mismatch, e_dot, e_xx, e_yy, e_abs, e_abs_nan, e_rel, e_rel_nan = _count_specials(
+                xs, ys, m, state
+            )
+            x_dot += e_dot
+            x_xx += e_xx
+            x_yy += e_yy
+            special_abs_bits = imax(special_abs_bits, float_bits(e_abs))
+            special_rel_bits = imax(special_rel_bits, float_bits(e_rel))
+            n_nan_abs += e_abs_nan
+            n_nan_rel += e_rel_nan
+        if b_abs > max_abs:
+            max_abs = b_abs
+            s.max_abs_index = first + _first_index(ua, ub, xs, ys, m, what_abs, b_abs, tiny, ulp)
+        if b_rel_max > max_rel:
+            max_rel = b_rel_max
+            s.max_rel_index = first + _first_index(ua, ub, xs, ys, m, what_rel, b_rel_max, tiny, ulp)
+        if new_dist:
+            max_dist = b_dist
+            have_dist = True
+            value = np.float64(b_dist)
+            s.max_ulp_index = first + _first_index(ua, ub, xs, ys, m, what_dist, value, tiny, ulp)
+        if far:
+            s_ulp_huge += _count_large_distances(ua, ub, xs, ys, m, sign_mask, mag_mask, hist_exact, hist_log)
+        if not same and b_err > max_err:
+            max_err = b_err
+            s.max_ulp_index = first + _first_index(ua, ub, xs, ys, m, what_err, b_err, tiny, ulp)
+        if track_worst and (n_mismatch > 0 or b_worst > worst_floor):
+            worst_floor = _worst_block(
+                ua, ub, xs, ys, m, first, same, ulp, worst_floor, worst_score, worst_index, state
+            )
+
+    # fold the chunk into the running values
+    s.script_dot = (s.script_dot + s_dot) + x_dot
+    s.script_sum_sq_x = (s.script_sum_sq_x + s_xx) + x_xx
+    s.script_sum_sq_y = (s.script_sum_sq_y + s_yy) + x_yy
+    s.script_max_abs = bits_float(imax(script_abs_bits, special_abs_bits))
+    s.script_max_rel = bits_float(imax(script_rel_bits, special_rel_bits))
+    s.script_max_abs_nan |= n_nan_abs > 0
+    s.script_max_rel_nan |= n_nan_rel > 0
+    s.sum_sq_diff += s_d2
+    s.sum_abs_diff += s_ad
+    s.sum_sq_ref += s_yy
+    s.msaccucmp_sum_rel += s_rms
+    s.msaccucmp_max_rel = bits_float(rms_bits)
+    s.sum_rel += s_rel
+    s.sum_ulp_error += s_ulp
+    s.min_x, s.max_x = from_order_key(min_x_key), from_order_key(max_x_key)
+    s.min_y, s.max_y = from_order_key(min_y_key), from_order_key(max_y_key)
+    if s.min_y <= s.max_y:  # some element was finite on both sides: max |y| is an end
+        s.max_abs_ref = imax(abs(s.min_y), abs(s.max_y))
+    if nf:
+        mean_x = cx + sx / nf
+        mean_y = cy + sy / nf
+        m2_x, m2_y = imax(sxx - sx * sx / nf, 0.0), imax(syy - sy * sy / nf, 0.0)
+        s.mean_x, s.m2_x = _merge_moments(s.mean_x, s.m2_x, s.finite, nf, mean_x, m2_x)
+        s.mean_y, s.m2_y = _merge_moments(s.mean_y, s.m2_y, s.finite, nf, mean_y, m2_y)
+    s.sum_ulp_diff += u_sum
+    s.sum_ulp_diff_huge += s_ulp_huge
+    if same:
+        for i in range(small.size):
+            if i < SMALL_DIST * LANES:
+                hist_exact[i // LANES] += small[i]
+            small[i] = 0
+    s.count += n
+    s.finite += nf
+    s.bit_equal += n_bits
+    s.signed_zero += n_signed_zero
+    s.below_one_thousandth += n_re1
+    s.below_five_thousandths += n_re5
+    s.rel_count += n_rel
+    s.rel_excluded += nf - n_rel
+    s.ulp_within_tol += n_tol
+    s.ulp_within_one += n_le1 - n_tol
+    s.ulp_above_one += 0 if same else nf - n_le1
+    s.max_abs = max_abs
+    s.max_rel = max_rel
+    s.max_ulp_error = max_err
+    s.max_ulp_diff = max_dist
 
 
-def scratch(elements: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The scratch arrays :func:`fused_pass` works in, for chunks of at most ``elements``:
-    ``(values, slots, small, rec)`` (:func:`~fpinspect.numerics.finish.finish_pass` reads ``rec`` and works in ``values``)."""
+def scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The scratch arrays :func:`fused_pass` works in: ``(values, bits, slots, small)``."""
     return (
         np.empty((2, BLOCK), dtype=np.float64),
+        np.empty((2, BLOCK), dtype=np.uint64),
         np.empty((3, BLOCK), dtype=np.int32),
         np.zeros((SMALL_DIST + 1) * LANES, dtype=np.int64),
-        np.empty((N_REC, max(-(-elements // BLOCK), 1)), dtype=np.int64),
     )
 
 

@@ -13,14 +13,13 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .chunks import CHUNK, ChunkReader, chunk_ranges
-from .intrinsics import bits_float, bits_float32, float_bits, imax, imin, where
+from .decode import decode, width
+from .intrinsics import bits_float, float_bits, imax, imin, where
 from .jit import KERNEL, SUB, njit
-from .kernels import decode_block
+from .kernels import BLOCK, scratch
 
 EPS64 = float(np.finfo(np.float64).eps)
 EPS32 = float(np.finfo(np.float32).eps)
-#: Elements per block of :func:`kl_pass` (its scratch stays in the L1 / L2 caches).
-BLOCK = 4096
 _bits = float_bits
 _from_bits = bits_float
 
@@ -64,56 +63,6 @@ def _log_ratio(p, q):
     return dk * _LN2_HI + ((s * big_r + dk * _LN2_LO) + 2.0 * s)
 
 
-# -- how kl_pass reads values (per chunk) -------------------------------------------------------
-DECODE_FLOAT = 0  #: from the float views fa / fb (32/64-bit formats, mixed pairs as float64)
-DECODE_TABLE = 1  #: through the decode tables (8-bit formats)
-DECODE_HALF = 2  #: float16 bit patterns, by integer arithmetic
-DECODE_BFLOAT = 3  #: bfloat16 bit patterns, by integer arithmetic
-_HALF_REBIAS = np.int32((127 - 15) << 23)
-_F32_EXPONENT = np.int32(0x7F800000)
-_TWO_M24 = np.float32(2.0**-24)
-
-
-@njit(inline="always", error_model="numpy")
-def _half_value(h):
-    """The float16 whose bit pattern is ``h``, as float64, exactly (subnormals, inf and NaN
-    included), in 32-bit integer arithmetic: a vector loop of it decodes faster than one through
-    the 512 KiB table, whose loads are one per element, not a vector's."""
-    b = np.int32(h)
-    mag = b & 0x7FFF
-    normal = bits_float32((mag << 13) + _HALF_REBIAS)
-    subnormal = np.float32(mag) * _TWO_M24  # mag < 0x400 here: exact
-    special = bits_float32((mag << 13) | _F32_EXPONENT)  # inf, NaN (payload kept nonzero)
-    v = where(mag >= 0x7C00, special, where(mag >= 0x400, normal, subnormal))
-    return np.float64(where((b & 0x8000) != 0, -v, v))
-
-
-@njit(inline="always", error_model="numpy")
-def _bfloat_value(h):
-    """The bfloat16 whose bit pattern is ``h``, as float64: the top half of a float32."""
-    return np.float64(bits_float32(np.int32(h) << 16))
-
-
-@njit(inline="always", error_model="numpy")
-def _kl_decode(ua, ub, fa, fb, table_a, table_b, decode, lo, m, xs, ys):
-    """Both sides' values of elements ``lo .. lo + m - 1`` into ``xs[:m]``, ``ys[:m]``, read as
-    ``decode`` says (``DECODE_*``); the tables and float views by the fused pass's
-    :func:`~fpinspect.numerics.kernels.decode_block`."""
-    if decode == DECODE_HALF or decode == DECODE_BFLOAT:
-        block_a = ua[lo : lo + m]
-        block_b = ub[lo : lo + m]
-        if decode == DECODE_HALF:
-            for j in range(m):
-                xs[j] = _half_value(block_a[j])
-                ys[j] = _half_value(block_b[j])
-        else:
-            for j in range(m):
-                xs[j] = _bfloat_value(block_a[j])
-                ys[j] = _bfloat_value(block_b[j])
-    else:
-        decode_block(ua, ub, fa, fb, table_a, table_b, decode == DECODE_TABLE, lo, m, xs, ys)
-
-
 #: :func:`_kl_sums` reassociates its sums (a vector loop) and contracts a * b + c to one fused
 #: multiply-add where the machine has one (the log's polynomial: a fifth of the loop's time).
 _KL_FASTMATH = {"reassoc", "contract"}
@@ -145,39 +94,20 @@ def _kl_sums(xs, ys, m, min_x, inv_x, floor_x, min_y, inv_y, floor_y, out):
 
 
 @njit(**KERNEL)
-def kl_pass(
-    ua, ub, fa, fb, table_a, table_b, decode, min_x, inv_x, floor_x, min_y, inv_y, floor_y, values, out
-):
+def kl_pass(chunk, min_x, inv_x, floor_x, min_y, inv_y, floor_y, values, bits, out):
     """msaccucmp's KL sums over the elements finite on both sides: ``out += (sum p, sum q,
     sum p * log(p / q), sum (p - q))`` with ``p = max(floor_x, (x - min_x) * inv_x)``: the
     caller's ``(min_x, inv_x, floor_x)`` make p msaccucmp's ``max((x - min x) / (max x - min x),
     eps32)`` (1 on a constant side) times a factor that q shares (KL does not change); ``q``
-    likewise for ``y``. Block by block: decoded (:func:`_kl_decode`) into the scratch ``values``
-    (float64, ``(2, BLOCK)``, the caller's),
-    then summed (:func:`_kl_sums`)."""
-    n = ua.size
-    xs = values[0]
-    ys = values[1]
+    likewise for ``y``. ``chunk`` is the fused pass's; block by block, decoded into the scratch
+    ``values`` and ``bits`` (:func:`~fpinspect.numerics.kernels.scratch`), then summed."""
+    raw_a, raw_b, code, table = chunk
+    n = raw_a.size // width(code)
     for lo in range(0, n, BLOCK):
         m = imin(BLOCK, n - lo)
-        _kl_decode(ua, ub, fa, fb, table_a, table_b, decode, lo, m, xs, ys)
-        _kl_sums(xs, ys, m, min_x, inv_x, floor_x, min_y, inv_y, floor_y, out)
-
-
-def kl_divergence_of(a, ref, stats, *, jobs: int = 1) -> float | None:
-    """msaccucmp's KL divergence of ``a`` against ``ref``, whose :func:`accumulate` statistics
-    ``stats`` hold both ranges: a second compiled pass over both (or :attr:`PairStats.kl` when
-    that pass already computed it).
-
-    Over the elements finite on both sides, ``p = max((x - min x) / (max x - min x), eps32)``
-    (1 where the range is 0: a constant side is uniform), ``q`` likewise for ``y``, each
-    normalised to sum 1: ``KL = sum p log(p / q)``, computed from the unnormalised sums as
-    ``cross / sum_p - log1p(sum (p - q) / sum_q)`` with ``cross = sum p log(p / q)``;
-    ``|KL| < eps64`` is reported as 0.
-    """
-    if stats.kl is not None:
-        return stats.kl
-    return kl_of_pass(stats, None, ChunkReader(a), ChunkReader(ref), jobs)
+        decode(raw_a, code, table, lo, m, values[0], bits[0])
+        decode(raw_b, code, table, lo, m, values[1], bits[1])
+        _kl_sums(values[0], values[1], m, min_x, inv_x, floor_x, min_y, inv_y, floor_y, out)
 
 
 #: Ranges below the smallest normal float64 have no finite inverse (1 / 5e-324 overflows).
@@ -206,21 +136,8 @@ def _kl_side(lo: float, hi: float, scale: float) -> tuple[float, float, float]:
     return lo, scale / r, EPS32 * scale
 
 
-#: How kl_pass decodes each 16-bit format (arithmetic, faster than the tables); others: tables.
-_KL_DECODE = {"float16": DECODE_HALF, "bfloat16": DECODE_BFLOAT}
-
-
-def _add_kl_sums(plan, va: tuple, vb: tuple, side_x, side_y, values, sums) -> None:
-    """Add one chunk's KL sums to ``sums``; ``va`` and ``vb`` are the chunk's two sides'
-    :meth:`_Plan.views`, ``values`` the kernel's scratch."""
-    ua, fa, ta = va
-    ub, fb, tb = vb
-    decode = _KL_DECODE.get(plan.fmt.name, DECODE_TABLE) if plan.a_decode == "table" else DECODE_FLOAT
-    kl_pass(ua, ub, fa, fb, ta, tb, decode, *side_x, *side_y, values, sums)
-
-
 def kl_of_pass(s, views, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float | None:
-    """KL over ``views`` (the pass's views of a one-chunk pair's chunk), else over the data read again."""
+    """KL over ``views`` (the pass's bytes of a one-chunk pair's chunk), else over the data read again."""
     if s.finite == 0:
         return None
     scale = _kl_scale(s.max_x - s.min_x, s.max_y - s.min_y)
@@ -229,9 +146,9 @@ def kl_of_pass(s, views, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float |
 
     def sums_of(pairs) -> np.ndarray:
         sums = np.zeros(4, dtype=np.float64)
-        values = np.empty((2, BLOCK), dtype=np.float64)
-        for va, vb in pairs:
-            _add_kl_sums(plan, va, vb, side_x, side_y, values, sums)
+        values, bits, _, _ = scratch()
+        for raw_a, raw_b in pairs:
+            kl_pass((raw_a, raw_b, plan.code, plan.table), *side_x, *side_y, values, bits, sums)
         return sums
 
     if views is not None:  # a one-chunk pair: one call, no reader
@@ -241,10 +158,7 @@ def kl_of_pass(s, views, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float |
     def reread(part):
         buf_a, buf_r = ra.buffer(CHUNK), rr.buffer(CHUNK)
         for lo, hi in part:
-            yield (
-                plan.views(ra.read(lo, hi, buf_a), plan.a_decode),
-                plan.views(rr.read(lo, hi, buf_r), plan.b_decode),
-            )
+            yield plan.raw(ra.read(lo, hi, buf_a)), plan.raw(rr.read(lo, hi, buf_r))
             ra.release(lo, hi)
             rr.release(lo, hi)
 
@@ -263,7 +177,8 @@ def kl_of_pass(s, views, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float |
 
 
 def _kl_from_sums(sum_p: float, sum_q: float, cross: float, diff: float) -> float:
-    """KL from the KL pass's sums (:func:`kl_divergence_of`)."""
+    """KL from the KL pass's sums, ``cross / sum_p - log1p(sum (p - q) / sum_q)`` with ``cross =
+    sum p log(p / q)`` (p and q normalised to sum 1); ``|KL| < eps64`` is reported as 0."""
     # log(sum_p / sum_q) as log1p of the summed differences: sum_p and sum_q agree to ~1e-9 in
     # fused-against-eager pairs, and taking each one's log lost their difference's last digits
     kl = cross / sum_p - math.log1p(diff / sum_q)

@@ -1,20 +1,11 @@
-"""The comparison metrics engineers already know, as numbers.
+"""The comparison metrics engineers already know, as numbers: the reference script's trio
+(``fusion_precision_analyzer.py``'s formulas, over all elements), msaccucmp's set and msprobe's
+thousandth ratios (over the elements finite on both sides), each defined once in :data:`METRICS`.
 
-A registry maps each metric's name to its definition, computed from the statistics of one
-streaming pass (:class:`~fpinspect.numerics.stats.PairStats`); KL divergence needs the value
-ranges first and takes a second compiled pass (:func:`kl_from_stats`), only when asked for.
-``x`` is the array under test, ``y`` the reference
-(golden / fusion-off side).
-
-* The reference trio, exactly as ``fusion_precision_analyzer.py`` computes it, over all
-  elements in float64: ``cosine`` = ``dot(x, y) / (‖x‖·‖y‖ + 1e-8)``, ``max_abs`` =
-  ``max |x - y|``, ``max_rel`` = ``max(|x - y| / (max(|x|, |y|) + 1e-8))``.
-* msaccucmp's set (over elements finite on both sides, float64): ``rmse``, ``mean_abs``,
-  ``mean_rel``, ``accumulated_rel``, ``max_rel_msaccucmp``, ``red`` (relative Euclidean
-  distance), ``kl``, and the means / standard deviations ``mean_x``, ``std_x``,
-  ``mean_y``, ``std_y``.
-* msprobe's ``one_thousandth`` / ``five_thousandth``: the share of elements whose relative
-  error is below 0.001 / 0.005.
+They come from the statistics of one streaming pass (:class:`~fpinspect.numerics.stats.PairStats`);
+KL divergence needs the value ranges first and takes a second compiled pass
+(:mod:`~fpinspect.numerics.kl`), only when asked for. ``x`` is the array under test, ``y`` the
+reference (golden / fusion-off side).
 """
 
 from __future__ import annotations
@@ -25,7 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kl import kl_divergence_of
 from .stats import EPS32, EPS64, REF_GUARD, PairStats, accumulate
 
 
@@ -135,12 +125,6 @@ def metrics_from_stats(s: PairStats) -> dict[str, float | None]:
 
 
 _GUARDED = [(name, m.compute.guarded) for name, m in METRICS.items()]
-
-
-def kl_from_stats(x_src, y_src, s: PairStats, *, jobs: int = 1) -> float | None:
-    """msaccucmp's KL divergence of ``x_src`` against ``y_src`` from their statistics ``s``
-    (:func:`~fpinspect.numerics.kl.kl_divergence_of`: the definition is there)."""
-    return kl_divergence_of(x_src, y_src, s, jobs=jobs)
 
 
 def pair_metrics(x, y, *, kl: bool = True, jobs: int = 1) -> dict[str, float | None]:

@@ -5,11 +5,8 @@
   flagged inexact.
 * :class:`RealQuantiles` — real-valued errors: exact (all values kept) up to ``cap``
   values, then a log-bucket sketch indexed by the float64 exponent and the top 7 mantissa
-  bits (relative bucket width 2**-7, reported at the bucket's midpoint: within 0.4%).
-
-Both are filled by the compiled pass of :mod:`fpinspect.numerics.kernels`, which holds the
-bucket rules (:func:`~fpinspect.numerics.kernels.sketch_key`,
-:func:`~fpinspect.numerics.kernels.int_log_bin`); ``add`` feeds values one array at a time.
+  bits (:func:`~fpinspect.numerics.kernels.sketch_key`; reported at the bucket's midpoint:
+  within 0.4%).
 
 Percentiles use the ``inverted_cdf`` definition: the smallest observed value ``v`` with at
 least ``q%`` of the values ``<= v``.
@@ -32,9 +29,7 @@ _I64_MAX = np.iinfo(np.int64).max
 _I64_MIN = np.iinfo(np.int64).min
 _U64_MAX = np.uint64(np.iinfo(np.uint64).max)
 _INF_BITS = np.int64(0x7FF0000000000000)
-
-_EXACT_BINS = K.EXACT_BINS
-_LOG_BINS = K.LOG_BINS
+_EXACT_BINS, _LOG_BINS = K.EXACT_BINS, K.LOG_BINS
 
 
 #: Percentiles among at most this many exact bins or kept values are found in Python lists: for
@@ -162,12 +157,8 @@ class IntHistogram:
 
 
 class RealQuantiles:
-    """Quantiles of non-negative reals: exact up to ``cap`` values, then a sketch.
-
-    The sketch bucket of ``v`` is its float64 bit pattern shifted right by ``52 - 7``:
-    the exponent and the top 7 mantissa bits, 2**18 dense buckets counted with
-    ``bincount`` (2 MiB, mergeable by addition).
-    """
+    """Quantiles of non-negative reals: exact up to ``cap`` values, then a sketch of 2**18
+    buckets (2 MiB, mergeable by addition)."""
 
     MANT_BITS = K.SKETCH_MANT_BITS
     _SHIFT = np.uint64(52 - MANT_BITS)

@@ -25,8 +25,8 @@ import numpy as np
 
 from . import kernels as K
 from .chunks import CHUNK, ChunkReader, chunk_ranges, unravel
-from .dtypes import FloatFormat, common_format, dtype_name, float_format, is_supported, native
-from .finish import finish_pass
+from .decode import storage
+from .dtypes import FORMATS, FloatFormat, common_format, dtype_name, float_format, is_supported, native
 from .kl import kl_of_pass
 from .quantiles import IntHistogram, RealQuantiles
 from .results import ErrorStats
@@ -38,9 +38,6 @@ REF_GUARD = 1e-8
 #: Real-valued errors are kept one per element (exact percentiles) up to this many elements.
 EXACT_CAP = RealQuantiles.CAP
 
-_NO_FLOATS = np.empty(0, dtype=np.float64)
-_NO_FLOATS.flags.writeable = False
-
 
 def _readonly(a: np.ndarray) -> np.ndarray:
     """A read-only view: numba compiles read-only and writable arrays separately, and memory
@@ -50,16 +47,6 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     v = a.view()
     v.flags.writeable = False
     return v
-
-
-@cache
-def _decode_table(dtype: np.dtype) -> np.ndarray:
-    """float64 value of every bit pattern of an 8- or 16-bit format (NaN patterns decode to NaN)."""
-    fmt = float_format(dtype)
-    with np.errstate(invalid="ignore"):  # NaN patterns of fp8 warn on the cast
-        table = np.arange(1 << fmt.bits, dtype=np.uint64).astype(fmt.uint).view(fmt.dtype).astype(np.float64)
-    table.flags.writeable = False
-    return table
 
 
 @cache
@@ -137,20 +124,23 @@ _START.flags.writeable = False
 
 
 class _Workspace:
-    """One thread's arrays for the pass over a pair of at most :data:`EXACT_CAP` elements,
-    reused pair after pair: allocating them (a 512 KiB histogram among them) cost a small
-    pair more than its data. :class:`_Pass` resets what it reads and :meth:`_Pass.release`
-    zeroes the histogram bins the pass touched; :class:`PairStats` keeps copies."""
+    """The arrays a pass works in. A pair of at most :data:`EXACT_CAP` elements works in its
+    thread's, reused pair after pair (allocating them, a 512 KiB histogram among them, cost a
+    small pair more than its data): :class:`_Pass` resets what it reads, :meth:`_Pass.release`
+    zeroes the histogram bins it touched, :class:`PairStats` keeps copies. A larger pair has its
+    own (its sketches alone are 6 MiB)."""
 
-    def __init__(self):
+    def __init__(self, same: bool = True, sketch: bool = False, worst: int = 0):
         self.state = K.new_state()
-        self.hist_exact = np.zeros(K.EXACT_BINS, dtype=np.int64)
+        self.hist_exact = np.zeros(K.EXACT_BINS if same else 1, dtype=np.int64)
         self.hist_log = np.zeros(K.LOG_BINS, dtype=np.int64)
-        # a pass keeping every value fills no sketch: one slot each, never touched
-        self.sketches = tuple(np.zeros(1, dtype=np.int64) for _ in range(3))
-        self.worst_score = np.empty(0, dtype=np.float64)
-        self.worst_index = np.empty(0, dtype=np.int64)
-        self.scratch = K.scratch(EXACT_CAP)
+        self.sketches = tuple(
+            np.zeros(K.SKETCH_STORE if sketch and use else 1, dtype=np.int64)
+            for use in (True, True, not same)
+        )
+        self.worst_score = np.zeros(worst, dtype=np.float64)
+        self.worst_index = np.full(worst, -1, dtype=np.int64)
+        self.scratch = K.scratch()
         self.busy = False
 
 
@@ -169,38 +159,24 @@ def _workspace() -> _Workspace | None:
 
 
 class _Pass:
-    """The running state of one thread's share of a pass: the arrays the kernel updates.
-
-    A pass keeping every value (a small pair) works in its thread's :class:`_Workspace`
-    until :meth:`release`; a larger one allocates its own arrays (its sketches alone are 6 MiB)."""
+    """The running state of one thread's share of a pass: the arrays the kernel updates, in its
+    thread's :class:`_Workspace` until :meth:`release` where the pair keeps every value."""
 
     def __init__(self, plan: _Plan, keep: tuple[np.ndarray, np.ndarray, np.ndarray]):
         self.plan = plan
         self.keep = keep
         self.ulp_sum = 0  # exact (Python int) sum of the integer ULP distances below 2**32
         space = self.space = _workspace() if plan.keep_values else None
-        if space is not None:
-            self.state = space.state
-            self.state[:] = _START
-            self.hist_exact, self.hist_log = space.hist_exact, space.hist_log
-            self.sketches = space.sketches
+        if space is None:
+            space = _Workspace(plan.same, not plan.keep_values, plan.worst)
+        else:
+            space.state[:] = _START
             if space.worst_score.size != plan.worst:
                 space.worst_score = np.zeros(plan.worst, dtype=np.float64)
                 space.worst_index = np.full(plan.worst, -1, dtype=np.int64)
-            self.worst_score, self.worst_index = space.worst_score, space.worst_index
-            self.scratch = space.scratch
-            return
-        self.state = _START.copy()
-        same = plan.same
-        self.hist_exact = np.zeros(K.EXACT_BINS if same else 1, dtype=np.int64)
-        self.hist_log = np.zeros(K.LOG_BINS, dtype=np.int64)
-        self.sketches = tuple(
-            np.zeros(K.SKETCH_STORE if plan.sketch and use else 1, dtype=np.int64)
-            for use in (True, True, not same)
-        )
-        self.worst_score = np.zeros(plan.worst, dtype=np.float64)
-        self.worst_index = np.full(plan.worst, -1, dtype=np.int64)
-        self.scratch = K.scratch(CHUNK)
+        self.state, self.hist_exact, self.hist_log = space.state, space.hist_exact, space.hist_log
+        self.sketches, self.scratch = space.sketches, space.scratch
+        self.worst_score, self.worst_index = space.worst_score, space.worst_index
 
     def release(self) -> None:
         """Hand the workspace back, its histogram zeroed where this pass counted: every
@@ -215,32 +191,24 @@ class _Pass:
         space.hist_log[:] = 0
         space.busy = False
 
-    def feed(self, offset: int, va: tuple, vb: tuple) -> None:
-        """The pass over one chunk, given as its two sides' :meth:`_Plan.views`."""
+    def feed(self, offset: int, raw_a: np.ndarray, raw_b: np.ndarray) -> None:
+        """The pass over one chunk, given as its two sides' :meth:`_Plan.raw` bytes."""
         p = self.plan
-        (ua, fa, ta), (ub, fb, tb) = va, vb
-        chunk, scratch = (ua, ub, fa, fb, ta, tb), self._scratch(va)
         K.fused_pass(
-            chunk, p.mode, offset, p.fmt_args, self.state, self.hist_exact, self.keep, self.sketches, scratch
+            (raw_a, raw_b, p.code, p.table),
+            p.mode,
+            offset,
+            p.fmt_args,
+            self.state,
+            (self.hist_exact, self.hist_log),
+            (self.worst_score, self.worst_index),
+            self.keep,
+            self.sketches,
+            self.scratch,
         )
-        worst = (self.worst_score, self.worst_index)
-        finish_pass(
-            chunk, p.mode, offset, p.fmt_args, self.state, (self.hist_exact, self.hist_log), worst, scratch
-        )
-        self._flush_ulp_sum()
-
-    def _flush_ulp_sum(self) -> None:
-        """Move the exact integer sum of ULP distances to Python before it could overflow 64 bits."""
+        # the exact integer sum of ULP distances moves to Python before it could overflow 64 bits
         self.ulp_sum += int(self.state[0]["sum_ulp_diff"])
         self.state[0]["sum_ulp_diff"] = 0
-
-    def _scratch(self, va: tuple) -> tuple:
-        """The scratch arrays, with a block record wide enough for this chunk."""
-        if va[0].size > self.scratch[3].shape[1] * K.BLOCK:
-            self.scratch = K.scratch(va[0].size)
-            if self.space is not None:
-                self.space.scratch = self.scratch
-        return self.scratch
 
     def merge(self, o: _Pass) -> None:
         merge_states(self.state, o.state, "max_ulp_error" if self.plan.same else "max_ulp_diff")
@@ -264,60 +232,40 @@ def _beats(value, index, cur_value, cur_index) -> bool:
 
 
 class _Plan:
-    """How the kernel sees one kind of pair: value decoding per side, the measured format's
-    facts. ``keep_values``: the pass keeps every element's errors (exact percentiles). One is
-    made per kind (:func:`_plan_for`) and shared by all its pairs: it is never changed."""
+    """How the kernel reads one kind of pair, and the measured format's facts as it takes them
+    (``fmt_args``); ``keep_values``: the pass keeps every element's errors (exact percentiles).
+    One per kind (:func:`_plan_for`), shared by all its pairs and never changed."""
 
     def __init__(self, a_dtype: np.dtype, ref_dtype: np.dtype, keep_values: bool, worst: int):
         self.kind = (a_dtype, ref_dtype, keep_values, worst)
         self.same = a_dtype == ref_dtype and is_supported(a_dtype)
-        self.fmt = _measured_format(a_dtype, ref_dtype)
-        fmt = self.fmt
-        self.worst = worst
-        # 8/16-bit formats decode through a table; 32/64-bit ones are read as floats; anything
-        # else (integers, or two different dtypes) is converted to float64 chunk by chunk.
-        if self.same:
-            self.a_decode = self.b_decode = "table" if fmt.bits <= 16 else "float"
-        else:
-            self.a_decode = self.b_decode = "float64"
-        self.keep_values = keep_values
-        self.sketch = not self.keep_values
-        mode = K.USE_TABLE if self.a_decode == "table" else 0
-        mode |= K.SAME_FORMAT if self.same else 0
-        mode |= K.KEEP_VALUES if self.keep_values else K.SKETCH
-        self.mode = mode
-        self.tiny = fmt.tiny
-        # Tolerance at the share cuts, in ULPs: float64 rounding of the reference is ~2**(p-53) ULP.
-        self.share_tol = min(2.0 ** (fmt.p - 50), 1e-6)
-        bits = fmt.bits if self.same else 64
-        self.sign_mask = np.uint64(1 << (bits - 1))
-        self.mag_mask = np.uint64((1 << (bits - 1)) - 1)
-        self.emin = fmt.emin
-        self.ulp_size, self.inv_ulp = _ulp_tables(fmt)
-        #: the measured format's facts as the kernels take them
+        self.fmt = fmt = _measured_format(a_dtype, ref_dtype)
+        self.keep_values, self.worst = keep_values, worst
+        # one format on both sides is decoded as stored; anything else (integers, or two
+        # different dtypes) is converted to float64 chunk by chunk
+        self.code, self.table = storage(fmt if self.same else FORMATS["float64"])
+        self.mode = (K.SAME_FORMAT if self.same else 0) | (K.KEEP_VALUES if keep_values else K.SKETCH)
+        sign = 1 << ((fmt.bits if self.same else 64) - 1)
+        ulp_size, inv_ulp = _ulp_tables(fmt)
+        # tolerance at the share cuts, in ULPs: float64 rounding of the reference is ~2**(p-53) ULP
+        share_tol = min(2.0 ** (fmt.p - 50), 1e-6)
         self.fmt_args = (
-            self.tiny,
-            self.sign_mask,
-            self.mag_mask,
-            self.emin,
-            self.inv_ulp,
-            self.ulp_size,
-            self.share_tol,
+            fmt.tiny,
+            np.uint64(sign),
+            np.uint64(sign - 1),
+            fmt.emin,
+            inv_ulp,
+            ulp_size,
+            share_tol,
         )
 
     def __reduce__(self):
         return _plan_for, self.kind  # pickled as its kind: the one plan of that kind when unpickled
 
-    def views(self, chunk: np.ndarray, decode: str):
-        """``(raw bits, float values, decode table)`` of one chunk, as the kernel reads them."""
-        if decode == "float64":
-            f = _readonly(np.ascontiguousarray(chunk, dtype=np.float64))
-            return f.view(np.uint64), f, _NO_FLOATS
-        c = _readonly(np.ascontiguousarray(chunk))
-        u = c.view(self.fmt.uint)
-        if decode == "table":
-            return u, _NO_FLOATS, _decode_table(self.fmt.dtype)
-        return u, c, _NO_FLOATS
+    def raw(self, chunk: np.ndarray) -> np.ndarray:
+        """One side's chunk as the bytes the kernel decodes (:data:`code`)."""
+        c = np.ascontiguousarray(chunk) if self.same else np.ascontiguousarray(chunk, dtype=np.float64)
+        return _readonly(c.view(np.uint8))
 
 
 @cache
@@ -333,33 +281,19 @@ def _plan_for(a_dtype: np.dtype, ref_dtype: np.dtype, keep_values: bool, worst: 
 
 
 class PairStats:
-    """Sufficient statistics of one ``(a, ref)`` pair, from :func:`accumulate`.
-
-    ``x`` is ``a`` (under test), ``y`` the reference. Counts: ``count`` elements, ``finite``
-    of them finite on both sides, ``bit_equal``, ``signed_zero`` (+0 against -0),
-    ``both_nan``, ``nan_mismatch``, ``both_inf``, ``inf_mismatch``.
-
-    The reference script's quantities, over all elements: ``script_dot`` = sum x*y,
-    ``script_sum_sq_x``, ``script_sum_sq_y``, ``script_max_abs`` = max |x - y|,
-    ``script_max_rel`` = max |x - y| / (max(|x|, |y|) + 1e-8) (``None`` without elements).
-
-    Over the finite elements: ``sum_sq_diff`` = sum (x - y)^2, ``sum_abs_diff``,
-    ``sum_sq_ref`` = sum y^2, ``max_abs_ref`` = max |y|; ``max_abs`` / ``max_abs_index``;
-    the toolkit's relative error |x - y| / |y| where |y| is at least the smallest normal of
-    the measured format: ``rel_count``, ``rel_excluded``, ``sum_rel``, ``max_rel`` /
-    ``max_rel_index``; msaccucmp's |x - y| / |y| where |y| > float64 eps (0 elsewhere):
-    ``msaccucmp_sum_rel``, ``msaccucmp_max_rel``; msprobe's counts of |x - y| / |y| (eps32
-    standing in for y == 0) below 0.001 and 0.005: ``below_one_thousandth``,
-    ``below_five_thousandths``; ``x_moments`` / ``y_moments`` (:class:`Moments`), ``min_x``,
-    ``max_x``, ``min_y``, ``max_y``; ULPs: ``ulp_hist`` (kind "diff") or ``ulp_quantiles``,
-    ``sum_ulp_error``, ``ulp_share_counts`` (kind "error"), ``max_ulp`` / ``max_ulp_index``;
-    quantile stores ``abs_quantiles``, ``rel_quantiles``; the ``worst`` elements' ``worst_score``
-    (ULPs; inf for a special-value mismatch) and flat ``worst_index``.
-    """
+    """Sufficient statistics of one ``(a, ref)`` pair, from :func:`accumulate`: ``x`` is ``a``
+    (under test), ``y`` the reference. Every running value of the pass is an attribute of the
+    name it has in :data:`~fpinspect.numerics.kernels.FIELDS`, with: ``script_max_abs`` and
+    ``script_max_rel`` NaN where a NaN entered them (``None`` without elements); ``x_moments``,
+    ``y_moments`` (:class:`Moments`); ULPs: ``ulp_hist`` (kind "diff") or ``ulp_quantiles`` and
+    ``ulp_share_counts`` (kind "error"), ``max_ulp``; quantile stores ``abs_quantiles``,
+    ``rel_quantiles``; the ``worst`` elements' ``worst_score`` (ULPs; inf for a special-value
+    mismatch) and flat ``worst_index``; ``kl`` when :func:`accumulate` computed it."""
 
     def __init__(self, plan: _Plan, state: _Pass, shape, a_dtype, ref_dtype):
         # the running values as Python numbers, read once (numpy scalars are slower to read)
-        v = dict(zip(K.STATE.names, state.state.tolist()[0]))
+        self.__dict__.update(zip(K.STATE.names, state.state.tolist()[0]))
+        nf = self.finite
         self.shape = tuple(shape)
         self.a_dtype, self.ref_dtype = np.dtype(a_dtype), np.dtype(ref_dtype)
         self.plan = plan  # how the kernel reads this pair (the KL pass reads it the same way)
@@ -367,74 +301,39 @@ class PairStats:
         self.ulp_kind = "diff" if self.same else "error"
         self._final: dict | None = None  # error_stats() with the default percentiles, once computed
         self._lent: tuple[np.ndarray, ...] = ()  # kept-value buffers compact() hands back for reuse
-        self.kl: float | None = None  # msaccucmp's KL divergence, when accumulate(kl=True) computed it
-        self.count = v["count"]
-        self.finite = nf = v["finite"]
-        self.both_nan = v["both_nan"]
-        self.nan_mismatch = v["nan_mismatch"]
-        self.both_inf = v["both_inf"]
-        self.inf_mismatch = v["inf_mismatch"]
-        self.bit_equal = v["bit_equal"]
-        self.signed_zero = v["signed_zero"]
-        self.below_one_thousandth = v["below_one_thousandth"]
-        self.below_five_thousandths = v["below_five_thousandths"]
-        self.rel_count = v["rel_count"]
-        self.rel_excluded = v["rel_excluded"]
-        has = self.count > 0
-        self.script_dot = v["script_dot"]
-        self.script_sum_sq_x = v["script_sum_xx"]
-        self.script_sum_sq_y = v["script_sum_yy"]
-        self.script_max_abs = math.nan if v["script_max_abs_nan"] else v["script_max_abs"]
-        self.script_max_rel = math.nan if v["script_max_rel_nan"] else v["script_max_rel"]
-        if not has:
+        self.kl: float | None = None
+        if self.script_max_abs_nan:
+            self.script_max_abs = math.nan
+        if self.script_max_rel_nan:
+            self.script_max_rel = math.nan
+        if not self.count:
             self.script_max_abs = self.script_max_rel = None
-        self.sum_sq_diff = v["sum_sq_diff"]
-        self.sum_abs_diff = v["sum_abs_diff"]
-        self.sum_sq_ref = v["sum_sq_ref"]
-        self.max_abs_ref = v["max_abs_ref"]
-        self.max_abs, self.max_abs_index = v["max_abs"], v["max_abs_index"]
-        self.max_rel, self.max_rel_index = v["max_rel"], v["max_rel_index"]
-        self.sum_rel = v["sum_rel"]
-        self.msaccucmp_sum_rel = v["msaccucmp_sum_rel"]
-        self.msaccucmp_max_rel = v["msaccucmp_max_rel"]
-        self.x_moments = Moments(nf, v["mean_x"], v["m2_x"])
-        self.y_moments = Moments(nf, v["mean_y"], v["m2_y"])
-        self.min_x, self.max_x = v["min_x"], v["max_x"]
-        self.min_y, self.max_y = v["min_y"], v["max_y"]
-        keep_abs, keep_rel, keep_ulp = state.keep
+        self.x_moments = Moments(nf, self.mean_x, self.m2_x)
+        self.y_moments = Moments(nf, self.mean_y, self.m2_y)
+        kept = state.keep if plan.keep_values else (None, None, None)
         sketch_abs, sketch_rel, sketch_ulp = state.sketches
-        self.abs_quantiles = RealQuantiles.collected(keep_abs if plan.keep_values else None, sketch_abs, nf)
-        self.rel_quantiles = RealQuantiles.collected(
-            keep_rel if plan.keep_values else None, sketch_rel, self.rel_count
-        )
-        self.max_ulp_index = v["max_ulp_index"]
+        self.abs_quantiles = RealQuantiles.collected(kept[0], sketch_abs, nf)
+        self.rel_quantiles = RealQuantiles.collected(kept[1], sketch_rel, self.rel_count)
+        self.ulp_hist = self.ulp_quantiles = None
         if self.same:
-            huge = v["sum_ulp_diff_huge"]
-            hist = IntHistogram.collected(
+            huge = self.sum_ulp_diff_huge
+            self.ulp_hist = IntHistogram.collected(
                 state.hist_exact,
                 state.hist_log,
                 nf,
                 state.ulp_sum + huge if huge else state.ulp_sum,
-                v["max_ulp_diff"] if nf else None,
+                self.max_ulp_diff if nf else None,
                 copy=state.space is not None,  # the thread's workspace serves the next pair
             )
-            self.ulp_hist, self.ulp_quantiles = hist, None
-            self.max_ulp = hist.max if nf else -1
-            self.sum_ulp_error = 0.0
+            self.max_ulp = self.ulp_hist.max if nf else -1
             self.ulp_share_counts = np.zeros(3, dtype=np.int64)
         else:
-            self.ulp_hist = None
-            self.ulp_quantiles = RealQuantiles.collected(
-                keep_ulp if plan.keep_values else None, sketch_ulp, nf
-            )
-            self.max_ulp = v["max_ulp_error"]
-            self.sum_ulp_error = v["sum_ulp_error"]
-            self.ulp_share_counts = np.array(
-                [v["ulp_within_tol"], v["ulp_within_one"], v["ulp_above_one"]], dtype=np.int64
-            )
-        filled = v["worst_filled"]
-        self.worst_score = state.worst_score[:filled].copy()
-        self.worst_index = state.worst_index[:filled].copy()
+            self.ulp_quantiles = RealQuantiles.collected(kept[2], sketch_ulp, nf)
+            self.max_ulp = self.max_ulp_error
+            counts = (self.ulp_within_tol, self.ulp_within_one, self.ulp_above_one)
+            self.ulp_share_counts = np.array(counts, dtype=np.int64)
+        self.worst_score = state.worst_score[: self.worst_filled].copy()
+        self.worst_index = state.worst_index[: self.worst_filled].copy()
 
     # -- results --------------------------------------------------------------------------
     def _index(self, flat: int):
@@ -554,7 +453,7 @@ def accumulate(
     ``worst=k`` also keeps the flat indices of the ``k`` worst elements (by ULP; special-value
     mismatches first). ``kl=True`` also computes msaccucmp's KL divergence (``PairStats.kl``):
     it needs both ranges first, so it takes a second pass — over the chunk still in memory when
-    the pair is one chunk, else over the data again (:func:`~fpinspect.numerics.kl.kl_divergence_of`).
+    the pair is one chunk, else over the data again (:func:`~fpinspect.numerics.kl.kl_of_pass`).
     ``progress(done_elements, total)`` is called after each chunk.
     """
     ra, rr = ChunkReader(a), ChunkReader(ref)
@@ -572,7 +471,7 @@ def accumulate(
         keep = (_EMPTY_KEEP, _EMPTY_KEEP, _EMPTY_KEEP)
     passes: list[_Pass] = []
 
-    last: list[tuple[tuple, tuple]] = []  # the views of the one chunk of a one-chunk pair
+    last: list[tuple[np.ndarray, np.ndarray]] = []  # the bytes of the one chunk of a one-chunk pair
 
     def work(part: list[tuple[int, int]]) -> _Pass:
         state = _Pass(plan, keep)
@@ -581,13 +480,10 @@ def accumulate(
         width = chunk if len(ranges) > 1 else 0
         buf_a, buf_r = (ra.buffer(width), rr.buffer(width)) if width else (None, None)
         for lo, hi in part:
-            va, vb = (
-                plan.views(ra.read(lo, hi, buf_a), plan.a_decode),
-                plan.views(rr.read(lo, hi, buf_r), plan.b_decode),
-            )
-            state.feed(lo, va, vb)
+            raw_a, raw_b = plan.raw(ra.read(lo, hi, buf_a)), plan.raw(rr.read(lo, hi, buf_r))
+            state.feed(lo, raw_a, raw_b)
             if len(ranges) == 1:
-                last.append((va, vb))  # KL's pass reads the same views
+                last.append((raw_a, raw_b))  # KL's pass reads the same bytes
             ra.release(lo, hi)
             rr.release(lo, hi)
             if progress is not None:

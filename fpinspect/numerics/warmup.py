@@ -10,7 +10,6 @@ import numpy as np
 
 from . import kernels as K
 from .dtypes import FORMATS
-from .finish import finish_pass
 from .jit import is_cached
 from .kl import kl_pass
 from .quantiles import select_ranks
@@ -23,7 +22,7 @@ COMPILE_SECONDS = 15
 
 def needs_compile() -> bool:
     """Whether the kernels are yet to be compiled into numba's disk cache (cheap: no compile)."""
-    return not all(is_cached(k) for k in (K.fused_pass, finish_pass, kl_pass, select_ranks))
+    return not all(is_cached(k) for k in (K.fused_pass, kl_pass, select_ranks))
 
 
 def warm(formats=None) -> list[str]:

@@ -404,7 +404,7 @@ def test_kl_decodes_every_float16_and_bfloat16_pattern_exactly():
     patterns of each: subnormals, zeros of both signs, inf, NaN (as NaN)."""
     import numba
 
-    from fpinspect.numerics.kl import _bfloat_value, _half_value
+    from fpinspect.numerics.decode import _bfloat_value, _half_value
 
     @numba.njit(error_model="numpy")
     def decode(u, half):

@@ -15,6 +15,7 @@ client cancels every batch not done and closes its connection (and a local clust
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -93,7 +94,13 @@ def _local_cluster(distributed, workers: int):
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     with dask.config.set({"distributed.worker.multiprocessing-method": method}):
         return distributed.LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            # Its workers' log lines (a heartbeat that meets the closing scheduler logs a
+            # traceback) are not the user's business: what matters, the run reports itself.
+            silence_logs=logging.CRITICAL,
         )
 
 

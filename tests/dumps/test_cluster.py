@@ -4,8 +4,11 @@ of one process; a worker killed mid-run loses no pair; an unreachable scheduler 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -97,3 +100,22 @@ def test_bad_local_sizes_are_refused():
     with pytest.raises(ClusterError, match="give 1 to 256"):
         with connect("local:0"):
             pass
+
+
+def test_a_local_clusters_workers_keep_their_log_lines_to_themselves():
+    """A worker whose heartbeat meets the scheduler closing at the end of a run logs a traceback at
+    ERROR level, now and then; a local cluster's workers must not print it on the user's stderr.
+    (In a process of its own: pytest's logging capture changes the handlers this looks at.)"""
+    script = (
+        "import logging\n"
+        "from fpinspect.dumps.cluster import connect\n"
+        "def printed():\n"
+        "    handlers = logging.getLogger('distributed').handlers\n"
+        "    return [h.level for h in handlers if isinstance(h, logging.StreamHandler)]\n"
+        "if __name__ == '__main__':\n"
+        "    with connect('local:2') as client:\n"
+        "        print(min(min(v) for v in client.run(printed).values()))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) > logging.ERROR

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import pickle
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -108,12 +109,15 @@ def _portable(record: Record) -> tuple:
     return (record.result, record.verdict, record.reasons, record.score, record.conversion)
 
 
-def compute_batch(plans: list[PairPlan], thresholds: ThresholdTable, worst: int, kl: bool) -> list[tuple]:
+def compute_batch(plans: list[PairPlan], thresholds: ThresholdTable, worst: int, kl: bool) -> bytes:
     """A worker's task: the records of ``plans``, each without its plan (what goes wrong with one
-    pair is that pair's ``COMPUTE_ERROR``, as on one machine)."""
+    pair is that pair's ``COMPUTE_ERROR``, as on one machine), pickled as one object: Dask would
+    pickle a returned list item by item, which costs the worker and the client more than the
+    statistics of a small pair."""
     from .compare import compute_record, contained
 
-    return [_portable(contained(p, lambda p=p: compute_record(p, thresholds, worst, kl))) for p in plans]
+    records = [_portable(contained(p, lambda p=p: compute_record(p, thresholds, worst, kl))) for p in plans]
+    return pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 @dataclass
@@ -153,7 +157,7 @@ def collect(client, job: Submitted, done: Callable[[PairPlan, Record], None]) ->
     try:
         for future in distributed.as_completed(list(job.futures)):
             run = job.futures[future]
-            for i, rest in zip(run, future.result()):
+            for i, rest in zip(run, pickle.loads(future.result())):
                 done(job.plans[i], Record(job.plans[i], *rest))
         finished = True
     finally:

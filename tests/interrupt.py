@@ -52,5 +52,5 @@ def interrupt_fpinspect(
             proc.kill()
             proc.communicate()
     assert proc.returncode == 128 + sig, (out, err)
-    assert err.strip() == f"fpinspect: {STOPPED[sig]}"
+    assert err.strip() == f"fpinspect: {STOPPED[sig]}", err
     return seen

@@ -98,7 +98,7 @@ def _local_cluster(distributed, workers: int):
             n_workers=workers,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",  # any free port: never a clash with another cluster here
             # Its workers' log lines (a heartbeat that meets the closing scheduler logs a
             # traceback) are not the user's business: what matters, the run reports itself.
             silence_logs=logging.CRITICAL,

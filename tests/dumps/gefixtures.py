@@ -477,3 +477,35 @@ def chain_run(root: str | Path, ops: int, n: int) -> tuple[dict[str, str], list[
         for i in range(ops)
     ]
     return paths, dumps
+
+
+def big_run(root, ops: int, n: int) -> list[str]:
+    """``compare`` flags of a run of ``ops`` fused ops with float16 outputs of ``n`` elements
+    (sparse files of zeros: no disk used, seconds of work per pair)."""
+    import numpy as np
+
+    paths, dumps = chain_run(root, ops, n)
+    for files in dumps:
+        for path in files:
+            np.lib.format.open_memmap(path, mode="w+", dtype=np.float16, shape=(n,)).flush()
+    return [arg for key, path in paths.items() for arg in (f"--af-{key.replace('_', '-')}", path)]
+
+
+def alive(pid: int) -> bool:
+    """True if ``pid`` runs (a zombie, dead but not reaped yet, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started, from any of its threads (Dask's nanny forks from its own)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return found

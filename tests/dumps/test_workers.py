@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from gefixtures import chain_run
+from gefixtures import alive, big_run, children
 from interrupt import interrupt_fpinspect
 from network import build_network
 
@@ -104,27 +104,15 @@ def test_batches_hold_at_most_their_pairs_and_bytes(sizes, runs):
     assert W.batches(sizes) == runs
 
 
-def _big_run(root, ops: int, n: int) -> list[str]:
-    """``compare`` flags of a run of ``ops`` fused ops with float16 outputs of ``n`` elements
-    (sparse files of zeros: no disk used, seconds of work per pair)."""
-    import numpy as np
-
-    paths, dumps = chain_run(root, ops, n)
-    for files in dumps:
-        for path in files:
-            np.lib.format.open_memmap(path, mode="w+", dtype=np.float16, shape=(n,)).flush()
-    return [arg for key, path in paths.items() for arg in (f"--af-{key.replace('_', '-')}", path)]
-
-
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["ctrl+c", "TERM", "HUP"])
 def test_a_stopping_signal_stops_the_workers_and_is_one_line(tmp_path, sig):
     workers: list[int] = []
 
     def two_workers(pid: int) -> bool:
-        workers[:] = _children(pid)
+        workers[:] = children(pid)
         return len(workers) >= 2
 
-    flags = [*_big_run(tmp_path, 4, 1 << 27), "--format", "json", "-o", str(tmp_path / "report.json")]
+    flags = [*big_run(tmp_path, 4, 1 << 27), "--format", "json", "-o", str(tmp_path / "report.json")]
     try:
         interrupt_fpinspect(
             ["compare", *flags, "--jobs", "2", "--replay", "none"],
@@ -134,29 +122,12 @@ def test_a_stopping_signal_stops_the_workers_and_is_one_line(tmp_path, sig):
             sig=sig,
         )
         time.sleep(0.2)  # a worker ended with its caller is reaped by init: gone shortly after
-        assert not [pid for pid in workers if _alive(pid)], "a worker outlived compare"
+        assert not [pid for pid in workers if alive(pid)], "a worker outlived compare"
     finally:
         for pid in workers:  # none left behind the test, whatever happened
-            if _alive(pid):
+            if alive(pid):
                 os.kill(pid, signal.SIGKILL)
     assert not list(tmp_path.glob("*report.json*")), "a partial report was left"
-
-
-def _alive(pid: int) -> bool:
-    """True if ``pid`` runs (a zombie, dead but not reaped yet, does not)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(c) for c in f.read().split()]
-    except OSError:
-        return []
 
 
 @pytest.mark.sole_thread

@@ -509,3 +509,38 @@ def children(pid: int) -> list[int]:
         except OSError:
             pass
     return found
+
+
+def stop_compare_with_workers(root: Path, pool: list[str], *, ops: int, settle: float, sig=None) -> None:
+    """``compare`` of a big run with ``pool`` (``--jobs 2``, ``--scheduler local:2``) stopped by
+    ``sig`` (default ctrl+c's) once its two workers run and ``settle`` seconds more: it ends with
+    its one line and status (:func:`interrupt.interrupt_fpinspect`), no worker outlives it, and no
+    partial report is left."""
+    import os
+    import signal
+    import time
+
+    from interrupt import interrupt_fpinspect
+
+    workers: list[int] = []
+
+    def two_workers(pid: int) -> bool:
+        workers[:] = children(pid)
+        return len(workers) >= 2
+
+    flags = [*big_run(root, ops, 1 << 27), "--format", "json", "-o", str(Path(root) / "report.json")]
+    try:
+        interrupt_fpinspect(
+            ["compare", *flags, *pool, "--replay", "none"],
+            two_workers,
+            "the workers",
+            settle,
+            sig or signal.SIGINT,
+        )
+        time.sleep(0.5)  # a worker ended with its caller is reaped by init: gone shortly after
+        assert not [pid for pid in workers if alive(pid)], "a worker outlived compare"
+    finally:
+        for pid in workers:  # none left behind the test, whatever happened
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert not list(Path(root).glob("*report.json*")), "a partial report was left"

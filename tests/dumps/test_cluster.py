@@ -13,8 +13,7 @@ import time
 
 import numpy as np
 import pytest
-from gefixtures import alive, big_run, chain_run, children
-from interrupt import interrupt_fpinspect
+from gefixtures import chain_run, stop_compare_with_workers
 from network import build_network
 
 from fpinspect.dumps import DumpComparison
@@ -124,25 +123,5 @@ def test_a_local_clusters_workers_keep_their_log_lines_to_themselves():
 
 def test_ctrl_c_cancels_the_clusters_work_and_exits_130(tmp_path):
     """ctrl+c while a local cluster's workers compute: one line, status 130, no worker left, no
-    partial report."""
-    workers: list[int] = []
-
-    def computing(pid: int) -> bool:  # the forked workers, and a moment for their batches to start
-        workers[:] = children(pid)
-        return len(workers) >= 2
-
-    flags = [*big_run(tmp_path, 6, 1 << 27), "--format", "json", "-o", str(tmp_path / "report.json")]
-    try:
-        interrupt_fpinspect(
-            ["compare", *flags, "--scheduler", "local:2", "--replay", "none"],
-            computing,
-            "the cluster's workers",
-            settle=2.0,
-        )
-        time.sleep(0.5)
-        assert not [pid for pid in workers if alive(pid)], "a worker outlived compare"
-    finally:
-        for pid in workers:
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
-    assert not list(tmp_path.glob("*report.json*")), "a partial report was left"
+    partial report; and no warning about a port another cluster here holds (the module's)."""
+    stop_compare_with_workers(tmp_path, ["--scheduler", "local:2"], ops=6, settle=2.0)

@@ -7,11 +7,9 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import time
 
 import pytest
-from gefixtures import alive, big_run, children
-from interrupt import interrupt_fpinspect
+from gefixtures import stop_compare_with_workers
 from network import build_network
 
 from fpinspect.dumps import DumpComparison
@@ -106,28 +104,7 @@ def test_batches_hold_at_most_their_pairs_and_bytes(sizes, runs):
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["ctrl+c", "TERM", "HUP"])
 def test_a_stopping_signal_stops_the_workers_and_is_one_line(tmp_path, sig):
-    workers: list[int] = []
-
-    def two_workers(pid: int) -> bool:
-        workers[:] = children(pid)
-        return len(workers) >= 2
-
-    flags = [*big_run(tmp_path, 4, 1 << 27), "--format", "json", "-o", str(tmp_path / "report.json")]
-    try:
-        interrupt_fpinspect(
-            ["compare", *flags, "--jobs", "2", "--replay", "none"],
-            two_workers,
-            "the workers",
-            settle=0.5,
-            sig=sig,
-        )
-        time.sleep(0.2)  # a worker ended with its caller is reaped by init: gone shortly after
-        assert not [pid for pid in workers if alive(pid)], "a worker outlived compare"
-    finally:
-        for pid in workers:  # none left behind the test, whatever happened
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
-    assert not list(tmp_path.glob("*report.json*")), "a partial report was left"
+    stop_compare_with_workers(tmp_path, ["--jobs", "2"], ops=4, settle=0.5, sig=sig)
 
 
 @pytest.mark.sole_thread

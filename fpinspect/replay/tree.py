@@ -62,6 +62,17 @@ def leaf_arguments(on: Leaf, off: Leaf) -> dict:
     }
 
 
+def leaf_folders(on: Leaf, off: Leaf) -> dict:
+    """The same arguments as :func:`leaf_arguments`, naming each leaf's own folder: indexing it
+    lists that folder alone, not the whole tree again for every leaf of a run."""
+    return {
+        "open_data": os.path.normpath(os.path.join(on.folder, on.rel)),
+        "close_data": os.path.normpath(os.path.join(off.folder, off.rel)),
+        "iteration": None,
+        "close_iteration": None,
+    }
+
+
 #: The folder GE dumps a process's graphs in: ``DUMP_GRAPH_PATH/pid_{pid}_deviceid_{device}/``.
 _DEVICE_FOLDER = re.compile(r"[/\\]pid_\d+_deviceid_(\d+)[/\\]")
 #: GE's name of a dumped graph: ``ge_proto_{index}_graph_{graph_id}_{stage}.txt``
@@ -147,7 +158,7 @@ def pick_graphs(
     graphs: tuple[GraphChooser, GraphChooser], on: Leaf, off: Leaf
 ) -> tuple[GraphPick, GraphPick]:
     """The fusion-on and fusion-off graph files of one leaf pair (:meth:`GraphChooser.pick`)."""
-    data = leaf_arguments(on, off)
+    data = leaf_folders(on, off)
     return (
         graphs[0].pick(data["open_data"], data["iteration"], on.rank),
         graphs[1].pick(data["close_data"], data["close_iteration"], off.rank),
@@ -198,7 +209,7 @@ def compare_leaves(
         try:
             picks = pick_graphs(graphs, on, off)
             chosen = graphs[0].model(picks[0].file), graphs[1].model(picks[1].file)
-            comparison = DumpComparison(*chosen, **leaf_arguments(on, off), **comparison_options)
+            comparison = DumpComparison(*chosen, **leaf_folders(on, off), **comparison_options)
         except InputError as exc:
             return LeafRun(on, off, error=str(exc))
         if cluster is not None:

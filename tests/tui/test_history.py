@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from launchkit import drive, sample_report, tasks_app, until, write_result
 
 from fpinspect.cli import main as cli
+from fpinspect.experiments.runs import RunRecord, RunStore
 from fpinspect.store import ResultsDB
 from fpinspect.tui.screens.baseline_check import BaselineCheckScreen
 from fpinspect.tui.screens.history import HistoryScreen
@@ -127,6 +128,30 @@ def test_t_tags_the_highlighted_run_into_a_baseline(tmp_path, monkeypatch):
     with ResultsDB() as db:
         (tagged,) = db.baseline("rel-2")
     assert tagged.task == "C3" and tagged.artefacts.endswith("20261201-020000-C3-cpu-quick")
+
+
+def test_a_run_that_recorded_nothing_is_listed_with_its_status_and_opens_its_failure(tmp_path, monkeypatch):
+    runs, _ = _recorded(tmp_path, monkeypatch)
+    failed = runs / "20261201-030000-B-cpu-quick"
+    failed.mkdir(parents=True)
+    record = RunRecord("B", "cpu", "quick", {}, "2026-12-01T03:00:00", 4.0, "error", "the child died: boom")
+    RunStore.write_record(failed, record)
+    app = tasks_app(runs)
+
+    async def scenario(pilot):
+        history = await _history(pilot)
+        rows = _rows(history)
+        (row,) = [r for r in rows if r[-1] == failed.name]
+        assert row[1:4] == ["B", "cpu", "quick"] and row[6] == "not recorded: error"
+        await pilot.press(*["down"] * rows.index(row))
+        assert "the child died: boom" in str(history.query_one("#history-detail").render())
+        await pilot.press("t")
+        assert pilot.app.screen is history
+        assert any("recorded nothing (error)" in n for n in _notes(pilot.app))
+        await pilot.press("enter")
+        assert pilot.app.screen.query_one(ResultView).failure[1] == "the child died: boom"
+
+    drive(app, scenario)
 
 
 def test_a_damaged_database_is_one_sentence_and_the_run_folders_are_listed(tmp_path, monkeypatch):

@@ -2,8 +2,9 @@
 newest first, with the baselines that hold it, a headline and its artefacts folder.
 
 ``enter`` opens a run's result, ``t`` tags it into a baseline, ``c`` shows its check against
-the newest baseline that can judge it, ``o`` opens any result.json by path. When the database
-cannot be read, the title says why in one sentence and the screen lists the run folders of the
+the newest baseline that can judge it, ``o`` opens any result.json by path. Runs of the results
+directory that recorded nothing (they failed, were cancelled or still run) are listed among them
+with their status. When the database cannot be read, the title says why in one sentence and the screen lists the run folders of the
 results directory instead (``enter`` opens one).
 """
 
@@ -64,6 +65,8 @@ class HistoryScreen(Screen):
         #: the runs of the database; None while it is read, or when it cannot be (then ``runs``)
         self.recorded: list[RecordedRun] | None = None
         self.runs: list[KeptRun] = []
+        #: the table's rows: the recorded runs and the run folders that recorded nothing
+        self.rows: list[RecordedRun | KeptRun] = []
         self.problem: str | None = None
 
     def compose(self) -> ComposeResult:
@@ -91,7 +94,7 @@ class HistoryScreen(Screen):
         except StoreError as exc:
             self.post_message(HistoryRead(None, self.store.history(), str(exc)))
             return
-        self.post_message(HistoryRead(recorded))
+        self.post_message(HistoryRead(recorded, self.store.history()))
 
     @on(HistoryRead)
     def _read(self, msg: HistoryRead) -> None:
@@ -111,20 +114,35 @@ class HistoryScreen(Screen):
         table.add_columns("recorded", "task", "device", "profile", "settings", "baselines")
         table.add_column("headline", width=HEADLINE_WIDTH)
         table.add_column("artefacts")
-        for entry in recorded:
-            r = entry.run
+        kept = {str(e.folder.resolve()) for e in recorded if e.folder is not None}
+        unrecorded = [k for k in self.runs if str(k.folder.resolve()) not in kept]
+        self.rows = sorted(
+            [*recorded, *unrecorded],
+            key=lambda row: row.recorded if isinstance(row, RecordedRun) else started_text(row),
+            reverse=True,
+        )
+        for row in self.rows:
+            if isinstance(row, KeptRun):
+                r = row.record
+                status = "running" if r.status == "running" else f"not recorded: {r.status}"
+                table.add_row(
+                    started_text(row), r.task, r.device, r.profile, "-", "-",
+                    Text(status, "dim" if r.status == "running" else "red"), Text(row.folder.name),
+                )  # fmt: skip
+                continue
+            r = row.run
             table.add_row(
-                entry.recorded,
+                row.recorded,
                 r.task,
                 r.device or "-",
                 r.profile or "-",
                 r.settings_hash[:SHORT_HASH],
-                ", ".join(entry.baselines) or "-",
-                entry.headline,
-                self._artefacts_cell(entry),
+                ", ".join(row.baselines) or "-",
+                row.headline,
+                self._artefacts_cell(row),
             )
         where = shown_path(self.db_path)
-        if recorded:
+        if self.rows:
             self._title(
                 "Recorded runs",
                 f" in {where} · enter: open · t: tag as baseline · c: baseline check · o: open any result.json",
@@ -169,13 +187,23 @@ class HistoryScreen(Screen):
         self._show_detail(event.cursor_row)
 
     def _show_detail(self, row: int) -> None:
-        entry = self._entry(row)
-        self.query_one("#history-detail", Static).update(entry.detail if entry is not None else "")
+        shown = self._row(row)
+        if isinstance(shown, KeptRun):
+            r = shown.record
+            why = f": {r.message.splitlines()[0]}" if r.message else ""
+            text = f"{r.task} on {r.device}, {r.status}{why} · nothing recorded · {shown.folder}"
+        else:
+            text = shown.detail if shown is not None else ""
+        self.query_one("#history-detail", Static).update(text)
+
+    def _row(self, row: int) -> RecordedRun | KeptRun | None:
+        if self.recorded is not None and 0 <= row < len(self.rows):
+            return self.rows[row]
+        return None
 
     def _entry(self, row: int) -> RecordedRun | None:
-        if self.recorded is not None and 0 <= row < len(self.recorded):
-            return self.recorded[row]
-        return None
+        shown = self._row(row)
+        return shown if isinstance(shown, RecordedRun) else None
 
     @property
     def selected(self) -> RecordedRun | None:
@@ -188,9 +216,11 @@ class HistoryScreen(Screen):
             if 0 <= event.cursor_row < len(self.runs):
                 self.open_kept(self.runs[event.cursor_row])
             return
-        entry = self._entry(event.cursor_row)
-        if entry is not None:
-            self.open_recorded(entry)
+        shown = self._row(event.cursor_row)
+        if isinstance(shown, KeptRun):
+            self.open_kept(shown)
+        elif shown is not None:
+            self.open_recorded(shown)
 
     def open_kept(self, run: KeptRun) -> None:
         from .open_result import open_kept_run
@@ -227,10 +257,17 @@ class HistoryScreen(Screen):
             )
             self.notify(why, severity="warning", timeout=5)
             return None
-        entry = self.selected
-        if entry is None:
+        shown = self._row(self.query_one(DataTable).cursor_row)
+        if isinstance(shown, KeptRun):
+            self.notify(
+                f"The run in {shown.folder.name} recorded nothing ({shown.record.status}): "
+                "there are no figures to tag or check.",
+                timeout=5,
+            )
+            return None
+        if shown is None:
             self.notify("No run is highlighted.", timeout=2)
-        return entry
+        return shown
 
     def action_tag(self) -> None:
         entry = self._usable()

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import pickle
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -109,15 +108,22 @@ def _portable(record: Record) -> tuple:
     return (record.result, record.verdict, record.reasons, record.score, record.conversion)
 
 
-def compute_batch(plans: list[PairPlan], thresholds: ThresholdTable, worst: int, kl: bool) -> bytes:
-    """A worker's task: the records of ``plans``, each without its plan (what goes wrong with one
-    pair is that pair's ``COMPUTE_ERROR``, as on one machine), pickled as one object: Dask would
-    pickle a returned list item by item, which costs the worker and the client more than the
-    statistics of a small pair."""
+@dataclass(frozen=True)
+class BatchRecords:
+    """A batch's records, without their plans, as one object: Dask serialises a returned list item
+    by item, which costs the worker and the client more than the statistics of a small pair."""
+
+    records: list[tuple]
+
+
+def compute_batch(plans: list[PairPlan], thresholds: ThresholdTable, worst: int, kl: bool) -> BatchRecords:
+    """A worker's task: the records of ``plans`` (what goes wrong with one pair is that pair's
+    ``COMPUTE_ERROR``, as on one machine)."""
     from .compare import compute_record, contained
 
-    records = [_portable(contained(p, lambda p=p: compute_record(p, thresholds, worst, kl))) for p in plans]
-    return pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL)
+    return BatchRecords(
+        [_portable(contained(p, lambda p=p: compute_record(p, thresholds, worst, kl))) for p in plans]
+    )
 
 
 @dataclass
@@ -157,7 +163,7 @@ def collect(client, job: Submitted, done: Callable[[PairPlan, Record], None]) ->
     try:
         for future in distributed.as_completed(list(job.futures)):
             run = job.futures[future]
-            for i, rest in zip(run, pickle.loads(future.result())):
+            for i, rest in zip(run, future.result().records):
                 done(job.plans[i], Record(job.plans[i], *rest))
         finished = True
     finally:

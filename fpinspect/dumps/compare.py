@@ -223,17 +223,31 @@ class DumpComparison:
     def submit_to(self, cluster) -> None:
         """Send every comparable record to ``cluster``'s workers (a Dask client) and return at
         once; :meth:`compute_all` with the same cluster collects them. :meth:`cancel_submitted`
-        takes them back."""
+        takes them back. One pair or none is left to :meth:`compute_all` to compute here."""
         from .cluster import submit
 
-        todo, sizes = self._todo()
-        if len(todo) > 1 and self._submitted is None:
-            self._submitted = submit(cluster, todo, sizes, (self.thresholds, self.worst, self.kl))
+        if self._submitted is None:
+            todo, sizes = self._todo()
+            if len(todo) > 1:
+                self._submitted = submit(cluster, todo, sizes, (self.thresholds, self.worst, self.kl))
 
     def cancel_submitted(self, cluster) -> None:
         if self._submitted is not None:
             self._submitted.cancel(cluster)
             self._submitted = None
+
+    def _keep(self, total: int, progress) -> Callable[[PairPlan, Record], None]:
+        """What a pool calls with each record it computed: cache it, report progress."""
+        count = 0
+
+        def done(plan: PairPlan, record: Record) -> None:
+            nonlocal count
+            self._cache.setdefault(plan.key, record)
+            count += 1
+            if progress is not None:
+                progress(count, total)
+
+        return done
 
     def compute_all(self, *, jobs: int = 1, progress=None, cluster=None) -> None:
         """Compute every comparable record (inputs too: localisation needs them; cached ones are
@@ -241,41 +255,31 @@ class DumpComparison:
         that many at once: on worker processes (:mod:`.workers`) where they can be forks of this
         one, else on threads. ``cluster``, a Dask client, computes them on its workers instead
         (:mod:`.cluster`), collecting what :meth:`submit_to` sent."""
-        todo, sizes = self._todo()
-        if cluster is not None and self._submitted is not None:
-            todo = self._submitted.plans
-        if (jobs <= 1 and cluster is None) or len(todo) <= 1:
-            sweep = self.sweep(todo)
-        else:
-            total, count = len(todo), 0
+        if cluster is not None:
+            from .cluster import collect
 
-            def done(plan: PairPlan, record: Record) -> None:
-                nonlocal count
-                self._cache.setdefault(plan.key, record)
-                count += 1
-                if progress is not None:
-                    progress(count, total)
-
-            if cluster is not None:
-                from .cluster import collect
-
-                self.submit_to(cluster)
+            self.submit_to(cluster)
+            if self._submitted is not None:
                 job, self._submitted = self._submitted, None
-                left = collect(cluster, job, done)
+                left = collect(cluster, job, self._keep(len(job.plans), progress))
                 if left:
                     self._run_warnings.append(
                         f"{len(left)} cluster worker(s) left during the run ({', '.join(left)}); "
                         "the scheduler compared their pairs on the others"
                     )
                 return
-            if can_fork():
-                lost = compute_in_processes(self, todo, sizes, jobs, done)
-                if lost:
-                    self._run_warnings.append(
-                        f"a worker process died (killed or out of memory); its {lost} pairs were "
-                        "compared by the main process instead"
-                    )
-                return
+        todo, sizes = self._todo()
+        if jobs <= 1 or cluster is not None or len(todo) <= 1:
+            sweep = self.sweep(todo)
+        elif can_fork():
+            lost = compute_in_processes(self, todo, sizes, jobs, self._keep(len(todo), progress))
+            if lost:
+                self._run_warnings.append(
+                    f"a worker process died (killed or out of memory); its {lost} pairs were "
+                    "compared by the main process instead"
+                )
+            return
+        else:
             sweep = self.sweep(todo, jobs=jobs)
         for _ in sweep:
             if progress is not None:

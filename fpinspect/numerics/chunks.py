@@ -151,10 +151,6 @@ class NpyFile:
         other.shape, other.ndim = shape, len(shape)
         return other
 
-    def to_array(self) -> np.ndarray:
-        """The whole array, memory-mapped read-only (in the file's byte order)."""
-        return np.load(self.path, mmap_mode="r", allow_pickle=False)
-
 
 class CastView:
     """``src`` (an :class:`NpyFile` or array) read chunk by chunk and cast to ``dtype``.

@@ -775,25 +775,3 @@ def sketch_add(values, buckets):
     """Count non-negative float64 ``values`` into the sketch ``buckets``."""
     for v in values:
         buckets[sketch_key(v)] += 1
-
-
-@njit(**KERNEL)
-def int_histogram_add(dist, exact, log):
-    """Count integer distances into the exact bins (``< EXACT_BINS``) and the log2 bins;
-    return ``(exact sum of those < 2**32, float64 sum of the others, max)``."""
-    small = np.uint64(0)
-    huge = 0.0
-    top = np.uint64(0)
-    for d0 in dist:
-        d = np.uint64(d0)
-        if d < EXACT_BINS:
-            exact[np.intp(d)] += 1
-        else:
-            log[int_log_bin(d)] += 1
-        if d < np.uint64(1 << 32):
-            small += d
-        else:
-            huge += np.float64(d)
-        if d > top:
-            top = d
-    return small, huge, top

@@ -50,78 +50,24 @@ def _ranks(n: int, qs: tuple) -> list[int]:
 
 
 class IntHistogram:
-    def __init__(self):
-        self.exact = np.zeros(_EXACT_BINS, dtype=np.int64)
-        self.log = np.zeros(_LOG_BINS, dtype=np.int64)  # bin k holds [2**k, 2**(k+1))
-        self.n = 0
-        self.total = 0  # exact sum (Python int: no overflow)
-        self.max = None
+    """Integer ULP distances as the compiled pass counts them: exact bins below ``2**16``,
+    log2 bins above (bin ``k`` holds ``[2**k, 2**(k+1))``)."""
 
-    @classmethod
-    def collected(cls, exact, log, n: int, total, top: int | None, *, copy: bool) -> IntHistogram:
-        """The histogram the compiled pass filled (``top``: the largest distance, ``None``
-        without any); with ``copy``, of copies of its bins, the exact ones trimmed as by
-        :meth:`trim` (the pass's arrays then serve another pair)."""
-        h = cls.__new__(cls)
-        h.n, h.total, h.max = n, total, top
-        h.exact, h.log = exact, log
-        if copy:
-            h.exact = exact[: h._trimmed_size()].copy()
-            h.log = log.copy()
-        return h
-
-    def _trimmed_size(self) -> int:
-        """The power of two above the largest distance (2 without any), or every exact bin."""
-        if self.max is None:
-            return 2
-        if self.max < _EXACT_BINS:
-            return max(2, 1 << int(self.max).bit_length())
-        return _EXACT_BINS
-
-    def add(self, d: np.ndarray) -> None:
-        if d.size == 0:
-            return
-        d = np.ascontiguousarray(d, dtype=np.uint64).reshape(-1)
-        if self.exact.size < _EXACT_BINS:
-            self.exact = self._padded(self.exact)
-        small, huge, m = K.int_histogram_add(d, self.exact, self.log)
-        self.n += int(d.size)
-        # exact integer sum of the distances below 2**32; float64 beyond (float64-range distances)
-        self.total += int(small) + huge if huge else int(small)
-        self.max = int(m) if self.max is None else max(self.max, int(m))
-
-    @staticmethod
-    def _padded(exact: np.ndarray) -> np.ndarray:
-        """Trimmed exact bins grown back to all of them (the bins cut off were empty)."""
-        full = np.zeros(_EXACT_BINS, dtype=np.int64)
-        full[: exact.size] = exact
-        return full
-
-    def merge(self, other: IntHistogram) -> None:
-        if self.exact.size < other.exact.size:
-            self.exact = self._padded(self.exact)
-        self.exact[: other.exact.size] += other.exact
-        self.log += other.log
-        self.n += other.n
-        self.total += other.total
-        if other.max is not None:
-            self.max = other.max if self.max is None else max(self.max, other.max)
+    def __init__(self, exact: np.ndarray, log: np.ndarray, n: int, total, top: int | None):
+        self.exact, self.log = exact, log
+        self.n = n
+        self.total = total  #: the exact sum (a Python int below 2**32 per distance; float64 beyond)
+        self.max = top  #: the largest distance, ``None`` without any
 
     def trim(self) -> None:
         """Shrink the exact bins to the power of two above the largest distance (when every
-        distance is exact): a finished histogram kept for display costs bytes, not 512 KiB.
-        Call only when no more values will be added."""
+        distance is exact): a finished histogram kept for display costs bytes, not 512 KiB."""
         if self.max is not None and self.max < _EXACT_BINS:
-            size = self._trimmed_size()
-            if size < self.exact.size:
-                self.exact = self.exact[:size].copy()
-
-    def percentile(self, q: float) -> tuple[int | None, bool]:
-        """``(value, exact)``; ``exact`` is False when the value is a log2 bin's lower edge."""
-        return self.percentiles((q,))[0]
+            self.exact = self.exact[: max(2, 1 << int(self.max).bit_length())].copy()
 
     def percentiles(self, qs) -> list[tuple[int | None, bool]]:
-        """:meth:`percentile` of each of ``qs``, from one cumulative sum of the bins."""
+        """``(value, exact)`` of each percentile of ``qs`` (``exact`` is False for a value that is
+        a log2 bin's lower edge), from one cumulative sum of the bins."""
         if self.n == 0:
             return [(None, True) for _ in qs]
         ranks = _ranks(self.n, tuple(qs))
@@ -147,13 +93,6 @@ class IntHistogram:
             return {"0": 0.0, "1": 0.0, ">=2": 0.0}
         z, one = int(self.exact[0]), int(self.exact[1])
         return {"0": z / self.n, "1": one / self.n, ">=2": (self.n - z - one) / self.n}
-
-    def counts(self, upto: int) -> np.ndarray:
-        """Counts of distances ``0..upto-1``, then one bin for ``>= upto``."""
-        head = np.zeros(upto, dtype=np.int64)
-        kept = self.exact[:upto]  # trimmed bins: those cut off are empty
-        head[: kept.size] = kept
-        return np.append(head, self.n - int(head.sum()))
 
 
 class RealQuantiles:

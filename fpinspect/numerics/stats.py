@@ -16,7 +16,6 @@ cosine, max abs, max rel), computed over all elements exactly as
 from __future__ import annotations
 
 import math
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
@@ -118,78 +117,22 @@ def merge_states(mine: np.ndarray, theirs: np.ndarray, unused: str) -> None:
             new[name], new[partner] = m.mean, m.m2
 
 
-#: What a pass's running values start from (a minimum from +inf, an index from -1, ...).
-_START = K.new_state()
-_START.flags.writeable = False
-
-
-class _Workspace:
-    """The arrays a pass works in. A pair of at most :data:`EXACT_CAP` elements works in its
-    thread's, reused pair after pair (allocating them, a 512 KiB histogram among them, cost a
-    small pair more than its data): :class:`_Pass` resets what it reads, :meth:`_Pass.release`
-    zeroes the histogram bins it touched, :class:`PairStats` keeps copies. A larger pair has its
-    own (its sketches alone are 6 MiB)."""
-
-    def __init__(self, same: bool = True, sketch: bool = False, worst: int = 0):
-        self.state = K.new_state()
-        self.hist_exact = np.zeros(K.EXACT_BINS if same else 1, dtype=np.int64)
-        self.hist_log = np.zeros(K.LOG_BINS, dtype=np.int64)
-        self.sketches = tuple(
-            np.zeros(K.SKETCH_STORE if sketch and use else 1, dtype=np.int64)
-            for use in (True, True, not same)
-        )
-        self.worst_score = np.zeros(worst, dtype=np.float64)
-        self.worst_index = np.full(worst, -1, dtype=np.int64)
-        self.scratch = K.scratch()
-        self.busy = False
-
-
-_local = threading.local()
-
-
-def _workspace() -> _Workspace | None:
-    """This thread's :class:`_Workspace`, or ``None`` while a pass of this thread holds it."""
-    space = getattr(_local, "workspace", None)
-    if space is None:
-        space = _local.workspace = _Workspace()
-    if space.busy:
-        return None
-    space.busy = True
-    return space
-
-
 class _Pass:
-    """The running state of one thread's share of a pass: the arrays the kernel updates, in its
-    thread's :class:`_Workspace` until :meth:`release` where the pair keeps every value."""
+    """The running state of one thread's share of a pass: the arrays the kernel updates."""
 
     def __init__(self, plan: _Plan, keep: tuple[np.ndarray, np.ndarray, np.ndarray]):
         self.plan = plan
         self.keep = keep
         self.ulp_sum = 0  # exact (Python int) sum of the integer ULP distances below 2**32
-        space = self.space = _workspace() if plan.keep_values else None
-        if space is None:
-            space = _Workspace(plan.same, not plan.keep_values, plan.worst)
-        else:
-            space.state[:] = _START
-            if space.worst_score.size != plan.worst:
-                space.worst_score = np.zeros(plan.worst, dtype=np.float64)
-                space.worst_index = np.full(plan.worst, -1, dtype=np.int64)
-        self.state, self.hist_exact, self.hist_log = space.state, space.hist_exact, space.hist_log
-        self.sketches, self.scratch = space.sketches, space.scratch
-        self.worst_score, self.worst_index = space.worst_score, space.worst_index
-
-    def release(self) -> None:
-        """Hand the workspace back, its histogram zeroed where this pass counted: every
-        distance counted is at most the largest one (the only bins above it, up to
-        ``SMALL_DIST``, were added zeros)."""
-        space, self.space = self.space, None
-        if space is None:
-            return
-        if self.plan.same and self.state[0]["finite"] > 0:
-            top = int(self.state[0]["max_ulp_diff"])
-            space.hist_exact[: min(top, K.EXACT_BINS - 1) + 1] = 0
-        space.hist_log[:] = 0
-        space.busy = False
+        self.state = K.new_state()
+        self.hist_exact = np.zeros(K.EXACT_BINS if plan.same else 1, dtype=np.int64)
+        self.hist_log = np.zeros(K.LOG_BINS, dtype=np.int64)
+        # the sketches: abs, rel and (kind "error") ULP, filled when values are not kept
+        sizes = (K.SKETCH_STORE, K.SKETCH_STORE, 1 if plan.same else K.SKETCH_STORE)
+        self.sketches = tuple(np.zeros(1 if plan.keep_values else n, dtype=np.int64) for n in sizes)
+        self.worst_score = np.zeros(plan.worst, dtype=np.float64)
+        self.worst_index = np.full(plan.worst, -1, dtype=np.int64)
+        self.scratch = K.scratch()
 
     def feed(self, offset: int, raw_a: np.ndarray, raw_b: np.ndarray) -> None:
         """The pass over one chunk, given as its two sides' :meth:`_Plan.raw` bytes."""
@@ -300,7 +243,6 @@ class PairStats:
         self.same, self.fmt = plan.same, plan.fmt
         self.ulp_kind = "diff" if self.same else "error"
         self._final: dict | None = None  # error_stats() with the default percentiles, once computed
-        self._lent: tuple[np.ndarray, ...] = ()  # kept-value buffers compact() hands back for reuse
         self.kl: float | None = None
         if self.script_max_abs_nan:
             self.script_max_abs = math.nan
@@ -317,13 +259,12 @@ class PairStats:
         self.ulp_hist = self.ulp_quantiles = None
         if self.same:
             huge = self.sum_ulp_diff_huge
-            self.ulp_hist = IntHistogram.collected(
+            self.ulp_hist = IntHistogram(
                 state.hist_exact,
                 state.hist_log,
                 nf,
                 state.ulp_sum + huge if huge else state.ulp_sum,
                 self.max_ulp_diff if nf else None,
-                copy=state.space is not None,  # the thread's workspace serves the next pair
             )
             self.max_ulp = self.ulp_hist.max if nf else -1
             self.ulp_share_counts = np.zeros(3, dtype=np.int64)
@@ -382,16 +323,9 @@ class PairStats:
         """Keep the results, drop the bulk: after this, :meth:`error_stats` (default
         percentiles) comes from a cache, the real-valued abs / rel quantile stores are gone
         and the ULP histogram is trimmed. A comparison holding thousands of finished pairs
-        then costs kilobytes per pair instead of up to tens of MiB. The kept abs / rel values'
-        buffers go to this thread's next pair (:func:`_lend_kept`): a store taken from this
-        object before reads as empty afterwards."""
+        then costs kilobytes per pair instead of up to tens of MiB."""
         self._final = self.error_stats()
-        for q in (self.abs_quantiles, self.rel_quantiles):
-            if q is not None:  # someone still holding the store sees it empty, never reused memory
-                q.values, q.kept, q.n = [], 0, 0
         self.abs_quantiles = self.rel_quantiles = None
-        lent, self._lent = self._lent, ()
-        _take_back_kept(lent)
         if self.ulp_hist is not None:
             self.ulp_hist.trim()
 
@@ -464,18 +398,16 @@ def accumulate(
     a_dtype, ref_dtype = native(a.dtype), native(ref.dtype)
     plan = _plan_for(a_dtype, ref_dtype, ra.size <= EXACT_CAP, worst)
     ranges = chunk_ranges(ra.size, chunk)
+    none = np.empty(0)
     if plan.keep_values:
-        # abs and rel values are handed back by PairStats.compact() for the next pair to reuse
-        keep = (_lend_kept(ra.size), _lend_kept(ra.size), _EMPTY_KEEP if plan.same else np.empty(ra.size))
+        keep = (np.empty(ra.size), np.empty(ra.size), none if plan.same else np.empty(ra.size))
     else:
-        keep = (_EMPTY_KEEP, _EMPTY_KEEP, _EMPTY_KEEP)
-    passes: list[_Pass] = []
+        keep = (none, none, none)
 
     last: list[tuple[np.ndarray, np.ndarray]] = []  # the bytes of the one chunk of a one-chunk pair
 
     def work(part: list[tuple[int, int]]) -> _Pass:
         state = _Pass(plan, keep)
-        passes.append(state)
         # a one-chunk pair keeps its chunk (for KL): its reads get buffers of their own
         width = chunk if len(ranges) > 1 else 0
         buf_a, buf_r = (ra.buffer(width), rr.buffer(width)) if width else (None, None)
@@ -491,64 +423,23 @@ def accumulate(
         return state
 
     jobs = max(1, min(jobs, len(ranges)))
-    try:
-        if jobs == 1:
-            total = work(ranges)
-        else:
-            parts = [ranges[i::jobs] for i in range(jobs)]
-            pool = ThreadPoolExecutor(max_workers=jobs)
-            try:
-                results = list(pool.map(work, parts))
-            finally:
-                # Not waiting matters on ctrl+c: the interrupt must not sit behind the other threads' work.
-                pool.shutdown(wait=False, cancel_futures=True)
-            total = results[0]
-            for other in results[1:]:
-                total.merge(other)
-        stats = PairStats(plan, total, shape, a_dtype, ref_dtype)
-    finally:
-        for state in passes:
-            state.release()
-    if plan.keep_values:
-        stats._lent = keep[:2]
+    if jobs == 1:
+        total = work(ranges)
+    else:
+        parts = [ranges[i::jobs] for i in range(jobs)]
+        pool = ThreadPoolExecutor(max_workers=jobs)
+        try:
+            results = list(pool.map(work, parts))
+        finally:
+            # Not waiting matters on ctrl+c: the interrupt must not sit behind the other threads' work.
+            pool.shutdown(wait=False, cancel_futures=True)
+        total = results[0]
+        for other in results[1:]:
+            total.merge(other)
+    stats = PairStats(plan, total, shape, a_dtype, ref_dtype)
     if kl:
         stats.kl = kl_of_pass(stats, [last[0]] if last else None, ra, rr, jobs)
     return stats
-
-
-_EMPTY_KEEP = np.empty(0, dtype=np.float64)
-#: Kept-value buffers of at most this many elements go back to their thread for reuse.
-_LENT_MAX = 1 << 18
-#: ... and at most this many per thread.
-_LENT_PER_THREAD = 4
-
-
-def _lend_kept(n: int) -> np.ndarray:
-    """``n`` float64 slots for a pass's kept values: a buffer of this thread's that a finished
-    pair handed back (:func:`_take_back_kept`), or a fresh one. The pass writes every slot,
-    so nothing of the pair before can show through. A fresh 256 KiB array costs its page
-    faults, more than a small pair's whole pass."""
-    free = getattr(_local, "kept", None)
-    if free is None:
-        free = _local.kept = []
-    best = None
-    for i, buf in enumerate(free):
-        if buf.size >= n and (best is None or buf.size < free[best].size):
-            best = i
-    if best is not None:
-        return free.pop(best)[:n]
-    return np.empty(max(n, 1 << max(n - 1, 0).bit_length()) if n <= _LENT_MAX else n, dtype=np.float64)[:n]
-
-
-def _take_back_kept(views) -> None:
-    """Give the buffers behind ``views`` (from :func:`_lend_kept`) to this thread's next pairs."""
-    free = getattr(_local, "kept", None)
-    if free is None:
-        free = _local.kept = []
-    for v in views:
-        buf = v.base if v.base is not None else v
-        if buf.size <= _LENT_MAX and len(free) < _LENT_PER_THREAD:
-            free.append(buf)
 
 
 def error_stats(a, ref, *, jobs: int = 1) -> ErrorStats:

@@ -26,7 +26,7 @@ from fpinspect.numerics import (
     ulp_diff,
     ulp_error,
 )
-from fpinspect.numerics.quantiles import IntHistogram, RealQuantiles
+from fpinspect.numerics.quantiles import RealQuantiles
 
 rng = np.random.default_rng(1234)
 
@@ -178,15 +178,18 @@ def test_percentiles_beyond_the_exact_cap_stay_within_the_sketch_bound():
         assert got == pytest.approx(inverted_cdf(v, p), rel=0.005)
 
 
-def test_integer_histogram_is_exact_in_range_and_brackets_beyond():
-    h = IntHistogram()
-    d = np.array([0, 0, 0, 1, 1, 2, 5], dtype=np.uint64)
-    h.add(d)
-    assert h.percentile(50) == (1, True) and h.percentile(99) == (5, True)
-    h2 = IntHistogram()
-    h2.add(np.array([1, 2**40, 2**40 + 5], dtype=np.uint64))
-    value, exact = h2.percentile(99)
-    assert not exact and value == 2**40 and h2.max == 2**40 + 5
+def _apart(ref: np.ndarray, steps) -> np.ndarray:
+    """``ref`` (positive float64) moved up by ``steps`` representable values each."""
+    return (ref.view(np.uint64) + np.asarray(steps, dtype=np.uint64)).view(np.float64)
+
+
+def test_integer_ulp_percentiles_are_exact_in_range_and_a_bin_edge_beyond():
+    ref = np.linspace(1.0, 2.0, 7)
+    u = error_stats(_apart(ref, [0, 0, 0, 1, 1, 2, 5]), ref).ulp
+    assert (u.kind, u.p50, u.p99, u.exact) == ("diff", 1, 5, True)
+    ref = np.full(3, 1.0)
+    u = error_stats(_apart(ref, [1, 2**40, 2**40 + 5]), ref).ulp
+    assert (u.p99, u.exact, u.max) == (2**40, False, 2**40 + 5)
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 33, 64, 65, 700])
@@ -302,7 +305,9 @@ def test_compact_keeps_results_and_drops_the_bulk():
     st.compact()
     assert st.error_stats() == before
     assert st.abs_quantiles is None and st.rel_quantiles is None
-    assert st.ulp_hist.exact.nbytes <= 64 * 8 and st.ulp_hist.percentile(99) == (before["ulp"]["p99"], True)
+    assert st.ulp_hist.exact.nbytes <= 64 * 8 and st.ulp_hist.percentiles([99]) == [
+        (before["ulp"]["p99"], True)
+    ]
 
 
 def _check_against_definitions(x, ref, st):
@@ -318,7 +323,11 @@ def _check_against_definitions(x, ref, st):
         assert es["abs"][f"p{p}"] == inverted_cdf(ad, p)
     if st.same:
         d = ulp_diff(x, ref)[fin].astype(np.int64)
-        assert st.ulp_hist.counts(1 << 16).tolist() == np.bincount(d, minlength=1 << 16).tolist() + [0]
+        assert (
+            np.pad(st.ulp_hist.exact, (0, (1 << 16) - st.ulp_hist.exact.size)).tolist()
+            == np.bincount(d, minlength=1 << 16).tolist()
+            and st.ulp_hist.n == d.size
+        )
         assert es["ulp"]["max"] == d.max() and es["ulp"]["p99"] == inverted_cdf(d, 99)
         score = np.where(fin, ulp_diff(x, ref).astype(np.float64), np.inf)
         score[np.isnan(x64) & np.isnan(y64)] = -1

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import mmap
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -247,6 +248,20 @@ def unravel(flat: int, shape: tuple) -> list[int]:
 
 def chunk_ranges(n: int, chunk: int = CHUNK) -> list[tuple[int, int]]:
     return [(lo, min(lo + chunk, n)) for lo in range(0, n, chunk)]
+
+
+def on_threads(work, ranges: list[tuple[int, int]], jobs: int) -> list:
+    """``work(part)`` of each of ``jobs`` interleaved parts of ``ranges`` (all of them in one part
+    for ``jobs=1``), the parts on threads of their own; the results in part order."""
+    jobs = max(1, min(jobs, len(ranges)))
+    if jobs == 1:
+        return [work(ranges)]
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        return list(pool.map(work, [ranges[i::jobs] for i in range(jobs)]))
+    finally:
+        # not waiting matters on ctrl+c: the interrupt must not sit behind the other threads' work
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def iter_chunks(*arrays, chunk: int = CHUNK) -> Iterator[tuple[int, tuple[np.ndarray, ...]]]:

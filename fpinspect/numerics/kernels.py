@@ -129,7 +129,7 @@ def int_log_bin(d):
 
 
 @njit(inline="always", error_model="numpy")
-def _merge_moments(mean, m2, n_old, n_new, mean_new, m2_new):
+def merge_moments(mean, m2, n_old, n_new, mean_new, m2_new):
     """``(mean, m2)`` of ``n_old`` elements merged with another ``n_new``'s (Chan et al.)."""
     n = n_old + n_new
     delta = mean_new - mean
@@ -734,8 +734,8 @@ def fused_pass(chunk, mode, offset, fmt, state, hists, worst, keep, sketches, sc
         mean_x = cx + sx / nf
         mean_y = cy + sy / nf
         m2_x, m2_y = imax(sxx - sx * sx / nf, 0.0), imax(syy - sy * sy / nf, 0.0)
-        s.mean_x, s.m2_x = _merge_moments(s.mean_x, s.m2_x, s.finite, nf, mean_x, m2_x)
-        s.mean_y, s.m2_y = _merge_moments(s.mean_y, s.m2_y, s.finite, nf, mean_y, m2_y)
+        s.mean_x, s.m2_x = merge_moments(s.mean_x, s.m2_x, s.finite, nf, mean_x, m2_x)
+        s.mean_y, s.m2_y = merge_moments(s.mean_y, s.m2_y, s.finite, nf, mean_y, m2_y)
     s.sum_ulp_diff += u_sum
     s.sum_ulp_diff_huge += s_ulp_huge
     if same:

@@ -8,11 +8,10 @@ the range is 0: a constant side is uniform), ``q`` likewise for ``y``, each norm
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .chunks import CHUNK, ChunkReader, chunk_ranges
+from .chunks import CHUNK, ChunkReader, chunk_ranges, on_threads
 from .decode import decode, width
 from .intrinsics import bits_float, float_bits, imax, imin, where
 from .jit import KERNEL, SUB, njit
@@ -152,28 +151,13 @@ def kl_of_pass(s, views, ra: ChunkReader, rr: ChunkReader, jobs: int) -> float |
         return sums
 
     if views is not None:  # a one-chunk pair: one call, no reader
-        sums = sums_of(views).tolist()  # Python floats: numpy scalars are slower per operation
-        return _kl_from_sums(*sums)
+        return _kl_from_sums(*sums_of(views).tolist())  # Python floats: numpy scalars are slower
 
-    def reread(part):
-        buf_a, buf_r = ra.buffer(CHUNK), rr.buffer(CHUNK)
-        for lo, hi in part:
-            yield plan.raw(ra.read(lo, hi, buf_a)), plan.raw(rr.read(lo, hi, buf_r))
-            ra.release(lo, hi)
-            rr.release(lo, hi)
+    def reread(part) -> np.ndarray:
+        return sums_of((raw_a, raw_b) for _, _, raw_a, raw_b in plan.chunks(ra, rr, part, CHUNK))
 
-    ranges = chunk_ranges(ra.size)
-    jobs = max(1, min(jobs, len(ranges)))
-    if jobs == 1:
-        sum_p, sum_q, cross, diff = sums_of(reread(ranges))
-    else:
-        pool = ThreadPoolExecutor(max_workers=jobs)
-        try:
-            parts = [ranges[i::jobs] for i in range(jobs)]
-            sum_p, sum_q, cross, diff = sum(pool.map(lambda part: sums_of(reread(part)), parts))
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
-    return _kl_from_sums(float(sum_p), float(sum_q), float(cross), float(diff))
+    first, *others = on_threads(reread, chunk_ranges(ra.size), jobs)
+    return _kl_from_sums(*sum(others, first).tolist())
 
 
 def _kl_from_sums(sum_p: float, sum_q: float, cross: float, diff: float) -> float:

@@ -65,6 +65,11 @@ def _per_finite(total: float, s: PairStats):
     return total / s.finite if s.finite else None
 
 
+def _std(m2: float, s: PairStats):
+    """Population standard deviation from a side's sum of squared deviations."""
+    return math.sqrt(m2 / s.finite) if s.finite else None
+
+
 _DEFS = [
     Metric("cosine", "dot(x, y) / (||x|| * ||y|| + 1e-8), all elements (reference script)", _cosine, +1),
     Metric("max_abs", "max |x - y|, all elements (reference script)", lambda s: s.script_max_abs),
@@ -93,10 +98,10 @@ _DEFS = [
         lambda s: s.msaccucmp_max_rel if s.finite else None,
     ),
     Metric("red", "relative Euclidean distance sqrt(sum (x-y)^2 / sum y^2) (msaccucmp)", _red),
-    Metric("mean_x", "mean of x", lambda s: s.x_moments.mean if s.x_moments.n else None, 0),
-    Metric("std_x", "population standard deviation of x", lambda s: s.x_moments.std(), 0),
-    Metric("mean_y", "mean of y", lambda s: s.y_moments.mean if s.y_moments.n else None, 0),
-    Metric("std_y", "population standard deviation of y", lambda s: s.y_moments.std(), 0),
+    Metric("mean_x", "mean of x", lambda s: s.mean_x if s.finite else None, 0),
+    Metric("std_x", "population standard deviation of x", lambda s: _std(s.m2_x, s), 0),
+    Metric("mean_y", "mean of y", lambda s: s.mean_y if s.finite else None, 0),
+    Metric("std_y", "population standard deviation of y", lambda s: _std(s.m2_y, s), 0),
     Metric(
         "one_thousandth",
         "share of elements with |x - y| / |y| < 0.001 (msprobe)",

@@ -16,14 +16,12 @@ cosine, max abs, max rel), computed over all elements exactly as
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
 
 from . import kernels as K
-from .chunks import CHUNK, ChunkReader, chunk_ranges, unravel
+from .chunks import CHUNK, ChunkReader, chunk_ranges, on_threads, unravel
 from .decode import storage
 from .dtypes import FORMATS, FloatFormat, common_format, dtype_name, float_format, is_supported, native
 from .kl import kl_of_pass
@@ -67,29 +65,6 @@ def _measured_format(a_dtype, ref_dtype) -> FloatFormat:
     return min(cands, key=lambda f: (f.p, f.bits))
 
 
-@dataclass
-class Moments:
-    """Count, mean and sum of squared deviations (``m2``) of one side's finite elements."""
-
-    n: int = 0
-    mean: float = 0.0
-    m2: float = 0.0
-
-    def merge(self, o: Moments) -> None:
-        """Chan, Golub and LeVeque's pairwise update."""
-        if o.n == 0:
-            return
-        n = self.n + o.n
-        delta = o.mean - self.mean
-        self.m2 += o.m2 + delta * delta * self.n * o.n / n
-        self.mean += delta * o.n / n
-        self.n = n
-
-    def std(self) -> float | None:
-        """Population standard deviation, ``sqrt(m2 / n)``."""
-        return math.sqrt(self.m2 / self.n) if self.n else None
-
-
 def merge_states(mine: np.ndarray, theirs: np.ndarray, unused: str) -> None:
     """Merge the running values ``theirs`` into ``mine`` (one-record arrays of
     :data:`~fpinspect.numerics.kernels.STATE`) by each field's rule
@@ -111,10 +86,9 @@ def merge_states(mine: np.ndarray, theirs: np.ndarray, unused: str) -> None:
         elif kind == "argmax":
             if _beats(b, other[partner], a, old[partner]):
                 new[name], new[partner] = b, other[partner]
-        else:  # "mean": with its m2 field, over the elements finite on both sides
-            m = Moments(int(old["finite"]), a, old[partner])
-            m.merge(Moments(int(other["finite"]), b, other[partner]))
-            new[name], new[partner] = m.mean, m.m2
+        elif other["finite"]:  # "mean": with its m2 field, over the elements finite on both sides
+            moments = (a, old[partner], old["finite"], other["finite"], b, other[partner])
+            new[name], new[partner] = K.merge_moments.py_func(*moments)
 
 
 class _Pass:
@@ -210,6 +184,16 @@ class _Plan:
         c = np.ascontiguousarray(chunk) if self.same else np.ascontiguousarray(chunk, dtype=np.float64)
         return _readonly(c.view(np.uint8))
 
+    def chunks(self, ra: ChunkReader, rr: ChunkReader, part, width: int):
+        """``(lo, hi, raw_a, raw_b)`` for each range of ``part``, read into two buffers of
+        ``width`` elements that every chunk reuses (``0``: fresh reads the caller may keep); a
+        range's pages are released once the caller has taken it."""
+        buf_a, buf_r = (ra.buffer(width), rr.buffer(width)) if width else (None, None)
+        for lo, hi in part:
+            yield lo, hi, self.raw(ra.read(lo, hi, buf_a)), self.raw(rr.read(lo, hi, buf_r))
+            ra.release(lo, hi)
+            rr.release(lo, hi)
+
 
 @cache
 def _percentile_key(p: float) -> str:
@@ -227,8 +211,7 @@ class PairStats:
     """Sufficient statistics of one ``(a, ref)`` pair, from :func:`accumulate`: ``x`` is ``a``
     (under test), ``y`` the reference. Every running value of the pass is an attribute of the
     name it has in :data:`~fpinspect.numerics.kernels.FIELDS`, with: ``script_max_abs`` and
-    ``script_max_rel`` NaN where a NaN entered them (``None`` without elements); ``x_moments``,
-    ``y_moments`` (:class:`Moments`); ULPs: ``ulp_hist`` (kind "diff") or ``ulp_quantiles`` and
+    ``script_max_rel`` NaN where a NaN entered them (``None`` without elements); ULPs: ``ulp_hist`` (kind "diff") or ``ulp_quantiles`` and
     ``ulp_share_counts`` (kind "error"), ``max_ulp``; quantile stores ``abs_quantiles``,
     ``rel_quantiles``; the ``worst`` elements' ``worst_score`` (ULPs; inf for a special-value
     mismatch) and flat ``worst_index``; ``kl`` when :func:`accumulate` computed it."""
@@ -250,8 +233,6 @@ class PairStats:
             self.script_max_rel = math.nan
         if not self.count:
             self.script_max_abs = self.script_max_rel = None
-        self.x_moments = Moments(nf, self.mean_x, self.m2_x)
-        self.y_moments = Moments(nf, self.mean_y, self.m2_y)
         kept = state.keep if plan.keep_values else (None, None, None)
         sketch_abs, sketch_rel, sketch_ulp = state.sketches
         self.abs_quantiles = RealQuantiles.collected(kept[0], sketch_abs, nf)
@@ -409,33 +390,17 @@ def accumulate(
     def work(part: list[tuple[int, int]]) -> _Pass:
         state = _Pass(plan, keep)
         # a one-chunk pair keeps its chunk (for KL): its reads get buffers of their own
-        width = chunk if len(ranges) > 1 else 0
-        buf_a, buf_r = (ra.buffer(width), rr.buffer(width)) if width else (None, None)
-        for lo, hi in part:
-            raw_a, raw_b = plan.raw(ra.read(lo, hi, buf_a)), plan.raw(rr.read(lo, hi, buf_r))
+        for lo, hi, raw_a, raw_b in plan.chunks(ra, rr, part, chunk if len(ranges) > 1 else 0):
             state.feed(lo, raw_a, raw_b)
             if len(ranges) == 1:
                 last.append((raw_a, raw_b))  # KL's pass reads the same bytes
-            ra.release(lo, hi)
-            rr.release(lo, hi)
             if progress is not None:
                 progress(hi - lo, ra.size)
         return state
 
-    jobs = max(1, min(jobs, len(ranges)))
-    if jobs == 1:
-        total = work(ranges)
-    else:
-        parts = [ranges[i::jobs] for i in range(jobs)]
-        pool = ThreadPoolExecutor(max_workers=jobs)
-        try:
-            results = list(pool.map(work, parts))
-        finally:
-            # Not waiting matters on ctrl+c: the interrupt must not sit behind the other threads' work.
-            pool.shutdown(wait=False, cancel_futures=True)
-        total = results[0]
-        for other in results[1:]:
-            total.merge(other)
+    total, *others = on_threads(work, ranges, jobs)
+    for other in others:
+        total.merge(other)
     stats = PairStats(plan, total, shape, a_dtype, ref_dtype)
     if kl:
         stats.kl = kl_of_pass(stats, [last[0]] if last else None, ra, rr, jobs)
@@ -475,4 +440,4 @@ def error_stats(a, ref, *, jobs: int = 1) -> ErrorStats:
     return ErrorStats.from_dict(accumulate(a_arr, ref_arr, jobs=jobs).error_stats())
 
 
-__all__ = ["Moments", "PairStats", "accumulate", "common_format", "error_stats"]
+__all__ = ["PairStats", "accumulate", "common_format", "error_stats"]

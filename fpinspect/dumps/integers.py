@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..numerics.chunks import iter_chunks
+from ..numerics.chunks import iter_chunks, unravel
+from ..numerics.results import ErrorBlock, UlpShare, UlpStats
 
 #: Differences below this are counted one by one (exact percentiles); above, by power of two.
 EXACT_BELOW = 1 << 16
@@ -129,31 +130,21 @@ def integer_errors(a, b, *, worst: int = 10) -> IntegerErrors:
 
 
 def integer_metrics(e: IntegerErrors, dtype: str, shape: tuple) -> dict:
-    """The ``ulp`` and ``abs`` entries of a pair's metrics (and those derived from the
-    differences) for the integer differences ``e`` of arrays of ``shape``."""
-    from ..numerics.chunks import unravel
-
+    """The ``ulp`` and ``abs`` error blocks of a pair's statistics (typed, as
+    :class:`~fpinspect.numerics.ErrorStats` holds them) and the metrics derived from the
+    differences (``mean_abs``, ``rmse``, ``mismatched``) for the integer differences ``e`` of
+    arrays of ``shape``."""
     p50, exact50 = e.percentile(50)
     p99, exact99 = e.percentile(99)
     mean = e.total / e.n
-    where = unravel(e.argmax, shape)
+    spread = dict(
+        max=e.max, argmax=unravel(e.argmax, shape), mean=mean, p50=p50, p99=p99, exact=exact50 and exact99
+    )
     ones = int(e.exact[1])
-    spread = {
-        "max": e.max,
-        "argmax": where,
-        "mean": mean,
-        "p50": p50,
-        "p99": p99,
-        "exact": exact50 and exact99,
-    }
+    share = UlpShare(zero=int(e.exact[0]) / e.n, one=ones / e.n, two_or_more=(e.mismatched - ones) / e.n)
     return {
-        "ulp": {
-            "kind": "diff",
-            "dtype": dtype,
-            **spread,
-            "share": {"0": int(e.exact[0]) / e.n, "1": ones / e.n, ">=2": (e.mismatched - ones) / e.n},
-        },
-        "abs": dict(spread),
+        "ulp": UlpStats(kind="diff", dtype=dtype, **spread, share=share),
+        "abs": ErrorBlock(**spread),
         "mean_abs": mean,
         "rmse": math.sqrt(e.squares / e.n),
         "mismatched": e.mismatched,

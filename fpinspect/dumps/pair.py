@@ -16,6 +16,7 @@ from functools import cache
 
 import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from ..numerics import (
     ErrorStats,
@@ -329,35 +330,34 @@ def compare_arrays(
         m = metrics_from_stats(st)
         res.worst = _worst_elements(st, ChunkReader(a), ChunkReader(b), read_shape)
         st.compact()  # computes the error statistics once and keeps them
-        es = st.error_stats()
+        errors = st.error_stats()
     except (ValueError, TypeError, OverflowError, MemoryError) as exc:
         status.append("COMPUTE_ERROR")
         res.message = f"metrics could not be computed ({exc})"
         return res
     res.stats = st
     res.cosine, res.max_abs, res.max_rel = m.pop("cosine"), m.pop("max_abs"), m.pop("max_rel")
-    es = {**es}  # the statistics' own dict stays as they made it
     mismatched = msgspec.UNSET
     if is_integer(da) and is_integer(db):
         # float64 cannot tell 2**62 from 2**62 + 1: integers are measured as integers
         e = integer_errors(a, b, worst=worst)
         exact = integer_metrics(e, dtype_name(np.promote_types(da, db)), read_shape)
         mismatched = exact.pop("mismatched")
-        for key, value in exact.items():
-            (es if key in es else m)[key] = value
+        rel = replace(errors.rel, max=e.max_rel)
+        errors = replace(errors, ulp=exact.pop("ulp"), abs=exact.pop("abs"), rel=rel)
+        m.update(exact)
         res.max_abs, res.max_rel = e.max, e.max_rel
-        es["rel"] = {**es["rel"], "max": e.max_rel}
         res.worst = _integer_worst(e.worst_indices(), ChunkReader(a), ChunkReader(b), read_shape)
     if read_shape != shape:  # indices of the reversed shape, reversed, are the array's own
-        for block in ("ulp", "abs", "rel"):
-            if isinstance(es.get(block), dict) and es[block].get("argmax") is not None:
-                es[block] = {**es[block], "argmax": es[block]["argmax"][::-1]}
+        blocks = {k: getattr(errors, k) for k in ("ulp", "abs", "rel")}
+        errors = replace(
+            errors,
+            **{k: replace(b, argmax=b.argmax[::-1]) for k, b in blocks.items() if b.argmax is not None},
+        )
         for element in res.worst:
             element["index"] = element["index"][::-1]
         st.shape = shape  # what a later reader of both arrays (the drill-down) walks
-    res.metrics = PairMetrics(
-        **m, kl=st.kl if kl else msgspec.UNSET, errors=ErrorStats.from_dict(es), mismatched=mismatched
-    )
+    res.metrics = PairMetrics(**m, kl=st.kl if kl else msgspec.UNSET, errors=errors, mismatched=mismatched)
     for code, n in (
         ("NAN_MISMATCH", st.nan_mismatch),
         ("INF_MISMATCH", st.inf_mismatch),

@@ -87,12 +87,12 @@ class IntHistogram:
     def mean(self) -> float | None:
         return self.total / self.n if self.n else None
 
-    def share(self) -> dict[str, float]:
+    def share(self) -> tuple[float, float, float]:
         """Fractions of values at 0, at 1 and at 2 or more."""
         if self.n == 0:
-            return {"0": 0.0, "1": 0.0, ">=2": 0.0}
+            return 0.0, 0.0, 0.0
         z, one = int(self.exact[0]), int(self.exact[1])
-        return {"0": z / self.n, "1": one / self.n, ">=2": (self.n - z - one) / self.n}
+        return z / self.n, one / self.n, (self.n - z - one) / self.n
 
 
 class RealQuantiles:

@@ -71,23 +71,6 @@ class ErrorStats(msgspec.Struct, frozen=True, kw_only=True):
     signed_zero: int  #: +0 against -0 (same dtype only)
     normwise: float | None  #: ``max |a - ref| / max |ref|``
 
-    @classmethod
-    def from_dict(cls, d: dict) -> ErrorStats:
-        """From the dict :meth:`PairStats.error_stats <fpinspect.numerics.PairStats.error_stats>`
-        builds (default percentiles)."""
-        u = d["ulp"]
-        share = u["share"]
-        return cls(
-            **{
-                **d,
-                "abs": ErrorBlock(**d["abs"]),
-                "rel": RelError(**d["rel"]),
-                "ulp": UlpStats(
-                    **{**u, "share": UlpShare(zero=share["0"], one=share["1"], two_or_more=share[">=2"])}
-                ),
-            }
-        )
-
     def to_json(self) -> dict:
         """Plain dicts, lists and numbers, keyed as in the JSON reports (NaN stays NaN: the
         report writer decides how to spell it)."""

@@ -26,7 +26,7 @@ from .decode import storage
 from .dtypes import FORMATS, FloatFormat, common_format, dtype_name, float_format, is_supported, native
 from .kl import kl_of_pass
 from .quantiles import IntHistogram, RealQuantiles
-from .results import ErrorStats
+from .results import ErrorBlock, ErrorStats, RelError, UlpShare, UlpStats
 
 EPS64 = float(np.finfo(np.float64).eps)
 EPS32 = float(np.finfo(np.float32).eps)
@@ -34,6 +34,8 @@ EPS32 = float(np.finfo(np.float32).eps)
 REF_GUARD = 1e-8
 #: Real-valued errors are kept one per element (exact percentiles) up to this many elements.
 EXACT_CAP = RealQuantiles.CAP
+#: The percentiles of each error measure.
+_PERCENTILES = (50, 99)
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -196,12 +198,6 @@ class _Plan:
 
 
 @cache
-def _percentile_key(p: float) -> str:
-    """The key of percentile ``p`` in :meth:`PairStats.error_stats`: ``p50``, ``p99.9``."""
-    return f"p{p:g}"
-
-
-@cache
 def _plan_for(a_dtype: np.dtype, ref_dtype: np.dtype, keep_values: bool, worst: int) -> _Plan:
     """The one :class:`_Plan` of each kind of pair (made once: a small pair would feel it)."""
     return _Plan(a_dtype, ref_dtype, keep_values, worst)
@@ -225,7 +221,7 @@ class PairStats:
         self.plan = plan  # how the kernel reads this pair (the KL pass reads it the same way)
         self.same, self.fmt = plan.same, plan.fmt
         self.ulp_kind = "diff" if self.same else "error"
-        self._final: dict | None = None  # error_stats() with the default percentiles, once computed
+        self._final: ErrorStats | None = None  # error_stats(), once computed
         self.kl: float | None = None
         if self.script_max_abs_nan:
             self.script_max_abs = math.nan
@@ -261,101 +257,74 @@ class PairStats:
     def _index(self, flat: int):
         return None if flat < 0 else unravel(flat, self.shape)
 
-    def _block(
-        self, q: RealQuantiles, total: float, n: int, best: float, best_index: int, percentiles
-    ) -> dict:
-        out = {
-            "max": best if n else None,
-            "argmax": self._index(best_index) if n else None,
-            "mean": total / n if n else None,
-        }
-        for p, v in zip(percentiles, q.percentiles(percentiles)):
-            out[_percentile_key(p)] = v
-        out["exact"] = q.exact
-        return out
+    def _block(self, q: RealQuantiles, total: float, n: int, best: float, best_index: int) -> dict:
+        """One error measure's fields of :class:`ErrorBlock`."""
+        p50, p99 = q.percentiles(_PERCENTILES)
+        return dict(
+            max=best if n else None,
+            argmax=self._index(best_index) if n else None,
+            mean=total / n if n else None,
+            p50=p50,
+            p99=p99,
+            exact=q.exact,
+        )
 
-    def ulp_block(self, percentiles=(50, 99)) -> dict:
-        out = {"kind": self.ulp_kind, "dtype": self.fmt.name}
+    def _ulp(self) -> UlpStats:
         if self.same:
             h = self.ulp_hist
-            out.update(max=h.max, argmax=self._index(self.max_ulp_index) if h.n else None, mean=h.mean())
-            exact = True
-            for p, (v, ex) in zip(percentiles, h.percentiles(percentiles)):
-                out[_percentile_key(p)] = v
-                exact &= ex
-            out["exact"] = exact
-            out["share"] = h.share()
+            (p50, exact50), (p99, exact99) = h.percentiles(_PERCENTILES)
+            spread = dict(max=h.max, argmax=self._index(self.max_ulp_index) if h.n else None, mean=h.mean())
+            spread.update(p50=p50, p99=p99, exact=exact50 and exact99)
+            share = h.share()
         else:
-            out.update(
-                self._block(
-                    self.ulp_quantiles,
-                    self.sum_ulp_error,
-                    self.finite,
-                    self.max_ulp,
-                    self.max_ulp_index,
-                    percentiles,
-                )
+            spread = self._block(
+                self.ulp_quantiles, self.sum_ulp_error, self.finite, self.max_ulp, self.max_ulp_index
             )
-            nf = max(self.finite, 1)
-            out["share"] = {k: int(c) / nf for k, c in zip(("0", "1", ">=2"), self.ulp_share_counts)}
-        return out
+            share = [int(c) / max(self.finite, 1) for c in self.ulp_share_counts]
+        zero, one, two_or_more = share
+        share = UlpShare(zero=zero, one=one, two_or_more=two_or_more)
+        return UlpStats(kind=self.ulp_kind, dtype=self.fmt.name, **spread, share=share)
 
     def compact(self) -> None:
-        """Keep the results, drop the bulk: after this, :meth:`error_stats` (default
-        percentiles) comes from a cache, the real-valued abs / rel quantile stores are gone
-        and the ULP histogram is trimmed. A comparison holding thousands of finished pairs
-        then costs kilobytes per pair instead of up to tens of MiB."""
-        self._final = self.error_stats()
+        """Keep the results, drop the bulk: after this, :meth:`error_stats` comes from a cache,
+        the real-valued abs / rel quantile stores are gone and the ULP histogram is trimmed. A
+        comparison holding thousands of finished pairs then costs kilobytes per pair instead of
+        up to tens of MiB."""
+        self.error_stats()
         self.abs_quantiles = self.rel_quantiles = None
         if self.ulp_hist is not None:
             self.ulp_hist.trim()
 
-    def error_stats(self, percentiles=(50, 99)) -> dict:
-        """The statistics as a dict; the one with the default percentiles is kept (and typed by
-        :func:`error_stats`)."""
-        default = tuple(percentiles) == (50, 99)
-        if self._final is not None and default:
-            return self._final
-        out = self._error_stats(percentiles)
-        if default:
-            self._final = out
-        return out
-
-    def _error_stats(self, percentiles) -> dict:
-        return {
-            "count": self.count,
-            "dtype": dtype_name(self.a_dtype),
-            "ref_dtype": dtype_name(self.ref_dtype),
-            "finite": self.finite,
-            "bit_equal": self.bit_equal if self.same else None,
-            "abs": self._block(
-                self.abs_quantiles,
-                self.sum_abs_diff,
-                self.finite,
-                self.max_abs,
-                self.max_abs_index,
-                percentiles,
-            ),
-            "rel": {
-                **self._block(
-                    self.rel_quantiles,
-                    self.sum_rel,
-                    self.rel_count,
-                    self.max_rel,
-                    self.max_rel_index,
-                    percentiles,
+    def error_stats(self) -> ErrorStats:
+        """The statistics (:func:`error_stats`), computed once."""
+        if self._final is None:
+            self._final = ErrorStats(
+                count=self.count,
+                dtype=dtype_name(self.a_dtype),
+                ref_dtype=dtype_name(self.ref_dtype),
+                finite=self.finite,
+                bit_equal=self.bit_equal if self.same else None,
+                abs=ErrorBlock(
+                    **self._block(
+                        self.abs_quantiles, self.sum_abs_diff, self.finite, self.max_abs, self.max_abs_index
+                    )
                 ),
-                "count": self.rel_count,
-                "excluded": self.rel_excluded,
-            },
-            "ulp": self.ulp_block(percentiles),
-            "nan_mismatch": self.nan_mismatch,
-            "inf_mismatch": self.inf_mismatch,
-            "both_nan": self.both_nan,
-            "both_inf": self.both_inf,
-            "signed_zero": self.signed_zero,
-            "normwise": (self.max_abs / self.max_abs_ref) if self.finite and self.max_abs_ref > 0 else None,
-        }
+                rel=RelError(
+                    **self._block(
+                        self.rel_quantiles, self.sum_rel, self.rel_count, self.max_rel, self.max_rel_index
+                    ),
+                    count=self.rel_count,
+                    excluded=self.rel_excluded,
+                ),
+                ulp=self._ulp(),
+                nan_mismatch=self.nan_mismatch,
+                inf_mismatch=self.inf_mismatch,
+                both_nan=self.both_nan,
+                both_inf=self.both_inf,
+                signed_zero=self.signed_zero,
+                normwise=(self.max_abs / self.max_abs_ref) if self.finite and self.max_abs_ref > 0 else None,
+            )
+        return self._final
 
 
 def accumulate(
@@ -437,7 +406,7 @@ def error_stats(a, ref, *, jobs: int = 1) -> ErrorStats:
     ref_arr = ref if hasattr(ref, "dtype") else np.asarray(ref)
     if getattr(a_arr, "shape", None) != getattr(ref_arr, "shape", None):
         raise ValueError(f"shapes differ: {a_arr.shape} vs {ref_arr.shape}")
-    return ErrorStats.from_dict(accumulate(a_arr, ref_arr, jobs=jobs).error_stats())
+    return accumulate(a_arr, ref_arr, jobs=jobs).error_stats()
 
 
 __all__ = ["PairStats", "accumulate", "common_format", "error_stats"]

@@ -288,7 +288,7 @@ def test_blocks_equal_bit_for_bit_skip_their_errors_and_count_the_same(n):
     x[differ] = (ref[differ].astype(np.float32) * 1.003).astype(np.float16)
     x[-BLOCK:] = (ref[-BLOCK:].astype(np.float32) * 0.99).astype(np.float16)
     s = accumulate(x, ref, worst=4)
-    es = s.error_stats()
+    es = s.error_stats().to_json()
     fin, xf, yf, ad = definitions(x, ref)
     d = ulp_diff(x, ref)[fin].astype(np.int64)
     assert (es["finite"], es["bit_equal"], es["signed_zero"]) == (

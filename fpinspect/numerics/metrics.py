@@ -29,9 +29,8 @@ class Metric:
 
 
 def _safe(fn):
-    """``fn`` returning a float or ``None`` (also for a division by zero), numpy's warnings off.
-    ``.guarded`` is the same without entering :func:`numpy.errstate` (a few microseconds each),
-    for :func:`metrics_from_stats`, whose statistics are Python numbers."""
+    """``fn`` returning a float, or ``None`` (also for a division by zero: the statistics are
+    Python numbers, whose arithmetic raises instead of warning)."""
 
     def guarded(s: PairStats):
         try:
@@ -40,12 +39,7 @@ def _safe(fn):
             return None
         return None if v is None else float(v)
 
-    def wrapped(s: PairStats):
-        with np.errstate(all="ignore"):
-            return guarded(s)
-
-    wrapped.guarded = guarded
-    return wrapped
+    return guarded
 
 
 def _cosine(s: PairStats):
@@ -125,11 +119,7 @@ KL_DEFINITION = (
 
 
 def metrics_from_stats(s: PairStats) -> dict[str, float | None]:
-    # no numpy.errstate: PairStats holds Python numbers, whose arithmetic never warns
-    return {name: guarded(s) for name, guarded in _GUARDED}
-
-
-_GUARDED = [(name, m.compute.guarded) for name, m in METRICS.items()]
+    return {name: m.compute(s) for name, m in METRICS.items()}
 
 
 def pair_metrics(x, y, *, kl: bool = True, jobs: int = 1) -> dict[str, float | None]:

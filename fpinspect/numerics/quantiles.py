@@ -15,9 +15,6 @@ least ``q%`` of the values ``<= v``.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
-from functools import lru_cache
-from itertools import accumulate
 
 import numpy as np
 
@@ -32,21 +29,9 @@ _INF_BITS = np.int64(0x7FF0000000000000)
 _EXACT_BINS, _LOG_BINS = K.EXACT_BINS, K.LOG_BINS
 
 
-#: Percentiles among at most this many exact bins or kept values are found in Python lists: for
-#: a small pair that costs less than numpy's calls (or the compiled selection) and their arrays.
-SMALL = 64
-
-
 def _rank(n: int, q: float) -> int:
     """1-based rank of the ``inverted_cdf`` percentile ``q`` (0..100) among ``n`` values."""
     return max(1, math.ceil(n * q / 100.0 - 1e-12))
-
-
-@lru_cache(maxsize=1024)
-def _ranks(n: int, qs: tuple) -> list[int]:
-    """:func:`_rank` of each of ``qs``, once per count and percentiles asked (pairs of a model
-    share a few element counts; three stores of each pair ask for the same percentiles)."""
-    return [_rank(n, q) for q in qs]
 
 
 class IntHistogram:
@@ -70,11 +55,7 @@ class IntHistogram:
         a log2 bin's lower edge), from one cumulative sum of the bins."""
         if self.n == 0:
             return [(None, True) for _ in qs]
-        ranks = _ranks(self.n, tuple(qs))
-        if self.max < SMALL:
-            # the first distance whose running count reaches each rank, as searchsorted finds it
-            c = list(accumulate(self.exact[: self.max + 1].tolist()))
-            return [(bisect_left(c, r), True) for r in ranks]  # every distance is in an exact bin
+        ranks = [_rank(self.n, q) for q in qs]
         # bins above the largest distance are empty: summing them would only cost time
         c = np.cumsum(self.exact[: self.max + 1] if self.max < _EXACT_BINS else self.exact)
         within = int(c[-1])
@@ -196,20 +177,11 @@ class RealQuantiles:
             allv = self._uncounted  # NaN where an element did not count: above every rank
             if allv is None:  # (values without _uncounted: _values as they are)
                 allv = self._values[0] if len(self._values) == 1 else np.concatenate(self._values)
-            if allv.size <= SMALL:
-                # sorted as select_ranks places them: NaNs (elements that did not count) above all
-                values = allv.tolist()
-                if self._uncounted is not None:
-                    values = [v for v in values if v == v]
-                values.sort()
-                return [values[r - 1] for r in _ranks(self.n, tuple(qs))]
-            ranks = [r - 1 for r in _ranks(self.n, tuple(qs))]
+            ranks = [_rank(self.n, q) - 1 for q in qs]
             wanted = sorted(set(ranks))
             bits = np.ascontiguousarray(allv).view(np.int64)
             out, work = select_scratch(bits.size, len(wanted))
             found = select_ranks(bits, np.array(wanted, dtype=np.int64), out, work).tolist()
-            if wanted == ranks:  # ascending and distinct, as percentiles are mostly asked
-                return found
             by_rank = dict(zip(wanted, found))
             return [by_rank[r] for r in ranks]
         cum = np.cumsum(self.buckets)

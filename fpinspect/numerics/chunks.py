@@ -26,6 +26,16 @@ CHUNK = 1 << 20
 WHOLE_READ = 1 << 20
 
 
+def readonly(a: np.ndarray) -> np.ndarray:
+    """``a`` as a read-only view: numba compiles read-only and writable arrays apart, and memory
+    maps are read-only, so every input of a kernel is passed read-only (one compiled variant)."""
+    if not a.flags.writeable:
+        return a
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
 def _mmap_of(a: np.ndarray):
     """The Python ``mmap`` object behind ``a`` if ``a`` is a contiguous view of one."""
     base = a

@@ -16,6 +16,7 @@ import numpy as np
 from .decode import decode, width
 from .intrinsics import bits_float, float_bits, float_ubits, from_order_key, imax, imin, order_key
 from .jit import KERNEL, SUB, njit
+from .ulp import ulp_distance
 
 #: Every running value of a pass, each spelled once: ``(name, numpy type, start, merge rule)``. The
 #: kernels read and write them as the fields of one record (:data:`STATE`, ``state[0].name``);
@@ -140,17 +141,6 @@ def merge_moments(mean, m2, n_old, n_new, mean_new, m2_new):
 BLOCK = 4096
 _I64_MAX = np.iinfo(np.int64).max
 _I64_MIN = np.iinfo(np.int64).min
-
-
-@njit(inline="always", error_model="numpy")
-def ulp_distance(a_raw, b_raw, sign_mask, mag_mask):
-    """Steps between two bit patterns of one format, zeros counted once (uint64)."""
-    a = np.uint64(a_raw)
-    b = np.uint64(b_raw)
-    ma = a & mag_mask
-    mb = b & mag_mask
-    apart = ma - mb if ma >= mb else mb - ma
-    return apart if ((a ^ b) & sign_mask) == np.uint64(0) else ma + mb
 
 
 @njit(inline="always", error_model="numpy")

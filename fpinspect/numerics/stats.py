@@ -21,7 +21,7 @@ from functools import cache
 import numpy as np
 
 from . import kernels as K
-from .chunks import CHUNK, ChunkReader, chunk_ranges, on_threads, unravel
+from .chunks import CHUNK, ChunkReader, chunk_ranges, on_threads, readonly, unravel
 from .decode import storage
 from .dtypes import FORMATS, FloatFormat, common_format, dtype_name, float_format, is_supported, native
 from .kl import kl_of_pass
@@ -36,16 +36,6 @@ REF_GUARD = 1e-8
 EXACT_CAP = RealQuantiles.CAP
 #: The percentiles of each error measure.
 _PERCENTILES = (50, 99)
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    """A read-only view: numba compiles read-only and writable arrays separately, and memory
-    maps are read-only, so every input is passed read-only (one compiled variant per width)."""
-    if not a.flags.writeable:
-        return a
-    v = a.view()
-    v.flags.writeable = False
-    return v
 
 
 @cache
@@ -184,7 +174,7 @@ class _Plan:
     def raw(self, chunk: np.ndarray) -> np.ndarray:
         """One side's chunk as the bytes the kernel decodes (:data:`code`)."""
         c = np.ascontiguousarray(chunk) if self.same else np.ascontiguousarray(chunk, dtype=np.float64)
-        return _readonly(c.view(np.uint8))
+        return readonly(c.view(np.uint8))
 
     def chunks(self, ra: ChunkReader, rr: ChunkReader, part, width: int):
         """``(lo, hi, raw_a, raw_b)`` for each range of ``part``, read into two buffers of

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .chunks import iter_chunks
+from .chunks import iter_chunks, readonly
 from .dtypes import FloatFormat, common_format, float_format
 from .jit import njit
 
@@ -51,17 +51,29 @@ def ulp_nan(dtype) -> int:
     return (1 << (8 * _dist_dtype(float_format(dtype)).itemsize)) - 1
 
 
+@njit(inline="always", error_model="numpy")
+def ulp_distance(a_raw, b_raw, sign_mask, mag_mask):
+    """Steps between two bit patterns of one format, zeros counted once (uint64)."""
+    a = np.uint64(a_raw)
+    b = np.uint64(b_raw)
+    ma = a & mag_mask
+    mb = b & mag_mask
+    apart = ma - mb if ma >= mb else mb - ma
+    return apart if ((a ^ b) & sign_mask) == np.uint64(0) else ma + mb
+
+
 @njit(nogil=True, cache=True, error_model="numpy")
 def _ulp_diff_kernel(ua, ub, mag_mask, max_key, has_inf, nan_dist, dist, st):
     """:func:`ulp_diff` of the bit patterns ``ua``, ``ub`` into ``dist`` and, where ``st`` is
     not empty, the status codes into ``st``: one pass, no temporaries."""
     status = st.size > 0
+    sign_mask = mag_mask + np.uint64(1)
     for i in range(ua.size):
         a = np.uint64(ua[i])
         b = np.uint64(ub[i])
         ma = a & mag_mask
         mb = b & mag_mask
-        d = (ma - mb if ma >= mb else mb - ma) if ((a ^ b) & ~mag_mask) == 0 else ma + mb
+        d = ulp_distance(a, b, sign_mask, mag_mask)
         nan_a = ma > max_key
         nan_b = mb > max_key
         if nan_a or nan_b:
@@ -76,13 +88,6 @@ def _ulp_diff_kernel(ua, ub, mag_mask, max_key, has_inf, nan_dist, dist, st):
             elif has_inf and (ma == max_key or mb == max_key):
                 code = INF_MATCH if a == b else INF_MISMATCH
             st[i] = code
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    """A read-only contiguous view (numba compiles read-only and writable arrays apart)."""
-    v = np.ascontiguousarray(a).reshape(-1).view()
-    v.flags.writeable = False
-    return v
 
 
 def _prepare_pair(a, b):
@@ -128,7 +133,7 @@ def ulp_diff(a, b, *, return_status: bool = False):
     st = np.empty(a.shape if return_status else 0, dtype=np.uint8)
     mag_mask = np.uint64(fmt.sign_mask - 1)
     nan_dist = np.uint64(np.iinfo(dist.dtype).max)
-    ua, ub = _readonly(a).view(fmt.uint), _readonly(b).view(fmt.uint)
+    ua, ub = (readonly(np.ascontiguousarray(x).reshape(-1)).view(fmt.uint) for x in (a, b))
     _ulp_diff_kernel(
         ua, ub, mag_mask, np.uint64(fmt.max_key), fmt.has_inf, nan_dist, dist.reshape(-1), st.reshape(-1)
     )

@@ -507,6 +507,25 @@ def _worst_block(ua, ub, xs, ys, m, first, same, fmt, floor, worst_score, worst_
     return floor
 
 
+@njit(inline="always", error_model="numpy")
+def _larger(v, b):
+    """The larger of a non-negative float64 ``v`` and the float whose bit pattern is ``b`` (a
+    negative pattern: none)."""
+    return bits_float(imax(float_bits(v), b))
+
+
+@njit(inline="always", error_model="numpy")
+def _lower(v, key):
+    """The smaller of float64 ``v`` and the float whose :func:`order_key` is ``key``."""
+    return from_order_key(imin(order_key(v), key))
+
+
+@njit(inline="always", error_model="numpy")
+def _upper(v, key):
+    """The larger of float64 ``v`` and the float whose :func:`order_key` is ``key``."""
+    return from_order_key(imax(order_key(v), key))
+
+
 @njit(**KERNEL_PY)
 def fused_pass(chunk, mode, offset, fmt, state, hists, worst, keep, sketches, scratch):
     """Update the running ``state`` (:data:`STATE`) with one chunk, whose element ``i`` has flat
@@ -548,23 +567,13 @@ def fused_pass(chunk, mode, offset, fmt, state, hists, worst, keep, sketches, sc
     decode(raw_b, code, table, 0, m, ys, ub)
     cx, cy = _centre(xs, ys, m)
 
+    # the chunk's floating-point sums, added to the running ones at its end; the special values'
+    # terms of the script's sums come after the others' (each is inf or NaN: either order gives
+    # the same sum). Counts, maxima and ranges go to ``s`` block by block: any order is exact.
     s_dot = s_xx = s_yy = s_d2 = s_ad = s_rms = s_rel = s_ulp = 0.0
     sx = sxx = sy = syy = 0.0
-    u_sum = np.uint64(0)
-    nf = n_bits = n_re1 = n_re5 = n_rel = n_signed_zero = np.int64(0)
-    n_tol = n_le1 = np.int64(0)
-    script_abs_bits = float_bits(s.script_max_abs)
-    script_rel_bits = float_bits(s.script_max_rel)
-    rms_bits = float_bits(s.msaccucmp_max_rel)
-    min_x_key, max_x_key = order_key(s.min_x), order_key(s.max_x)
-    min_y_key, max_y_key = order_key(s.min_y), order_key(s.max_y)
-    # the specials' terms of the script's sums, added after the others': those are each inf or
-    # NaN, so the sum comes out the same in either order
     x_dot = x_xx = x_yy = s_ulp_huge = 0.0
-    special_abs_bits = special_rel_bits = np.int64(-1)
-    n_nan_abs = n_nan_rel = 0
-    max_abs, max_rel, max_err, max_dist = s.max_abs, s.max_rel, s.max_ulp_error, s.max_ulp_diff
-    have_dist = s.max_ulp_index >= 0
+    nf = np.int64(0)
     # not literals: numba would compile _first_index once per literal value
     what_abs, what_rel, what_dist, what_err = np.int64(0), np.int64(1), np.int64(2), np.int64(3)
 
@@ -611,21 +620,22 @@ def fused_pass(chunk, mode, offset, fmt, state, hists, worst, keep, sketches, sc
                 b_s_rel,
                 b_rel_bits,
             ) = _ratios_block(xs, ys, m, tiny, slots)
-        script_abs_bits = imax(script_abs_bits, b_abs_bits)
-        script_rel_bits = imax(script_rel_bits, b_script_rel_bits)
-        min_x_key, max_x_key = imin(min_x_key, b_min_x), imax(max_x_key, b_max_x)
-        min_y_key, max_y_key = imin(min_y_key, b_min_y), imax(max_y_key, b_max_y)
+        s.script_max_abs = _larger(s.script_max_abs, b_abs_bits)
+        s.script_max_rel = _larger(s.script_max_rel, b_script_rel_bits)
+        s.min_x, s.max_x = _lower(s.min_x, b_min_x), _upper(s.max_x, b_max_x)
+        s.min_y, s.max_y = _lower(s.min_y, b_min_y), _upper(s.max_y, b_max_y)
         s_rms += b_rms
-        rms_bits = imax(rms_bits, b_rms_bits)
-        n_re5 += b_re5
-        n_re1 += b_re1
-        n_rel += b_rel
+        s.msaccucmp_max_rel = _larger(s.msaccucmp_max_rel, b_rms_bits)
+        s.below_five_thousandths += b_re5
+        s.below_one_thousandth += b_re1
+        s.rel_count += b_rel
+        s.rel_excluded += b_nf - b_rel
         s_rel += b_s_rel
 
         b_score = np.int64(-1)  # the block's largest distance (kind "diff") or error's bits
         b_far = 0
         if equal:
-            n_bits += m
+            s.bit_equal += m
             small[0] += b_nf  # distance 0 (copy 0 of bin 0)
             b_score = np.int64(0)
         elif same:
@@ -633,17 +643,18 @@ def fused_pass(chunk, mode, offset, fmt, state, hists, worst, keep, sketches, sc
                 ua, ub, xs, ys, m, sign_mask, mag_mask, slots[2]
             )
             _scatter(slots[2], m, small)
-            n_bits += b_bits
-            n_signed_zero += b_signed_zero
-            u_sum += b_sum
+            s.bit_equal += b_bits
+            s.signed_zero += b_signed_zero
+            s.sum_ulp_diff += b_sum
             b_score = np.int64(b_dist)  # the same 64 bits: read back as uint64 below
         else:
             b_ulp, b_score, b_tol, b_le1 = _ulp_error_block(
                 xs, ys, m, emin, emax, inv_ulp, ulp_size, share_tol, slots[2]
             )
             s_ulp += b_ulp
-            n_tol += b_tol
-            n_le1 += b_le1
+            s.ulp_within_tol += b_tol
+            s.ulp_within_one += b_le1 - b_tol
+            s.ulp_above_one += b_nf - b_le1
 
         if keep_values:
             _keep_block(xs, ys, m, first, tiny, same, ulp, keep)
@@ -662,9 +673,10 @@ def fused_pass(chunk, mode, offset, fmt, state, hists, worst, keep, sketches, sc
         b_dist = np.uint64(b_score)
         b_err = bits_float(b_score) if b_score >= 0 else -1.0
         b_worst = np.float64(b_dist) if same else b_err
-        new_dist = same and b_nf > 0 and (b_dist > max_dist or not have_dist)
+        new_dist = same and b_nf > 0 and (b_dist > s.max_ulp_diff or s.max_ulp_index < 0)
         far = same and b_far > 0
-        new_max = b_abs > max_abs or b_rel_max > max_rel or new_dist or (not same and b_err > max_err)
+        new_err = not same and b_err > s.max_ulp_error
+        new_max = b_abs > s.max_abs or b_rel_max > s.max_rel or new_dist or new_err
         special = b_nf < m
         if not (special or new_max or far or (track_worst and b_worst > worst_floor)):
             continue
@@ -676,48 +688,41 @@ def fused_pass(chunk, mode, offset, fmt, state, hists, worst, keep, sketches, sc
             x_dot += e_dot
             x_xx += e_xx
             x_yy += e_yy
-            special_abs_bits = imax(special_abs_bits, float_bits(e_abs))
-            special_rel_bits = imax(special_rel_bits, float_bits(e_rel))
-            n_nan_abs += e_abs_nan
-            n_nan_rel += e_rel_nan
-        if b_abs > max_abs:
-            max_abs = b_abs
+            s.script_max_abs = _larger(s.script_max_abs, float_bits(e_abs))
+            s.script_max_rel = _larger(s.script_max_rel, float_bits(e_rel))
+            s.script_max_abs_nan |= e_abs_nan
+            s.script_max_rel_nan |= e_rel_nan
+        if b_abs > s.max_abs:
+            s.max_abs = b_abs
             s.max_abs_index = first + _first_index(ua, ub, xs, ys, m, what_abs, b_abs, tiny, ulp)
-        if b_rel_max > max_rel:
-            max_rel = b_rel_max
+        if b_rel_max > s.max_rel:
+            s.max_rel = b_rel_max
             s.max_rel_index = first + _first_index(ua, ub, xs, ys, m, what_rel, b_rel_max, tiny, ulp)
         if new_dist:
-            max_dist = b_dist
-            have_dist = True
+            s.max_ulp_diff = b_dist
             value = np.float64(b_dist)
             s.max_ulp_index = first + _first_index(ua, ub, xs, ys, m, what_dist, value, tiny, ulp)
         if far:
             s_ulp_huge += _count_large_distances(ua, ub, xs, ys, m, sign_mask, mag_mask, hist_exact, hist_log)
-        if not same and b_err > max_err:
-            max_err = b_err
+        if new_err:
+            s.max_ulp_error = b_err
             s.max_ulp_index = first + _first_index(ua, ub, xs, ys, m, what_err, b_err, tiny, ulp)
         if track_worst and (n_mismatch > 0 or b_worst > worst_floor):
             worst_floor = _worst_block(
                 ua, ub, xs, ys, m, first, same, ulp, worst_floor, worst_score, worst_index, state
             )
 
-    # fold the chunk into the running values
+    # fold the chunk's sums into the running values
     s.script_dot = (s.script_dot + s_dot) + x_dot
     s.script_sum_sq_x = (s.script_sum_sq_x + s_xx) + x_xx
     s.script_sum_sq_y = (s.script_sum_sq_y + s_yy) + x_yy
-    s.script_max_abs = bits_float(imax(script_abs_bits, special_abs_bits))
-    s.script_max_rel = bits_float(imax(script_rel_bits, special_rel_bits))
-    s.script_max_abs_nan |= n_nan_abs > 0
-    s.script_max_rel_nan |= n_nan_rel > 0
     s.sum_sq_diff += s_d2
     s.sum_abs_diff += s_ad
     s.sum_sq_ref += s_yy
     s.msaccucmp_sum_rel += s_rms
-    s.msaccucmp_max_rel = bits_float(rms_bits)
     s.sum_rel += s_rel
     s.sum_ulp_error += s_ulp
-    s.min_x, s.max_x = from_order_key(min_x_key), from_order_key(max_x_key)
-    s.min_y, s.max_y = from_order_key(min_y_key), from_order_key(max_y_key)
+    s.sum_ulp_diff_huge += s_ulp_huge
     if s.min_y <= s.max_y:  # some element was finite on both sides: max |y| is an end
         s.max_abs_ref = imax(abs(s.min_y), abs(s.max_y))
     if nf:
@@ -726,8 +731,6 @@ def fused_pass(chunk, mode, offset, fmt, state, hists, worst, keep, sketches, sc
         m2_x, m2_y = imax(sxx - sx * sx / nf, 0.0), imax(syy - sy * sy / nf, 0.0)
         s.mean_x, s.m2_x = merge_moments(s.mean_x, s.m2_x, s.finite, nf, mean_x, m2_x)
         s.mean_y, s.m2_y = merge_moments(s.mean_y, s.m2_y, s.finite, nf, mean_y, m2_y)
-    s.sum_ulp_diff += u_sum
-    s.sum_ulp_diff_huge += s_ulp_huge
     if same:
         for i in range(small.size):
             if i < SMALL_DIST * LANES:
@@ -735,19 +738,6 @@ def fused_pass(chunk, mode, offset, fmt, state, hists, worst, keep, sketches, sc
             small[i] = 0
     s.count += n
     s.finite += nf
-    s.bit_equal += n_bits
-    s.signed_zero += n_signed_zero
-    s.below_one_thousandth += n_re1
-    s.below_five_thousandths += n_re5
-    s.rel_count += n_rel
-    s.rel_excluded += nf - n_rel
-    s.ulp_within_tol += n_tol
-    s.ulp_within_one += n_le1 - n_tol
-    s.ulp_above_one += 0 if same else nf - n_le1
-    s.max_abs = max_abs
-    s.max_rel = max_rel
-    s.max_ulp_error = max_err
-    s.max_ulp_diff = max_dist
 
 
 def scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -85,7 +85,7 @@ def reference_status(status: list[str]) -> str:
 
 class PairMetrics(msgspec.Struct, frozen=True, kw_only=True):
     """Every number of a compared pair besides the reference script's trio: the one-pass metrics
-    of :data:`~fpinspect.numerics.METRICS` (msaccucmp, msprobe), msaccucmp's KL divergence when
+    of :func:`~fpinspect.numerics.metrics_from_stats` (msaccucmp, msprobe), msaccucmp's KL divergence when
     it was asked for, the error statistics, and for integer data the count of differing elements.
     :meth:`to_json` writes them as one flat object (``metrics`` of the JSON reports)."""
 

@@ -111,9 +111,10 @@ SKETCH_STORE = SKETCH_BUCKETS + 2 * LANES
 #: Integer ULP distances below this are counted per block in a small table (``LANES`` copies
 #: of each bin, in L1); a branch sends the rarer larger ones to the histogram itself.
 SMALL_DIST = 16
-_EPS64 = float(np.finfo(np.float64).eps)
-_EPS32 = float(np.finfo(np.float32).eps)
-_INV_EPS32 = 1.0 / _EPS32  # a power of two: multiplying is dividing exactly
+EPS64 = float(np.finfo(np.float64).eps)
+EPS32 = float(np.finfo(np.float32).eps)
+_INV_EPS32 = 1.0 / EPS32  # a power of two: multiplying is dividing exactly
+#: Denominator guard of the reference script's cosine and relative error.
 REF_GUARD = 1e-8
 
 
@@ -281,7 +282,7 @@ def _ratios_block(xs, ys, m, tiny, slots):
         script_rel_bits = imax(script_rel_bits, float_bits(r) if fin else np.int64(0))
         # one quotient serves the three relative errors; they differ only where |y| is tiny
         q = ad / ay
-        rms = q if fin & (ay > _EPS64) else 0.0
+        rms = q if fin & (ay > EPS64) else 0.0
         s_rms += rms
         rms_bits = imax(rms_bits, float_bits(rms))
         re = q if ay != 0.0 else ad * _INV_EPS32

@@ -15,10 +15,8 @@ from .chunks import CHUNK, ChunkReader, chunk_ranges, on_threads
 from .decode import decode, width
 from .intrinsics import bits_float, float_bits, imax, imin, where
 from .jit import KERNEL, SUB, njit
-from .kernels import BLOCK, scratch
+from .kernels import BLOCK, EPS32, EPS64, scratch
 
-EPS64 = float(np.finfo(np.float64).eps)
-EPS32 = float(np.finfo(np.float32).eps)
 _bits = float_bits
 _from_bits = bits_float
 

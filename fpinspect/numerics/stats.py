@@ -28,10 +28,6 @@ from .kl import kl_of_pass
 from .quantiles import IntHistogram, RealQuantiles
 from .results import ErrorBlock, ErrorStats, RelError, UlpShare, UlpStats
 
-EPS64 = float(np.finfo(np.float64).eps)
-EPS32 = float(np.finfo(np.float32).eps)
-#: Denominator guard of the reference script's cosine and relative error.
-REF_GUARD = 1e-8
 #: Real-valued errors are kept one per element (exact percentiles) up to this many elements.
 EXACT_CAP = RealQuantiles.CAP
 #: The percentiles of each error measure.

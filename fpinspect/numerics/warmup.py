@@ -17,7 +17,7 @@ from .stats import EXACT_CAP, accumulate
 from .ulp import ulp_diff
 
 #: Seconds a first command usually spends compiling the kernels of its formats (told before it starts).
-COMPILE_SECONDS = 15
+COMPILE_SECONDS = 10
 
 
 def needs_compile() -> bool:

@@ -17,6 +17,6 @@ def test_a_first_diff_says_once_that_the_kernels_compile(tmp_path):
     first, again = (subprocess.run(command, capture_output=True, text=True, env=env) for _ in range(2))
     assert first.returncode == again.returncode == 0, first.stderr + again.stderr
     assert first.stderr.splitlines() == [
-        "fpinspect: compiling the numerics kernels once (about 15 s; cached afterwards)"
+        "fpinspect: compiling the numerics kernels once (about 10 s; cached afterwards)"
     ]
     assert again.stderr == "" and again.stdout == first.stdout

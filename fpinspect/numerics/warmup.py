@@ -10,7 +10,7 @@ import numpy as np
 
 from . import kernels as K
 from .dtypes import FORMATS
-from .jit import is_cached
+from .jit import forget_other_versions, is_cached
 from .kl import kl_pass
 from .quantiles import select_ranks
 from .stats import EXACT_CAP, accumulate
@@ -28,7 +28,9 @@ def needs_compile() -> bool:
 def warm(formats=None) -> list[str]:
     """Run every kernel once on a few elements of each supported format (``formats``: names, by
     default all), as pairs of one format and against a float64 reference, small (exact
-    percentiles) and large (sketches), and their ULP distances; return the format names warmed."""
+    percentiles) and large (sketches), and their ULP distances; return the format names warmed.
+    The cached kernels of other versions of the sources are deleted first."""
+    forget_other_versions()
     names = list(formats) if formats is not None else list(FORMATS)
     rng = np.random.default_rng(0)
     for size in (1000, EXACT_CAP + 1):

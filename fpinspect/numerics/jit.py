@@ -32,24 +32,18 @@ def _sources_digest() -> str:
     return digest.hexdigest()[:16]
 
 
-def _writable(folder: str) -> bool:
-    try:
-        os.makedirs(folder, exist_ok=True)
-        tempfile.TemporaryFile(dir=folder).close()
-    except OSError:
-        return False
-    return True
-
-
 def _cache_parent() -> str:
     """The folder that holds the cache folders of every version of these sources."""
     if numba.config.CACHE_DIR:
         return os.path.join(numba.config.CACHE_DIR, "fpinspect")
     beside = os.path.join(_HERE, "__pycache__")
-    if _writable(beside):
+    try:  # writable?
+        os.makedirs(beside, exist_ok=True)
+        tempfile.TemporaryFile(dir=beside).close()
         return beside
-    user_cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(user_cache, "fpinspect")
+    except OSError:
+        user_cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        return os.path.join(user_cache, "fpinspect")
 
 
 #: Where the compiled kernels of these sources are kept.
@@ -100,10 +94,7 @@ def forget_other_versions() -> list[str]:
     gone = [p for p in glob.glob(os.path.join(parent, "kernels-*")) if os.path.basename(p) != mine]
     gone += glob.glob(os.path.join(_HERE, "__pycache__", "*.nb[ci]"))
     for path in gone:
-        if os.path.isdir(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            os.unlink(path)
+        shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else os.unlink(path)
     return gone
 
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shlex
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import click
 
 from ..capture.choices import DEMO_NAMES, DEVICES, DTYPE_NAMES, INJECT_KINDS, LAYOUT_MODES
 from ..capture.errors import CaptureError
-from .usage import UsageProblem
+from .usage import UsageProblem, require_torch
 
 
 class _Progress:
@@ -110,10 +109,7 @@ def capture_command(
     attributes GE gives each op; msaccucmp-style .npy dumps or, with --raw, raw device
     dumps) for fpinspect compare and fpinspect open.
     """
-    if importlib.util.find_spec("torch") is None:
-        raise UsageProblem(
-            "fpinspect capture needs PyTorch; install it with pip install 'fpinspect[experiments]'."
-        )
+    require_torch("fpinspect capture")
     from ..capture.inject import Injection
     from ..capture.spec import CaptureSpec
 

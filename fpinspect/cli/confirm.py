@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import click
 
 from .output import indented_json
-from .usage import UsageProblem
+from .usage import UsageProblem, require_torch
 
 
 @click.command("confirm")
@@ -32,10 +30,7 @@ def confirm_command(run_dir: str, regions: str, bisect: bool, fmt: str) -> None:
     fusion helps when it moves them away from float64. --bisect finds a smallest set of regions
     whose unfusing brings the outputs within thresholds (for culprits that only fail together).
     """
-    if importlib.util.find_spec("torch") is None:
-        raise UsageProblem(
-            "fpinspect confirm needs PyTorch; install it with pip install 'fpinspect[experiments]'."
-        )
+    require_torch("fpinspect confirm")
     from ..capture.confirm import Ablation, confirm
     from ..capture.errors import CaptureError
     from ..capture.inject import Injection

@@ -3,13 +3,12 @@ capture, with torch)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
 import click
 
 from ..capture.spec import FILE as CAPTURE_FILE
-from .usage import UsageProblem
+from .usage import INSTALL_TORCH, UsageProblem, torch_missing
 
 
 @click.command("repro")
@@ -49,8 +48,8 @@ def repro_command(run_dir: str, op: str, out: str) -> None:
 def _torch_script(run_dir: str, manifest: dict, out: str) -> bool:
     """Write the capture's repro_torch.py into the bundle; where it cannot be, say why and go on:
     the numpy bundle stands on its own."""
-    if importlib.util.find_spec("torch") is None:
-        why = "it needs PyTorch (pip install 'fpinspect[experiments]')"
+    if torch_missing():
+        why = f"it needs PyTorch ({INSTALL_TORCH})"
     else:
         from ..capture.errors import CaptureError
         from ..capture.repro_torch import write_torch_script

@@ -84,7 +84,8 @@ def switches_command(
     if compiler != "inductor":
         introduced, doc = _graph_switches(source, compiler or "autofuse", graph, fusion_result, fmt)
     if compiler == "inductor" or (compiler is None and is_capture):
-        from .switches_inductor import inductor_switches_of, torch_missing
+        from .switches_inductor import inductor_switches_of
+        from .usage import torch_missing
 
         if compiler is None and torch_missing():
             click.echo(

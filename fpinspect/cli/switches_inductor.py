@@ -3,25 +3,15 @@ does it, and the capture run again without them."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import click
 
-from .usage import UsageProblem
-
-
-def torch_missing() -> bool:
-    return importlib.util.find_spec("torch") is None
+from .usage import UsageProblem, require_torch
 
 
 def inductor_switches_of(run_dir: str, fmt: str, introduced: list[str] | None = None) -> dict:
     """Inductor's switches for the capture in ``run_dir``: printed (with ``fmt`` text) and
     returned as JSON. ``introduced`` are the comparison's introduced fused ops, when known."""
-    if torch_missing():
-        raise UsageProblem(
-            "fpinspect switches --for inductor runs the capture again and needs PyTorch; "
-            "install it with pip install 'fpinspect[experiments]'."
-        )
+    require_torch("fpinspect switches --for inductor runs the capture again and")
     from ..capture.confirm import Ablation
     from ..capture.errors import CaptureError
     from ..capture.inject import Injection

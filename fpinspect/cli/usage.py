@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import click
 
 
@@ -12,3 +14,18 @@ class UsageProblem(click.ClickException):
 
     def show(self, file=None) -> None:
         click.echo(f"fpinspect: {self.message}", err=True)
+
+
+#: How to get PyTorch, for the commands that need it.
+INSTALL_TORCH = "pip install 'fpinspect[experiments]'"
+
+
+def torch_missing() -> bool:
+    """Whether PyTorch is not installed (found without importing it)."""
+    return importlib.util.find_spec("torch") is None
+
+
+def require_torch(what: str) -> None:
+    """Stop with one sentence when PyTorch, which ``what`` (a command) needs, is not installed."""
+    if torch_missing():
+        raise UsageProblem(f"{what} needs PyTorch; install it with {INSTALL_TORCH}.")

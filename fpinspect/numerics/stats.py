@@ -193,8 +193,9 @@ class PairStats:
     """Sufficient statistics of one ``(a, ref)`` pair, from :func:`accumulate`: ``x`` is ``a``
     (under test), ``y`` the reference. Every running value of the pass is an attribute of the
     name it has in :data:`~fpinspect.numerics.kernels.FIELDS`, with: ``script_max_abs`` and
-    ``script_max_rel`` NaN where a NaN entered them (``None`` without elements); ULPs: ``ulp_hist`` (kind "diff") or ``ulp_quantiles`` and
-    ``ulp_share_counts`` (kind "error"), ``max_ulp``; quantile stores ``abs_quantiles``,
+    ``script_max_rel`` NaN where a NaN entered them (``None`` without elements); ULPs:
+    ``ulp_hist`` (kind "diff") or ``ulp_quantiles`` and ``ulp_share_counts`` (kind "error"),
+    ``max_ulp``; quantile stores ``abs_quantiles``,
     ``rel_quantiles``; the ``worst`` elements' ``worst_score`` (ULPs; inf for a special-value
     mismatch) and flat ``worst_index``; ``kl`` when :func:`accumulate` computed it."""
 

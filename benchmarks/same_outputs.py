@@ -111,6 +111,8 @@ def main() -> int:
     p.add_argument("--before", required=True, help="the other tree")
     p.add_argument("--dir", default=None, help="folder for the generated pairs and the outputs")
     args = p.parse_args()
+    if not (Path(args.before) / "fpinspect" / "__init__.py").is_file():
+        p.error(f"--before {args.before} is not a source tree of fpinspect (no fpinspect/__init__.py in it)")
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         tmp = Path(tmp)
         (tmp / "data").mkdir()

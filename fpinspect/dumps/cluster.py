@@ -105,7 +105,7 @@ def _local_cluster(distributed, workers: int):
 
 
 def _portable(record: Record) -> tuple:
-    return (record.result, record.verdict, record.reasons, record.score, record.conversion)
+    return (record.result, record.verdict, record.reasons, record.score, record.conversion, record.budget)
 
 
 @dataclass(frozen=True)

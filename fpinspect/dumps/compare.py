@@ -211,6 +211,7 @@ class DumpComparison:
             AMPLIFICATION if amplification is None else amplification,
             evidence,
             on_item,
+            self.thresholds,
         )
 
     def _todo(self) -> tuple[list[PairPlan], list[int]]:
@@ -353,8 +354,8 @@ def _with_sides(plan: PairPlan, record: Callable[[PairPlan, Sides], Record]) -> 
 def record_of_sides(plan: PairPlan, sides: Sides, thresholds: ThresholdTable, worst: int, kl: bool) -> Record:
     """The record of ``plan`` from its loaded ``sides``."""
     res = compare_arrays(sides.fused, sides.original, status=sides.status, worst=worst, kl=kl)
-    j = judge(res, thresholds)
-    return Record(plan, res, j.verdict, j.reasons, j.score, sides.conversion)
+    j = judge(res, thresholds, plan.budget)
+    return Record(plan, res, j.verdict, j.reasons, j.score, sides.conversion, j.budget)
 
 
 def input_warnings(models: Iterable[GeModel | None], indexes: Iterable[DumpIndex | None]) -> list[str]:

@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol
 
+from ..numerics import float_format
 from .fusion import FusedOp
 from .records import Record
-from .verdict import format_score, worst_verdict
+from .verdict import ThresholdTable, format_score, worst_verdict
 
 #: An output error this many times the worst input error is not explained by the inputs.
 AMPLIFICATION = 10.0
@@ -184,10 +185,12 @@ def localise(
     amplification: float = AMPLIFICATION,
     evidence: Mapping[str, Evidence] | None = None,
     on_item: Callable[[], object] | None = None,
+    thresholds: ThresholdTable | None = None,
 ) -> Localisation:
     """Classify every fused op of ``ops`` (in topological order) from its records; then
     ``evidence[name]``, where given, revises that op's finding. ``on_item()``, if given, is
-    called before each op; what it raises ends the call."""
+    called before each op; what it raises ends the call. ``thresholds`` (the comparison's) tell
+    when an input's error, read in its op's output unit, is beyond what that output allows."""
     findings = []
     for rec in ops:
         if on_item is not None:
@@ -206,7 +209,7 @@ def localise(
             list(op.original_op_names),
         )
         if verdict == "fail":
-            _classify(f, outs, ins, amplification)
+            _classify(f, outs, ins, amplification, thresholds)
         elif verdict is not None:
             f.reason = (
                 "outputs within thresholds"
@@ -219,28 +222,56 @@ def localise(
     return Localisation(findings)
 
 
-def _classify(f: OpFinding, outs, ins, amplification: float) -> None:
+def in_unit(record: Record, unit: str | None) -> float | None:
+    """``record``'s error as ``red`` in eps of the format ``unit`` (its own score when ``unit`` is
+    ``None`` or its own unit): how an input's error reads in the unit its op's output is judged in."""
+    if unit is None or record.result is None or record.score is None or math.isinf(record.score):
+        return record.score
+    red = record.result.metrics.red
+    return record.score if red is None else red / float_format(unit).eps
+
+
+def unit_of(record: Record) -> str | None:
+    """The format whose eps ``record``'s score counts (its budget, else the measured format)."""
+    if record.budget:
+        return record.budget
+    res = record.result
+    return res.metrics.errors.ulp.dtype if res is not None and res.compared else None
+
+
+def _classify(f: OpFinding, outs, ins, amplification: float, thresholds: ThresholdTable | None) -> None:
     bad_out = max(
         (r for r in outs if r.verdict == "fail"), key=lambda r: r.score if r.score is not None else -1
     )
     what = f"output {bad_out.plan.fused_index} vs {bad_out.plan.origin_op}: {bad_out.reasons[0] if bad_out.reasons else 'fails'}"
-    failing_in = [r for r in ins if r.verdict == "fail"]
+    # inputs and output in one unit: the failing output's. An input within its own thresholds
+    # can still carry more error than the output's format allows (a bfloat16 input 0.4 eps off
+    # is 13 000 eps of a float32 output), and then explains the output.
+    unit = unit_of(bad_out)
+    limit = thresholds.for_format(unit).red_fail if thresholds is not None and unit else None
+    scored = [(r, in_unit(r, unit)) for r in ins]
+    failing_in = [
+        (r, score)
+        for r, score in scored
+        if r.verdict == "fail" or (limit is not None and score is not None and score > limit)
+    ]
     unknown_in = [r for r in ins if r.verdict is None and "SKIPPED_CONST_DATA" not in r.status]
     if failing_in:
-        w = max(failing_in, key=lambda r: r.score if r.score is not None else -1)
+        w, w_score = max(failing_in, key=lambda rs: rs[1] if rs[1] is not None else -1)
         src = f"input {w.plan.fused_index} (from {w.plan.src_op})"
+        own = "" if unit_of(w) == unit or w_score is None else f" = {format_score(w_score)} {unit}"
         ratio = None
-        if f.score is not None and w.score not in (None, 0) and not math.isinf(f.score):
-            ratio = f.score / w.score
+        if f.score is not None and w_score not in (None, 0) and not math.isinf(f.score):
+            ratio = f.score / w_score
         if ratio is not None and ratio > amplification:
             f.role = "introduced"
             f.reason = (
                 f"{what}; its output error {format_score(f.score)} is {ratio:.0f}x the worst input error "
-                f"{format_score(w.score)} ({src}), more than inputs explain"
+                f"{format_score(w.score)}{own} ({src}), more than inputs explain"
             )
         else:
             f.role = "inherited"
-            f.reason = f"{src} already differs ({format_score(w.score)}); output {format_score(f.score)}"
+            f.reason = f"{src} already differs ({format_score(w.score)}{own}); output {format_score(f.score)}"
     elif unknown_in:
         f.role = "unverified"
         names = ", ".join(f"input {r.plan.fused_index} ({r.status[0]})" for r in unknown_in[:3])

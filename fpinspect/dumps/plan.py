@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..numerics import float_format, is_supported
 from .datadump import DumpFile, DumpIndex, name_clashes
 from .fusion import FusedOp, origin_problem
 from .ge_decode import TensorDesc
-from .ge_types import is_data_source
+from .ge_types import is_data_source, numpy_dtype_name
 from .graph import GeModel
 
 #: Plan statuses that leave nothing to compare.
@@ -51,6 +52,10 @@ class PairPlan:
     fused_desc: TensorDesc | None = None
     origin_desc: TensorDesc | None = None
     src_op: str | None = None  #: for inputs: the producer in the fusion-on graph
+    #: for outputs: the narrowest floating format eager rounds to on the way to this output inside
+    #: the fused op's original subgraph, where it is narrower than the output's own (see
+    #: :func:`budget_format`); ``None`` otherwise
+    budget: str | None = None
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -133,7 +138,12 @@ class _Planner:
             plan.origin_op, plan.origin_index = fused_file.raw.original_op or (None, None)
         if plan.origin_op is None or plan.origin_index is None:
             return _skip(plan, "NO_MAPPING", f"output {out.index} {origin_problem(out.desc)}")
-        return self._locate(plan, fused_file, f"output {out.index}", op.type if op.same_name else None)
+        self._locate(plan, fused_file, f"output {out.index}", op.type if op.same_name else None)
+        if not op.same_name and self.close_model.has_op(plan.origin_op):
+            plan.budget = budget_format(
+                self.close_model, op.original_op_names, plan.origin_op, plan.origin_index
+            )
+        return plan
 
     def input(self, op: FusedOp, inp) -> PairPlan:
         plan = PairPlan(
@@ -224,6 +234,43 @@ class _Planner:
         if plan.origin_file is None and "ORIGIN_NOT_FOUND" not in plan.status:
             plan.status.append("FILE_NOT_FOUND")
             plan.message = f"no fusion-off dump of {plan.origin_op} output {plan.origin_index}"
+
+
+def budget_format(off_model: GeModel, originals, origin_op: str, origin_index: int) -> str | None:
+    """The narrowest floating format on the way to output ``origin_index`` of ``origin_op`` inside
+    the original subgraph ``originals`` (op names of the fusion-off graph ``off_model``), where it
+    is narrower than that output's own format; else ``None``.
+
+    Eager rounds every intermediate to its format; a fused kernel may keep it in float32. A
+    float32 output computed through a bfloat16 intermediate (a residual add in bfloat16, then a
+    cast up and a reduction, as RMSNorm is written) therefore differs between the two by about
+    bfloat16's rounding, which is no error of fusion: it can only be judged in bfloat16's eps.
+    Only the subgraph's own intermediates count: differences in its inputs are the inputs'
+    records' business."""
+    inside = set(originals)
+    own = _format_of(off_model, origin_op, origin_index)
+    narrowest = own
+    seen, todo = set(), [origin_op]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for ref in off_model.ops[name].inputs:
+            if ref is None or ref.op not in inside or not off_model.has_op(ref.op):
+                continue
+            fmt = _format_of(off_model, ref.op, ref.index)
+            if fmt is not None and (narrowest is None or float_format(fmt).eps > float_format(narrowest).eps):
+                narrowest = fmt
+            todo.append(ref.op)
+    return narrowest if own is not None and narrowest != own else None
+
+
+def _format_of(model: GeModel, name: str, index: int) -> str | None:
+    """The floating format of output ``index`` of op ``name`` (``None``: not floating, or unknown)."""
+    descs = model.ops[name].output_desc
+    fmt = numpy_dtype_name(descs[index].dtype) if 0 <= index < len(descs) else None
+    return fmt if fmt is not None and is_supported(fmt) else None
 
 
 def _skip(plan: PairPlan, code: str, message: str) -> PairPlan:

@@ -28,8 +28,10 @@ class Record:
     result: PairResult | None
     verdict: str | None = None  #: "pass" / "warn" / "fail"; None when nothing was compared
     reasons: tuple[str, ...] = ()  #: why the verdict is not "pass"
-    score: float | None = None  #: severity: ``red`` in eps of the measured format
+    score: float | None = None  #: severity: ``red`` in eps of the measured format, or of ``budget``
     conversion: str | None = None  #: the conversions made before comparing, e.g. "fused NC1HWC0->NCHW"
+    #: the narrower format the output was judged in (:func:`~.plan.budget_format`), where one applied
+    budget: str | None = None
 
     @property
     def status(self) -> list[str]:
@@ -58,6 +60,7 @@ class Record:
                 **(r.metrics_json() if r else {}),
                 "worst": r.worst if r else [],
                 "red_eps": self.score,
+                **({"budget_format": self.budget} if self.budget else {}),
             },
             "verdict": self.verdict,
             "reasons": list(self.reasons),

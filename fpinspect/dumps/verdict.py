@@ -202,11 +202,18 @@ class Judgement:
 
     verdict: str | None  #: "pass" / "warn" / "fail", None when nothing was compared
     reasons: tuple[str, ...]  #: why it is not "pass" (empty for pass)
-    score: float | None  #: severity for sorting: ``red`` in eps of the measured format
+    score: float | None  #: severity for sorting: ``red`` in eps of the measured format (or ``budget``)
+    #: the narrower format whose eps ``score`` counts, where the budget applied; else ``None``
+    budget: str | None = None
 
 
-def judge(res: PairResult, table: ThresholdTable) -> Judgement:
-    """The verdict of one comparison (see the module docstring for the criteria)."""
+def judge(res: PairResult, table: ThresholdTable, budget: str | None = None) -> Judgement:
+    """The verdict of one comparison (see the module docstring for the criteria).
+
+    ``budget`` names a floating format narrower than the measured one that the compared values
+    passed through (:func:`~.plan.budget_format`): ``red`` is then counted in that format's eps
+    and held to its thresholds, the score is in those eps, and the ULP share (counted on the
+    measured format's grid, so blind to the narrower rounding) is not used."""
     if not res.compared:
         return Judgement(None, (), None)
     st = res.stats
@@ -217,6 +224,7 @@ def judge(res: PairResult, table: ThresholdTable) -> Judgement:
     if st.inf_mismatch:
         reasons.append(("fail", f"{st.inf_mismatch} infinities on one side only"))
     integer = _integer_name(res.dtype_a) and _integer_name(res.dtype_b)
+    wider = False
     if integer:
         differ = m.mismatched if isinstance(m.mismatched, int) else 1 if (res.max_abs or 0) != 0 else 0
         if differ:
@@ -225,15 +233,18 @@ def judge(res: PairResult, table: ThresholdTable) -> Judgement:
     else:
         ulp = m.errors.ulp
         fmt = ulp.dtype
-        t = table.for_format(fmt)
+        wider = budget is not None and _eps(budget) > _eps(fmt)
+        unit = budget if wider else fmt
+        t = table.for_format(unit)
         red = m.red
-        score = None if red is None else red / _eps(fmt)
+        score = None if red is None else red / _eps(unit)
+        path = f" ({fmt} values through {budget})" if wider else ""
         if score is not None:
             if score > t.red_fail:
-                reasons.append(("fail", f"relative L2 error {score:.3g} eps {fmt} > {t.red_fail:g}"))
+                reasons.append(("fail", f"relative L2 error {score:.3g} eps {unit}{path} > {t.red_fail:g}"))
             elif score > t.red_warn:
-                reasons.append(("warn", f"relative L2 error {score:.3g} eps {fmt} > {t.red_warn:g}"))
-        share = ulp.share.two_or_more if ulp.kind == "diff" else None
+                reasons.append(("warn", f"relative L2 error {score:.3g} eps {unit}{path} > {t.red_warn:g}"))
+        share = ulp.share.two_or_more if ulp.kind == "diff" and not wider else None
         if share is not None and t.ulp2_share_fail is not None and share > t.ulp2_share_fail:
             reasons.append(
                 ("fail", f"{100 * share:.1f}% of elements >= 2 ULP apart > {100 * t.ulp2_share_fail:g}%")
@@ -247,7 +258,7 @@ def judge(res: PairResult, table: ThresholdTable) -> Judgement:
     verdict = worst_verdict(["pass", *(level for level, _ in reasons)])
     if st.nan_mismatch or st.inf_mismatch:
         score = float("inf")
-    return Judgement(verdict, tuple(text for _, text in reasons), score)
+    return Judgement(verdict, tuple(text for _, text in reasons), score, budget if wider else None)
 
 
 def load_table(config: str | None, overrides: tuple[str, ...] = ()) -> ThresholdTable:

@@ -79,7 +79,7 @@ def _inherit(comparison: DumpComparison, plans: list[PairPlan]) -> None:
 
 def _portable(record: Record) -> tuple:
     """What a worker sends back of one record: everything but the plan."""
-    return (record.result, record.verdict, record.reasons, record.score, record.conversion)
+    return (record.result, record.verdict, record.reasons, record.score, record.conversion, record.budget)
 
 
 def _compute_batch(positions: range) -> list[tuple]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 DTYPE_NAMES = ("float16", "bfloat16", "float32")
 DEVICES = ("cpu", "cuda")
 LAYOUT_MODES = ("plain", "ascend")
-DEMO_NAMES = ("transformer", "conv", "encoder", "rotary", "mlp", "cancellation")
+#: The model zoo's real ``transformers`` architectures (:mod:`.zoo`; the ``zoo`` extra).
+ZOO_NAMES = ("hf-llama", "hf-gpt2", "hf-bert", "hf-vit", "hf-mixtral")
+DEMO_NAMES = ("transformer", "conv", "encoder", "rotary", "mlp", "cancellation", *ZOO_NAMES)
 
 #: ``--inject`` kinds: SIMULATED regressions (see :mod:`.inject`).
 INJECT_KINDS = {

@@ -28,7 +28,8 @@ import torch
 from ..dumps.pair import compare_arrays
 from ..dumps.verdict import ThresholdTable, judge
 from ..replay.evidence import CLOSER_RATIO, red_against
-from .eager import call_kernel, source_values
+from .eager import KERNEL_ERRORS, source_values
+from .errors import CaptureError, first_line
 from .inject import Injection
 from .pipeline import Capture
 from .trace import ValueRef
@@ -78,6 +79,8 @@ class Confirmation:
     steps: list[dict] = field(default_factory=list)  #: the bisection's log: regions unfused, outcome
     runs: int = 0
     seconds: float = 0.0
+    #: ops of the float64 run that have no float64 kernel, and the format each ran in instead
+    narrower: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {
@@ -87,7 +90,59 @@ class Confirmation:
             "bisect": self.steps,
             "runs": self.runs,
             "seconds": round(self.seconds, 3),
+            "float64_run_narrower": dict(self.narrower),
         }
+
+    def truth_note(self) -> str | None:
+        """One sentence on the ops the float64 run could not run in float64, or ``None``."""
+        if not self.narrower:
+            return None
+        by_format: dict[str, list[str]] = {}
+        for op, fmt in self.narrower.items():
+            by_format.setdefault(fmt, []).append(op)
+        parts = [
+            f"{len(ops)} op{'s' if len(ops) != 1 else ''} in {fmt} ({', '.join(ops[:3])}{', ...' if len(ops) > 3 else ''})"
+            for fmt, ops in by_format.items()
+        ]
+        return "the float64 reference ran " + "; ".join(parts) + ": they have no float64 kernel"
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A fused op on which the comparison's localisation and the ablation disagree."""
+
+    op: str
+    report: str  #: what the comparison says: "introduced", "more_accurate", "inherited", "pass", ...
+    ablation: str  #: the region's ablation verdict: "confirmed", "not confirmed", "fusion helps"
+
+    def sentence(self) -> str:
+        said = self.report.replace("_", " ")
+        if self.report == "introduced":
+            return f"{self.op}: the comparison says introduced, but unfusing it alone is {self.ablation}"
+        return f"{self.op}: unfusing it alone is {self.ablation}, but the comparison says {said}"
+
+    def to_json(self) -> dict:
+        return {"op": self.op, "report": self.report, "ablation": self.ablation}
+
+
+def report_role(finding) -> str:
+    """A fused op's finding (:class:`~fpinspect.dumps.localise.OpFinding`) in one word: its role
+    where it fails, else its verdict (``pass``, ``warn``), ``not compared`` without one."""
+    return finding.role or finding.verdict or "not compared"
+
+
+def cross_check(localisation, confirmation: Confirmation) -> list[Disagreement]:
+    """Where the comparison's localisation and the ablation of the same capture disagree: a
+    region confirmed whose op is not introduced, or an introduced op whose region (among those
+    the ablation ran) is not confirmed. Ops the ablation did not run are not judged."""
+    found = localisation.by_name
+    out = []
+    for r in confirmation.regions:
+        finding = found.get(r.name)
+        role = report_role(finding) if finding is not None else "not compared"
+        if (role == "introduced") != (r.verdict == "confirmed"):
+            out.append(Disagreement(r.name, role, r.verdict))
+    return out
 
 
 class Ablation:
@@ -107,7 +162,8 @@ class Ablation:
         graph = capture.graph
         self.outputs: list[ValueRef] = list(graph.outputs)
         self.eager = [_array(capture.eager[ref]) for ref in self.outputs]
-        self.fp64 = [_array(v) for v in _float64_run(capture)]
+        truth, self.narrower = _float64_run(capture)
+        self.fp64 = [_array(v) for v in truth]
         self.runs = 0
         self._cache: dict[frozenset[int], Outcome] = {}
 
@@ -142,15 +198,64 @@ def _array(t: torch.Tensor) -> np.ndarray:
     return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
 
 
-def _float64_run(capture: Capture) -> list[torch.Tensor]:
-    """The graph's outputs computed op by op in float64 from the same inputs and weights."""
+#: The formats an op of the float64 run is tried in, widest first: an op with no float64
+#: kernel (``aten._grouped_mm``, some quantised or fused kernels) runs in the widest it has.
+TRUTH_FORMATS = (torch.float64, torch.float32, torch.bfloat16, torch.float16)
+
+
+def _in_format(value, fmt: torch.dtype):
+    """``value`` (an op argument) as the float64 run passes it in ``fmt``: floating tensors
+    converted, a floating ``dtype`` argument (a cast's target) replaced, the rest as it is."""
+    if isinstance(value, torch.Tensor):
+        return value.to(fmt) if value.is_floating_point() else value
+    if isinstance(value, torch.dtype):
+        return fmt if value.is_floating_point else value
+    return value
+
+
+def _float64_run(capture: Capture) -> tuple[list[torch.Tensor], dict[str, str]]:
+    """The graph's outputs computed op by op in float64 from the same inputs and weights, and the
+    ops that ran narrower (op name -> format). Casts to a narrower format are kept in float64:
+    the truth rounds nowhere. An op with no float64 kernel runs in the widest format of
+    :data:`TRUTH_FORMATS` it accepts, its outputs widened again."""
     graph = capture.graph
     env = {k: (v.double() if v.is_floating_point() else v) for k, v in source_values(graph).items()}
+    narrower: dict[str, str] = {}
     with torch.no_grad():
         for op in graph.ops:
-            if not op.is_source:
-                call_kernel(graph, op, env)
-    return [env[ref] for ref in graph.outputs]
+            if op.is_source:
+                continue
+            problem = None
+            for fmt in TRUTH_FORMATS:
+                args, kwargs = torch.fx.node.map_arg(
+                    (op.node.args, op.node.kwargs), lambda n: env[graph.node_values[n]]
+                )
+                args, kwargs = torch.utils._pytree.tree_map(
+                    lambda v, fmt=fmt: _in_format(v, fmt), (args, kwargs)
+                )
+                try:
+                    out = op.node.target(*args, **kwargs)
+                    break
+                except KERNEL_ERRORS as exc:
+                    problem = problem or exc
+            else:
+                raise CaptureError(
+                    f"the float64 run cannot run operator {op.node.target} ({op.name}) in any floating "
+                    f"format: {first_line(problem)}"
+                )
+            if fmt is not torch.float64:
+                narrower[op.name] = str(fmt).removeprefix("torch.")
+            outputs = list(out) if isinstance(out, (tuple, list)) else [out]
+            env.update(
+                zip(
+                    op.refs(),
+                    (
+                        o.double() if isinstance(o, torch.Tensor) and o.is_floating_point() else o
+                        for o in outputs
+                    ),
+                )
+            )
+    return [env[ref] for ref in graph.outputs], narrower
 
 
 def judge_region(index: int, name: str, alone: Outcome, baseline: Outcome) -> RegionResult:
@@ -192,6 +297,7 @@ def confirm(
         )
         out.minimal_set = None if found is None else [names[i] for i in found]
     out.runs, out.seconds = ablation.runs, time.perf_counter() - start
+    out.narrower = dict(ablation.narrower)
     return out
 
 

@@ -12,6 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .zoo import ZOO
+
 
 class TransformerBlock(nn.Module):
     """A pre-LayerNorm Transformer block: attention with softmax, then a GELU MLP."""
@@ -192,4 +194,5 @@ DEMOS: dict[str, Callable[[int], Demo]] = {
     "rotary": rotary,
     "mlp": mlp,
     "cancellation": cancellation,
+    **ZOO,
 }

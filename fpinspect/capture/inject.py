@@ -64,6 +64,14 @@ class Injection:
         if self.kind == "bf16" and dtype == torch.bfloat16:
             raise CaptureError("--inject bf16 changes nothing in a bfloat16 capture; use scale or nan")
 
+    def changes(self, graph, region) -> bool:
+        """Whether this fault can change anything region ``region`` (of ``graph``, a
+        :class:`~.trace.TracedGraph`) writes: ``scale`` and ``nan`` touch floating outputs only,
+        ``bf16`` floating inputs too. A region whose outputs are all integer or boolean (an
+        argmax, a mask, a top-k's indices) is out of reach of ``scale`` and ``nan``."""
+        refs = region.outputs + (region.inputs if self.kind == "bf16" else [])
+        return any(ref.op in graph.by_name and graph.meta(ref).dtype.is_floating_point for ref in refs)
+
     def before(self, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
         """The region's inputs as the faulty kernel reads them."""
         return [_through_bf16(t) for t in inputs] if self.kind == "bf16" else inputs

@@ -141,9 +141,19 @@ class Capture:
         )
 
     def target(self, injection: Injection) -> CompiledRegion:
-        """The region ``injection`` names; :class:`CaptureError` if there is none."""
+        """The region ``injection`` names; :class:`CaptureError` if there is none, or if the
+        fault could not change anything it writes (a planted fault nobody can find)."""
         injection.check_dtype(self.dtype)
-        return self.region(injection.region, "--inject")
+        target = self.region(injection.region, "--inject")
+        if not injection.changes(self.graph, target.region):
+            reachable = [str(r.region.index) for r in self.regions if injection.changes(self.graph, r.region)]
+            some = ", ".join(reachable[:8]) + (", ..." if len(reachable) > 8 else "")
+            raise CaptureError(
+                f"--inject {injection} changes nothing: region {target.region.index} ({target.name}) writes "
+                f"only integer or boolean tensors; plant it in a region with floating outputs"
+                + (f" ({some})" if reachable else "")
+            )
+        return target
 
     def unfused(self, named: Sequence[str]) -> frozenset[int]:
         """The numbers of the regions ``--unfuse`` names; :class:`CaptureError` for one there is not."""

@@ -1,0 +1,99 @@
+"""The model zoo's cases, shared by its tests and ``benchmarks/bench_zoo.py``: a real
+``transformers`` architecture captured once, written clean or with a planted ``scale`` fault,
+compared with replay, and cross-checked by the ablation of ``fpinspect confirm``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from capturecases import compare
+
+from fpinspect.capture import Capture, Injection, load_model
+from fpinspect.capture.confirm import Ablation, confirm, cross_check
+
+
+def zoo_capture(model: str, dtype: str, seed: int = 0) -> Capture:
+    module, inputs = load_model(model, seed)
+    return Capture(module, inputs, dtype=dtype, name=model)
+
+
+def floating_regions(cap: Capture) -> list[int]:
+    """The regions a planted ``scale`` fault can change (some output is floating point)."""
+    return [r.region.index for r in cap.regions if Injection("0", "scale").changes(cap.graph, r.region)]
+
+
+def planted_regions(cap: Capture, which: str = "middle") -> list[int]:
+    """Where the cases plant a fault: the floating region in the middle, or every one."""
+    regions = floating_regions(cap)
+    return regions if which == "all" else [regions[len(regions) // 2]]
+
+
+@dataclass
+class ZooRow:
+    planted: str | None
+    introduced: list[str]
+    more_accurate: list[str]
+    inherited: list[str]
+    confirmed: list[str] | None
+    disagreements: list[str] | None
+
+    @property
+    def ok(self) -> bool:
+        expected = [] if self.planted is None else [self.planted]
+        return self.introduced == expected and not self.disagreements
+
+    def markdown(self, model: str, dtype: str, seed: int, seconds: float) -> str:
+        def names(xs):
+            return ", ".join(_short(x) for x in xs) or "-"
+
+        first = _short(self.introduced[0]) if self.introduced else "-"
+        agree = (
+            "-"
+            if self.disagreements is None
+            else ("yes" if not self.disagreements else "; ".join(self.disagreements))
+        )
+        capture = "clean" if self.planted is None else f"scale on {_short(self.planted)}"
+        confirmed = "-" if self.confirmed is None else names(self.confirmed)
+        return (
+            f"| {model} | {dtype} | {seed} | {capture} | {len(self.introduced)} | {first} | "
+            f"{len(self.more_accurate)} | {len(self.inherited)} | {confirmed} | {agree} | {seconds:.0f} |"
+        )
+
+
+def _short(name: str) -> str:
+    head, _, _ = name.partition("_")
+    parts = name.split("_")
+    return "_".join(parts[:2]) if head == "autofuse" else name
+
+
+class ZooCase:
+    """One capture of ``cap`` under ``out``: clean (``planted`` None) or with ``scale`` on region
+    number ``planted``."""
+
+    def __init__(self, cap: Capture, out: Path, planted: int | None = None):
+        self.cap, self.out, self.planted = cap, Path(out), planted
+        self.injections = [] if planted is None else [Injection(str(planted), "scale")]
+        self.pair = cap.write(self.out, injections=self.injections)
+        self.report = compare(self.pair)
+
+    @property
+    def planted_name(self) -> str | None:
+        return None if self.planted is None else self.cap.regions[self.planted].name
+
+    def run(self, confirm_all: bool = True) -> ZooRow:
+        summary = self.report.summary()
+        confirmed = disagreements = None
+        if confirm_all:
+            ablation = Ablation(self.cap, self.injections)
+            result = confirm(ablation, [r.region.index for r in self.cap.regions])
+            confirmed = [r.name for r in result.regions if r.verdict == "confirmed"]
+            disagreements = [d.sentence() for d in cross_check(self.report.localisation, result)]
+        return ZooRow(
+            self.planted_name,
+            summary["introduced"],
+            summary["more_accurate"],
+            summary["inherited"],
+            confirmed,
+            disagreements,
+        )

@@ -7,10 +7,16 @@ region stays fused (faults planted at capture time included). The final outputs 
 against the all-eager run (the comparison's own verdict and ``red``, in eps of the model's
 dtype) and against a float64 run of the same graph.
 
-A region is **confirmed** when unfusing it alone brings the final outputs back within the
-thresholds of eager, or removes at least :data:`REMOVED_SHARE` of their deviation; **fusion helps**
-when unfusing it moves the final outputs :data:`CLOSER_RATIO` times further from float64 (fusion
-was the more accurate side there); else **not confirmed**. ``bisect`` finds, by delta debugging
+Each region is measured on its own: the model runs with that region **the only one fused**
+(every other op eager), so the rounding differences of the other regions (a float32 softmax, an
+RMSNorm kept in float32: fusion noise, often the more accurate side) cannot hide or mimic its
+effect. The final outputs are judged against eager in the narrowest format they pass through (a
+bfloat16 model's float32 logits in bfloat16's eps). A region is **confirmed** when its fusion
+alone makes the final outputs fail and moves them :data:`CLOSER_RATIO` times further from float64
+than eager is; **fusion helps** when its fusion alone makes them fail but :data:`CLOSER_RATIO`
+times closer to float64 than eager; else **not confirmed**. Unfusing it alone (every other region
+fused, as a switch would) is measured too: ``removed`` is the share of the fused model's
+deviation from eager that this removes. ``bisect`` finds, by delta debugging
 (Zeller's ddmin), a smallest set of regions whose unfusing brings the outputs within thresholds:
 the case where no region explains the deviation alone, such as two that fail only together; its
 model runs grow as O(k log n) for k culprits among n regions.
@@ -34,9 +40,6 @@ from .inject import Injection
 from .pipeline import Capture
 from .trace import ValueRef
 
-#: Unfusing a region that removes at least this share of the final outputs' deviation from eager confirms it.
-REMOVED_SHARE = 0.5
-
 
 @dataclass(frozen=True)
 class Outcome:
@@ -58,12 +61,14 @@ class RegionResult:
     alone: Outcome
     verdict: str  #: "confirmed" | "fusion helps" | "not confirmed"
     removed: float | None  #: the share of the deviation from eager that unfusing it removes
+    only: Outcome  #: the final outputs with this region the only one fused
 
     def to_json(self) -> dict:
         return {
             "name": self.name,
             "index": self.index,
             "alone": self.alone.to_json(),
+            "only": self.only.to_json(),
             "removed": self.removed,
             "verdict": self.verdict,
         }
@@ -115,11 +120,21 @@ class Disagreement:
     report: str  #: what the comparison says: "introduced", "more_accurate", "inherited", "pass", ...
     ablation: str  #: the region's ablation verdict: "confirmed", "not confirmed", "fusion helps"
 
+    only: Outcome | None = None  #: the final outputs with this region the only one fused
+
     def sentence(self) -> str:
         said = self.report.replace("_", " ")
+        effect = ""
+        if self.only is not None:
+            effect = f" (fused alone it moves the final outputs {self.only.vs_eager:.3g} eps from eager, {self.only.verdict})"
         if self.report == "introduced":
-            return f"{self.op}: the comparison says introduced, but unfusing it alone is {self.ablation}"
-        return f"{self.op}: unfusing it alone is {self.ablation}, but the comparison says {said}"
+            why = (
+                ": its error does not reach the model's outputs"
+                if self.only is not None and self.only.verdict != "fail"
+                else ""
+            )
+            return f"{self.op}: the comparison says introduced, the ablation {self.ablation}{effect}{why}"
+        return f"{self.op}: the ablation says {self.ablation}{effect}, but the comparison says {said}"
 
     def to_json(self) -> dict:
         return {"op": self.op, "report": self.report, "ablation": self.ablation}
@@ -129,6 +144,32 @@ def report_role(finding) -> str:
     """A fused op's finding (:class:`~fpinspect.dumps.localise.OpFinding`) in one word: its role
     where it fails, else its verdict (``pass``, ``warn``), ``not compared`` without one."""
     return finding.role or finding.verdict or "not compared"
+
+
+def annotate(report, confirmation: Confirmation) -> list[Disagreement]:
+    """The ablation as evidence in a comparison's ``report`` of the same capture (``compare
+    --confirm``): each output record of an ablated region carries ``confirm`` (its verdict and
+    the final outputs' distances), the summary ``confirm`` (the regions' verdicts, where the two
+    disagree, what the float64 run could not run in float64). Returns the disagreements."""
+    disagreements = cross_check(report.localisation, confirmation)
+    by_name = {r.name: r for r in confirmation.regions}
+    report.annotate(
+        "confirm",
+        {
+            rec.plan.key: {
+                "verdict": by_name[rec.plan.fused_op].verdict,
+                "only": by_name[rec.plan.fused_op].only.to_json(),
+            }
+            for rec in report.records
+            if rec.plan.kind == "output" and rec.plan.fused_op in by_name
+        },
+    )
+    report.extra["confirm"] = {
+        "regions": {r.name: r.verdict for r in confirmation.regions},
+        "disagreements": [d.to_json() for d in disagreements],
+        "float64_run_narrower": dict(confirmation.narrower),
+    }
+    return disagreements
 
 
 def cross_check(localisation, confirmation: Confirmation) -> list[Disagreement]:
@@ -141,7 +182,7 @@ def cross_check(localisation, confirmation: Confirmation) -> list[Disagreement]:
         finding = found.get(r.name)
         role = report_role(finding) if finding is not None else "not compared"
         if (role == "introduced") != (r.verdict == "confirmed"):
-            out.append(Disagreement(r.name, role, r.verdict))
+            out.append(Disagreement(r.name, role, r.verdict, r.only))
     return out
 
 
@@ -164,6 +205,12 @@ class Ablation:
         self.eager = [_array(capture.eager[ref]) for ref in self.outputs]
         truth, self.narrower = _float64_run(capture)
         self.fp64 = [_array(v) for v in truth]
+        self.budgets = [_budget(graph, ref) for ref in self.outputs]
+        #: the all-eager run's distance from float64 (eps): how far rounding alone puts it
+        self.eager_vs_fp64 = max(
+            (x if x is not None else float("inf") for x in map(red_against, self.eager, self.fp64)),
+            default=0.0,
+        )
         self.runs = 0
         self._cache: dict[frozenset[int], Outcome] = {}
 
@@ -180,10 +227,15 @@ class Ablation:
             self._cache[key] = self._measure([_array(env[ref]) for ref in self.outputs])
         return self._cache[key]
 
+    def only(self, index: int) -> Outcome:
+        """The final outputs with region ``index`` the only one fused: what its fusion alone does."""
+        every = {r.region.index for r in self.regions}
+        return self.outcome(every - {index})
+
     def _measure(self, finals: list[np.ndarray]) -> Outcome:
         worst_red, worst_fp64, verdicts = 0.0, 0.0, []
-        for final, eager, truth in zip(finals, self.eager, self.fp64):
-            j = judge(compare_arrays(final, eager, worst=0, kl=False), self.thresholds)
+        for final, eager, truth, budget in zip(finals, self.eager, self.fp64, self.budgets):
+            j = judge(compare_arrays(final, eager, worst=0, kl=False), self.thresholds, budget)
             verdicts.append(j.verdict)
             worst_red = max(worst_red, j.score if j.score is not None else float("inf"))
             fp64 = red_against(final, truth)
@@ -191,6 +243,30 @@ class Ablation:
         order = ("pass", "warn", "fail")
         verdict = max((v for v in verdicts if v is not None), key=order.index, default="fail")
         return Outcome(worst_red, worst_fp64, verdict)
+
+
+def _budget(graph, ref: ValueRef) -> str | None:
+    """The narrowest floating format of the tensors eager computes on the way to output ``ref``
+    (the model's inputs and weights left out: both runs read the same). A float32 output of a
+    bfloat16 model (logits upcast at the end) carries bfloat16's rounding, and is judged in
+    bfloat16's eps (:func:`~fpinspect.dumps.verdict.judge`)."""
+    narrowest: torch.dtype | None = None
+    seen, todo = set(), [ref]
+    while todo:
+        r = todo.pop()
+        if r in seen or r.op not in graph.by_name:
+            continue
+        seen.add(r)
+        op = graph.by_name[r.op]
+        if op.is_source:
+            continue
+        dtype = graph.meta(r).dtype
+        if dtype.is_floating_point and (
+            narrowest is None or torch.finfo(dtype).eps > torch.finfo(narrowest).eps
+        ):
+            narrowest = dtype
+        todo.extend(op.inputs)
+    return None if narrowest is None else str(narrowest).removeprefix("torch.")
 
 
 def _array(t: torch.Tensor) -> np.ndarray:
@@ -258,18 +334,25 @@ def _float64_run(capture: Capture) -> tuple[list[torch.Tensor], dict[str, str]]:
     return [env[ref] for ref in graph.outputs], narrower
 
 
-def judge_region(index: int, name: str, alone: Outcome, baseline: Outcome) -> RegionResult:
-    """The verdict on one region from the final outputs with it alone unfused (see the module docstring)."""
+def judge_region(
+    index: int, name: str, alone: Outcome, baseline: Outcome, only: Outcome, eager_vs_fp64: float
+) -> RegionResult:
+    """The verdict on one region (see the module docstring) from ``only``, the final outputs with
+    it the only region fused: what its fusion does on its own, every other region's rounding
+    differences left out. ``alone`` (it alone unfused) and ``baseline`` give the share of the
+    deviation unfusing it removes."""
     removed = None
     if baseline.vs_eager > 0:
         removed = 1.0 - alone.vs_eager / baseline.vs_eager
-    if alone.vs_fp64 > CLOSER_RATIO * baseline.vs_fp64:
+    if only.verdict != "fail":
+        verdict = "not confirmed"
+    elif CLOSER_RATIO * only.vs_fp64 < eager_vs_fp64:
         verdict = "fusion helps"
-    elif baseline.verdict != "pass" and (alone.verdict == "pass" or (removed or 0.0) >= REMOVED_SHARE):
+    elif only.vs_fp64 > CLOSER_RATIO * eager_vs_fp64:
         verdict = "confirmed"
     else:
         verdict = "not confirmed"
-    return RegionResult(index, name, alone, verdict, removed)
+    return RegionResult(index, name, alone, verdict, removed, only)
 
 
 def confirm(
@@ -285,11 +368,19 @@ def confirm(
     baseline = ablation.outcome(())
     out = Confirmation(baseline)
     for index in regions:
-        result = judge_region(index, names[index], ablation.outcome([index]), baseline)
+        result = judge_region(
+            index,
+            names[index],
+            ablation.outcome([index]),
+            baseline,
+            ablation.only(index),
+            ablation.eager_vs_fp64,
+        )
         out.regions.append(result)
         if log:
             log(
-                f"region {index} ({names[index]}) unfused: {result.alone.vs_eager:.3g} eps from eager -> {result.verdict}"
+                f"region {index} ({names[index]}): fused alone {result.only.vs_eager:.3g} eps from eager, "
+                f"unfused alone {result.alone.vs_eager:.3g} -> {result.verdict}"
             )
     if bisect:
         found = ddmin(

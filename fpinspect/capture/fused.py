@@ -97,6 +97,9 @@ class FusedRunner:
         self.graph = graph
         self.units = units
         self.compiled: dict[Region, CompiledRegion] = {}
+        #: the planted faults that changed no value of their region in the last :meth:`run` (a
+        #: scale applied to zeros): nothing for a comparison to find
+        self.inert: list[Injection] = []
 
     @property
     def regions(self) -> list[CompiledRegion]:
@@ -131,6 +134,7 @@ class FusedRunner:
         faulty as the first of ``injections`` that names it). The regions numbered in ``unfused``
         run op by op instead, as the fusion-off run does: fusion left out there alone."""
         env = source_values(self.graph)
+        self.inert = []
         with torch.no_grad():
             for done, unit in enumerate(self.units, 1):
                 if isinstance(unit, Region) and unit.index not in unfused:
@@ -148,5 +152,11 @@ class FusedRunner:
         inputs = [env[ref] for ref in region.inputs]
         compiled = self._compiled(region, inputs)
         hit = next((i for i in injections if i.matches(region.index, compiled.name)), None)
-        outputs = list(compiled.fn(*(hit.before(inputs) if hit else inputs)))
-        env.update(zip(region.outputs, hit.after(outputs) if hit else outputs))
+        if hit is None:
+            env.update(zip(region.outputs, compiled.fn(*inputs)))
+            return
+        clean = list(compiled.fn(*inputs))
+        faulty = hit.after(list(compiled.fn(*hit.before(inputs))))
+        if all(torch.equal(a, b) for a, b in zip(faulty, clean)):
+            self.inert.append(hit)
+        env.update(zip(region.outputs, faulty))

@@ -123,6 +123,7 @@ class Capture:
         self.eager = run_eager(self.graph, progress)
         self.fused = FusedRunner(self.graph, partition(self.graph))
         self.clean = self.fused.run(progress=progress)
+        self.inert: list[Injection] = []  #: planted faults of the last write that changed nothing
 
     @property
     def regions(self) -> list[CompiledRegion]:
@@ -183,6 +184,7 @@ class Capture:
             for injection in injections:
                 self.target(injection)
             fused_env = self.fused.run(injections, unfused=unfused)
+        self.inert = list(self.fused.inert) if injections else []
         pair = DumpPair.under(out)
         pair.clear()
         close = _Side(self.graph, self.eager, storage_layouts, DumpWriter(pair.close_data, raw=raw))

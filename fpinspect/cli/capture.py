@@ -182,5 +182,10 @@ def _report(cap, pair, spec, injections) -> None:
             f"[bold red]SIMULATED regression[/] in region {target.region.index} ({escape(target.name)}): "
             f"{what}. The graphs do not record it."
         )
+        if injection in cap.inert:
+            con.print(
+                f"[bold]Warning[/]: --inject {escape(str(injection))} changed no value region "
+                f"{target.region.index} writes (a scale of zeros stays zero): there is nothing to find."
+            )
     con.print("Compare the two runs with:")
     con.print("  fpinspect compare " + shlex.join(pair.compare_args()), soft_wrap=True, markup=False)

@@ -14,7 +14,8 @@ from .usage import UsageProblem, require_torch
     "--regions",
     default="introduced",
     show_default=True,
-    help="introduced (the fused ops compare names), all, or a list of region names or numbers (2,autofuse_5_Add)",
+    help="introduced (the fused ops compare names), failing (those that fail or warn), all, or a list of "
+    "region names or numbers (2,autofuse_5_Add)",
 )
 @click.option(
     "--bisect", is_flag=True, help="also find a smallest set of regions whose unfusing fixes the outputs"
@@ -24,33 +25,24 @@ def confirm_command(run_dir: str, regions: str, bisect: bool, fmt: str) -> None:
     """Run a captured model again with fused regions left unfused, and measure its final outputs.
 
     CAPTURE_DIR is a folder written by `fpinspect capture` (its capture.json says how to run the
-    model again). Each chosen region is unfused alone, its original ops running one by one as
-    in the fusion-off run, every other region fused: a region is confirmed when that brings the
-    final outputs back within thresholds of eager (or removes most of their deviation), and
-    fusion helps when it moves them away from float64. --bisect finds a smallest set of regions
-    whose unfusing brings the outputs within thresholds (for culprits that only fail together).
+    model again). Each chosen region is run as the only fused one (every other op eager, so the
+    other regions' rounding cannot hide or mimic it): it is confirmed when that makes the final
+    outputs fail against eager (judged in the narrowest format they pass through) and moves them
+    further from float64 than eager is; fusion helps when it moves them closer. Unfusing it alone
+    (as a switch would) is measured too. The verdicts are checked against the comparison's
+    localisation, and every region where the two disagree is named. --bisect finds a smallest set
+    of regions whose unfusing brings the outputs within thresholds (culprits that only fail
+    together). The result is kept beside the capture (confirm.json) for the inspector.
     """
     require_torch("fpinspect confirm")
-    from ..capture.confirm import Ablation, confirm
-    from ..capture.errors import CaptureError
-    from ..capture.inject import Injection
-    from ..capture.spec import CaptureSpec
-    from .capture import _Progress, captured
+    from ..capture.confirm import cross_check
 
-    try:
-        spec = CaptureSpec.read(run_dir)
-        injections = [Injection.parse(i) for i in spec.inject]
-        with _Progress() as progress:
-            cap = captured(spec, progress)
-        chosen = _chosen(regions, run_dir, cap)
-        ablation = Ablation(cap, injections, unfused=cap.unfused(spec.unfuse))
-        log = None if fmt == "json" else (lambda line: click.echo(line, err=True))
-        result = confirm(ablation, chosen, bisect=bisect, log=log)
-    except CaptureError as exc:
-        raise UsageProblem(f"{exc}.") from None
+    log = None if fmt == "json" else (lambda line: click.echo(line, err=True))
+    result, report, chosen = ablate(run_dir, regions, bisect=bisect, log=log)
+    disagreements = cross_check(report.localisation, result)
     _keep(run_dir, result.to_json())
     if fmt == "json":
-        click.echo(indented_json(result.to_json()))
+        click.echo(indented_json({**result.to_json(), "disagreements": [d.to_json() for d in disagreements]}))
         return
     b = result.baseline
     click.echo(
@@ -61,9 +53,18 @@ def confirm_command(run_dir: str, regions: str, bisect: bool, fmt: str) -> None:
     for r in result.regions:
         removed = "" if r.removed is None else f", removes {max(r.removed, 0):.0%} of the deviation"
         click.echo(
-            f"  {r.name}: unfused alone {r.alone.vs_eager:.3g} eps from eager ({r.alone.verdict}), "
-            f"{r.alone.vs_fp64:.3g} from float64{removed} -> {r.verdict}"
+            f"  {r.name}: fused alone {r.only.vs_eager:.3g} eps from eager ({r.only.verdict}), "
+            f"{r.only.vs_fp64:.3g} from float64; unfused alone {r.alone.vs_eager:.3g} eps ({r.alone.verdict})"
+            f"{removed} -> {r.verdict}"
         )
+    if result.truth_note():
+        click.echo(f"Note: {result.truth_note()}.")
+    if disagreements:
+        click.echo("Where the comparison and the ablation disagree:")
+        for d in disagreements:
+            click.echo(f"  {d.sentence()}")
+    elif result.regions:
+        click.echo("The comparison and the ablation agree on every region run.")
     if bisect:
         found = (
             "no set of these regions"
@@ -74,23 +75,52 @@ def confirm_command(run_dir: str, regions: str, bisect: bool, fmt: str) -> None:
     click.echo(f"{result.runs} model runs, {result.seconds:.1f} s")
 
 
-def _chosen(text: str, run_dir: str, cap) -> list[int]:
-    """The region numbers ``--regions`` names."""
+def ablate(run_dir: str, regions: str, *, bisect: bool = False, log=None, report=None, thresholds=None):
+    """``(confirmation, report, chosen)``: the capture in ``run_dir`` run again with the regions
+    ``regions`` names (``--regions``) unfused, and the comparison ``report`` of its dumps (computed
+    with replay unless given) that ``introduced`` and the cross-check read."""
+    from ..capture.confirm import Ablation, confirm
+    from ..capture.errors import CaptureError
+    from ..capture.inject import Injection
+    from ..capture.spec import CaptureSpec
+    from ..dumps.compare import DumpComparison
+    from ..dumps.errors import InputError
+    from ..dumps.runfolder import run_folder
+    from ..replay.run import run_with_replay
+    from .capture import _Progress, captured
+
+    try:
+        spec = CaptureSpec.read(run_dir)
+        injections = [Injection.parse(i) for i in spec.inject]
+        if report is None:
+            try:
+                report = run_with_replay(DumpComparison(*run_folder(run_dir), thresholds=thresholds))
+            except InputError as exc:
+                raise CaptureError(str(exc)) from None
+        with _Progress() as progress:
+            cap = captured(spec, progress)
+        chosen = _chosen(regions, report, cap)
+        ablation = Ablation(cap, injections, thresholds, unfused=cap.unfused(spec.unfuse))
+        return confirm(ablation, chosen, bisect=bisect, log=log), report, chosen
+    except CaptureError as exc:
+        raise UsageProblem(f"{exc}.") from None
+
+
+def _chosen(text: str, report, cap) -> list[int]:
+    """The region numbers ``--regions`` names: ``introduced`` (by ``report``), ``failing`` (its
+    failing and warned ops), ``all``, or a list."""
     from ..capture.errors import CaptureError
 
     by_name = {r.name: r.region.index for r in cap.regions}
     if text == "all":
         return [r.region.index for r in cap.regions]
-    if text == "introduced":
-        from ..dumps.compare import DumpComparison
-        from ..dumps.errors import InputError
-        from ..dumps.runfolder import run_folder
-        from ..replay.run import run_with_replay
-
-        try:
-            names = run_with_replay(DumpComparison(*run_folder(run_dir))).summary()["introduced"]
-        except InputError as exc:
-            raise CaptureError(str(exc)) from None
+    if text in ("introduced", "failing"):
+        loc = report.localisation
+        names = (
+            [o.name for o in loc.introduced]
+            if text == "introduced"
+            else [o.name for o in loc.ops if o.verdict in ("fail", "warn")]
+        )
         return [by_name[n] for n in names if n in by_name]
     out = []
     numbers = {str(i) for i in by_name.values()}

@@ -17,7 +17,7 @@ from ..reports.options import compare_unfused_option, fused_types_option, type_l
 from .baseline import record_options
 from .output import check_destination, indented_json, report_file, write_json_object
 from .tree import choose_inputs, compare_tree, graphs_option, ranks_option, steps_option
-from .usage import UsageProblem
+from .usage import UsageProblem, require_torch
 
 
 def _jobs(requested: int | None) -> int:
@@ -292,6 +292,13 @@ def _compared_inputs(run: str | None, *given: str | None) -> tuple[str, str, str
     help="replay the original ops of these fused ops on their own inputs (failing: failing and warned "
     "ops) and localise by that evidence",
 )
+@click.option(
+    "--confirm",
+    "confirm_regions",
+    is_flag=True,
+    help="for a capture folder: also run fpinspect confirm's ablation on the failing and warned fused "
+    "ops, add its verdicts to the report and name where it disagrees with the localisation",
+)
 @record_options(default=False)
 def compare(
     run,
@@ -317,6 +324,7 @@ def compare(
     steps,
     scheduler,
     replay,
+    confirm_regions,
     record,
     db,
 ) -> None:
@@ -383,6 +391,8 @@ def compare(
         except InputError as exc:
             raise UsageProblem(str(exc)) from None
     if inputs.scope is not None:
+        if confirm_regions:
+            raise UsageProblem("--confirm runs one captured model again, not a dump tree.")
         if record:
             raise UsageProblem("--record stores the comparison of one graph pair, not of a dump tree.")
         from ..replay.tree import compare_leaves
@@ -412,6 +422,7 @@ def compare(
         cluster=cluster,
     )
     report.sources["warnings"] = [*report.sources.get("warnings", []), *inputs.warnings]
+    disagreements = _confirmed(run, report, table) if confirm_regions else None
     available = report.sources["fused_types"]
     for wanted in sorted(cmp.fused_types or ()):
         if wanted not in available:
@@ -439,6 +450,8 @@ def compare(
 
             con = console() if output is None else plain_console(out)
             con.print(compare_table(report))
+            if disagreements is not None:
+                con.print(confirm_lines(report, disagreements), markup=False)
     if record:
         from .baseline import record_compare
 
@@ -463,6 +476,41 @@ def compare(
         levels = ("warn", "fail") if fail_on == "warn" else ("fail",)
         if any(r.verdict in levels for r in report.records) or not report.compared:
             sys.exit(1)  # a run that compared nothing is never clean
+
+
+def _confirmed(run: str | None, report, table) -> list:
+    """``compare --confirm``: the ablation of the report's failing and warned fused ops, added to
+    ``report`` as evidence; the disagreements with its localisation."""
+    from ..capture.spec import FILE
+
+    if run is None or not os.path.isfile(os.path.join(run, FILE)):
+        raise UsageProblem(
+            f"--confirm runs the captured model again, so RUN must be a folder written by fpinspect capture "
+            f"(one with {FILE}); {run or 'the --af-* inputs'} is not"
+        )
+    require_torch("fpinspect compare --confirm")
+    from ..capture.confirm import annotate
+    from .confirm import _keep, ablate
+
+    result, _, _ = ablate(run, "failing", report=report, thresholds=table)
+    _keep(run, result.to_json())
+    return annotate(report, result)
+
+
+def confirm_lines(report, disagreements) -> str:
+    """What ``compare --confirm`` says after the table: each ablated region's verdict, then where the
+    ablation and the localisation disagree."""
+    regions = report.extra["confirm"]["regions"]
+    if not regions:
+        return "Ablation (--confirm): no fused op fails or warns, so none was run again."
+    lines = ["Ablation (--confirm), each region the only one fused:"]
+    lines += [f"  {name}: {verdict}" for name, verdict in regions.items()]
+    lines += (
+        ["Where the ablation and the comparison disagree:", *(f"  {d.sentence()}" for d in disagreements)]
+        if disagreements
+        else ["The ablation agrees with the comparison on every region run."]
+    )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":  # pragma: no cover

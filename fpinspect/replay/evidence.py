@@ -7,8 +7,11 @@ fused op's dumped inputs and on the fusion-off run's — and compared:
 * ``fidelity`` — eager replay on the fusion-off inputs against the fusion-off output dump:
   does the replay reproduce the device's eager op? Beyond 1 ULP on more than
   :data:`FIDELITY_SHARE` of the elements (or any NaN / infinity on one side only) the replay
-  is ``unfaithful`` and not used as evidence; without the fusion-off inputs it cannot be
-  checked, and the replay is ``unverified`` (not used as evidence either).
+  is *approximate*: still evidence when the deviation it must explain (the fused output against
+  the fusion-off one) is :data:`DECISIVE_RATIO` times its own distance, with that distance carried
+  as the uncertainty of ``closer_to_truth`` and named in the reason; else ``unfaithful`` and
+  not used. Without the fusion-off inputs it cannot be checked, and the replay is
+  ``unverified`` (not used as evidence either).
 * ``fused_vs_replay`` — the fused output against the eager replay on the same inputs: the
   difference fusion itself made, judged with the comparison's thresholds.
 * ``fused_vs_fp64`` / ``eager_vs_fp64`` — each side's ``red`` (in eps of the compared format)
@@ -44,6 +47,9 @@ STATUSES = ("ok", "unsupported", "unfaithful", "unverified", "missing_inputs")
 FIDELITY_SHARE = 1e-3
 #: One side is closer to the float64 truth when its error is this many times smaller.
 CLOSER_RATIO = 1.5
+#: A replay farther than faithful from the device's eager output is still evidence when the
+#: deviation it must explain is this many times its distance (its uncertainty is carried).
+DECISIVE_RATIO = 10.0
 
 
 def red_eps(res: PairResult | None) -> float | None:
@@ -77,10 +83,30 @@ def faithful(res: PairResult) -> bool:
     return res.metrics.errors.ulp.share.two_or_more <= FIDELITY_SHARE
 
 
-def closer(fused: float | None, eager: float | None) -> str | None:
-    """``fused`` / ``eager``: whose error against float64 is :data:`CLOSER_RATIO` times smaller."""
+def decisive(fidelity: PairResult, deviation: PairResult | None) -> float | None:
+    """How many times the deviation a replay must explain (the fused output against the fusion-off
+    output, ``deviation``) exceeds the replay's own distance from the fusion-off output
+    (``fidelity``), where that is at least :data:`DECISIVE_RATIO`; else ``None``. Both are relative
+    L2 errors, so the ratio needs no unit. A replay 0.5 eps from the device's eager output cannot
+    be trusted on a 0.8 eps question, and settles a 5 000 eps one."""
+    if not fidelity.compared or fidelity.stats.nan_mismatch or fidelity.stats.inf_mismatch:
+        return None
+    if deviation is None or not deviation.compared:
+        return None
+    off, dev = fidelity.metrics.red, deviation.metrics.red
+    if off is None or dev is None or not dev > 0:
+        return None
+    ratio = dev / off if off > 0 else float("inf")
+    return ratio if ratio >= DECISIVE_RATIO else None
+
+
+def closer(fused: float | None, eager: float | None, margin: float | None = None) -> str | None:
+    """``fused`` / ``eager``: whose error against float64 is :data:`CLOSER_RATIO` times smaller
+    (and, for an approximate replay, apart by more than twice its ``margin``, in the same eps)."""
     if fused is None or eager is None:
         return None
+    if margin is not None and abs(eager - fused) <= 2 * margin:
+        return "tie"
     if eager > CLOSER_RATIO * fused:
         return "fused"
     if fused > CLOSER_RATIO * eager:
@@ -104,6 +130,9 @@ class ReplayEvidence:
     truth: dict[str, float | None] = field(default_factory=dict)
     verdict: str | None = None  #: fused_vs_replay judged with the comparison's thresholds
     standard: Standard | None = None  #: msprobe's benchmark standard, for a usable replay
+    #: an approximate replay's distance from the device's eager output (eps), carried into
+    #: :attr:`closer_to_truth`; ``None`` for a faithful one
+    uncertainty: float | None = None
 
     @property
     def usable(self) -> bool:
@@ -115,7 +144,7 @@ class ReplayEvidence:
 
     @property
     def closer_to_truth(self) -> str | None:
-        return closer(self.red("fused_vs_fp64"), self.red("eager_vs_fp64"))
+        return closer(self.red("fused_vs_fp64"), self.red("eager_vs_fp64"), self.uncertainty)
 
     @property
     def role(self) -> str | None:
@@ -128,6 +157,14 @@ class ReplayEvidence:
 
     def conclusion(self) -> str:
         """The replay's finding in words, e.g. "fusion kept fp32 inside: 40x closer to fp64 than eager"."""
+        said = self._conclusion()
+        if self.usable and self.uncertainty is not None:
+            said += (
+                f" (an approximate replay, {format_score(self.uncertainty)} from the device's eager output)"
+            )
+        return said
+
+    def _conclusion(self) -> str:
         if not self.usable:
             return f"no usable replay ({self.status}): {self.reason}"
         fused, eager = self.red("fused_vs_fp64"), self.red("eager_vs_fp64")
@@ -280,7 +317,7 @@ def replay_op(comparison, name: str, thresholds: ThresholdTable | None = None, c
                 f"fidelity cannot be checked: {'; '.join(bound.missing_off[:3])}",
                 results={"fused_vs_replay": vs},
                 truth={"fused_vs_fp64": red_against(fused, runs[("on", FP64)][key])},
-                verdict=judge(vs, thresholds).verdict,
+                verdict=judge(vs, thresholds, p.budget).verdict,
             )
             continue
         results = {
@@ -291,8 +328,9 @@ def replay_op(comparison, name: str, thresholds: ThresholdTable | None = None, c
             "fused_vs_fp64": red_against(fused, runs[("on", FP64)][key]),
             "eager_vs_fp64": red_against(eager, runs[("off", FP64)][key]),
         }
-        if not faithful(results["fidelity"]):
-            fid = results["fidelity"]
+        fid = results["fidelity"]
+        usable, explains = faithful(fid), decisive(fid, comparison.compute(p).result)
+        if not usable and explains is None:
             ev = ReplayEvidence(
                 "unfaithful",
                 f"the eager replay is {format_score(red_eps(fid))} (max {max_ulp(fid)} ULP) "
@@ -301,15 +339,22 @@ def replay_op(comparison, name: str, thresholds: ThresholdTable | None = None, c
                 truth=truth,
             )
         else:
+            approximate = None
+            if not usable:
+                approximate = (
+                    f"approximate replay: {format_score(red_eps(fid))} (max {max_ulp(fid)} ULP) from the "
+                    f"fusion-off output, {explains:.0f}x less than the deviation it explains"
+                )
             ev = ReplayEvidence(
                 "ok",
-                shared or None,
+                "; ".join(x for x in (approximate, shared) if x) or None,
                 results=results,
                 truth=truth,
-                verdict=judge(results["fused_vs_replay"], thresholds).verdict,
+                verdict=judge(results["fused_vs_replay"], thresholds, p.budget).verdict,
                 standard=benchmark_standard(
                     fused, runs[("on", FP64)][key], eager, runs[("off", FP64)][key], sub.types
                 ),
+                uncertainty=None if usable else red_eps(fid),
             )
         out[p.fused_index] = ev
     return OpReplay(name, out)

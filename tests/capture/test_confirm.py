@@ -29,7 +29,8 @@ def test_an_injected_region_is_confirmed_and_nothing_else(transformer_capture):
     verdicts = {r.name: r.verdict for r in result.regions}
     assert verdicts.pop("autofuse_2_Add_LayerNorm") == "confirmed"
     assert set(verdicts.values()) == {"not confirmed"}
-    assert result.baseline.verdict == "fail" and result.runs == 1 + len(verdicts) + 1
+    # the fused baseline, then each region unfused alone and fused alone
+    assert result.baseline.verdict == "fail" and result.runs == 1 + 2 * (len(verdicts) + 1)
 
 
 def test_a_clean_capture_confirms_nothing(transformer_capture):
@@ -83,7 +84,8 @@ def test_confirm_and_bisect_from_the_command_line(tmp_path, inductor_cache):
     assert result["baseline"]["verdict"] == "fail"
     assert result["minimal_set"] == ["autofuse_2_Add_LayerNorm", "autofuse_4_Add"]
     assert all(x["verdict"] != "confirmed" for x in result["regions"])  # neither explains it alone
-    assert result["runs"] <= 14 and result["bisect"]
+    # each region fused alone and unfused alone (2 runs each), then the bisection's
+    assert result["runs"] <= 14 + len(result["regions"]) and result["bisect"]
     kept = json.loads((out / "confirm.json").read_text())  # where the inspector reads it
     assert kept["minimal_set"] == result["minimal_set"] and kept["regions"] == result["regions"]
 

@@ -13,6 +13,7 @@ one sentence when it is missing.
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Callable
 
 import torch
@@ -50,6 +51,8 @@ def _transformers():
             "the model zoo needs the transformers library: pip install 'fpinspect[zoo]' "
             "(configs only, nothing is downloaded)"
         )
+    # nothing is downloaded: every model is built from its config; say so to the library too
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import transformers
 
     return transformers
@@ -83,7 +86,9 @@ def llama(seed: int = 0):
 
 def gpt2(seed: int = 0):
     tf = _transformers()
-    cfg = tf.GPT2Config(vocab_size=VOCAB, n_positions=64, n_embd=64, n_layer=2, n_head=4)
+    cfg = tf.GPT2Config(
+        vocab_size=VOCAB, n_positions=64, n_embd=64, n_layer=2, n_head=4, bos_token_id=0, eos_token_id=0
+    )
     _eager_attention(cfg)
     torch.manual_seed(seed)
     return _Output(tf.GPT2LMHeadModel(cfg).eval(), "logits", "input_ids"), (_tokens(seed),)

@@ -24,9 +24,20 @@ def floating_regions(cap: Capture) -> list[int]:
 
 
 def planted_regions(cap: Capture, which: str = "middle") -> list[int]:
-    """Where the cases plant a fault: the floating region in the middle, or every one."""
+    """Where the cases plant a fault: every floating region (``all``), the one in the middle
+    (``middle``), or the floating region nearest the middle whose fault, fused alone, makes the
+    model's outputs fail (``reaching``: after a normalisation a scale may vanish, and then the
+    ablation rightly confirms nothing)."""
     regions = floating_regions(cap)
-    return regions if which == "all" else [regions[len(regions) // 2]]
+    if which == "all":
+        return regions
+    middle = len(regions) // 2
+    if which == "middle":
+        return [regions[middle]]
+    for index in sorted(regions, key=lambda i: (abs(regions.index(i) - middle), i)):
+        if Ablation(cap, [Injection(str(index), "scale")]).only(index).verdict == "fail":
+            return [index]
+    return []
 
 
 @dataclass

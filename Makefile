@@ -17,10 +17,14 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 # The tests that fork compare's workers need a process no other test has left threads in: they run
-# first, on their own; the rest on two worker processes, each test file whole on one of them.
+# first, on their own; the rest on two worker processes, each test file whole on one of them. At the
+# end, how many tests of both runs skipped and why (a skip hides a check).
+REPORTS := build/test-reports
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -m sole_thread
-	$(BIN)/python -m pytest -q -m 'not sole_thread' -n 2 --dist loadfile
+	@mkdir -p $(REPORTS)
+	$(BIN)/python -m pytest -q -m sole_thread --junitxml=$(REPORTS)/sole_thread.xml
+	$(BIN)/python -m pytest -q -m 'not sole_thread' -n 2 --dist loadfile --junitxml=$(REPORTS)/rest.xml
+	@$(BIN)/python .ci/skipped.py $(REPORTS)/sole_thread.xml $(REPORTS)/rest.xml
 
 run: $(STAMP)
 	$(BIN)/fpinspect open

@@ -8,11 +8,16 @@ STAMP  := $(VENV)/.installed
 
 venv: $(STAMP)
 
-# Reinstall only when the project metadata or the pins change.
+# Reinstall only when the project metadata or the pins change. pip is quiet: each step says what
+# it does first (the install takes minutes the first time).
 $(STAMP): pyproject.toml constraints.txt
+	@echo "make: setting up $(VENV), the environment fpinspect runs in (the first time takes a few minutes)"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "make: updating pip"
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "make: installing fpinspect with numpy, numba, textual, torch, matplotlib, dask and the test tools (pinned in constraints.txt)"
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,experiments,cluster]'
+	@echo "make: compiling the statistics kernels once (fpinspect warm)"
 	$(BIN)/fpinspect warm
 	touch $(STAMP)
 
@@ -27,6 +32,7 @@ test: $(STAMP)
 	@$(BIN)/python .ci/skipped.py $(REPORTS)/sole_thread.xml $(REPORTS)/rest.xml
 
 run: $(STAMP)
+	@echo "make: opening the inspector on the bundled sample dumps"
 	$(BIN)/fpinspect open
 
 lint: $(STAMP)

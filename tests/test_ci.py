@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -71,3 +73,19 @@ def test_the_skipped_tests_are_counted_with_their_reasons(tmp_path):
         "  2 × headless Chromium is not installed  [test_some]",
         "  1 × no GPU  [test_some]",
     ]
+
+
+def test_make_says_what_it_does_before_each_quiet_step():
+    """`make run` on a fresh clone installs for minutes with pip quiet: a line first says what."""
+    if shutil.which("make") is None:
+        pytest.skip("needs make")
+    r = subprocess.run(["make", "-n", "-B", "run"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    lines = r.stdout.splitlines()
+    for step in (
+        "pip install --quiet --upgrade pip",
+        "pip install --quiet -c constraints.txt",
+        "fpinspect warm",
+        "fpinspect open",
+    ):
+        (at,) = [i for i, line in enumerate(lines) if step in line and not line.startswith("echo")]
+        assert lines[at - 1].startswith('echo "make: '), lines[at - 1]

@@ -36,3 +36,14 @@ def test_a_tree_against_a_flat_folder_and_a_tree_with_an_odd_folder_open(tmp_pat
     shutil.copytree(model / "1", model / "1.bak")
     shutil.copytree(SAMPLE / "datadump_af_close", trees / "off" / "stray")
     assert _screen(trees / "on", trees / "off") is RunsScreen
+
+
+def test_open_help_says_trees_open_on_a_grid():
+    from click.testing import CliRunner
+
+    from fpinspect.cli import main
+
+    r = CliRunner().invoke(main, ["open", "-h"], terminal_width=100)
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert "a grid of ranks × graphs at one step" in text and "one row per leaf pair" not in text

@@ -374,3 +374,17 @@ def test_the_newer_of_two_time_folders_is_compared(trees, tmp_path):
     out = json.loads(r.stdout)
     assert [x["fusion_on"].split("/")[0] for x in out["runs"]] == ["20261204090000"] * 2
     assert "which is compared: the later folder by name" in r.stderr
+
+
+def test_step_folders_of_no_common_step_say_how_to_compare_two_of_them(tmp_path):
+    for side, src, steps in (("on", "datadump_af_open", (1, 2)), ("off", "datadump_af_close", (3, 4))):
+        for step in steps:
+            shutil.copytree(SAMPLE / src, tmp_path / side / str(step))
+    r = compare(tmp_path)
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert (
+        "nothing to compare" in r.stderr
+        and "--iteration A --close-iteration B compares the folders A and B" in r.stderr
+    )
+    r = compare(tmp_path, "--format", "json", "--iteration", "2", "--close-iteration", "4")
+    assert r.exit_code == 0 and json.loads(r.stdout)["summary"]["introduced"] == [CULPRIT]

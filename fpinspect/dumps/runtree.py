@@ -11,7 +11,10 @@ step, as :class:`~.datadump.DumpIndex` picks it). A *leaf* is a folder that dire
 files; :func:`scan_tree` labels each with its rank, graph and step, read from the folder names
 from the leaf upwards, so the user may point anywhere inside such a tree (at ``{dump_path}``, at
 one ``{device_id}``, or at one leaf). Folders of neither layout are steps only (today's plain
-numbered iteration folders), and a flat folder is one leaf with no label.
+numbered iteration folders), and a flat folder (or the one folder holding dumps) is one leaf with
+no label. A tree is read as the layout most of its leaves fit: a folder that fits none (a backup
+copy ``1.bak``, a stray folder) is left out and said, as is an older copy of a leaf (the same
+rank, graph and step under an earlier GE ``{time}`` folder).
 
 :func:`pair_trees` pairs the leaves of a fusion-on and a fusion-off tree, rank with rank, graph
 with graph, step with step, and says for every leaf it leaves out why (:class:`Scope`). Its
@@ -89,8 +92,9 @@ def scan_tree(root: str | os.PathLike) -> RunTree:
     """The leaves of the dump tree at ``root``, labelled (see the module docstring).
 
     Raises :class:`~.errors.InputError` (``DATA_LOAD_ERROR``) when ``root`` is missing, not a
-    folder, unreadable or holds no dump file; a folder under it that cannot be read is named in
-    :attr:`RunTree.unreadable`.
+    folder, unreadable, holds no dump file, or holds them in folders most of which fit no layout
+    (``/``); a folder under it that cannot be read is named in :attr:`RunTree.unreadable`, one
+    left out in :attr:`RunTree.left_out`.
     """
     root = os.fspath(root)
     if not os.path.exists(root):
@@ -121,6 +125,8 @@ def scan_tree(root: str | os.PathLike) -> RunTree:
         return RunTree(root, "flat", [Leaf(root, ".")], unreadable=unreadable)
     # numbered iteration folders, and the root's own files
     fits = [rel for rel in rels if rel == "." or _DIGITS.fullmatch(Path(rel).name)]
+    if not fits and len(rels) == 1:  # the one folder holding dumps, whatever its name
+        return RunTree(root, "flat", [Leaf(root, rels[0])], unreadable=unreadable)
     if 2 * len(fits) < len(rels):
         shown = ", ".join(os.path.join(root, rel) for rel in rels[:3]) + (", …" if len(rels) > 3 else "")
         raise InputError(

@@ -266,3 +266,14 @@ def test_a_flat_folder_pairs_with_the_latest_step_folder_of_the_other_side(tmp_p
     scope = pair_trees(flat, scan_tree(tmp_path / "on"))
     assert [(a.rel, b.rel) for a, b in scope.compared] == [(".", "1")]
     assert "--close-iteration . --iteration ." in scope.warnings[0]
+
+
+def test_the_one_folder_holding_dumps_is_the_leaf_whatever_its_name(tmp_path):
+    leaf(tmp_path / "on" / "dump_tensor_data")
+    tree = scan_tree(tmp_path / "on")
+    assert [f.rel for f in tree.leaves] == ["dump_tensor_data"] and not tree.left_out
+    leaf(tmp_path / "off" / "0")
+    leaf(tmp_path / "off" / "1")
+    leaf(tmp_path / "one" / "0")
+    scope = pair_trees(scan_tree(tmp_path / "one"), scan_tree(tmp_path / "off"))
+    assert [(a.step, b.step) for a, b in scope.compared] == [("0", "0")]

@@ -7,10 +7,13 @@ introduced across ranks and steps.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -133,7 +136,14 @@ def compare_tree(scope, runs: Iterator, fmt: str, output: str | None, fail_on: s
                 failing |= any(r.verdict in levels for r in run.report.records) or not run.report.compared
             yield run, summary
 
-    with report_file(output) as out:
+    with report_file(output) as target, contextlib.ExitStack() as stack:
+        out = target
+        if output is None and fmt != "table":
+            # JSON or CSV on stdout is for a program: it comes whole or not at all, as a file does
+            # (a run stopped midway, by ctrl+c or a scheduler lost, leaves no half of it)
+            out = stack.enter_context(
+                tempfile.SpooledTemporaryFile(32 << 20, "w+", encoding="utf-8", newline="")
+            )
         if fmt == "json":
             write_json_object(
                 out, _json_fields(each_run(), lambda: cross_run_summary(scope, outcomes)), batch=1
@@ -142,6 +152,9 @@ def compare_tree(scope, runs: Iterator, fmt: str, output: str | None, fail_on: s
             _write_csv(each_run(), out)
         else:
             _write_tables(each_run(), out, output is None, lambda: cross_run_summary(scope, outcomes))
+        if out is not target:
+            out.seek(0)
+            shutil.copyfileobj(out, target)
     if fail_on and (failing or any(o.error for o in outcomes) or not outcomes):
         sys.exit(1)
 

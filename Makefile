@@ -8,21 +8,31 @@ STAMP  := $(VENV)/.installed
 
 venv: $(STAMP)
 
-# Reinstall only when the project metadata or the pins change.
+# Reinstall only when the project metadata or the pins change. pip is quiet: each step says what
+# it does first (the install takes minutes the first time).
 $(STAMP): pyproject.toml constraints.txt
+	@echo "make: setting up $(VENV), the environment fpinspect runs in (the first time takes a few minutes)"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "make: updating pip"
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "make: installing fpinspect with numpy, numba, textual, torch, matplotlib, dask, transformers (model configs only) and the test tools (pinned in constraints.txt)"
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,experiments,cluster,zoo]'
+	@echo "make: compiling the statistics kernels once (fpinspect warm)"
 	$(BIN)/fpinspect warm
 	touch $(STAMP)
 
 # The tests that fork compare's workers need a process no other test has left threads in: they run
-# first, on their own; the rest on two worker processes, each test file whole on one of them.
+# first, on their own; the rest on two worker processes, each test file whole on one of them. At the
+# end, how many tests of both runs skipped and why (a skip hides a check).
+REPORTS := build/test-reports
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -m sole_thread
-	$(BIN)/python -m pytest -q -m 'not sole_thread' -n 2 --dist loadfile
+	@mkdir -p $(REPORTS)
+	$(BIN)/python -m pytest -q -m sole_thread --junitxml=$(REPORTS)/sole_thread.xml
+	$(BIN)/python -m pytest -q -m 'not sole_thread' -n 2 --dist loadfile --junitxml=$(REPORTS)/rest.xml
+	@$(BIN)/python .ci/skipped.py $(REPORTS)/sole_thread.xml $(REPORTS)/rest.xml
 
 run: $(STAMP)
+	@echo "make: opening the inspector on the bundled sample dumps"
 	$(BIN)/fpinspect open
 
 lint: $(STAMP)

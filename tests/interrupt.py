@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -18,6 +19,10 @@ _AS_FROM_A_TERMINAL = (
 )
 
 
+#: The signals a terminal sends to every process of its foreground job (ctrl+c, its hangup), not
+#: to the command's own process alone: the command's workers get them too.
+_TO_THE_GROUP = (signal.SIGINT, signal.SIGHUP)
+
 #: The one line each stopping signal ends a command with.
 STOPPED = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
 
@@ -31,13 +36,15 @@ def interrupt_fpinspect(
 ) -> object:
     """Run ``python -m fpinspect ARGS``, wait until ``started(pid)`` is truthy (at most 120 s; the
     process must still run meanwhile, else ``what`` never started), ``settle`` seconds more, then
-    send ``sig`` (ctrl+c's SIGINT, or SIGTERM, SIGHUP); assert it ends with status 128 + ``sig``
-    and its one line (``fpinspect: interrupted`` for ctrl+c). Returns what ``started`` last returned."""
+    send ``sig`` (ctrl+c's SIGINT and SIGHUP to its whole process group, as a terminal does; SIGTERM
+    to it alone); assert it ends with status 128 + ``sig`` and its one line on stderr, nothing
+    else (``fpinspect: interrupted`` for ctrl+c). Returns what ``started`` last returned."""
     proc = subprocess.Popen(
         [sys.executable, "-c", _AS_FROM_A_TERMINAL, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,  # a process group of its own, as a terminal's foreground job
     )
     try:
         deadline = time.monotonic() + 120
@@ -45,7 +52,10 @@ def interrupt_fpinspect(
             assert proc.poll() is None and time.monotonic() < deadline, f"{what} never started"
             time.sleep(0.01)
         time.sleep(settle)
-        proc.send_signal(sig)
+        if sig in _TO_THE_GROUP:
+            os.killpg(proc.pid, sig)  # the terminal's ctrl+c or hangup reaches every process of the job
+        else:
+            proc.send_signal(sig)
         out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:

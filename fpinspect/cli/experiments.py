@@ -79,10 +79,16 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} seconds"
 
 
-def _check_out(out: Path) -> None:
+def _check_out(out: Path) -> Path | None:
     """Refuse, before any work, an output folder that cannot be made or written into (a
     file, a path below a file, ``/proc``, a read-only file system): the result would be lost
-    after the run. The probe is the hidden folder :func:`write_outputs` stages the set in."""
+    after the run. The probe is the hidden folder :func:`write_outputs` stages the set in.
+    Returns the outermost folder it made (``None``: ``out`` was there)."""
+    made = None
+    for folder in (out, *out.parents):
+        if folder.exists():
+            break
+        made = folder
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -91,6 +97,21 @@ def _check_out(out: Path) -> None:
         os.rmdir(tempfile.mkdtemp(prefix=".incomplete-", dir=out))
     except OSError as exc:
         _fail(f"cannot write into the output folder {out}: {exc.strerror or exc}.", 2)
+    return made
+
+
+def _remove_made(out: Path, made: Path | None) -> None:
+    """Remove ``out`` and the folders above it up to ``made`` (what :func:`_check_out` made), as
+    long as they are empty: a run that wrote nothing leaves nothing behind."""
+    if made is None:
+        return
+    for folder in (out, *out.parents):
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (or gone): what is in it stays
+            return
+        if folder == made:
+            return
 
 
 class TaskFailed(Exception):
@@ -373,14 +394,18 @@ def run_command(
     if resume is not None and (seed is not None or assignments):
         _fail("--resume continues a run set with the settings it was started with; drop --seed and --set.", 2)
     settings, device, profile, out = _training_options(task_id, settings, device, profile, out, nproc, resume)
-    if out is not None:
-        _check_out(out)
+    made = _check_out(out) if out is not None else None
     err = Console(stderr=True)
-    with _stopped_like_ctrl_c():
-        try:
-            payload, report = _run_and_write(task_id, settings, device, profile, out, err)
-        except TaskFailed as exc:
-            _fail(str(exc), exc.code)
+    try:
+        with _stopped_like_ctrl_c():
+            try:
+                payload, report = _run_and_write(task_id, settings, device, profile, out, err)
+            except TaskFailed as exc:
+                _fail(str(exc), exc.code)
+    except BaseException:  # interrupted, stopped or failed: no empty --out folder of ours stays
+        if out is not None:
+            _remove_made(out, made)
+        raise
     if fmt == "json":
         click.echo(json.dumps(payload, ensure_ascii=False, allow_nan=False))
     else:

@@ -281,8 +281,9 @@ def _compared_inputs(run: str | None, *given: str | None) -> tuple[str, str, str
 @click.option(
     "--scheduler",
     metavar="ADDRESS|local:N",
-    help="compare the pairs on a Dask cluster: a running scheduler's address (tcp://host:8786), or local:N "
-    "to start N worker processes here (needs pip install 'fpinspect[cluster]')",
+    help="compare the pairs on a Dask cluster: a running scheduler's address (tcp://host:8786; it must "
+    "answer within 5 s and have a worker within 60 s), or local:N to start N worker processes here "
+    "(needs pip install 'fpinspect[cluster]')",
 )
 @click.option(
     "--replay",
@@ -407,20 +408,23 @@ def compare(
             amplification=amplification,
             cluster=cluster,
         )
-        compare_tree(inputs.scope, runs, fmt, output, fail_on)
+        try:
+            compare_tree(inputs.scope, runs, fmt, output, fail_on)
+        except InputError as exc:  # the cluster lost mid-run: the report file is not written
+            raise UsageProblem(str(exc)) from None
         return
     try:
         cmp = DumpComparison(*inputs.graphs, **inputs.data, **options)
+        report = run_with_replay(
+            cmp,
+            replay=replay,
+            compare_input=compare_input,
+            jobs=_jobs(jobs),
+            amplification=amplification,
+            cluster=cluster,
+        )
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
-    report = run_with_replay(
-        cmp,
-        replay=replay,
-        compare_input=compare_input,
-        jobs=_jobs(jobs),
-        amplification=amplification,
-        cluster=cluster,
-    )
     report.sources["warnings"] = [*report.sources.get("warnings", []), *inputs.warnings]
     disagreements = _confirmed(run, report, table) if confirm_regions else None
     available = report.sources["fused_types"]

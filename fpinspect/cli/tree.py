@@ -7,10 +7,13 @@ introduced across ranks and steps.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -71,16 +74,20 @@ def choose_inputs(
         )
     try:
         chosen_steps = parse_choice(steps, "steps")
+        on, off = scan_tree(data[0]), scan_tree(data[1])
         scope = pair_trees(
-            scan_tree(data[0]),
-            scan_tree(data[1]),
+            on,
+            off,
             ranks=parse_choice(ranks, "ranks"),
             graphs=parse_choice(graphs_chosen, "graphs"),
             steps="all" if steps is not None and chosen_steps is None else chosen_steps,
         )
         if not scope.compared:
             left_out = "; ".join(f"{s['what']}: {s['why']}" for s in scope.skipped)
-            raise UsageProblem(f"the two dump trees have nothing to compare ({left_out}).")
+            hint = ""
+            if {on.layout, off.layout} <= {"steps", "flat"}:  # folders DumpIndex reads as iterations
+                hint = " --iteration A --close-iteration B compares the folders A and B (. for the data folder itself)."
+            raise UsageProblem(f"the two dump trees have nothing to compare ({left_out}).{hint}")
         one = leaf_arguments(*scope.compared[0])
         if one_leaf and len(scope.compared) > 1:
             raise UsageProblem(
@@ -89,14 +96,15 @@ def choose_inputs(
             )
         single = scope.one_leaf or one_leaf
         if single and not any(os.path.isdir(g) for g in graphs):
-            return Inputs(graphs, one)
+            return Inputs(graphs, one, warnings=list(scope.warnings))
         choosers = GraphChooser(graphs[0], "fusion-on"), GraphChooser(graphs[1], "fusion-off")
         if not single:
             return Inputs(scope=scope, choosers=choosers)
         # one leaf pair and a folder of graphs: the graphs these dumps name
         picks = pick_graphs(choosers, *scope.compared[0])
         chosen = choosers[0].model(picks[0].file), choosers[1].model(picks[1].file)
-        return Inputs(chosen, one, warnings=[p.warning for p in picks if p.warning is not None])
+        picked = [p.warning for p in picks if p.warning is not None]
+        return Inputs(chosen, one, warnings=[*scope.warnings, *picked])
     except (ValueError, InputError) as exc:
         raise UsageProblem(str(exc)) from None
 
@@ -108,6 +116,8 @@ def compare_tree(scope, runs: Iterator, fmt: str, output: str | None, fail_on: s
 
     outcomes: list[LeafOutcome] = []
     failing = False
+    for warning in scope.warnings:
+        click.echo(f"fpinspect: warning: {warning}", err=True)
 
     def each_run() -> Iterator:
         nonlocal failing
@@ -126,7 +136,14 @@ def compare_tree(scope, runs: Iterator, fmt: str, output: str | None, fail_on: s
                 failing |= any(r.verdict in levels for r in run.report.records) or not run.report.compared
             yield run, summary
 
-    with report_file(output) as out:
+    with report_file(output) as target, contextlib.ExitStack() as stack:
+        out = target
+        if output is None and fmt != "table":
+            # JSON or CSV on stdout is for a program: it comes whole or not at all, as a file does
+            # (a run stopped midway, by ctrl+c or a scheduler lost, leaves no half of it)
+            out = stack.enter_context(
+                tempfile.SpooledTemporaryFile(32 << 20, "w+", encoding="utf-8", newline="")
+            )
         if fmt == "json":
             write_json_object(
                 out, _json_fields(each_run(), lambda: cross_run_summary(scope, outcomes)), batch=1
@@ -135,6 +152,9 @@ def compare_tree(scope, runs: Iterator, fmt: str, output: str | None, fail_on: s
             _write_csv(each_run(), out)
         else:
             _write_tables(each_run(), out, output is None, lambda: cross_run_summary(scope, outcomes))
+        if out is not target:
+            out.seek(0)
+            shutil.copyfileobj(out, target)
     if fail_on and (failing or any(o.error for o in outcomes) or not outcomes):
         sys.exit(1)
 

@@ -8,8 +8,12 @@ a record comes back without its plan (the client holds it).
 
 Dask is an optional extra (``pip install 'fpinspect[cluster]'``): this module imports it only
 when a cluster is asked for. A worker that dies or leaves mid-run loses no pair: the scheduler
-runs its batches again on the others (the run says how many workers left). Interrupted, the
-client cancels every batch not done and closes its connection (and a local cluster).
+runs its batches again on the others, and the run names the workers whose leaving made it do so
+(from the scheduler's own ``remove-worker`` events, never from a snapshot of its worker list,
+which a periodic refresh can replace by one listing none). Interrupted, the client cancels every
+batch not done and closes its connection (and a local cluster). A scheduler lost mid-run is a
+:class:`ClusterError`, as is an address where no Dask scheduler answers within
+:data:`CONNECT_TIMEOUT` s or a scheduler no worker joins within :data:`WORKERS_TIMEOUT` s.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -30,8 +35,11 @@ from .workers import batches
 if TYPE_CHECKING:
     from .verdict import ThresholdTable
 
-#: How long the client waits for a scheduler before it says it cannot be reached (seconds).
+#: How long the client waits for a scheduler to answer before it says it cannot be reached (seconds;
+#: said in compare's --scheduler help, as is the next).
 CONNECT_TIMEOUT = 5
+#: How long the client waits for a scheduler's first worker (seconds).
+WORKERS_TIMEOUT = 60
 _LOCAL = re.compile(r"local:(\d+)")
 
 
@@ -53,11 +61,22 @@ def _distributed():
 
 
 @contextlib.contextmanager
-def connect(address: str) -> Iterator:
+def connect(
+    address: str, *, timeout: float = CONNECT_TIMEOUT, workers_timeout: float = WORKERS_TIMEOUT
+) -> Iterator:
     """A Dask client of the scheduler at ``address``, or of a :class:`~distributed.LocalCluster`
     of N worker processes started here for ``local:N``; both closed on leaving. Raises
-    :class:`ClusterError` when the scheduler cannot be reached within :data:`CONNECT_TIMEOUT` s."""
+    :class:`ClusterError` when no Dask scheduler answers at ``address`` within ``timeout`` s
+    (nothing listens, or another service does), or when no worker has joined it within
+    ``workers_timeout`` s."""
     distributed = _distributed()
+    # Dask logs on stderr what the run reports itself (a lost scheduler, a worker gone), with
+    # tracebacks: the user's terminal gets the run's sentences alone.
+    with distributed.utils.silence_logging_cmgr(logging.CRITICAL):
+        yield from _connected(distributed, address, timeout, workers_timeout)
+
+
+def _connected(distributed, address: str, timeout: float, workers_timeout: float) -> Iterator:
     local = _LOCAL.fullmatch(address.strip())
     if local:
         workers = int(local.group(1))
@@ -70,16 +89,60 @@ def connect(address: str) -> Iterator:
         finally:
             cluster.close()
         return
+    what = f"--scheduler {address}"
+    _identify(address, timeout, what)
     try:
-        client = distributed.Client(address, timeout=CONNECT_TIMEOUT)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise ClusterError(
-            f"--scheduler {address}", f"cannot be reached ({type(exc).__name__}: {exc})".rstrip(": ()")
-        ) from None
+        client = distributed.Client(address, timeout=timeout)
+    except Exception as exc:  # whatever the connection met, it is one sentence
+        raise ClusterError(what, f"cannot be reached ({_said(exc)})") from None
     try:
+        try:
+            client.wait_for_workers(1, timeout=workers_timeout)
+        except TimeoutError:
+            raise ClusterError(what, f"has no workers: none joined it within {workers_timeout:g} s") from None
         yield client
     finally:
-        client.close()
+        with contextlib.suppress(Exception):  # a scheduler gone already: nothing to close politely
+            client.close(timeout=timeout)
+
+
+def _said(exc: BaseException) -> str:
+    """``TypeName: message``, or the type's name alone, for a sentence."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _identify(address: str, timeout: float, what: str) -> None:
+    """Ask whatever listens at ``address`` who it is, as a Dask scheduler is asked, all of it
+    within ``timeout`` s: Dask's own handshake waits without end for a peer that accepts and
+    stays silent, and reads a peer that greets first (an SSH server) as a frame of any length.
+    Raises :class:`ClusterError` unless a scheduler answers."""
+    import asyncio
+
+    from distributed.comm import connect as open_comm
+
+    async def identity():
+        comm = await open_comm(address, timeout=timeout)
+        try:
+            await comm.write({"op": "identity"})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    try:
+        reply = asyncio.run(asyncio.wait_for(identity(), timeout))
+    except TimeoutError:  # connected, then no handshake: Dask's own timeout is an OSError
+        raise ClusterError(
+            what, f"accepts connections but does not answer as a Dask scheduler does within {timeout:g} s"
+        ) from None
+    except OSError as exc:
+        raise ClusterError(what, f"cannot be reached ({_said(exc)})") from None
+    except Exception:  # a peer's garbage frame can fail anywhere in the protocol
+        reply = None
+    if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
+        raise ClusterError(
+            what, "answers, but not as a Dask scheduler does: is another service listening there?"
+        )
 
 
 def _local_cluster(distributed, workers: int):
@@ -101,7 +164,16 @@ def _local_cluster(distributed, workers: int):
             # Its workers' log lines (a heartbeat that meets the closing scheduler logs a
             # traceback) are not the user's business: what matters, the run reports itself.
             silence_logs=logging.CRITICAL,
+            preload=[__name__],  # each worker runs this module's dask_setup as it starts
         )
+
+
+def dask_setup(worker) -> None:
+    """A local cluster's worker, as it starts (Dask's preload hook): ctrl+c and a terminal's hangup
+    reach every process of the job, and the client alone answers them (it cancels the work and
+    closes the cluster); a worker that took ctrl+c itself would print its own traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
 
 def _portable(record: Record) -> tuple:
@@ -132,32 +204,46 @@ class Submitted:
 
     plans: list[PairPlan]
     futures: dict = field(default_factory=dict)
-    workers: set[str] = field(default_factory=set)
 
     def cancel(self, client) -> None:
-        client.cancel(list(self.futures), force=True)
+        """Cancel every batch not done; nothing to do where the connection is gone."""
+        if client.status == "running":
+            with contextlib.suppress(Exception):
+                client.cancel(list(self.futures), force=True)
 
 
 def submit(
     client, plans: list[PairPlan], sizes: list[int], settings: tuple[ThresholdTable, int, bool]
 ) -> Submitted:
     """Send the records of ``plans`` (``sizes``: their bytes) to ``client``'s cluster in batches,
-    without waiting for them: the client can plan the next comparison meanwhile."""
-    job = Submitted(plans, workers=set(client.scheduler_info().get("workers", {})))
+    without waiting for them: the client can plan the next comparison meanwhile. Raises
+    :class:`ClusterError` when the scheduler is gone."""
+    job = Submitted(plans)
     try:
         for run in batches(sizes):
             part = [plans[i] for i in run]
             job.futures[client.submit(compute_batch, part, *settings, pure=False)] = run
-    except BaseException:
+    except BaseException as exc:
         job.cancel(client)
+        if isinstance(exc, Exception):
+            raise _lost(client, exc) from None
         raise
     return job
 
 
+def _lost(client, exc: Exception) -> ClusterError:
+    """The sentence for a cluster that failed mid-run (``exc``: what the client raised)."""
+    address = getattr(client.scheduler, "address", None) or "the scheduler"
+    if client.status != "running":
+        return ClusterError(f"--scheduler {address}", "closed the connection mid-run: nothing was reported")
+    return ClusterError(f"--scheduler {address}", f"failed mid-run ({_said(exc)}): nothing was reported")
+
+
 def collect(client, job: Submitted, done: Callable[[PairPlan, Record], None]) -> list[str]:
     """Wait for ``job``, calling ``done(plan, record)`` as each batch comes back. Returns the
-    addresses of the workers that left meanwhile (their batches were run again elsewhere).
-    Interrupted or failed, it cancels every batch of ``job`` not done."""
+    addresses of the workers whose leaving made the scheduler run a batch of ``job`` again,
+    from its ``remove-worker`` events. Interrupted or failed, it cancels every batch of ``job``
+    not done; a scheduler lost (or any failure of the cluster) is a :class:`ClusterError`."""
     distributed = _distributed()
     finished = False
     try:
@@ -165,9 +251,18 @@ def collect(client, job: Submitted, done: Callable[[PairPlan, Record], None]) ->
             run = job.futures[future]
             for i, rest in zip(run, future.result().records):
                 done(job.plans[i], Record(job.plans[i], *rest))
+        events = client.get_events("all")
         finished = True
+    except Exception as exc:
+        raise _lost(client, exc) from None
     finally:
         if not finished:  # interrupted or failed: nothing keeps running for us
             job.cancel(client)
-    now = set(client.scheduler_info().get("workers", {}))
-    return sorted(job.workers - now)
+    keys = {future.key for future in job.futures}
+    left = set()
+    for _, event in events:
+        if isinstance(event, dict) and event.get("action") == "remove-worker":
+            rerun = {*event.get("processing-tasks", ()), *event.get("lost-computed-tasks", ())}
+            if keys & rerun:
+                left.add(event.get("worker"))
+    return sorted(left)

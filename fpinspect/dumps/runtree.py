@@ -11,7 +11,10 @@ step, as :class:`~.datadump.DumpIndex` picks it). A *leaf* is a folder that dire
 files; :func:`scan_tree` labels each with its rank, graph and step, read from the folder names
 from the leaf upwards, so the user may point anywhere inside such a tree (at ``{dump_path}``, at
 one ``{device_id}``, or at one leaf). Folders of neither layout are steps only (today's plain
-numbered iteration folders), and a flat folder is one leaf with no label.
+numbered iteration folders), and a flat folder (or the one folder holding dumps) is one leaf with
+no label. A tree is read as the layout most of its leaves fit: a folder that fits none (a backup
+copy ``1.bak``, a stray folder) is left out and said, as is an older copy of a leaf (the same
+rank, graph and step under an earlier GE ``{time}`` folder).
 
 :func:`pair_trees` pairs the leaves of a fusion-on and a fusion-off tree, rank with rank, graph
 with graph, step with step, and says for every leaf it leaves out why (:class:`Scope`). Its
@@ -76,6 +79,9 @@ class RunTree:
     empty_ranks: dict[str, str] = field(default_factory=dict)
     #: folders under the root that could not be listed: ``{folder: why}``
     unreadable: dict[str, str] = field(default_factory=dict)
+    #: folders holding dumps that were left out: ``{folder: why}`` (one that fits no level of the
+    #: layout the rest of the tree has, such as a backup copy ``1.bak``; an older copy of a leaf)
+    left_out: dict[str, str] = field(default_factory=dict)
 
     @property
     def ranks(self) -> list[str]:
@@ -86,8 +92,9 @@ def scan_tree(root: str | os.PathLike) -> RunTree:
     """The leaves of the dump tree at ``root``, labelled (see the module docstring).
 
     Raises :class:`~.errors.InputError` (``DATA_LOAD_ERROR``) when ``root`` is missing, not a
-    folder, unreadable or holds no dump file; a folder under it that cannot be read is named in
-    :attr:`RunTree.unreadable`.
+    folder, unreadable, holds no dump file, or holds them in folders most of which fit no layout
+    (``/``); a folder under it that cannot be read is named in :attr:`RunTree.unreadable`, one
+    left out in :attr:`RunTree.left_out`.
     """
     root = os.fspath(root)
     if not os.path.exists(root):
@@ -100,19 +107,77 @@ def scan_tree(root: str | os.PathLike) -> RunTree:
     if not rels:
         raise InputError(root, "holds no dump files (neither .npy files nor raw dumps)", _DATA_ERROR)
     base = Path(os.path.abspath(root))
+    parts = {rel: (base / rel).resolve().parts if rel != "." else base.parts for rel in rels}
+    best = None  # the layout most folders fit (the first of equals); the others are odd ones
     for layout, label, device_depth in _LAYOUTS:
-        labelled = [
-            label((base / rel).resolve().parts if rel != "." else base.parts, folders[rel]) for rel in rels
-        ]
-        if all(labels is not None for labels in labelled):
-            leaves = [Leaf(root, rel, *labels) for rel, labels in zip(rels, labelled)]
-            empty = _empty_device_folders(root, rels, device_depth) if device_depth is not None else {}
-            return RunTree(root, layout, _ordered(leaves), empty, unreadable)
+        labelled = {rel: label(parts[rel], folders[rel]) for rel in rels}
+        fits = [rel for rel in rels if labelled[rel] is not None]
+        if fits and (best is None or len(fits) > len(best[1])):
+            best = layout, fits, labelled, device_depth
+    if best is not None and 2 * len(best[1]) >= len(rels):
+        layout, fits, labelled, device_depth = best
+        leaves = [Leaf(root, rel, *labelled[rel]) for rel in fits]
+        empty = _empty_device_folders(root, fits, device_depth) if device_depth is not None else {}
+        left_out = _odd_folders(root, rels, fits, _SHAPES[layout])
+        leaves = _newest(leaves, left_out)
+        return RunTree(root, layout, _ordered(leaves), empty, unreadable, left_out)
     if rels == ["."]:
         return RunTree(root, "flat", [Leaf(root, ".")], unreadable=unreadable)
-    # numbered iteration folders (other folders holding dumps are ignored by DumpIndex.scan)
-    leaves = [Leaf(root, rel, step=rel) for rel in rels if rel == "." or _DIGITS.fullmatch(Path(rel).name)]
-    return RunTree(root, "steps", _ordered(leaves) or [Leaf(root, rels[0])], unreadable=unreadable)
+    # numbered iteration folders, and the root's own files
+    fits = [rel for rel in rels if rel == "." or _DIGITS.fullmatch(Path(rel).name)]
+    if not fits and len(rels) == 1:  # the one folder holding dumps, whatever its name
+        return RunTree(root, "flat", [Leaf(root, rels[0])], unreadable=unreadable)
+    if 2 * len(fits) < len(rels):
+        shown = ", ".join(os.path.join(root, rel) for rel in rels[:3]) + (", …" if len(rels) > 3 else "")
+        raise InputError(
+            root,
+            f"holds dumps in {len(rels)} folders that fit no dump tree layout ({shown}): give one of "
+            "them, or a dump tree (GE's {time}/{device_id}/{model_name}/{model_id}/{data_index}, "
+            "msprobe's step{k}/rank{r}, numbered step folders)",
+            _DATA_ERROR,
+        )
+    leaves = [Leaf(root, rel, step=rel) for rel in fits]
+    left_out = _odd_folders(root, rels, fits, _SHAPES["steps"])
+    return RunTree(root, "steps", _ordered(leaves), unreadable=unreadable, left_out=left_out)
+
+
+#: what a leaf folder of each layout looks like, for the sentence that leaves an odd one out
+_SHAPES = {
+    "ge": "{time}/{device_id}/{model_name}/{model_id}/{data_index}",
+    "msprobe": "step{k}/rank{r}",
+    "device": "{device_id}",
+    "steps": "a numbered step folder",
+}
+
+
+def _odd_folders(root: str, rels: list[str], fits: list[str], shape: str) -> dict[str, str]:
+    """``{folder: why}`` of the folders of ``rels`` that are not among ``fits``."""
+    fitting = set(fits)
+    return {
+        os.path.join(root, rel): f"holds dumps but is not a leaf like the others ({shape}): not compared"
+        for rel in rels
+        if rel not in fitting
+    }
+
+
+def _newest(leaves: list[Leaf], left_out: dict[str, str]) -> list[Leaf]:
+    """``leaves`` with one leaf per rank, graph and step: where two folders have the same labels
+    (GE wrote the same ranks under two ``{time}`` folders), the later folder by name (numbers as
+    numbers: GE's newer run); each older one goes into ``left_out``."""
+    by_labels: dict[tuple, list[Leaf]] = {}
+    for leaf in leaves:
+        by_labels.setdefault((leaf.rank, leaf.graph, leaf.step), []).append(leaf)
+    kept = []
+    for same in by_labels.values():
+        same.sort(key=lambda leaf: _label_key(leaf.rel))
+        newest = same[-1]
+        kept.append(newest)
+        for older in same[:-1]:
+            left_out[os.path.join(older.folder, older.rel)] = (
+                f"holds the same {older.label()} as {os.path.join(newest.folder, newest.rel)}, which is "
+                "compared: the later folder by name (of GE's time folders, the newer run)"
+            )
+    return kept
 
 
 def _empty_device_folders(root: str, rels: list[str], depth: int) -> dict[str, str]:
@@ -179,9 +244,9 @@ _LAYOUTS = (("ge", _ge_labels, 3), ("msprobe", _msprobe_labels, None), ("device"
 
 
 def _label_key(value: str | None) -> tuple:
-    """Sort key of a label: numbers as numbers, before names; ``None`` first."""
+    """Sort key of a label (or a folder): numbers as numbers, before names; ``None`` first."""
     if value is None:
-        return (0, 0, "")
+        return ()
     return tuple((1, int(p), "") if _DIGITS.fullmatch(p) else (2, 0, p) for p in Path(value).parts)
 
 
@@ -218,16 +283,21 @@ def graph_files(path: str | os.PathLike) -> list[str]:
 @dataclass
 class Scope:
     """What a comparison of two trees covers: ``compared`` the leaf pairs (fusion-on, fusion-off)
-    in rank, graph, step order; ``skipped`` what was left out, each ``{"what": .., "why": ..}``."""
+    in rank, graph, step order; ``skipped`` what was left out, each ``{"what": .., "why": ..}``;
+    ``warnings`` the sentences of those a user must hear of (a folder of neither tree's layout, an
+    older copy of a leaf, ranks or steps asked for that neither tree has)."""
 
     compared: list[tuple[Leaf, Leaf]] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)
     #: the level of each skipped entry: ``rank``, ``graph``, ``step`` or ``folder``
     levels: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
-    def skip(self, what: str, why: str, level: str) -> None:
+    def skip(self, what: str, why: str, level: str, *, warn: bool = False) -> None:
         self.skipped.append({"what": what, "why": why})
         self.levels.append(level)
+        if warn:
+            self.warnings.append(f"{what}: {why}")
 
     @property
     def one_leaf(self) -> bool:
@@ -266,12 +336,56 @@ class Grid:
     cells: dict[tuple[str | None, str | None, str | None], int]
 
 
-def parse_choice(text: str | None, what: str) -> list[str] | None:
-    """A ``--ranks``/``--graphs``/``--steps`` value as a list: ``None`` or ``all`` for every one,
-    else comma-separated names, where ``A-B`` spans numbers (``0-3,6``)."""
+@dataclass(frozen=True)
+class Choice:
+    """A ``--ranks``/``--graphs``/``--steps`` value: ``names``, and ``spans`` of numbers ``A-B``
+    kept as bounds (``0-99999999999999`` is two numbers, never a list), matched against the
+    labels the trees hold."""
+
+    text: str
+    what: str
+    names: tuple[str, ...] = ()
+    spans: tuple[tuple[int, int], ...] = ()
+
+    @classmethod
+    def of(cls, names, what: str) -> Choice:
+        """A choice of exactly ``names`` (a list, as a caller may give it)."""
+        if isinstance(names, Choice):
+            return names
+        return cls(",".join(names), what, tuple(names))
+
+    def __contains__(self, label: object) -> bool:
+        if not isinstance(label, str):
+            return False
+        if label in self.names:
+            return True
+        return bool(_DIGITS.fullmatch(label)) and any(lo <= int(label) <= hi for lo, hi in self.spans)
+
+    def missing(self, present: set) -> list[str]:
+        """What this choice asks for that ``present`` (labels) lacks: each name, and each run of
+        numbers of a span holding no label (``2-99``; a run of one or two numbers listed)."""
+        out = [name for name in self.names if name not in present]
+        numbers = sorted({int(p) for p in present if isinstance(p, str) and _DIGITS.fullmatch(p)})
+        for lo, hi in self.spans:
+            start = lo
+            for n in [n for n in numbers if lo <= n <= hi] + [hi + 1]:
+                if n > start:
+                    out += [str(start), str(n - 1)] if n - 1 == start + 1 else [_span(start, n - 1)]
+                start = max(start, n + 1)
+        return out
+
+
+def _span(lo: int, hi: int) -> str:
+    return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
+def parse_choice(text: str | None, what: str) -> Choice | None:
+    """A ``--ranks``/``--graphs``/``--steps`` value: ``None`` or ``all`` for every one, else
+    comma-separated names, where ``A-B`` spans numbers (``0-3,6``)."""
     if text is None or text.strip().lower() == "all":
         return None
-    out: list[str] = []
+    names: list[str] = []
+    spans: list[tuple[int, int]] = []
     for part in (p.strip() for p in text.split(",")):
         if not part:
             continue
@@ -279,47 +393,51 @@ def parse_choice(text: str | None, what: str) -> list[str] | None:
         if sep and _DIGITS.fullmatch(lo) and _DIGITS.fullmatch(hi):
             if int(hi) < int(lo):
                 raise ValueError(f"--{what} {text}: the range {part} runs backwards")
-            out += [str(i) for i in range(int(lo), int(hi) + 1)]
+            spans.append((int(lo), int(hi)))
         else:
-            out.append(part)
-    if not out:
+            names.append(part)
+    if not names and not spans:
         raise ValueError(f"--{what} {text!r} names no {what}")
-    return out
+    return Choice(text, what, tuple(names), tuple(spans))
 
 
 def pair_trees(
     on: RunTree,
     off: RunTree,
     *,
-    ranks: list[str] | None = None,
-    graphs: list[str] | None = None,
-    steps: list[str] | str | None = None,
+    ranks: Choice | list[str] | None = None,
+    graphs: Choice | list[str] | None = None,
+    steps: Choice | list[str] | str | None = None,
 ) -> Scope:
     """Pair the leaves of ``on`` (fusion on) and ``off`` (fusion off).
 
     Leaves pair by rank and graph; ``steps`` is ``None`` (the latest step both trees hold for
-    each rank and graph), ``"all"`` (every step both hold) or a list of step labels. A graph is
-    matched by name first; a rank with one unmatched graph on each side pairs those two (GE names
-    a model anew in each run). ``ranks`` and ``graphs`` narrow what is compared (a graph by its
-    ``model_name/model_id`` or its ``model_name``). Raises ``ValueError`` when a choice names
-    nothing either tree holds."""
+    each rank and graph), ``"all"`` (every step both hold) or a choice of step labels. A side
+    without steps (a flat folder against numbered step folders) pairs with the other side's
+    latest step (of those chosen). A graph is matched by name first; a rank with one unmatched
+    graph on each side pairs those two (GE names a model anew in each run). ``ranks`` and
+    ``graphs`` narrow what is compared (a graph by its ``model_name/model_id`` or its
+    ``model_name``); what they ask for and neither tree holds is skipped with a warning. Raises
+    ``ValueError`` when a choice names nothing either tree holds, or when the trees are laid out
+    at different levels (ranks on one side, none on the other)."""
     scope = Scope()
     for tree, side in ((on, "fusion-on"), (off, "fusion-off")):
         for folder, why in tree.unreadable.items():
             scope.skip(folder, f"the {side} tree's folder {why}", "folder")
-    if (
-        len(on.leaves) == 1
-        and len(off.leaves) == 1
-        and ranks is graphs is None
-        and not isinstance(steps, list)
-    ):
+        for folder, why in tree.left_out.items():
+            scope.skip(folder, why, "folder", warn=True)
+    ranks = Choice.of(ranks, "ranks") if ranks is not None else None
+    graphs = Choice.of(graphs, "graphs") if graphs is not None else None
+    steps = Choice.of(steps, "steps") if steps not in (None, "all") else steps
+    if len(on.leaves) == 1 and len(off.leaves) == 1 and ranks is graphs is None and steps in (None, "all"):
         # one folder on each side: they are the run's two sides, however each is labelled
         scope.compared.append((on.leaves[0], off.leaves[0]))
         return scope
-    _check_choice(ranks, {leaf.rank for t in (on, off) for leaf in t.leaves}, "ranks")
-    _check_choice(graphs, {g for t in (on, off) for leaf in t.leaves for g in _graph_names(leaf)}, "graphs")
-    if isinstance(steps, list):
-        _check_choice(steps, {leaf.step for t in (on, off) for leaf in t.leaves}, "steps")
+    _check_levels(on, off)
+    _check_choice(ranks, {leaf.rank for t in (on, off) for leaf in t.leaves}, scope)
+    _check_choice(graphs, {g for t in (on, off) for leaf in t.leaves for g in _graph_names(leaf)}, scope)
+    if isinstance(steps, Choice):
+        _check_choice(steps, {leaf.step for t in (on, off) for leaf in t.leaves}, scope)
     groups_on, groups_off = _groups(on), _groups(off)
     for tree, side in ((on, "fusion-on"), (off, "fusion-off")):
         for rank, folder in tree.empty_ranks.items():
@@ -338,21 +456,59 @@ def pair_trees(
             scope.skip(_rank_name(rank), why, "rank")
             continue
         for g_on, g_off in _pair_graphs(rank, groups_on[rank], groups_off[rank], scope):
-            if graphs is not None and not set(_graph_names(g_on[0])) & set(graphs):
+            if graphs is not None and not any(name in graphs for name in _graph_names(g_on[0])):
                 scope.skip(_where(g_on[0], step=False), "not among --graphs", "graph")
                 continue
-            _pair_steps(g_on, g_off, steps, scope)
+            _pair_steps(g_on, g_off, steps, scope, (on.layout, off.layout))
     return scope
 
 
-def _check_choice(chosen: list[str] | None, present: set, what: str) -> None:
+def _describe(tree: RunTree) -> str:
+    """``a GE dump tree of ranks 0, 1`` and the like, for a sentence."""
+    if tree.layout == "flat":
+        return "one folder of dumps"
+    kinds = {"ge": "a GE dump tree", "msprobe": "an msprobe dump tree", "device": "a folder per device"}
+    ranks = tree.ranks
+    of_ranks = f" of {'rank' if len(ranks) == 1 else 'ranks'} {', '.join(ranks)}" if ranks else ""
+    if tree.layout == "steps":
+        return f"numbered step folders ({', '.join(_sorted_labels({leaf.step for leaf in tree.leaves}))})"
+    return kinds[tree.layout] + of_ranks
+
+
+def _check_levels(on: RunTree, off: RunTree) -> None:
+    """Raises ``ValueError`` when one tree has ranks (or graphs) and the other has none: which of
+    the other's leaves stands for which is anyone's guess."""
+    for level in ("rank", "graph"):
+        has = [any(getattr(leaf, level) is not None for leaf in tree.leaves) for tree in (on, off)]
+        if has[0] != has[1]:
+            tree = on if has[0] else off
+            example = os.path.normpath(os.path.join(tree.root, tree.leaves[-1].rel))
+            option = "--af-open-data" if has[0] else "--af-close-data"
+            raise ValueError(
+                f"the fusion-on data folder {on.root} is {_describe(on)} and the fusion-off data folder "
+                f"{off.root} is {_describe(off)}: give both at the same level (for one leaf, e.g. "
+                f"{option} {example})"
+            )
+
+
+def _check_choice(chosen: Choice | None, present: set, scope: Scope) -> None:
+    """Raises ``ValueError`` when ``chosen`` names nothing of ``present``; what it names and
+    neither tree holds is skipped, with a warning."""
     if chosen is None:
         return
     present = {p for p in present if p is not None}
-    missing = [c for c in chosen if c not in present]
-    if len(missing) == len(chosen):
+    if not any(p in chosen for p in present):
         listed = ", ".join(_sorted_labels(present)) or "none"
-        raise ValueError(f"--{what}: neither tree has {', '.join(missing)} (there are: {listed})")
+        raise ValueError(f"--{chosen.what}: neither tree has {chosen.text} (there are: {listed})")
+    level = chosen.what.rstrip("s")
+    for label in chosen.missing(present):
+        what = f"{chosen.what} {label}" if "-" in label else f"{level} {label}"
+        scope.skip(
+            what,
+            f"asked for by --{chosen.what} {chosen.text}; neither tree has {'them' if '-' in label else 'it'}",
+            level,
+            warn=True,
+        )
 
 
 def _graph_names(leaf: Leaf) -> tuple[str, ...]:
@@ -398,18 +554,29 @@ def _pair_graphs(rank, on: dict, off: dict, scope: Scope) -> list[tuple[list[Lea
     return pairs
 
 
-def _pair_steps(on: list[Leaf], off: list[Leaf], steps, scope: Scope) -> None:
+def _step_name(leaf: Leaf) -> str:
+    where = _where(leaf)
+    if leaf.step == ".":  # the files beside numbered step folders
+        return f"{where.removesuffix('step .')}the files directly in {leaf.folder}".lstrip(", ")
+    return where or leaf.rel
+
+
+def _pair_steps(on: list[Leaf], off: list[Leaf], steps, scope: Scope, layouts: tuple[str, str]) -> None:
+    if len(off) == 1 and off[0].step is None and any(leaf.step is not None for leaf in on):
+        _pair_with_stepless(on, off[0], steps, scope, "fusion-off", layouts[0] == "steps")
+        return
+    if len(on) == 1 and on[0].step is None and any(leaf.step is not None for leaf in off):
+        _pair_with_stepless(off, on[0], steps, scope, "fusion-on", layouts[1] == "steps")
+        return
     by_step_off = {leaf.step: leaf for leaf in off}
     common = [leaf for leaf in on if leaf.step in by_step_off]
     steps_on = {leaf.step for leaf in on}
     for leaf in on:
         if leaf.step not in by_step_off:
-            scope.skip(_where(leaf) or leaf.rel, "the fusion-off tree has no such step", "step")
+            scope.skip(_step_name(leaf), "the fusion-off tree has no such step", "step")
     for leaf in off:
         if leaf.step not in steps_on:
-            scope.skip(
-                f"{_where(leaf) or leaf.rel} (fusion-off)", "the fusion-on tree has no such step", "step"
-            )
+            scope.skip(f"{_step_name(leaf)} (fusion-off)", "the fusion-on tree has no such step", "step")
     if not common:
         return
     if steps is None:
@@ -428,8 +595,37 @@ def _pair_steps(on: list[Leaf], off: list[Leaf], steps, scope: Scope) -> None:
         chosen = [leaf for leaf in common if leaf.step in steps]
         for leaf in common:
             if leaf.step not in steps:
-                scope.skip(_where(leaf) or leaf.rel, "not among --steps", "step")
+                scope.skip(_step_name(leaf), "not among --steps", "step")
     scope.compared += [(leaf, by_step_off[leaf.step]) for leaf in chosen]
+
+
+def _pair_with_stepless(
+    stepped: list[Leaf], alone: Leaf, steps, scope: Scope, side: str, numbered: bool
+) -> None:
+    """Pair the one leaf of a side without steps (``side``: which) with the latest step of the
+    other side's ``stepped`` leaves (of those ``steps`` chooses); the others are skipped, with the
+    options that compare one of them instead where the steps are numbered folders."""
+    chosen = stepped if steps in (None, "all") else [leaf for leaf in stepped if leaf.step in steps]
+    if not chosen:
+        for leaf in stepped:
+            scope.skip(_step_name(leaf), "not among --steps", "step")
+        return
+    latest = chosen[-1]
+    fusion_on = side == "fusion-off"
+    pair = (latest, alone) if fusion_on else (alone, latest)
+    scope.compared.append(pair)
+    for leaf in stepped:
+        if leaf is latest:
+            continue
+        why = f"the {side} side is one folder without steps, compared with step {latest.step}, the latest"
+        if steps not in (None, "all"):
+            why += " of --steps"
+        if numbered:
+            flags = (
+                ("--iteration", "--close-iteration") if fusion_on else ("--close-iteration", "--iteration")
+            )
+            why += f"; {flags[0]} {leaf.step} {flags[1]} . compares this one instead"
+        scope.skip(_step_name(leaf) + ("" if fusion_on else " (fusion-off)"), why, "step", warn=True)
 
 
 # -- the run's summary across leaves ------------------------------------------------------------
@@ -446,15 +642,15 @@ class LeafOutcome:
 
 
 def cross_run_summary(scope: Scope, outcomes: list[LeafOutcome]) -> dict:
-    """The run's summary across its leaves: the scope, record counts by verdict, warnings (each
-    prefixed by its leaf), and per introduced op where it was introduced.
+    """The run's summary across its leaves: the scope, record counts by verdict, warnings (the
+    scope's, then each leaf's prefixed by its leaf), and per introduced op where it was introduced.
 
     ``introduced`` lists each fused op introduced in some leaf, in first-seen order, with its
     graph, the ranks it was introduced on out of the ranks compared for that graph and step
     (``everywhere``: on every one of them, the kernel's story; else on some, a data or hardware
     story), and ``first_step`` the earliest step it was introduced at."""
     verdicts: dict[str, int] = {}
-    warnings: list[str] = []
+    warnings: list[str] = list(scope.warnings)
     ranks_of: dict[tuple, set] = {}  # (graph, step) -> ranks compared there
     seen: dict[tuple, dict] = {}  # (graph, op) -> {"ranks": set, "steps": set, "at": set of (step, rank)}
     for o in outcomes:

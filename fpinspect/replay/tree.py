@@ -54,6 +54,8 @@ def leaf_arguments(on: Leaf, off: Leaf) -> dict:
         return os.path.join(leaf.folder, leaf.rel), None
 
     (open_data, iteration), (close_data, close_iteration) = side(on), side(off)
+    if iteration is not None and close_iteration is None:
+        close_iteration = "."  # the fusion-off folder itself (its own iteration would follow the other's)
     return {
         "open_data": open_data,
         "close_data": close_data,

@@ -122,8 +122,10 @@ def open_command(
     (..._af_open -> ..._af_close) unless --close-graph / --close-data give it. Without
     arguments the bundled sample dumps open; without a fusion-off side the graph opens for
     browsing. Data folders that are dump trees of several ranks, graphs or steps open on an
-    overview of the run: one row per leaf pair, compared in turn; enter opens one, escape
-    comes back. Keys: ? for help, t for the test plan's tasks, q to quit.
+    overview of the run: a grid of ranks × graphs at one step, each cell a leaf pair's worst
+    verdict and introduced ops, compared in turn (s/S: other steps; l: the list of leaf pairs
+    and of those left out); enter opens a leaf, escape comes back. Keys: ? for help, t for the
+    test plan's tasks, q to quit.
     """
     from ..dumps.sources import SourceError, resolve
 

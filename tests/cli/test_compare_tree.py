@@ -327,3 +327,64 @@ def test_the_table_says_where_and_from_which_step_each_introduced_op_fails(trees
         "some ranks",
         "0",
     ]
+
+
+def test_odd_folders_a_flat_side_and_ranks_not_found_are_said_and_the_rest_compared(trees, tmp_path):
+    shutil.copytree(trees, tmp_path / "t")
+    bak = tmp_path / "t" / "on" / STAMP / "0" / "ge_default_1" / "1" / "1.bak"
+    shutil.copytree(bak.parent / "1", bak)
+    r = compare(tmp_path / "t", "--format", "json", "--ranks", "0-3")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert [(x["rank"], x["step"]) for x in out["runs"]] == [("0", "1"), ("1", "1")]
+    skipped = {s["what"]: s["why"] for s in out["summary"]["scope"]["skipped"]}
+    assert "not a leaf like the others" in skipped[str(bak)]
+    assert skipped["rank 2"] == skipped["rank 3"] == "asked for by --ranks 0-3; neither tree has it"
+    for what in (str(bak), "rank 2", "rank 3"):
+        assert f"fpinspect: warning: {what}: {skipped[what]}" in r.stderr
+        assert f"{what}: {skipped[what]}" in out["summary"]["warnings"]
+    flat = tmp_path / "flat"
+    shutil.copytree(SAMPLE / "datadump_af_close", flat)
+    r = run("compare", *_graphs(), "--af-open-data", trees / "on", "--af-close-data", flat)
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert r.stderr.count("\n") == 1 and "give both at the same level" in r.stderr
+
+
+def test_fusion_on_dumps_in_a_step_folder_against_a_flat_folder_compare(tmp_path):
+    shutil.copytree(SAMPLE / "datadump_af_open", tmp_path / "on" / "1")
+    shutil.copytree(SAMPLE / "datadump_af_close", tmp_path / "off")
+    r = compare(tmp_path, "--format", "json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["summary"]["introduced"] == [CULPRIT]
+    assert out["summary"]["iteration"] == {"fusion_on": "1", "fusion_off": "."}
+    for file in (SAMPLE / "datadump_af_open").iterdir():  # flat files beside the step folder
+        shutil.copyfile(file, tmp_path / "on" / file.name)
+    r = compare(tmp_path, "--format", "json")
+    assert r.exit_code == 0, r.output
+    assert "no such step" not in r.output and "--iteration . --close-iteration ." in r.stderr
+    assert json.loads(r.stdout)["summary"]["iteration"] == {"fusion_on": "1", "fusion_off": "."}
+
+
+def test_the_newer_of_two_time_folders_is_compared(trees, tmp_path):
+    shutil.copytree(trees, tmp_path / "t")
+    shutil.copytree(tmp_path / "t" / "on" / STAMP, tmp_path / "t" / "on" / "20261204090000")
+    r = compare(tmp_path / "t", "--format", "json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert [x["fusion_on"].split("/")[0] for x in out["runs"]] == ["20261204090000"] * 2
+    assert "which is compared: the later folder by name" in r.stderr
+
+
+def test_step_folders_of_no_common_step_say_how_to_compare_two_of_them(tmp_path):
+    for side, src, steps in (("on", "datadump_af_open", (1, 2)), ("off", "datadump_af_close", (3, 4))):
+        for step in steps:
+            shutil.copytree(SAMPLE / src, tmp_path / side / str(step))
+    r = compare(tmp_path)
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert (
+        "nothing to compare" in r.stderr
+        and "--iteration A --close-iteration B compares the folders A and B" in r.stderr
+    )
+    r = compare(tmp_path, "--format", "json", "--iteration", "2", "--close-iteration", "4")
+    assert r.exit_code == 0 and json.loads(r.stdout)["summary"]["introduced"] == [CULPRIT]

@@ -157,3 +157,123 @@ def test_numbered_folders_of_datadump_names_stay_steps(tmp_path):
     for s in (0, 1):
         leaf(tmp_path / "it" / str(s))
     assert scan_tree(tmp_path / "it").layout == "steps"
+
+
+def _whys(scope) -> dict[str, str]:
+    return {s["what"]: s["why"] for s in scope.skipped}
+
+
+def test_odd_folders_are_left_out_with_a_warning_and_every_rank_is_still_paired(tmp_path):
+    on = ge_tree(tmp_path / "on")
+    model = on / "20261203101010" / "0" / "ge_default_1" / "1"
+    odd = [leaf(model / name) for name in ("1.bak", "x", "-3")]
+    tree = scan_tree(on)
+    assert tree.layout == "ge" and labels(tree) == labels(scan_tree(ge_tree(tmp_path / "off")))
+    scope = pair_trees(tree, scan_tree(tmp_path / "off"))
+    assert [(a.rank, a.step) for a, _ in scope.compared] == [("0", "1"), ("1", "1")]
+    for folder in odd:
+        assert "is not a leaf like the others" in _whys(scope)[str(folder)]
+        assert any(w.startswith(f"{folder}: ") for w in scope.warnings)
+    for s in (0, 1):
+        leaf(tmp_path / "it" / str(s))
+    leaf(tmp_path / "it" / "x")
+    steps = scan_tree(tmp_path / "it")
+    assert [f.step for f in steps.leaves] == ["0", "1"] and str(tmp_path / "it" / "x") in steps.left_out
+
+
+def test_a_tree_against_a_flat_folder_is_one_sentence_and_a_stray_folder_is_left_out(tmp_path):
+    on = scan_tree(ge_tree(tmp_path / "on"))
+    flat = scan_tree(leaf(tmp_path / "flat"))
+    for a, b in ((on, flat), (flat, on)):
+        with pytest.raises(
+            ValueError,
+            match="(GE dump tree of ranks 0, 1|one folder of dumps) and .* (one folder of dumps|GE dump tree of ranks 0, 1): give both at the same level",
+        ):
+            pair_trees(a, b)
+    off = ge_tree(tmp_path / "off")
+    leaf(off / "stray")
+    scope = pair_trees(on, scan_tree(off))
+    assert [(a.rank, a.step) for a, _ in scope.compared] == [("0", "1"), ("1", "1")]
+    assert any(w.startswith(f"{off / 'stray'}: ") for w in scope.warnings)
+
+
+def test_dumps_in_folders_of_no_layout_are_one_sentence(tmp_path):
+    for name in ("a", "b/c", "d/e/f"):
+        leaf(tmp_path / "mess" / name)
+    with pytest.raises(InputError, match="holds dumps in 3 folders that fit no dump tree layout"):
+        scan_tree(tmp_path / "mess")
+
+
+def test_the_same_ranks_under_two_time_folders_compare_the_newer_with_a_warning(tmp_path):
+    on = ge_tree(tmp_path / "on")
+    for r in (0, 1):
+        for s in (0, 1):
+            leaf(on / "20261204090000" / str(r) / "ge_default_1" / "1" / str(s))
+    scope = pair_trees(scan_tree(on), scan_tree(ge_tree(tmp_path / "off")))
+    assert [a.rel for a, _ in scope.compared] == [
+        "20261204090000/0/ge_default_1/1/1",
+        "20261204090000/1/ge_default_1/1/1",
+    ]
+    older = str(on / "20261203101010" / "0" / "ge_default_1" / "1" / "1")
+    newer = str(on / "20261204090000" / "0" / "ge_default_1" / "1" / "1")
+    assert f"as {newer}, which is compared" in _whys(scope)[older]
+    assert any(w.startswith(older) for w in scope.warnings)
+    assert "rank 0, graph ge_default_1/1, step 0" in _whys(scope)  # the older step, rightly named
+
+
+def test_a_range_of_ranks_names_what_it_did_not_find(tmp_path):
+    on = scan_tree(ge_tree(tmp_path / "on"))
+    off = scan_tree(ge_tree(tmp_path / "off"))
+    scope = pair_trees(on, off, ranks=parse_choice("0-3", "ranks"))
+    assert [a.rank for a, _ in scope.compared] == ["0", "1"]
+    assert _whys(scope)["rank 2"] == _whys(scope)["rank 3"] == "asked for by --ranks 0-3; neither tree has it"
+    assert scope.warnings == [
+        "rank 2: asked for by --ranks 0-3; neither tree has it",
+        "rank 3: asked for by --ranks 0-3; neither tree has it",
+    ]
+
+
+def test_a_huge_range_is_never_expanded(tmp_path):
+    import tracemalloc
+
+    on = scan_tree(ge_tree(tmp_path / "on"))
+    off = scan_tree(ge_tree(tmp_path / "off"))
+    tracemalloc.start()
+    try:
+        scope = pair_trees(on, off, ranks=parse_choice("0-2000000", "ranks"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak
+    assert [a.rank for a, _ in scope.compared] == ["0", "1"]
+    assert scope.warnings == ["ranks 2-2000000: asked for by --ranks 0-2000000; neither tree has them"]
+    scope = pair_trees(on, off, ranks=parse_choice("0-99999999999999", "ranks"))
+    assert [a.rank for a, _ in scope.compared] == ["0", "1"]
+
+
+def test_a_flat_folder_pairs_with_the_latest_step_folder_of_the_other_side(tmp_path):
+    leaf(tmp_path / "on" / "1")
+    flat = scan_tree(leaf(tmp_path / "off"))
+    scope = pair_trees(scan_tree(tmp_path / "on"), flat)
+    assert [(a.rel, b.rel) for a, b in scope.compared] == [("1", ".")] and scope.one_leaf
+    leaf(tmp_path / "on")  # files beside the step folder too
+    scope = pair_trees(scan_tree(tmp_path / "on"), flat)
+    assert [(a.rel, b.rel) for a, b in scope.compared] == [("1", ".")]
+    assert "no such step" not in str(scope.skipped)
+    (said,) = scope.warnings
+    assert said.startswith(f"the files directly in {tmp_path / 'on'}: ")
+    assert "compared with step 1, the latest; --iteration . --close-iteration . compares this one" in said
+    scope = pair_trees(flat, scan_tree(tmp_path / "on"))
+    assert [(a.rel, b.rel) for a, b in scope.compared] == [(".", "1")]
+    assert "--close-iteration . --iteration ." in scope.warnings[0]
+
+
+def test_the_one_folder_holding_dumps_is_the_leaf_whatever_its_name(tmp_path):
+    leaf(tmp_path / "on" / "dump_tensor_data")
+    tree = scan_tree(tmp_path / "on")
+    assert [f.rel for f in tree.leaves] == ["dump_tensor_data"] and not tree.left_out
+    leaf(tmp_path / "off" / "0")
+    leaf(tmp_path / "off" / "1")
+    leaf(tmp_path / "one" / "0")
+    scope = pair_trees(scan_tree(tmp_path / "one"), scan_tree(tmp_path / "off"))
+    assert [(a.step, b.step) for a, b in scope.compared] == [("0", "0")]

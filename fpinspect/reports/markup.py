@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:1em 2em;color:#222}
@@ -22,6 +23,28 @@ code{font-size:.95em}.kv td:first-child{color:#555}
 def escape(value) -> str:
     """``value`` as HTML text; None is empty."""
     return html.escape("" if value is None else str(value))
+
+
+_MD_SPECIAL = re.compile(r"[\\`*\[\]<>&]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+
+
+def md_escape(value) -> str:
+    """``value`` as Markdown text that renders as written and makes no markup: no links or
+    images (``[`` ``]`` escaped), no raw HTML (``<``, ``>`` and ``&`` as entities), no code
+    spans or emphasis (`````, ``*`` and ``_`` escaped, except ``_`` inside a word, which
+    CommonMark never reads as emphasis); line breaks become spaces. None is empty."""
+    text = " ".join(("" if value is None else str(value)).splitlines())
+    return _MD_SPECIAL.sub(lambda m: _MD_ENTITY.get(m[0]) or "\\" + m[0], text)
+
+
+_MD_ENTITY = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+
+
+def md_code(value) -> str:
+    """``value`` as a Markdown code span (shown literally), or escaped text when it holds a
+    backtick that would end the span."""
+    text = " ".join(str(value).splitlines())
+    return md_escape(text) if "`" in text else f"`{text}`"
 
 
 def number(value, digits: int = 3) -> str:

@@ -54,8 +54,11 @@ def report_command(source: str | None, plan_dir: str | None, out: str, markdown:
         title = f"fpinspect: {os.path.basename(os.path.normpath(source))}"
     else:
         report, bins, title = _saved(source), None, f"fpinspect: {os.path.basename(source)}"
+    import shlex
+    import sys
+
     with report_file(out) as f:
-        f.write(render(report, bins, title))
+        f.write(render(report, bins, title, command=shlex.join(["fpinspect", *sys.argv[1:]])))
     click.echo(f"wrote {out}")
 
 

@@ -180,7 +180,7 @@ def _plan_switches(results_dir: str, fmt: str) -> None:
         click.echo(indented_json(found.to_json()))
         return
     if not found.entries:
-        click.echo("No counter-example in the plan's results: nothing to switch off.")
+        click.echo(found.empty_sentence())
     for entry in found.entries:
         click.echo(f"{entry.subject} ({entry.task}: {entry.operators})")
         for line in entry.evidence:

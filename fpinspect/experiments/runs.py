@@ -199,12 +199,18 @@ class RunStore:
                 runs.append(KeptRun(folder, record))
         return runs
 
-    def last_verdicts(self) -> dict[str, str]:
-        """Each task's newest finished run's verdict summary."""
+    def last_outcomes(self) -> dict[str, str]:
+        """How each task's newest run went: its verdict summary when it finished (``finished``
+        if it recorded none), ``running``, or ``failed (KIND)`` with the failure's kind."""
         out: dict[str, str] = {}
         for run in self.history():
-            if run.record.status == "finished" and run.record.task not in out:
-                out[run.record.task] = run.record.verdict
+            r = run.record
+            if r.task in out:
+                continue
+            if r.status == "finished":
+                out[r.task] = r.verdict or "finished"
+            else:
+                out[r.task] = r.status if r.status == "running" else f"failed ({r.status})"
         return out
 
     def last_seconds(self, task: str, device: str, profile: str) -> float | None:

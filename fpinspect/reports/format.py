@@ -20,8 +20,16 @@ BAD_STATUSES = {
 }
 
 
+#: The two relative errors a pair's report shows, named by their formulas so they are never
+#: taken for one another: the reference script's, against the larger magnitude (never above 1
+#: where the signs agree), and the one relative to B, which the error statistics use (over the
+#: elements whose ``|B|`` is at least the format's smallest normal) and a worst element shows
+#: whatever ``B`` is (``inf`` where B is 0).
+REL_REFERENCE = "|A-B| / max(|A|,|B|)"
+REL_TO_B = "|A-B|/|B|"
+
 #: The columns of a worst-elements table (``diff`` and the inspector's drill-down).
-WORST_COLUMNS = ("index", "A", "B", "abs", "rel", "ULP", "A bits", "B bits")
+WORST_COLUMNS = ("index", "A", "B", "abs", REL_TO_B, "ULP", "A bits", "B bits")
 
 
 def worst_row(e: dict) -> tuple[str, ...]:

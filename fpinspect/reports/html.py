@@ -12,7 +12,10 @@ may carry the filter: ``report.html#q=autofuse_2 fail``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime, timezone
 
+from .. import __version__
+from .format import REL_REFERENCE
 from .markup import CSS, escape, histogram_svg, kv_table, number
 
 #: Record key -> (counts, lower edges, integer distances): a histogram of ULP errors in log2 bins.
@@ -144,7 +147,7 @@ def _output_block(record: dict, bins: Bins | None) -> str:
             ("status", escape(", ".join(record.get("status") or []))),
             ("relative L2 error", f"{number(m.get('red_eps'))} eps"),
             (
-                "cosine / max abs / max rel",
+                f"cosine / max abs / max relative, {REL_REFERENCE}",
                 f"{number(record.get('cosine'), 8)} / {number(record.get('max_abs'))} / {number(record.get('max_rel'))}",
             ),
             (
@@ -165,8 +168,44 @@ def _output_block(record: dict, bins: Bins | None) -> str:
     )
 
 
-def render(report: dict, bins: Bins | None = None, title: str = "fpinspect comparison") -> str:
-    """The HTML page of ``report`` (``compare --format json``'s object)."""
+def _made(command: str | None, when: datetime | None) -> str:
+    """Where the page comes from: when it was made, by which fpinspect, with which command."""
+    when = when or datetime.now(timezone.utc)
+    line = f"Made {when.strftime('%Y-%m-%d %H:%M %Z').strip()} by fpinspect {__version__}"
+    return f'<p class="muted" id="made">{escape(line)}' + (
+        f" with <code>{escape(command)}</code>.</p>" if command else ".</p>"
+    )
+
+
+def _thresholds(summary: dict) -> str:
+    """The thresholds the verdicts were judged by, one row per format (as the report records them)."""
+    table = summary.get("thresholds")
+    if not isinstance(table, dict) or not table:
+        return "<h2 id='thresholds'>Thresholds</h2><p class='muted'>This report does not record its thresholds.</p>"
+    keys = list(dict.fromkeys(k for row in table.values() if isinstance(row, dict) for k in row))
+    head = "".join(f"<th>{escape(k)}</th>" for k in ["format", *keys])
+    rows = "".join(
+        f"<tr><td>{escape(name)}</td>"
+        + "".join(
+            f'<td class="n">{number(row.get(k), 6) if isinstance(row, dict) else "-"}</td>' for k in keys
+        )
+        + "</tr>"
+        for name, row in table.items()
+    )
+    return f"<h2 id='thresholds'>Thresholds</h2><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def render(
+    report: dict,
+    bins: Bins | None = None,
+    title: str = "fpinspect comparison",
+    *,
+    command: str | None = None,
+    when: datetime | None = None,
+) -> str:
+    """The HTML page of ``report`` (``compare --format json``'s object), saying when it was made
+    (``when``, now by default), by which fpinspect and, given, with which ``command``, and the
+    thresholds the report's verdicts were judged by."""
     records, summary = report.get("records") or [], report.get("summary") or {}
     cause = _cause(summary)
     verdicts = summary.get("verdicts") or {}
@@ -233,7 +272,7 @@ def render(report: dict, bins: Bins | None = None, title: str = "fpinspect compa
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
-        f"<h1>{escape(title)}</h1>"
+        f"<h1>{escape(title)}</h1>{_made(command, when)}"
         f'<p class="lead">{escape(summary.get("look_first") or "No fused op introduced an error.")}</p>'
         f"<p>{number(summary.get('fused_ops'))} fused ops, {number(len(records))} records: {escape(counts)}.</p>"
         f'<table class="kv">{lists}</table>'
@@ -246,6 +285,7 @@ def render(report: dict, bins: Bins | None = None, title: str = "fpinspect compa
         '<input id="filter" type="search" placeholder="filter: op, verdict, cause, status ..." aria-label="filter">'
         f'<table id="records"><thead><tr>{"".join(f"<th>{escape(h)}</th>" for h in head_cells)}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
+        f"{_thresholds(summary)}"
         f"<h2>Fused ops</h2>{''.join(cards)}"
         f"<script>{_JS}</script></body></html>\n"
     )

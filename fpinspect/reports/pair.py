@@ -10,7 +10,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from .format import WORST_COLUMNS, fmt_num, status_text, worst_row
+from .format import REL_REFERENCE, REL_TO_B, WORST_COLUMNS, fmt_num, status_text, worst_row
 
 if TYPE_CHECKING:  # the CLI's help imports this module without the numerics
     from ..dumps.pair import PairResult
@@ -46,7 +46,7 @@ def pair_report(res: PairResult, name_a: str, name_b: str) -> Group:
             [
                 ("cosine similarity", fmt_num(res.cosine, "cos")),
                 ("max absolute error", fmt_num(res.max_abs, "e")),
-                ("max relative error", fmt_num(res.max_rel, "e")),
+                (f"max relative error, {REL_REFERENCE}", fmt_num(res.max_rel, "e")),
             ],
         )
     )
@@ -73,9 +73,11 @@ def pair_report(res: PairResult, name_a: str, name_b: str) -> Group:
         )
     )
     err_rows = []
-    for b, label in ((e.abs, "absolute"), (e.rel, "relative")):
+    for b, label in ((e.abs, "absolute"), (e.rel, f"relative, {REL_TO_B}")):
         err_rows.append((f"{label} max / mean", f"{fmt_num(b.max, 'e')} / {fmt_num(b.mean, 'e')}"))
         err_rows.append((f"{label} P50 / P99", f"{fmt_num(b.p50, 'e')} / {fmt_num(b.p99, 'e')}"))
+    if e.rel.excluded:
+        err_rows.append((f"  left out of {REL_TO_B}", f"{fmt_num(e.rel.excluded)} with |B| below normal"))
     err_rows += [
         ("RMSE", fmt_num(m.rmse, "e")),
         ("relative Euclidean distance", fmt_num(m.red, "e")),

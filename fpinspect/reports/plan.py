@@ -17,6 +17,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 from ..experiments.output import (
     FIGURES,
@@ -30,7 +31,7 @@ from ..experiments.output import (
 from ..experiments.registry import TASK_IDS, UnknownTask, canonical_id, get_task
 from ..experiments.results import Curve, Histogram, Report, Table
 from ..experiments.runs import ResultError, load_result, read_json, verdict_summary
-from .markup import CSS, escape, histogram_svg, kv_table, number
+from .markup import CSS, escape, histogram_svg, kv_table, md_code, md_escape, number
 from .plan_switches import SwitchList, switch_list
 
 #: The run record ``run all`` and the task launcher keep beside a result.
@@ -174,22 +175,40 @@ def collect(root: Path | str) -> PlanResults:
 _PNG = b"\x89PNG\r\n\x1a\n"
 
 
-def _png(folder: Path, name: str) -> bytes | None:
-    """The task's drawn figure ``name`` (a regular PNG file in its figures folder), or None."""
-    path = folder / FIGURES / f"{name}.png"
+def _figure_file(entry: TaskEntry, name: str, root: Path) -> Path | None:
+    """The task's drawn figure ``name``: a regular file inside its figures folder, itself inside
+    the results folder ``root``, after every symbolic link is followed; None otherwise. A figure
+    name is read from ``result.json``: ``../`` in it, or a link out of the folder, must not make
+    the report embed (or link) a file from elsewhere."""
+    if entry.folder is None:
+        return None
+    figures = entry.folder / FIGURES
+    try:
+        inside = figures.resolve(strict=True)
+        path = (figures / f"{name}.png").resolve(strict=True)
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+        top = root.resolve(strict=True)
+    except (OSError, RuntimeError, ValueError):
+        return None
+    return path if regular and path.is_relative_to(inside) and inside.is_relative_to(top) else None
+
+
+def _png(entry: TaskEntry, name: str, root: Path) -> bytes | None:
+    """The bytes of :func:`_figure_file` when they are a PNG, else None."""
+    path = _figure_file(entry, name, root)
+    if path is None:
+        return None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = f.read()
+        data = f.read() if stat.S_ISREG(os.fstat(fd).st_mode) else b""
     return data if data.startswith(_PNG) else None
 
 
-def _figure_html(entry: TaskEntry, figure: Histogram | Curve) -> str:
-    png = _png(entry.folder, figure.name) if entry.folder else None
+def _figure_html(entry: TaskEntry, figure: Histogram | Curve, root: Path) -> str:
+    png = _png(entry, figure.name, root)
     if png is not None:
         src = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
         return f'<figure><img src="{src}" alt="{escape(figure.title)}" style="max-width:100%"><figcaption>{escape(figure.title)}</figcaption></figure>'
@@ -203,11 +222,12 @@ def _figure_html(entry: TaskEntry, figure: Histogram | Curve) -> str:
     return f'<p class="muted">{escape(figure.title)}: not drawn (no PNG in {escape(entry.folder)}; its numbers are in result.json).</p>'
 
 
-def _figure_markdown(entry: TaskEntry, figure: Histogram | Curve, md_dir: Path) -> str:
-    png = entry.folder / FIGURES / f"{figure.name}.png" if entry.folder else None
-    if png is not None and _png(entry.folder, figure.name) is not None:
-        return f"![{figure.title}]({Path(os.path.relpath(png, md_dir)).as_posix()})"
-    return f"- {figure.title}: not drawn (its numbers are in result.json)"
+def _figure_markdown(entry: TaskEntry, figure: Histogram | Curve, md_dir: Path, root: Path) -> str:
+    if _png(entry, figure.name, root) is not None:
+        png = entry.folder / FIGURES / f"{figure.name}.png"
+        link = quote(Path(os.path.relpath(png, md_dir)).as_posix())
+        return f"![{md_escape(figure.title)}]({link})"
+    return f"- {md_escape(figure.title)}: not drawn (its numbers are in result.json)"
 
 
 # -- HTML --------------------------------------------------------------------------------------------
@@ -288,8 +308,16 @@ def _section_12(plan: PlanResults) -> list[tuple[str, Table | None]]:
     return out
 
 
+def _md_table(columns, rows) -> list[str]:
+    """A Markdown table of text read from results: every cell escaped (:func:`.markup.md_escape`)."""
+    return markdown_table(
+        [md_escape(format_cell(c)) for c in columns],
+        [[md_escape(format_cell(c)) for c in row] for row in rows],
+    )
+
+
 def _markdown_lines(t: Table) -> list[str]:
-    return markdown_table(list(t.columns), [list(r) for r in t.rows])
+    return _md_table(t.columns, t.rows)
 
 
 def _switches_html(switches: SwitchList) -> str:
@@ -311,12 +339,12 @@ def _switches_html(switches: SwitchList) -> str:
             f"{kv_table([(r[0], r[1]) for r in rows]) if rows else '<p>no switch</p>'}{notes}</div>"
         )
     if not switches.entries:
-        parts.append("<p>No counter-example: nothing to switch off.</p>")
+        parts.append(f"<p>{escape(switches.empty_sentence())}</p>")
     parts += [f"<p class='muted'>{escape(n)}</p>" for n in switches.notes]
     return "".join(parts)
 
 
-def _task_html(e: TaskEntry) -> str:
+def _task_html(e: TaskEntry, root: Path) -> str:
     head = f'<section id="task-{escape(e.task)}"><h2>{escape(e.task)} — {escape(e.title)}</h2>'
     if e.report is None:
         return head + f'<p class="lead">{escape(e.status)}: {escape(e.problem)}</p></section>'
@@ -327,7 +355,7 @@ def _task_html(e: TaskEntry) -> str:
         [_agree_class(v.agrees) for v in r.verdicts],
     )
     tables = "".join(f"<h3>{escape(t.title)}</h3>{_table_html(t.columns, t.rows)}" for t in r.tables)
-    figures = "".join(_figure_html(e, f) for f in figures_of(r))
+    figures = "".join(_figure_html(e, f, root) for f in figures_of(r))
     others = f" ({e.others} other run(s) of {e.task} in the folder not shown)" if e.others else ""
     return (
         head + f"<p>Claim {escape(r.claim)}</p><p class='muted'>Measured on {escape(_measured_on(r))}; "
@@ -365,7 +393,7 @@ def render_html(plan: PlanResults, title: str = "fpinspect: the fusion precision
         + (f"<h2>Problems</h2><ul id='problems'>{problems}</ul>" if problems else "")
         + f"<h2 id='s12'>§12 tables (A and B), ready to paste</h2>{''.join(s12)}"
         f"<h2 id='s61'>§6.1 fusion switches</h2>{_switches_html(plan.switches())}"
-        + "".join(_task_html(e) for e in plan.entries)
+        + "".join(_task_html(e, plan.root) for e in plan.entries)
         + "</body></html>\n"
     )
 
@@ -376,64 +404,73 @@ def render_html(plan: PlanResults, title: str = "fpinspect: the fusion precision
 def _switches_markdown(switches: SwitchList) -> list[str]:
     lines: list[str] = []
     for s in switches.entries:
-        lines += ["", f"### {s.subject} ({s.task}: `{s.operators}`)", "", "Evidence:", ""]
-        lines += [f"- {x}" for x in s.evidence]
+        lines += [
+            "",
+            f"### {md_escape(s.subject)} ({md_escape(s.task)}: {md_code(s.operators)})",
+            "",
+            "Evidence:",
+            "",
+        ]
+        lines += [f"- {md_escape(x)}" for x in s.evidence]
         lines += ["", "Switches (AUTOFUSE_FLAGS), narrowest first:", ""]
         lines += [
-            f"- `{sw.setting}`: {sw.removes}" + (f" (also touches: {', '.join(sw.also)})" if sw.also else "")
+            f"- {md_code(sw.setting)}: {md_escape(sw.removes)}"
+            + (f" (also touches: {md_escape(', '.join(sw.also))})" if sw.also else "")
             for sw in s.switches
         ] or ["- no switch"]
-        lines += [f"- note: {n}" for n in s.notes]
+        lines += [f"- note: {md_escape(n)}" for n in s.notes]
     if not switches.entries:
-        lines += ["", "No counter-example: nothing to switch off."]
+        lines += ["", switches.empty_sentence()]
     if switches.notes:
-        lines += ["", *(f"- {n}" for n in switches.notes)]
+        lines += ["", *(f"- {md_escape(n)}" for n in switches.notes)]
     return lines
 
 
 def render_markdown(
     plan: PlanResults, md_dir: Path, title: str = "fpinspect: the fusion precision test plan"
 ) -> str:
-    """The plan's report in Markdown; figures are linked relative to ``md_dir`` (where the file goes)."""
+    """The plan's report in Markdown; figures are linked relative to ``md_dir`` (where the file
+    goes). Every text read from the results is escaped: it renders as written and makes no link,
+    image or HTML."""
     lines = [
         f"# {title}",
         "",
-        f"From `{plan.root}`.",
+        f"From {md_code(plan.root)}.",
         "",
         "## Tasks",
         "",
-        *markdown_table(list(_INDEX_COLUMNS), _index_rows(plan)),
+        *_md_table(_INDEX_COLUMNS, _index_rows(plan)),
     ]
     if plan.problems:
-        lines += ["", "## Problems", "", *(f"- {p}" for p in plan.problems)]
+        lines += ["", "## Problems", "", *(f"- {md_escape(p)}" for p in plan.problems)]
     lines += ["", "## §12 tables (A and B), ready to paste"]
     for task, t in _section_12(plan):
-        lines += ["", f"### {task}" + (f": {t.title}" if t else ""), ""]
+        lines += ["", f"### {task}" + (f": {md_escape(t.title)}" if t else ""), ""]
         lines += _markdown_lines(t) if t else [f"{task} has no result."]
     lines += ["", "## §6.1 fusion switches", *_switches_markdown(plan.switches())]
     for e in plan.entries:
-        lines += ["", f"## {e.task} — {e.title}", ""]
+        lines += ["", f"## {md_escape(e.task)} — {md_escape(e.title)}", ""]
         if e.report is None:
-            lines.append(f"{e.status}: {e.problem}")
+            lines.append(f"{e.status}: {md_escape(e.problem)}")
             continue
         r = e.report
         lines += [
-            f"> Claim {r.claim}",
+            f"> Claim {md_escape(r.claim)}",
             "",
-            f"Measured on {_measured_on(r)}; `{e.folder}`.",
+            f"Measured on {md_escape(_measured_on(r))}; {md_code(e.folder)}.",
             "",
             "### Expectation and measurement",
             "",
         ]
-        lines += markdown_table(
+        lines += _md_table(
             ["topic", "expectation", "measured", "agrees"],
             [[v.topic, v.expectation, v.measured, agreement(v.agrees)] for v in r.verdicts],
         )
         for t in r.tables:
-            lines += ["", f"### {t.title}", "", *_markdown_lines(t)]
+            lines += ["", f"### {md_escape(t.title)}", "", *_markdown_lines(t)]
         figures = figures_of(r)
         if figures:
-            lines += ["", "### Figures", "", *(_figure_markdown(e, f, md_dir) for f in figures)]
+            lines += ["", "### Figures", "", *(_figure_markdown(e, f, md_dir, plan.root) for f in figures)]
     return "\n".join(lines) + "\n"
 
 

@@ -52,6 +52,14 @@ class SwitchList:
 
     entries: list[PlanSwitch] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: The tasks (B, E) whose results were read; without any, "no counter-example" means nothing.
+    read: list[str] = field(default_factory=list)
+
+    def empty_sentence(self) -> str:
+        """What an empty list means: no counter-example in the results read, or no results."""
+        if self.read:
+            return f"No counter-example in the results of {' and '.join(self.read)}: nothing to switch off."
+        return "B and E have no results: no counter-example can be listed."
 
     def to_json(self) -> dict[str, Any]:
         return {"entries": [e.to_json() for e in self.entries], "notes": list(self.notes)}
@@ -189,6 +197,8 @@ def switch_list(reports: dict[str, Report]) -> SwitchList:
             read(report, out)
         except DataError as exc:
             out.notes.append(f"{task}: its result's data cannot be read ({exc}), so nothing of it is listed")
+            continue
+        out.read.append(task)
     if out.entries and any(r.device != "npu" for t, r in reports.items() if t in ("B", "E")):
         out.notes.append(
             "measured with Inductor (not on an NPU): the AutoFuse switches are those for the same operators "

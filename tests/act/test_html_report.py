@@ -1,14 +1,18 @@
 """`fpinspect report`: one self-contained HTML page per comparison, checked in a real browser."""
 
+import html
 import json
 import re
 import shutil
 import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+import fpinspect
 from fpinspect.cli import main
 
 SAMPLES = Path(__file__).resolve().parents[2] / "fpinspect" / "sample_dumps"
@@ -120,3 +124,69 @@ def test_the_filter_works_in_chromium(page):
     shown = [r for r in rows if "hidden" not in r]
     assert rows and len(shown) == 6  # autofuse_2's two outputs and four inputs
     assert 'id="count">6<' in proc.stdout
+
+
+def test_the_page_says_when_by_what_and_how_it_was_made(tmp_path):
+    out = tmp_path / "r.html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "fpinspect", "report", str(SAMPLES / "regression"), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    made = re.search(
+        r'<p class="muted" id="made">Made (\S+ \S+) UTC by fpinspect (\S+) with <code>(.*?)</code>', text
+    )
+    assert made, text[:2000]
+    assert made[2] == fpinspect.__version__
+    assert html.unescape(made[3]) == f"fpinspect report {SAMPLES / 'regression'} --out {out}"
+    assert abs(
+        datetime.strptime(made[1], "%Y-%m-%d %H:%M") - datetime.now(timezone.utc).replace(tzinfo=None)
+    ) < timedelta(minutes=10)
+    thresholds = text.split("id='thresholds'>Thresholds</h2>")[1].split("</table>")[0]
+    assert "<td>float16</td>" in thresholds and "<th>red_fail</th>" in thresholds
+
+
+def test_a_saved_report_without_thresholds_says_so(tmp_path):
+    saved = tmp_path / "r.json"
+    saved.write_text(json.dumps({"records": [], "summary": {}}))
+    assert run("report", saved, "--out", tmp_path / "r.html").exit_code == 0
+    assert "This report does not record its thresholds." in (tmp_path / "r.html").read_text()
+
+
+#: Run in the page: every label of a chart lies inside its chart and touches no other label.
+_LAYOUT_CHECK = """<script>
+window.addEventListener('load', function () {
+  var bad = [];
+  document.querySelectorAll('svg').forEach(function (svg, k) {
+    var box = svg.getBoundingClientRect(), texts = Array.from(svg.querySelectorAll('text'));
+    var rects = texts.map(function (t) { return t.getBoundingClientRect(); });
+    rects.forEach(function (r, i) {
+      if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.bottom > box.bottom + 0.5)
+        bad.push('chart ' + k + ': "' + texts[i].textContent + '" is cut off');
+      for (var j = i + 1; j < rects.length; j++) {
+        var s = rects[j];
+        if (r.left < s.right && s.left < r.right && r.top < s.bottom && s.top < r.bottom)
+          bad.push('chart ' + k + ': "' + texts[i].textContent + '" overlaps "' + texts[j].textContent + '"');
+      }
+    });
+  });
+  var out = document.createElement('pre'); out.id = 'layout'; out.textContent = 'BAD:' + bad.join(' | ') + ':END';
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+@needs_chromium
+def test_the_histograms_labels_and_captions_are_readable_in_chromium(page, tmp_path):
+    """Bins named 16-31, 32-63, ... (the regression sample's outputs reach 1024 ULP) must not
+    run together, and no caption may be cut off by its chart."""
+    checked = tmp_path / "checked.html"
+    checked.write_text(page.read_text().replace("</body>", _LAYOUT_CHECK + "</body>"))
+    proc = _chromium("--dump-dom", "--window-size=1200,1600", url=checked.as_uri())
+    found = re.search(r'<pre id="layout">BAD:(.*?):END</pre>', proc.stdout, re.S)
+    assert found, proc.stderr[-2000:]
+    assert found[1] == "", found[1]
+    assert "ULP error (counts on a log scale)" in proc.stdout

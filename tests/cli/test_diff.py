@@ -187,3 +187,22 @@ def test_diff_that_compared_nothing_exits_2_in_one_sentence(tmp_path, a, b, need
     for fmt in ("table", "json"):
         r = run("diff", tmp_path / "a.npy", tmp_path / "b.npy", "--format", fmt)
         assert r.exit_code == 2 and needle in r.output and "Traceback" not in r.output
+
+
+def test_the_two_relative_errors_are_named_by_their_formulas(tmp_path):
+    """The reference's max relative error (against the larger magnitude) and the error relative
+    to B (the statistics and the worst elements) differ on the same pair: each is labelled with
+    its formula, and the elements the statistics leave out (|B| 0 here, so inf among the worst
+    elements) are counted."""
+    a, b = tmp_path / "a.npy", tmp_path / "b.npy"
+    np.save(a, np.array([1.0, 0.5, 1e-6, 8.0, 3.0], np.float16))
+    np.save(b, np.array([1.0, 0.0, 0.0, 1.0, 3.0], np.float16))
+    r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["diff", str(a), str(b)])
+    assert r.exit_code == 0, r.output
+    lines = [" ".join(line.split()) for line in r.output.splitlines()]
+    assert "max relative error, |A-B| / max(|A|,|B|) 1.0000e+00" in lines
+    assert "relative, |A-B|/|B| max / mean 7.0000e+00 / 2.3333e+00" in lines
+    assert "left out of |A-B|/|B| 2 with |B| below normal" in lines
+    assert "index A B abs |A-B|/|B| ULP A bits B bits" in lines
+    assert "[1] 0.5 0 5.000e-01 inf 14,336 0x3800 0x0000" in lines
+    assert not any(line.startswith(("relative max", "max relative error 1")) for line in lines)

@@ -128,16 +128,16 @@ def test_legacy_mode1_prints_the_reference_table(injected, capsys):
     assert legacy_main(flags(injected) + ["--compare-input"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"解析开启融合 dump 图: {injected['af_open_graph']}"
-    assert lines[2] == "找到 4 个融合算子输出映射, 5 个融合算子输入映射"
-    assert lines[3].startswith("类型 | 融合算子名")
-    rows = [ln.split(" | ") for ln in lines[5:]]
+    assert lines[2:4] == ["找到 4 个融合算子输出映射, 5 个融合算子输入映射", ""]
+    assert lines[4].startswith("类型 | 融合算子名")
+    rows = [[c.strip() for c in ln.split(" | ")] for ln in lines[6:]]
     assert [r[0] for r in rows] == ["输出"] * 4 + ["输入"] * 5
     assert rows[4][-1] == "SKIPPED_CONST_DATA" and rows[4][5] == "-"
     first = rows[0]
     a = np.load(next(injected["af_open_data"].glob(f"*{fused_name('R1')}*output.0.npy"))).astype(np.float64)
     b = np.load(next(injected["af_close_data"].glob("Adds.Add_2.*output.0.npy"))).astype(np.float64)
     cos = np.dot(a.ravel(), b.ravel()) / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-8)
-    assert first[5] == f"{cos:.8f}" and first[6] == f"{np.abs(a - b).max():.4e}"
+    assert first[5] == f"{cos:.10f}" and first[6] == f"{np.abs(a - b).max():.6e}"
 
 
 def test_legacy_mode1_bad_input(tmp_path, capsys):

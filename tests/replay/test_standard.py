@@ -81,3 +81,61 @@ def test_small_values_count_in_their_own_ratio():
     assert s["metrics"]["SmallValueErrRatio"]["eager"] == 0.0  # 2^-12 is exact in float16
     assert ratios["SmallValueErrRatio"] == 2.0**11 and s["verdict"] == "fail"
     assert ratios["MaxRelErr"] <= 1 and ratios["RMSE"] <= 1
+
+
+# -- msprobe's conventions on hand-computed cases ------------------------------------------------
+
+
+def _errors(x, truth):
+    s = benchmark_standard(x, truth, x, truth, ["Muls"])
+    return s.fused
+
+
+def test_bfloat16_relative_errors_use_eps_2_to_the_minus_8():
+    """msprobe casts both sides of a bfloat16 output to float32 and adds 2^-8 (not float32's
+    eps) to |bench| in the denominator: one ULP above 1.0 is 2^-7 / (1 + 2^-8)."""
+    from ml_dtypes import bfloat16
+
+    truth = np.array([1.0, 1.0])
+    x = np.array([1.0 + 2.0**-7, 1.0], dtype=bfloat16)
+    e = _errors(x, truth)
+    assert e.max_rel == pytest.approx(2.0**-7 / (1 + 2.0**-8), rel=1e-6)
+    assert e.mean_rel == pytest.approx(2.0**-7 / (1 + 2.0**-8) / 2, rel=1e-6)
+
+
+def test_a_float16_benchmark_beyond_float16_is_left_out():
+    """The benchmark is cast to the output's format before the finite test: 65520 is inf in
+    float16, so that element counts in no metric (the other one is exact)."""
+    truth = np.array([65520.0, 1.0])
+    x = np.array([65504.0, 1.0], dtype=F16)
+    e = _errors(x, truth)
+    assert (e.max_rel, e.mean_rel, e.rmse) == (0.0, 0.0, 0.0)
+
+
+def test_rmse_carries_the_masked_count_correction():
+    """RMSE = sqrt(mean(e^2 over all N, left-out elements as 0) * (N / (N - m + 1e-4) + 1e-4)):
+    with 999 small elements of 1000, 0.005 % below the root mean square of the one error."""
+    truth = np.concatenate([np.full(999, 2.0**-12), [2.0]])
+    x = np.concatenate([np.full(999, 2.0**-12), [2.0 - 2.0**-9]]).astype(F16)
+    e = _errors(x, truth)
+    assert e.rmse == pytest.approx(np.sqrt(2.0**-18 / 1000 * (1000 / (1 + 1e-4) + 1e-4)), rel=1e-6)
+    assert e.rmse < 2.0**-9 * (1 - 4e-5)
+    # float16's benchmark is float32: its eps, 2^-23, is the one in the denominator
+    assert e.max_rel == pytest.approx(2.0**-9 / (2.0 + 2.0**-23), rel=1e-6)
+
+
+def test_msprobes_l1_and_l2_apis_have_ge_types():
+    """Every API of msprobe's L1 and L2 lists is reached from some GE type."""
+    from fpinspect.replay.standard import OP_CLASSES, op_class
+
+    l1 = {"embedding", "npu_fusion_attention_grad", "npu_fusion_attention", "scatter_", "scatter_add_"}
+    l2 = {
+        "addmm", "npu_cross_entropy_loss", "npu_cross_entropy_loss_backward", "GELU", "layer_norm", "matmul",
+        "index", "one_hot", "sum", "npu_rms_norm", "npu_rms_norm_backward", "nonzero",
+    }  # fmt: skip
+    mapped = {api: level for level, api in OP_CLASSES.values()}
+    assert {a for a in l1 if mapped.get(a) == "L1"} == l1 - {"npu_fusion_attention_grad"}
+    assert {a for a in l2 if mapped.get(a) == "L2"} == l2
+    assert op_class(["Add", "ScatterAddWithAxis"]) == ("L1", "ScatterAddWithAxis")
+    assert op_class(["GatherV2", "RmsNormGrad"]) == ("L2", "RmsNormGrad")
+    assert op_class(["CrossEntropyLoss"])[0] == op_class(["CrossEntropyLossGrad"])[0] == "L2"

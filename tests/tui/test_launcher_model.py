@@ -110,7 +110,7 @@ def test_kept_runs_newest_first_with_their_verdicts(tmp_path):
     )
     (store.root / "stray").mkdir()  # neither file: not listed
     assert [r.folder for r in store.history()] == [again, first]
-    assert store.last_verdicts() == {"C3": "agrees"} and store.last_seconds("C3", "cpu", "quick") == 12.5
+    assert store.last_outcomes() == {"C3": "agrees"} and store.last_seconds("C3", "cpu", "quick") == 12.5
     assert store.history()[1].record.verdict == "disagrees"
     assert verdict_summary(sample_report(agrees=(True, None))) == "cannot tell"
 

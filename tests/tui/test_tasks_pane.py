@@ -209,7 +209,9 @@ def test_without_a_results_database_history_lists_kept_runs_and_opens_them(tmp_p
 
     async def scenario(pilot):
         screen = pilot.app.screen
-        assert "disagrees" in str(screen.query_one("#task-table").get_row("C3"))
+        table = screen.query_one("#task-table")
+        assert "disagrees" in str(table.get_row("C3"))
+        assert "failed (error)" in str(table.get_row("S"))  # its only run failed: not "-"
         await pilot.press("h")
         history = pilot.app.screen
         await until(pilot, lambda: history.problem is not None, what="the history")

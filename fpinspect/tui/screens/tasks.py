@@ -147,7 +147,7 @@ class TasksScreen(Screen):
 
     def _fill_tasks(self) -> None:
         table = self.query_one("#task-table", DataTable)
-        last = self.store.last_verdicts()
+        last = self.store.last_outcomes()
         checks = {t: check_line(c) for t, c in latest_checks([t.id for t in self.tasks]).items()}
         keep = table.cursor_row
         table.clear()
@@ -156,7 +156,10 @@ class TasksScreen(Screen):
             table.add_row(
                 Text(t.id, "bold"),
                 t.priority or "-",
-                Text.assemble((v or "-", _VERDICT_TONE.get(v, "dim")), checks.get(t.id, "")),
+                Text.assemble(
+                    (v or "-", _VERDICT_TONE.get(v, "red" if v and v.startswith("failed") else "dim")),
+                    checks.get(t.id, ""),
+                ),
                 one_line(t.claim, 90),
                 key=t.id,
             )

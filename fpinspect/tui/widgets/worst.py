@@ -5,11 +5,11 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
+from ...reports.format import REL_TO_B, worst_row
 from ...reports.format import WORST_COLUMNS as COLUMNS
-from ...reports.format import worst_row
 from .footer import COMPACT_WIDTH
 
-_RIGHT = {"A", "B", "abs", "rel", "ULP"}
+_RIGHT = {"A", "B", "abs", REL_TO_B, "ULP"}
 
 
 class WorstTable(DataTable):

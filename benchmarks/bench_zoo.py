@@ -8,7 +8,7 @@ ablation. Prints one Markdown row per architecture x dtype x capture:
 regions it confirms are exactly the ones the comparison calls introduced.
 
     .venv/bin/python benchmarks/bench_zoo.py [--models hf-llama,hf-gpt2] [--dtypes bfloat16,float16]
-        [--seeds 0] [--plant middle|reaching|all] [--no-confirm]
+        [--seeds 0] [--plant none|middle|reaching|all] [--no-confirm]
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     ap.add_argument("--models", default=",".join(ZOO_NAMES))
     ap.add_argument("--dtypes", default="bfloat16,float16")
     ap.add_argument("--seeds", default="0")
-    ap.add_argument("--plant", choices=("middle", "reaching", "all"), default="middle")
+    ap.add_argument("--plant", choices=("none", "middle", "reaching", "all"), default="middle")
     ap.add_argument("--no-confirm", action="store_true")
     args = ap.parse_args(argv)
     print(
@@ -49,7 +49,7 @@ def main(argv=None) -> int:
                 for seed in (int(s) for s in args.seeds.split(",")):
                     start = time.perf_counter()
                     cap = zoo_capture(model, dtype, seed)
-                    plants = planted_regions(cap, args.plant)
+                    plants = [] if args.plant == "none" else planted_regions(cap, args.plant)
                     for planted in [None, *plants]:
                         t0 = time.perf_counter()
                         case = ZooCase(cap, Path(tmp) / f"{model}-{dtype}-{seed}-{planted}", planted)

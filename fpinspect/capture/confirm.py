@@ -129,7 +129,7 @@ class Disagreement:
             effect = f" (fused alone it moves the final outputs {self.only.vs_eager:.3g} eps from eager, {self.only.verdict})"
         if self.report == "introduced":
             why = (
-                ": its error does not reach the model's outputs"
+                ": its effect on the model's outputs stays within thresholds: later ops absorb most of it"
                 if self.only is not None and self.only.verdict != "fail"
                 else ""
             )

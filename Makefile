@@ -12,7 +12,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,experiments,cluster]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,experiments,cluster,explorer]'
 	$(BIN)/fpinspect warm
 	touch $(STAMP)
 

@@ -167,7 +167,7 @@ def _shown(value: Any) -> str:
 def collector_paused() -> Iterator[None]:
     """No cyclic garbage collection while a graph is converted: its hundreds of thousands of
     small objects, all alive until the end, would each be rescanned by every full collection
-    (a 100 000-op graph: 2 s to convert with the collector paused, 10 s without)."""
+    (benchmarks/README.md measures both)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -209,4 +209,3 @@ def collections_of(path: str | os.PathLike) -> list[GraphCollection]:
         )
         for f, model in models.items()
     ]
-

@@ -64,11 +64,12 @@ def explorer_run(
     thresholds: ThresholdTable,
     select: str | None = None,
 ) -> ExplorerRun:
-    """The run ``name`` (its comparison and report) as Model Explorer is given it, fused op
-    ``select`` (or the original op of that name) selected."""
+    """The run ``name`` (its comparison and report) as Model Explorer is given it, op ``select``
+    (fused or original) and its counterpart on the other side selected."""
     on_model, off_model = comparison.open_model, comparison.close_model
+    replaced_by = fused_into(on_model)
     with collector_paused():
-        on, off = collection(on_model, ON), collection(off_model, OFF, fused_into(on_model))
+        on, off = collection(on_model, ON), collection(off_model, OFF, replaced_by)
         # graph ids are one namespace across a model's collections (Model Explorer renames a
         # repeated one): the fusion-off side's are told apart where both sides' graphs share a name
         on_ids = {g.id for g in on.graphs}
@@ -77,7 +78,7 @@ def explorer_run(
             g.id = off_id[g.id]
         graphs: ModelExplorerGraphs = {"graphCollections": [on, off]}
         # as JSON text, which Model Explorer serves as it is: its own serialiser (dataclasses'
-        # asdict) takes 8 times as long
+        # asdict) costs more than reading and converting the graphs (benchmarks/README.md)
         text = msgspec.json.encode(graphs).decode()
     on_data = node_data(report, {op.name: op.graph for op in comparison.fused}, thresholds)
     originals = {op.name: op.original_op_names for op in comparison.fused if not op.same_name}
@@ -105,6 +106,8 @@ def explorer_run(
             for op, names in originals.items()
         ],
     }
+    # a fused op selects its first original op on the other side; an original op, its fused op
+    selected_on = replaced_by.get(select or "", select)
     selected_off = next((o for o in originals.get(select or "", ()) if o in off_model.ops), select)
     url_data = {
         "models": config.model_sources,
@@ -112,7 +115,7 @@ def explorer_run(
         "nodeDataTargets": config.node_data_target_models,
         "uiState": {
             "paneStates": [
-                _pane(f"{name} ({ON})", on_model, select, {}, selected=True),
+                _pane(f"{name} ({ON})", on_model, selected_on, {}, selected=True),
                 _pane(f"{name} ({OFF})", off_model, selected_off, off_id),
             ]
         },

@@ -15,7 +15,7 @@ from .usage import UsageProblem
 
 @click.command("explore")
 @click.argument("run", metavar="RUN")
-@click.option("--no-browser", is_flag=True, help="print the page's address instead of opening it")
+@click.option("--no-browser", is_flag=True, help="do not open the page in a browser (its address is printed)")
 @click.option("--select", metavar="OP", help="the op selected when the page opens (fused or original)")
 def explore_command(run: str, no_browser: bool, select: str | None) -> None:
     """Show a run's fusion-on and fusion-off graphs side by side in Google's Model Explorer,

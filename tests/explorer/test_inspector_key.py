@@ -1,4 +1,4 @@
-"""The inspector's ``m`` (and its palette entry): the run in Model Explorer, the highlighted op selected."""
+"""The inspector's ``m`` and its palette entry: the run in Model Explorer, the highlighted op selected."""
 
 from __future__ import annotations
 
@@ -18,13 +18,16 @@ from harness import app_for, drive, settle  # noqa: E402
 REGRESSION = Path(__file__).resolve().parents[2] / "fpinspect" / "sample_dumps" / "regression"
 
 
-def test_m_serves_the_run_with_the_highlighted_op_selected():
+@pytest.mark.parametrize(
+    "keys", [["m"], ["ctrl+p", *"open in model explorer", "enter"]], ids=["m", "palette"]
+)
+def test_m_serves_the_run_with_the_highlighted_op_selected(keys):
     seen = {}
 
     async def scenario(pilot):
         app = pilot.app
         await pilot.press("i")  # the first op that introduces an error: autofuse_2_Add_LayerNorm
-        await pilot.press("m")
+        await pilot.press(*keys)
         await settle(pilot)
         told = [n.message for n in app._notifications if n.message.startswith("Model Explorer: ")]
         assert told, [n.message for n in app._notifications]

@@ -1,5 +1,5 @@
-"""Headless Chromium for the tests that look at pages: a one-shot run (a screenshot, the DOM), and
-a live page driven over the DevTools protocol for pages that build themselves after loading."""
+"""Headless Chromium for the tests that look at pages that build themselves after loading: a live
+page driven over the DevTools protocol (``tests/act/test_html_report.py`` runs it one shot)."""
 
 from __future__ import annotations
 
@@ -19,16 +19,6 @@ needs_chromium = pytest.mark.skipif(
 )
 #: Flags of every run: headless, no sandbox (containers), WebGL on the CPU (SwiftShader).
 FLAGS = ("--headless", "--no-sandbox", "--enable-unsafe-swiftshader", "--use-angle=swiftshader")
-
-
-def headless(*args: str, url: str) -> subprocess.CompletedProcess:
-    """One run of Chromium on ``url`` with ``args`` (``--screenshot=..``, ``--dump-dom``)."""
-    return subprocess.run(
-        [CHROMIUM, *FLAGS, "--disable-gpu", "--enable-logging=stderr", "--v=0", *args, url],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 class LivePage:

@@ -15,8 +15,8 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "make: updating pip"
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	@echo "make: installing fpinspect with numpy, numba, textual, torch, matplotlib, dask, transformers (model configs only) and the test tools (pinned in constraints.txt)"
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,experiments,cluster,zoo]'
+	@echo "make: installing fpinspect with numpy, numba, textual, torch, matplotlib, dask, transformers (model configs only), Google's Model Explorer and the test tools (pinned in constraints.txt)"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,experiments,cluster,zoo,explorer]'
 	@echo "make: compiling the statistics kernels once (fpinspect warm)"
 	$(BIN)/fpinspect warm
 	touch $(STAMP)

@@ -54,6 +54,7 @@ _COMMAND_MODULES = {
     "capture": (".capture", "capture_command"),
     "confirm": (".confirm", "confirm_command"),
     "convert": (".convert", "convert_command"),
+    "explore": (".explore", "explore_command"),
     "launch": ("fpinspect.tui.commands", "launch_command"),
     "open": ("fpinspect.tui.commands", "open_command"),
     "open-result": ("fpinspect.tui.commands", "open_result_command"),

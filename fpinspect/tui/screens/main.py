@@ -6,7 +6,9 @@ from __future__ import annotations
 import gc
 import json
 import os
+import subprocess
 import sys
+import webbrowser
 from collections.abc import Callable, Iterable
 from functools import partial
 from queue import Empty, LifoQueue
@@ -27,10 +29,12 @@ from ...dumps import DumpComparison, InputError, PairPlan
 from ...dumps.graph import split_json
 from ...dumps.outline import outline_fused_ops
 from ...dumps.sources import Sources
+from ...explorer import missing as explorer_missing
 from ...replay.evidence import OpReplay, replay_op
 from ...replay.run import run_with_replay
 from ...replay.tree import leaf_sources
 from ...reports.export import compare_csv
+from .. import model_explorer
 from ..answering import Answering
 from ..compiling import tell_when_compiling
 from ..messages import Exported, Loaded, LoadFailed, Localised, Outlined, RecordsComputed, Replayed
@@ -184,6 +188,14 @@ class MainScreen(Screen):
             id="input-warnings",
         ),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter"),
+        Binding(
+            "m",
+            "model_explorer",
+            "Model Explorer",
+            show=False,
+            tooltip="Open the run in Google's Model Explorer, both graphs side by side, this op selected",
+            id="model-explorer",
+        ),
     ]
 
     def __init__(
@@ -203,6 +215,8 @@ class MainScreen(Screen):
         #: fused ops to replay, the one asked for last first, and the worker replaying them
         self.to_replay: LifoQueue[str] = LifoQueue()
         self._replaying: Worker | None = None
+        #: the Model Explorer server started for this run (``m``), stopped with the screen
+        self._explorer: subprocess.Popen | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -224,6 +238,8 @@ class MainScreen(Screen):
 
     def on_unmount(self) -> None:
         sys.setswitchinterval(self._switch_interval)
+        if self._explorer is not None:
+            self._explorer.terminate()
 
     # -- workers ------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="reading the run")
@@ -776,9 +792,44 @@ class MainScreen(Screen):
             placeholder="Go to fused op…",
         )
 
+    def action_model_explorer(self) -> None:
+        problem = explorer_missing("Opening the run in Model Explorer")
+        if problem is not None or not self.sources.complete:
+            self.notify(
+                problem or "Model Explorer shows a whole run: both graphs and dumps.", severity="warning"
+            )
+            return
+        if self._explorer is not None:
+            self._explorer.terminate()
+        current = self.query_one(OpList).current
+        self._explorer = model_explorer.start(self.sources, current.name if current else None)
+        self.notify("Starting Model Explorer…", timeout=3)
+        self.await_explorer(self._explorer)
+
+    @work(
+        thread=True, exclusive=True, group="model-explorer", exit_on_error=False, description="Model Explorer"
+    )
+    def await_explorer(self, server: subprocess.Popen) -> None:
+        url, why = model_explorer.page_of(server)
+        if url is None:
+            self.notify(why, severity="error", timeout=10)
+            return
+        self.notify(f"Model Explorer: {url}", timeout=15)
+        if (
+            os.environ.get("DISPLAY")
+            or os.environ.get("WAYLAND_DISPLAY")
+            or sys.platform in ("darwin", "win32")
+        ):
+            webbrowser.open(url)  # not a text browser, which would take this terminal
+
     def palette_commands(self) -> Iterable[SystemCommand]:
         """This screen's entries in the command palette."""
         yield SystemCommand("Go to op…", "Jump to a fused op by name", self.action_go_to_op)
+        yield SystemCommand(
+            "Open in Model Explorer",
+            "Both graphs side by side in Google's Model Explorer, the verdicts on the nodes, this op selected",
+            self.action_model_explorer,
+        )
         yield SystemCommand("Diff two .npy files…", "Mode 2: compare any two tensors", self.action_diff_files)
         for fmt in ("csv", "json"):
             yield SystemCommand(

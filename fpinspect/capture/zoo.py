@@ -62,10 +62,14 @@ def _tokens(seed: int) -> torch.Tensor:
     return torch.randint(0, VOCAB, (1, TOKENS), generator=torch.Generator().manual_seed(seed + 1))
 
 
-def _eager_attention(config) -> None:
-    # the plain attention (matmul, softmax, matmul) rather than SDPA: every op of it is visible
-    # to the capture, and it is what the fusion-off graph of a GE run holds
+def _built(seed: int, config, model, field: str, argument: str, inputs: torch.Tensor):
+    """``model(config)`` in eval mode, its weights drawn after ``torch.manual_seed(seed)``, returning
+    ``field`` of its output from ``inputs`` passed as ``argument``. The plain attention (matmul,
+    softmax, matmul) rather than SDPA: every op of it is visible to the capture, as the fusion-off
+    graph of a GE run holds them."""
     config._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    return _Output(model(config).eval(), field, argument), (inputs,)
 
 
 def llama(seed: int = 0):
@@ -79,9 +83,7 @@ def llama(seed: int = 0):
         num_key_value_heads=2,
         max_position_embeddings=64,
     )
-    _eager_attention(cfg)
-    torch.manual_seed(seed)
-    return _Output(tf.LlamaForCausalLM(cfg).eval(), "logits", "input_ids"), (_tokens(seed),)
+    return _built(seed, cfg, tf.LlamaForCausalLM, "logits", "input_ids", _tokens(seed))
 
 
 def gpt2(seed: int = 0):
@@ -89,9 +91,7 @@ def gpt2(seed: int = 0):
     cfg = tf.GPT2Config(
         vocab_size=VOCAB, n_positions=64, n_embd=64, n_layer=2, n_head=4, bos_token_id=0, eos_token_id=0
     )
-    _eager_attention(cfg)
-    torch.manual_seed(seed)
-    return _Output(tf.GPT2LMHeadModel(cfg).eval(), "logits", "input_ids"), (_tokens(seed),)
+    return _built(seed, cfg, tf.GPT2LMHeadModel, "logits", "input_ids", _tokens(seed))
 
 
 def bert(seed: int = 0):
@@ -104,9 +104,7 @@ def bert(seed: int = 0):
         intermediate_size=128,
         max_position_embeddings=64,
     )
-    _eager_attention(cfg)
-    torch.manual_seed(seed)
-    return _Output(tf.BertModel(cfg).eval(), "last_hidden_state", "input_ids"), (_tokens(seed),)
+    return _built(seed, cfg, tf.BertModel, "last_hidden_state", "input_ids", _tokens(seed))
 
 
 def vit(seed: int = 0):
@@ -120,10 +118,8 @@ def vit(seed: int = 0):
         num_attention_heads=4,
         intermediate_size=128,
     )
-    _eager_attention(cfg)
-    torch.manual_seed(seed)
     pixels = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(seed + 1))
-    return _Output(tf.ViTModel(cfg).eval(), "last_hidden_state", "pixel_values"), (pixels,)
+    return _built(seed, cfg, tf.ViTModel, "last_hidden_state", "pixel_values", pixels)
 
 
 def mixtral(seed: int = 0):
@@ -139,9 +135,7 @@ def mixtral(seed: int = 0):
         num_experts_per_tok=2,
         max_position_embeddings=64,
     )
-    _eager_attention(cfg)
-    torch.manual_seed(seed)
-    return _Output(tf.MixtralForCausalLM(cfg).eval(), "logits", "input_ids"), (_tokens(seed),)
+    return _built(seed, cfg, tf.MixtralForCausalLM, "logits", "input_ids", _tokens(seed))
 
 
 #: Zoo name -> factory.

@@ -5,18 +5,11 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from zootests import check_clean, check_planted  # noqa: E402
-
-MODELS = ["hf-llama", "hf-mixtral"]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("model", MODELS)
-def test_a_clean_capture_names_no_culprit(model, tmp_path, inductor_cache):
-    check_clean(model, tmp_path)
+from zootests import (  # noqa: E402, F401 (collected here, for these models)
+    test_a_clean_capture_names_no_culprit,
+    test_a_planted_fault_is_the_only_culprit_and_confirmed,
+)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("model", MODELS)
-def test_a_planted_fault_is_the_only_culprit_and_confirmed(model, tmp_path, inductor_cache):
-    check_planted(model, tmp_path)
+def pytest_generate_tests(metafunc):
+    metafunc.parametrize("model", ["hf-llama", "hf-mixtral"])

@@ -6,6 +6,8 @@ DTYPE_NAMES = ("float16", "bfloat16", "float32")
 DEVICES = ("cpu", "cuda")
 LAYOUT_MODES = ("plain", "ascend")
 DEMO_NAMES = ("transformer", "conv", "encoder", "rotary", "mlp", "cancellation")
+#: The largest ``--seed`` (torch and numpy both take any seed of 32 bits).
+SEED_MAX = 2**32 - 1
 
 #: ``--inject`` kinds: SIMULATED regressions (see :mod:`.inject`).
 INJECT_KINDS = {

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .output import indented_json
+from .capture import model_option
+from .output import echo, indented_json
 from .usage import UsageProblem, require_torch
 
 
@@ -19,12 +20,13 @@ from .usage import UsageProblem, require_torch
 @click.option(
     "--bisect", is_flag=True, help="also find a smallest set of regions whose unfusing fixes the outputs"
 )
+@model_option
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def confirm_command(run_dir: str, regions: str, bisect: bool, fmt: str) -> None:
+def confirm_command(run_dir: str, regions: str, bisect: bool, model: str | None, fmt: str) -> None:
     """Run a captured model again with fused regions left unfused, and measure its final outputs.
 
     CAPTURE_DIR is a folder written by `fpinspect capture` (its capture.json says how to run the
-    model again). Each chosen region is unfused alone, its original ops running one by one as
+    model again; a model factory it names runs only when given with --model). Each chosen region is unfused alone, its original ops running one by one as
     in the fusion-off run, every other region fused: a region is confirmed when that brings the
     final outputs back within thresholds of eager (or removes most of their deviation), and
     fusion helps when it moves them away from float64. --bisect finds a smallest set of regions
@@ -38,29 +40,29 @@ def confirm_command(run_dir: str, regions: str, bisect: bool, fmt: str) -> None:
     from .capture import _Progress, captured
 
     try:
-        spec = CaptureSpec.read(run_dir)
+        spec = CaptureSpec.read(run_dir).to_run(model, run_dir)
         injections = [Injection.parse(i) for i in spec.inject]
         with _Progress() as progress:
             cap = captured(spec, progress)
         chosen = _chosen(regions, run_dir, cap)
         ablation = Ablation(cap, injections, unfused=cap.unfused(spec.unfuse))
-        log = None if fmt == "json" else (lambda line: click.echo(line, err=True))
+        log = None if fmt == "json" else (lambda line: echo(line, err=True))
         result = confirm(ablation, chosen, bisect=bisect, log=log)
     except CaptureError as exc:
         raise UsageProblem(f"{exc}.") from None
     _keep(run_dir, result.to_json())
     if fmt == "json":
-        click.echo(indented_json(result.to_json()))
+        echo(indented_json(result.to_json()))
         return
     b = result.baseline
-    click.echo(
+    echo(
         f"all regions fused: {b.vs_eager:.3g} eps from eager ({b.verdict}), {b.vs_fp64:.3g} eps from float64"
     )
     if not chosen:
-        click.echo("No region chosen: the comparison names no introduced fused op (try --regions all).")
+        echo("No region chosen: the comparison names no introduced fused op (try --regions all).")
     for r in result.regions:
         removed = "" if r.removed is None else f", removes {max(r.removed, 0):.0%} of the deviation"
-        click.echo(
+        echo(
             f"  {r.name}: unfused alone {r.alone.vs_eager:.3g} eps from eager ({r.alone.verdict}), "
             f"{r.alone.vs_fp64:.3g} from float64{removed} -> {r.verdict}"
         )
@@ -70,8 +72,8 @@ def confirm_command(run_dir: str, regions: str, bisect: bool, fmt: str) -> None:
             if result.minimal_set is None
             else ", ".join(result.minimal_set) or "none"
         )
-        click.echo(f"smallest set whose unfusing fixes the outputs: {found}")
-    click.echo(f"{result.runs} model runs, {result.seconds:.1f} s")
+        echo(f"smallest set whose unfusing fixes the outputs: {found}")
+    echo(f"{result.runs} model runs, {result.seconds:.1f} s")
 
 
 def _chosen(text: str, run_dir: str, cap) -> list[int]:
@@ -117,4 +119,4 @@ def _keep(run_dir: str, result: dict) -> None:
         with report_file(os.path.join(run_dir, CONFIRM_FILE)) as f:
             f.write(indented_json(result) + "\n")
     except UsageProblem as exc:
-        click.echo(f"fpinspect: warning: the result is not kept: {exc}", err=True)
+        echo(f"fpinspect: warning: the result is not kept: {exc}", err=True)

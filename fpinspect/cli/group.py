@@ -15,9 +15,13 @@ import click
 from .. import __version__
 from ..reports.options import compare_unfused_option, fused_types_option, type_list
 from .baseline import record_options
-from .output import check_destination, indented_json, report_file, write_json_object
+from .output import check_destination, echo, indented_json, report_file, stdout_closed, write_json_object
 from .tree import choose_inputs, compare_tree, graphs_option, ranks_option, steps_option
 from .usage import UsageProblem
+
+#: The most worst elements ``--worst`` lists: each costs memory and time in every pass (a hundred
+#: thousand triple a large pair's time), and a list longer than this is no longer read.
+MAX_WORST = 10_000
 
 
 def _jobs(requested: int | None) -> int:
@@ -87,7 +91,8 @@ def _raise_stopped(signum: int, frame) -> None:
 class _Group(click.Group):
     """The ``fpinspect`` group: its commands of :data:`_COMMAND_MODULES` load on first use, and
     ``ctrl+c``, SIGTERM and SIGHUP end any command with one line and status 128 + the signal's
-    number (130, 143, 129)."""
+    number (130, 143, 129). Standard output closed before everything was written to it (``| head``)
+    is one sentence on stderr and status 2."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *_COMMAND_MODULES})
@@ -105,7 +110,12 @@ class _Group(click.Group):
                 if signal.getsignal(signum) == signal.SIG_DFL:  # not one ignored (nohup) or taken
                     taken[signum] = signal.signal(signum, _raise_stopped)
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            finally:  # here, where a closed pipe is one sentence, not a traceback at exit
+                sys.stdout.flush()
+        except BrokenPipeError:
+            stdout_closed()
         except KeyboardInterrupt as exc:
             # Child processes are stopped by their owners' ``finally`` blocks as the interrupt
             # unwinds; worker threads are not waited for (they hold no state worth keeping).
@@ -139,7 +149,13 @@ def main() -> None:
     show_default=True,
     help="table for people, json (one object) for scripts",
 )
-@click.option("--worst", default=10, show_default=True, help="how many of the worst elements to list")
+@click.option(
+    "--worst",
+    type=click.IntRange(0, MAX_WORST),
+    default=10,
+    show_default=True,
+    help=f"how many of the worst elements to list (at most {MAX_WORST:,})",
+)
 @click.option(
     "--jobs", "-j", type=int, default=None, help="threads for large files (default: one per core, at most 4)"
 )
@@ -269,9 +285,10 @@ def _compared_inputs(run: str | None, *given: str | None) -> tuple[str, str, str
 )
 @click.option(
     "--worst",
+    type=click.IntRange(0, MAX_WORST),
     default=5,
     show_default=True,
-    help="how many of the worst elements each record lists (the inspector keeps 10)",
+    help=f"how many of the worst elements each record lists (the inspector keeps 10; at most {MAX_WORST:,})",
 )
 @fused_types_option
 @compare_unfused_option
@@ -416,12 +433,12 @@ def compare(
     for wanted in sorted(cmp.fused_types or ()):
         if wanted not in available:
             listed = ", ".join(f"{t} {n}" for t, n in available.items()) or "none"
-            click.echo(
+            echo(
                 f"fpinspect: warning: --fused-types {wanted}: no fused op of that type (fused types: {listed})",
                 err=True,
             )
     for warning in report.sources.get("warnings", []):
-        click.echo(f"fpinspect: warning: {warning}", err=True)
+        echo(f"fpinspect: warning: {warning}", err=True)
     with report_file(output) as out:
         if fmt == "json":
             write_json_object(out, report.json_fields())

@@ -31,6 +31,10 @@ def confirm_command(run_dir: str, regions: str, bisect: bool, model: str | None,
     final outputs back within thresholds of eager (or removes most of their deviation), and
     fusion helps when it moves them away from float64. --bisect finds a smallest set of regions
     whose unfusing brings the outputs within thresholds (for culprits that only fail together).
+    Regions the capture itself left unfused (capture --unfuse) are not measured again.
+
+    The result is also written to CAPTURE_DIR/confirm.json (replacing an earlier one), where
+    `fpinspect switches --for inductor` and the inspector read it.
     """
     require_torch("fpinspect confirm")
     from ..capture.confirm import Ablation, confirm
@@ -44,8 +48,16 @@ def confirm_command(run_dir: str, regions: str, bisect: bool, model: str | None,
         injections = [Injection.parse(i) for i in spec.inject]
         with _Progress() as progress:
             cap = captured(spec, progress)
+        unfused = cap.unfused(spec.unfuse)
         chosen = _chosen(regions, run_dir, cap)
-        ablation = Ablation(cap, injections, unfused=cap.unfused(spec.unfuse))
+        left = [cap.regions[i].name for i in chosen if i in unfused]
+        if left and regions not in ("all", "introduced"):  # named by the user: say why not measured
+            echo(
+                f"fpinspect: note: the capture already leaves {', '.join(left)} unfused: not measured.",
+                err=True,
+            )
+        chosen = [i for i in chosen if i not in unfused]
+        ablation = Ablation(cap, injections, unfused=unfused)
         log = None if fmt == "json" else (lambda line: echo(line, err=True))
         result = confirm(ablation, chosen, bisect=bisect, log=log)
     except CaptureError as exc:
@@ -60,8 +72,15 @@ def confirm_command(run_dir: str, regions: str, bisect: bool, model: str | None,
     )
     if not chosen:
         echo("No region chosen: the comparison names no introduced fused op (try --regions all).")
+    elif b.verdict == "pass":
+        echo("The final outputs already pass eager's thresholds: no region needs confirming.")
     for r in result.regions:
-        removed = "" if r.removed is None else f", removes {max(r.removed, 0):.0%} of the deviation"
+        # a deviation within thresholds is no error that unfusing could remove
+        removed = (
+            ""
+            if r.removed is None or b.verdict == "pass"
+            else f", removes {max(r.removed, 0):.0%} of the deviation"
+        )
         echo(
             f"  {r.name}: unfused alone {r.alone.vs_eager:.3g} eps from eager ({r.alone.verdict}), "
             f"{r.alone.vs_fp64:.3g} from float64{removed} -> {r.verdict}"
@@ -115,8 +134,11 @@ def _keep(run_dir: str, result: dict) -> None:
     from ..dumps.runfolder import CONFIRM_FILE
     from .output import report_file
 
+    path = os.path.join(run_dir, CONFIRM_FILE)
     try:
-        with report_file(os.path.join(run_dir, CONFIRM_FILE)) as f:
+        with report_file(path) as f:
             f.write(indented_json(result) + "\n")
     except UsageProblem as exc:
         echo(f"fpinspect: warning: the result is not kept: {exc}", err=True)
+        return
+    echo(f"fpinspect: wrote {path} (read by switches --for inductor and the inspector)", err=True)

@@ -24,6 +24,16 @@ from .usage import UsageProblem
 MAX_WORST = 10_000
 
 
+def _worst_option(default: int, what: str):
+    return click.option(
+        "--worst",
+        type=click.IntRange(0, MAX_WORST),
+        default=default,
+        show_default=True,
+        help=what,
+    )
+
+
 def _jobs(requested: int | None) -> int:
     return max(1, requested) if requested is not None else max(1, min(4, os.cpu_count() or 1))
 
@@ -149,13 +159,7 @@ def main() -> None:
     show_default=True,
     help="table for people, json (one object) for scripts",
 )
-@click.option(
-    "--worst",
-    type=click.IntRange(0, MAX_WORST),
-    default=10,
-    show_default=True,
-    help=f"how many of the worst elements to list (at most {MAX_WORST:,})",
-)
+@_worst_option(10, "how many of the worst elements to list")
 @click.option(
     "--jobs", "-j", type=int, default=None, help="threads for large files (default: one per core, at most 4)"
 )
@@ -283,13 +287,7 @@ def _compared_inputs(run: str | None, *given: str | None) -> tuple[str, str, str
     default=None,
     help="exit with status 1 when any record is at or above this verdict",
 )
-@click.option(
-    "--worst",
-    type=click.IntRange(0, MAX_WORST),
-    default=5,
-    show_default=True,
-    help=f"how many of the worst elements each record lists (the inspector keeps 10; at most {MAX_WORST:,})",
-)
+@_worst_option(5, "how many of the worst elements each record lists (the inspector keeps 10)")
 @fused_types_option
 @compare_unfused_option
 @ranks_option

@@ -157,3 +157,17 @@ def test_repro_refuses_an_out_that_holds_files(tmp_path):
     r = fpinspect_in(tmp_path, "repro", str(SAMPLE), "autofuse_2_Add_LayerNorm", "--out", str(out), "--force")
     assert r.returncode == 0, r.stderr
     assert (out / "repro.py").read_text() != "# mine\n"
+
+
+def test_capture_refuses_a_seed_torch_cannot_take(tmp_path):
+    from click.testing import CliRunner
+
+    from fpinspect.cli import main
+
+    r = CliRunner().invoke(main, ["capture", "mlp", "--out", str(tmp_path / "c"), "--seed", str(10**23)])
+    assert r.exit_code == 2
+    assert (
+        "Invalid value for '--seed': 100000000000000000000000 is not in the range 0<=x<=4294967295."
+        in r.stderr
+    )
+    assert not (tmp_path / "c").exists()

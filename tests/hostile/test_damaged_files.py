@@ -39,13 +39,18 @@ def _other_type(value):
 
 
 def _changes(report):
-    """(label, damaged report) for every single field of a failing record and of the summary
-    given a value of another type."""
+    """(label, damaged report) for every single field of a failing record (its metrics and replay
+    too) and of the summary given a value of another type."""
     record = next(i for i, r in enumerate(report["records"]) if r["verdict"] == "fail")
     for key, value in report["records"][record].items():
         damaged = json.loads(json.dumps(report))
         damaged["records"][record][key] = _other_type(value)
         yield f"records[{record}].{key}", damaged
+    for part in ("metrics", "replay"):
+        for key, value in report["records"][record][part].items():
+            damaged = json.loads(json.dumps(report))
+            damaged["records"][record][part][key] = _other_type(value)
+            yield f"records[{record}].{part}.{key}", damaged
     for key, value in report["summary"].items():
         damaged = json.loads(json.dumps(report))
         damaged["summary"][key] = _other_type(value)

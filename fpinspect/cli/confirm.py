@@ -26,10 +26,11 @@ def confirm_command(run_dir: str, regions: str, bisect: bool, model: str | None,
     """Run a captured model again with fused regions left unfused, and measure its final outputs.
 
     CAPTURE_DIR is a folder written by `fpinspect capture` (its capture.json says how to run the
-    model again; a model factory it names runs only when given with --model). Each chosen region is unfused alone, its original ops running one by one as
-    in the fusion-off run, every other region fused: a region is confirmed when that brings the
-    final outputs back within thresholds of eager (or removes most of their deviation), and
-    fusion helps when it moves them away from float64. --bisect finds a smallest set of regions
+    model again; a model factory it names runs only when given with --model). Each chosen region
+    is unfused alone, its original ops running one by one as in the fusion-off run, every other
+    region fused: a region is confirmed when that brings the final outputs back within
+    thresholds of eager (or removes most of their deviation), and fusion helps when it moves
+    them away from float64. --bisect finds a smallest set of regions
     whose unfusing brings the outputs within thresholds (for culprits that only fail together).
     Regions the capture itself left unfused (capture --unfuse) are not measured again.
 

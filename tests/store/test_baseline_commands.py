@@ -215,7 +215,8 @@ def test_damaged_database_rows_are_one_sentence(tmp_path, damage, args):
     if out.exit_code == 2:
         assert (
             out.stderr
-            == f"fpinspect: the results database {db} has a damaged run 2: its row holds a value of the wrong kind (settings and environment must be JSON objects).\n"
+            == f"fpinspect: the results database {db} has a damaged run 2: its row holds a value of the "
+            "wrong kind (settings and environment must be JSON objects).\n"
         )
 
 

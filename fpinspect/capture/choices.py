@@ -8,6 +8,8 @@ LAYOUT_MODES = ("plain", "ascend")
 #: The model zoo's real ``transformers`` architectures (:mod:`.zoo`; the ``zoo`` extra).
 ZOO_NAMES = ("hf-llama", "hf-gpt2", "hf-bert", "hf-vit", "hf-mixtral")
 DEMO_NAMES = ("transformer", "conv", "encoder", "rotary", "mlp", "cancellation", *ZOO_NAMES)
+#: The largest ``--seed`` (torch and numpy both take any seed of 32 bits).
+SEED_MAX = 2**32 - 1
 
 #: ``--inject`` kinds: SIMULATED regressions (see :mod:`.inject`).
 INJECT_KINDS = {

@@ -67,11 +67,15 @@ def torch_region(spec: CaptureSpec, manifest: dict) -> dict:
     }
 
 
-def write_torch_script(run_dir: str | os.PathLike, manifest: dict, out: str | os.PathLike) -> None:
+def write_torch_script(
+    run_dir: str | os.PathLike, manifest: dict, out: str | os.PathLike, model: str | None = None
+) -> None:
     """Add the region's torch code to the bundle in ``out`` (``manifest`` is its ``subgraph.json``,
     from :func:`~fpinspect.replay.repro.write_bundle`) and write ``repro_torch.py`` beside it.
-    Raises :class:`CaptureError` or :class:`~fpinspect.replay.repro.ReproError` (one sentence)."""
-    manifest["torch"] = torch_region(CaptureSpec.read(run_dir), manifest)
+    ``model`` is the model the user named (``--model``): a factory only ``capture.json`` names is
+    not run (:meth:`CaptureSpec.to_run`). Raises :class:`CaptureError` or
+    :class:`~fpinspect.replay.repro.ReproError` (one sentence)."""
+    manifest["torch"] = torch_region(CaptureSpec.read(run_dir).to_run(model, run_dir), manifest)
     folder = Path(out)
     try:
         (folder / "subgraph.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .confirm import Ablation, Outcome
 from .spec import CaptureSpec
@@ -163,8 +164,10 @@ def chosen_regions(
 
 
 def capture_command(spec: CaptureSpec, run_dir: str, unfuse: list[str]) -> str:
-    """The ``fpinspect capture`` command line that makes this capture again with ``unfuse`` left out."""
-    args = ["fpinspect", "capture", spec.model, "--out", run_dir, "--dtype", spec.dtype]
+    """The ``fpinspect capture`` command line that makes this capture again with ``unfuse`` left
+    out, into a new folder of the current one (never ``run_dir``: the capture analysed stays)."""
+    out = f"{Path(run_dir).resolve().name or 'capture'}_unfused"
+    args = ["fpinspect", "capture", spec.model, "--out", out, "--dtype", spec.dtype]
     args += ["--device", spec.device, "--seed", str(spec.seed)]
     for injection in spec.inject:
         args += ["--inject", injection]

@@ -9,12 +9,14 @@ unusable database.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from .output import check_destination, echo
 from .usage import UsageProblem
 
 if TYPE_CHECKING:  # the store loads when a command uses it
@@ -42,11 +44,15 @@ def record_options(default: bool):
     return decorate
 
 
-def _open(db: Path | None) -> ResultsDB:
+@contextmanager
+def _open(db: Path | None) -> Iterator[ResultsDB]:
+    """The database, open while the block runs; any :class:`~fpinspect.store.StoreError` there (a
+    locked file, a damaged row) is one sentence."""
     from ..store import ResultsDB, StoreError
 
     try:
-        return ResultsDB(db)
+        with ResultsDB(db) as store:
+            yield store
     except StoreError as exc:
         raise UsageProblem(str(exc)) from None
 
@@ -97,8 +103,8 @@ def _resolve(store: ResultsDB, run: str | None) -> StoredRun:
                 f"the results database {store.path} holds no run yet (fpinspect run TASK records one)."
             )
         return runs[0]
-    if run.isdigit():
-        found = store.run(int(run))
+    if run.isascii() and run.isdigit():  # not "²", which int() refuses
+        found = store.run(int(run)) if int(run) < 2**63 else None  # SQLite's integers have 64 bits
         if found is None:
             raise UsageProblem(f"the results database {store.path} holds no run {run}.")
         return found
@@ -127,6 +133,7 @@ def tag_command(name: str, runs: tuple[str, ...], db: Path | None) -> None:
     Tag repeated runs of the same settings: their spread becomes the noise of each figure.
     """
     from ..store import StoreError
+    from ..store.report import device_class_text
 
     with _open(db) as store:
         chosen = [_resolve(store, r) for r in runs] or [_resolve(store, None)]
@@ -135,22 +142,32 @@ def tag_command(name: str, runs: tuple[str, ...], db: Path | None) -> None:
         except StoreError as exc:
             raise UsageProblem(str(exc)) from None
         for r in chosen:
-            click.echo(f"baseline {name}: run {r.id} (task {r.task}, {r.device_class}, {r.recorded})")
+            echo(
+                f"baseline {name}: run {r.id} (task {r.task}, {device_class_text(r.device_class)}, {r.recorded})"
+            )
 
 
 @baseline_command.command("check")
 @click.argument("run", required=False)
 @click.option("--against", "name", required=True, help="The baseline to compare with.")
 @click.option(
-    "--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "json"]),
+    help="text: the Markdown report drawn for a terminal; markdown: its source  "
+    "[default: text on a terminal, else markdown]",
 )
 @db_option
-def check_command(run: str | None, name: str, fmt: str, db: Path | None) -> None:
+def check_command(run: str | None, name: str, fmt: str | None, db: Path | None) -> None:
     """Compare RUN (an id or --out folder; default: the newest run) with baseline NAME.
 
     Only baseline runs of the same task, settings and device class count. Exit status 1 when
     a figure regressed beyond noise, 0 otherwise.
     """
+    import sys
+
+    if fmt is None:
+        fmt = "text" if sys.stdout.isatty() else "markdown"
     from ..store import StoreError, check_run
 
     with _open(db) as store:
@@ -163,8 +180,15 @@ def check_command(run: str | None, name: str, fmt: str, db: Path | None) -> None
 
     if fmt == "json":
         click.echo(json.dumps(check_json(result), ensure_ascii=False, allow_nan=False))
+    elif fmt == "markdown":
+        echo(check_markdown(result), nl=False)
     else:
-        click.echo(check_markdown(result), nl=False)
+        from rich.markdown import Markdown
+
+        from ..reports.format import printable
+        from .render import console
+
+        console().print(Markdown(printable(check_markdown(result), keep="\n")))
     if result.regressed:
         raise SystemExit(1)
 
@@ -184,29 +208,41 @@ def bars(values: list[float | None], width: int = 40) -> list[str]:
 
 @baseline_command.command("history")
 @click.argument("task")
-@click.option("--figure", "name", required=True, help="The figure's name, as `baseline check` lists it.")
+@click.option(
+    "--figure",
+    "name",
+    help="The figure's name, or a start of it that only one figure has; without it, the figures of "
+    "TASK's newest run are listed.",
+)
 @click.option(
     "--png", type=click.Path(dir_okay=False, path_type=Path), help="Also draw the history into this PNG."
 )
 @db_option
-def history_command(task: str, name: str, png: Path | None, db: Path | None) -> None:
-    """The figure NAME of TASK across its recorded runs: a table with a bar per run, and a PNG."""
+def history_command(task: str, name: str | None, png: Path | None, db: Path | None) -> None:
+    """The figure NAME of TASK across its recorded runs: a table with a bar per run, and a PNG.
+    Without --figure: the names of the figures TASK's newest run recorded."""
     from rich.table import Table
 
     from ..store.report import number_text
     from .render import console
 
+    if png is not None and png.suffix.lower() != ".png":
+        raise UsageProblem(f"--png {png} does not end in .png; give a PNG file name.")
+    check_destination(None if png is None else str(png))
     with _open(db) as store:
+        runs = store.runs(task=task)
+        if not runs:
+            raise UsageProblem(f"the results database {store.path} holds no run of task {task}.")
+        known = [f.name for f in store.figures(runs[0].id)]
+        if name is None:
+            click.echo(f"The figures of task {task} (newest run {runs[0].id}), for --figure:")
+            for figure in known:
+                echo(f"  {figure}")
+            return
         history = store.figure_history(task, name)
         if not history:
-            runs = store.runs(task=task)
-            if not runs:
-                raise UsageProblem(f"the results database {store.path} holds no run of task {task}.")
-            known = [f.name for f in store.figures(runs[0].id)]
-            listed = ", ".join(known[:8]) + (f" and {len(known) - 8} more" if len(known) > 8 else "")
-            raise UsageProblem(
-                f"no run of task {task} has a figure {name!r}; its newest run has: {listed or 'none'}."
-            )
+            name = _figure_named(name, known, task)
+            history = store.figure_history(task, name)
         tags = {r.id: store.baseline_names(r.id) for r, _ in history}
     table = Table("run", "recorded", "torch", "fpinspect", "device class", "settings", "baselines", name)
     for r, value in history:
@@ -226,6 +262,22 @@ def history_command(task: str, name: str, png: Path | None, db: Path | None) -> 
         click.echo(f"run {r.id:>5} {number_text(value):>12} {bar}")
     if png is not None:
         _draw(png, task, name, history)
+
+
+def _figure_named(start: str, known: list[str], task: str) -> str:
+    """The one figure of ``known`` whose name starts with ``start``; one sentence when none or
+    several do."""
+    matches = [n for n in known if n.startswith(start)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        listed = ", ".join(matches[:8]) + (f" and {len(matches) - 8} more" if len(matches) > 8 else "")
+        raise UsageProblem(f"--figure {start!r} starts {len(matches)} figures of task {task}: {listed}.")
+    listed = ", ".join(known[:8]) + (f" and {len(known) - 8} more" if len(known) > 8 else "")
+    raise UsageProblem(
+        f"no run of task {task} has a figure {start!r}; its newest run has: {listed or 'none'} "
+        f"(fpinspect baseline history {task} lists them)."
+    )
 
 
 def _draw(png: Path, task: str, name: str, history: list[tuple[StoredRun, float | None]]) -> None:

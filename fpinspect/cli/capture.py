@@ -8,8 +8,9 @@ from pathlib import Path
 
 import click
 
-from ..capture.choices import DEMO_NAMES, DEVICES, DTYPE_NAMES, INJECT_KINDS, LAYOUT_MODES
+from ..capture.choices import DEMO_NAMES, DEVICES, DTYPE_NAMES, INJECT_KINDS, LAYOUT_MODES, SEED_MAX
 from ..capture.errors import CaptureError
+from .output import check_new_folder
 from .usage import UsageProblem, require_torch
 
 
@@ -42,6 +43,14 @@ class _Progress:
         self.bars.update(self.task, completed=done)
 
 
+#: ``--model`` of the commands that run a capture again (``confirm``, ``switches``, ``repro``).
+model_option = click.option(
+    "--model",
+    metavar="MODEL",
+    help="run the capture again with this model (a demo or package.module:factory); a factory that "
+    "capture.json names runs only when given here: a folder fpinspect reads never runs code",
+)
+
 _INJECT_HELP = (
     "SIMULATED regression in one region (for demos and tests): REGION is a region name or number, KIND one of "
     + "; ".join(f"{k}: {v}" for k, v in INJECT_KINDS.items())
@@ -55,7 +64,12 @@ _INJECT_HELP = (
     "-o",
     required=True,
     type=click.Path(file_okay=False),
-    help="folder for the dump pair; its four capture folders are replaced",
+    help="folder for the dump pair (refused when it already holds a capture, unless --force)",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="replace the capture already in --out (its four dump folders, capture.json and confirm.json)",
 )
 @click.option(
     "--device", type=click.Choice(DEVICES), default="cpu", show_default=True, help="where both runs execute"
@@ -88,10 +102,17 @@ _INJECT_HELP = (
     help="leave this region (a name or number) unfused in the fusion-on run: its original ops run one "
     "by one, as fpinspect switches suggests (repeatable)",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="seed of the demo weights and inputs")
+@click.option(
+    "--seed",
+    type=click.IntRange(0, SEED_MAX),
+    default=0,
+    show_default=True,
+    help="seed of the demo weights and inputs",
+)
 def capture_command(
     model: str,
     out: str,
+    force: bool,
     device: str,
     dtype: str,
     storage_layouts: str,
@@ -111,8 +132,12 @@ def capture_command(
     """
     require_torch("fpinspect capture")
     from ..capture.inject import Injection
+    from ..capture.spec import FILE as CAPTURE_FILE
     from ..capture.spec import CaptureSpec
+    from ..dumps.runfolder import CONFIRM_FILE
 
+    own = [f"{kind}_af_{side}" for kind in ("dumpgraph", "datadump") for side in ("open", "close")]
+    check_new_folder(out, force, {*own, CAPTURE_FILE, CONFIRM_FILE})
     try:
         injections = [Injection.parse(i) for i in inject]
         spec = CaptureSpec(model, seed, dtype, device, [str(i) for i in injections], list(unfuse))
@@ -127,6 +152,9 @@ def capture_command(
                 progress=progress,
             )
         spec.write(out)
+        Path(out, CONFIRM_FILE).unlink(missing_ok=True)  # the ablation of the capture replaced
+    except OSError as exc:
+        raise UsageProblem(f"cannot write the capture to {out} ({exc.strerror or exc}).") from None
     except CaptureError as exc:
         raise UsageProblem(f"{exc}.") from None
     _report(cap, pair, spec, injections)
@@ -169,12 +197,19 @@ def _report(cap, pair, spec, injections) -> None:
         members = ", ".join(op.name for op in r.region.members)
         table.add_row(str(r.region.index), r.type, escape(r.name), escape(members))
     con.print(table)
-    for index in sorted(cap.unfused(spec.unfuse)):
+    unfused = cap.unfused(spec.unfuse)
+    for index in sorted(unfused):
         con.print(
             f"Region {index} ({escape(cap.regions[index].name)}) left unfused (--unfuse): its ops run one by one."
         )
     for injection in injections:
         target = cap.target(injection)
+        if target.region.index in unfused:
+            con.print(
+                f"--inject {escape(str(injection))} does nothing: region {target.region.index} is left "
+                "unfused, and the simulated fault lives in its fused kernel."
+            )
+            continue
         what = INJECT_KINDS[injection.kind]
         if injection.kind == "scale":
             what = f"outputs multiplied by {injection.factor:g} (a wrong constant)"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .output import indented_json
+from .capture import model_option
+from .output import echo, indented_json
 from .usage import UsageProblem, require_torch
 
 
@@ -20,65 +21,87 @@ from .usage import UsageProblem, require_torch
 @click.option(
     "--bisect", is_flag=True, help="also find a smallest set of regions whose unfusing fixes the outputs"
 )
+@model_option
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def confirm_command(run_dir: str, regions: str, bisect: bool, fmt: str) -> None:
+def confirm_command(run_dir: str, regions: str, bisect: bool, model: str | None, fmt: str) -> None:
     """Run a captured model again with fused regions left unfused, and measure its final outputs.
 
     CAPTURE_DIR is a folder written by `fpinspect capture` (its capture.json says how to run the
-    model again). Each chosen region is run as the only fused one (every other op eager, so the
-    other regions' rounding cannot hide or mimic it): it is confirmed when that makes the final
-    outputs fail against eager (judged in the narrowest format they pass through) and moves them
-    further from float64 than eager is; fusion helps when it moves them closer. Unfusing it alone
-    (as a switch would) is measured too. The verdicts are checked against the comparison's
-    localisation, and every region where the two disagree is named. --bisect finds a smallest set
-    of regions whose unfusing brings the outputs within thresholds (culprits that only fail
-    together). The result is kept beside the capture (confirm.json) for the inspector.
+    model again; a model factory it names runs only when given with --model). Each chosen region
+    is run as the only fused one (every other op eager, so the other regions' rounding cannot
+    hide or mimic it): it is confirmed when that makes the final outputs fail against eager
+    (judged in the narrowest format they pass through) and moves them further from float64 than
+    eager is; fusion helps when it moves them closer. Unfusing it alone (as a switch would) is
+    measured too. The verdicts are checked against the comparison's localisation, and every
+    region where the two disagree is named. --bisect finds a smallest set of regions whose
+    unfusing brings the outputs within thresholds (culprits that only fail together). Regions
+    the capture itself left unfused (capture --unfuse) are not measured again.
+
+    The result is also written to CAPTURE_DIR/confirm.json (replacing an earlier one), where
+    `fpinspect switches --for inductor` and the inspector read it.
     """
     require_torch("fpinspect confirm")
     from ..capture.confirm import cross_check
 
-    log = None if fmt == "json" else (lambda line: click.echo(line, err=True))
-    result, report, chosen = ablate(run_dir, regions, bisect=bisect, log=log)
+    log = None if fmt == "json" else (lambda line: echo(line, err=True))
+    result, report, chosen = ablate(run_dir, regions, bisect=bisect, log=log, model=model)
     disagreements = cross_check(report.localisation, result)
     _keep(run_dir, result.to_json())
     if fmt == "json":
-        click.echo(indented_json({**result.to_json(), "disagreements": [d.to_json() for d in disagreements]}))
+        echo(indented_json({**result.to_json(), "disagreements": [d.to_json() for d in disagreements]}))
         return
     b = result.baseline
-    click.echo(
+    echo(
         f"all regions fused: {b.vs_eager:.3g} eps from eager ({b.verdict}), {b.vs_fp64:.3g} eps from float64"
     )
     if not chosen:
-        click.echo("No region chosen: the comparison names no introduced fused op (try --regions all).")
+        echo("No region chosen: the comparison names no introduced fused op (try --regions all).")
+    elif b.verdict == "pass":
+        echo("The final outputs already pass eager's thresholds: no region needs confirming.")
     for r in result.regions:
-        removed = "" if r.removed is None else f", removes {max(r.removed, 0):.0%} of the deviation"
-        click.echo(
+        # a deviation within thresholds is no error that unfusing could remove
+        removed = (
+            ""
+            if r.removed is None or b.verdict == "pass"
+            else f", removes {max(r.removed, 0):.0%} of the deviation"
+        )
+        echo(
             f"  {r.name}: fused alone {r.only.vs_eager:.3g} eps from eager ({r.only.verdict}), "
             f"{r.only.vs_fp64:.3g} from float64; unfused alone {r.alone.vs_eager:.3g} eps ({r.alone.verdict})"
             f"{removed} -> {r.verdict}"
         )
     if result.truth_note():
-        click.echo(f"Note: {result.truth_note()}.")
+        echo(f"Note: {result.truth_note()}.")
     if disagreements:
-        click.echo("Where the comparison and the ablation disagree:")
+        echo("Where the comparison and the ablation disagree:")
         for d in disagreements:
-            click.echo(f"  {d.sentence()}")
+            echo(f"  {d.sentence()}")
     elif result.regions:
-        click.echo("The comparison and the ablation agree on every region run.")
+        echo("The comparison and the ablation agree on every region run.")
     if bisect:
         found = (
             "no set of these regions"
             if result.minimal_set is None
             else ", ".join(result.minimal_set) or "none"
         )
-        click.echo(f"smallest set whose unfusing fixes the outputs: {found}")
-    click.echo(f"{result.runs} model runs, {result.seconds:.1f} s")
+        echo(f"smallest set whose unfusing fixes the outputs: {found}")
+    echo(f"{result.runs} model runs, {result.seconds:.1f} s")
 
 
-def ablate(run_dir: str, regions: str, *, bisect: bool = False, log=None, report=None, thresholds=None):
+def ablate(
+    run_dir: str,
+    regions: str,
+    *,
+    bisect: bool = False,
+    log=None,
+    report=None,
+    thresholds=None,
+    model: str | None = None,
+):
     """``(confirmation, report, chosen)``: the capture in ``run_dir`` run again with the regions
     ``regions`` names (``--regions``) unfused, and the comparison ``report`` of its dumps (computed
-    with replay unless given) that ``introduced`` and the cross-check read."""
+    with replay unless given) that ``introduced`` and the cross-check read. ``model``: the model
+    the user named (``--model``); a factory only capture.json names is refused, never run."""
     from ..capture.confirm import Ablation, confirm
     from ..capture.errors import CaptureError
     from ..capture.inject import Injection
@@ -90,7 +113,7 @@ def ablate(run_dir: str, regions: str, *, bisect: bool = False, log=None, report
     from .capture import _Progress, captured
 
     try:
-        spec = CaptureSpec.read(run_dir)
+        spec = CaptureSpec.read(run_dir).to_run(model, run_dir)
         injections = [Injection.parse(i) for i in spec.inject]
         if report is None:
             try:
@@ -99,8 +122,16 @@ def ablate(run_dir: str, regions: str, *, bisect: bool = False, log=None, report
                 raise CaptureError(str(exc)) from None
         with _Progress() as progress:
             cap = captured(spec, progress)
+        unfused = cap.unfused(spec.unfuse)
         chosen = _chosen(regions, report, cap)
-        ablation = Ablation(cap, injections, thresholds, unfused=cap.unfused(spec.unfuse))
+        left = [cap.regions[i].name for i in chosen if i in unfused]
+        if left and regions not in ("all", "introduced", "failing"):  # named by the user: say why
+            echo(
+                f"fpinspect: note: the capture already leaves {', '.join(left)} unfused: not measured.",
+                err=True,
+            )
+        chosen = [i for i in chosen if i not in unfused]
+        ablation = Ablation(cap, injections, thresholds, unfused=unfused)
         return confirm(ablation, chosen, bisect=bisect, log=log), report, chosen
     except CaptureError as exc:
         raise UsageProblem(f"{exc}.") from None
@@ -143,8 +174,11 @@ def _keep(run_dir: str, result: dict) -> None:
     from ..dumps.runfolder import CONFIRM_FILE
     from .output import report_file
 
+    path = os.path.join(run_dir, CONFIRM_FILE)
     try:
-        with report_file(os.path.join(run_dir, CONFIRM_FILE)) as f:
+        with report_file(path) as f:
             f.write(indented_json(result) + "\n")
     except UsageProblem as exc:
-        click.echo(f"fpinspect: warning: the result is not kept: {exc}", err=True)
+        echo(f"fpinspect: warning: the result is not kept: {exc}", err=True)
+        return
+    echo(f"fpinspect: wrote {path} (read by switches --for inductor and the inspector)", err=True)

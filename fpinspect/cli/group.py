@@ -15,9 +15,24 @@ import click
 from .. import __version__
 from ..reports.options import compare_unfused_option, fused_types_option, type_list
 from .baseline import record_options
-from .output import check_destination, indented_json, report_file, write_json_object
+from .capture import model_option
+from .output import check_destination, echo, indented_json, report_file, stdout_closed, write_json_object
 from .tree import choose_inputs, compare_tree, graphs_option, ranks_option, steps_option
 from .usage import UsageProblem, require_torch
+
+#: The most worst elements ``--worst`` lists: each costs memory and time in every pass (a hundred
+#: thousand triple a large pair's time), and a list longer than this is no longer read.
+MAX_WORST = 10_000
+
+
+def _worst_option(default: int, what: str):
+    return click.option(
+        "--worst",
+        type=click.IntRange(0, MAX_WORST),
+        default=default,
+        show_default=True,
+        help=what,
+    )
 
 
 def _jobs(requested: int | None) -> int:
@@ -88,7 +103,8 @@ def _raise_stopped(signum: int, frame) -> None:
 class _Group(click.Group):
     """The ``fpinspect`` group: its commands of :data:`_COMMAND_MODULES` load on first use, and
     ``ctrl+c``, SIGTERM and SIGHUP end any command with one line and status 128 + the signal's
-    number (130, 143, 129)."""
+    number (130, 143, 129). Standard output closed before everything was written to it (``| head``)
+    is one sentence on stderr and status 2."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *_COMMAND_MODULES})
@@ -106,7 +122,12 @@ class _Group(click.Group):
                 if signal.getsignal(signum) == signal.SIG_DFL:  # not one ignored (nohup) or taken
                     taken[signum] = signal.signal(signum, _raise_stopped)
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            finally:  # here, where a closed pipe is one sentence, not a traceback at exit
+                sys.stdout.flush()
+        except BrokenPipeError:
+            stdout_closed()
         except KeyboardInterrupt as exc:
             # Child processes are stopped by their owners' ``finally`` blocks as the interrupt
             # unwinds; worker threads are not waited for (they hold no state worth keeping).
@@ -140,7 +161,7 @@ def main() -> None:
     show_default=True,
     help="table for people, json (one object) for scripts",
 )
-@click.option("--worst", default=10, show_default=True, help="how many of the worst elements to list")
+@_worst_option(10, "how many of the worst elements to list")
 @click.option(
     "--jobs", "-j", type=int, default=None, help="threads for large files (default: one per core, at most 4)"
 )
@@ -268,12 +289,7 @@ def _compared_inputs(run: str | None, *given: str | None) -> tuple[str, str, str
     default=None,
     help="exit with status 1 when any record is at or above this verdict",
 )
-@click.option(
-    "--worst",
-    default=5,
-    show_default=True,
-    help="how many of the worst elements each record lists (the inspector keeps 10)",
-)
+@_worst_option(5, "how many of the worst elements each record lists (the inspector keeps 10)")
 @fused_types_option
 @compare_unfused_option
 @ranks_option
@@ -301,6 +317,7 @@ def _compared_inputs(run: str | None, *given: str | None) -> tuple[str, str, str
     help="for a capture folder: also run fpinspect confirm's ablation on the failing and warned fused "
     "ops, add its verdicts to the report and name where it disagrees with the localisation",
 )
+@model_option
 @record_options(default=False)
 def compare(
     run,
@@ -327,6 +344,7 @@ def compare(
     scheduler,
     replay,
     confirm_regions,
+    model,
     record,
     db,
 ) -> None:
@@ -427,17 +445,17 @@ def compare(
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
     report.sources["warnings"] = [*report.sources.get("warnings", []), *inputs.warnings]
-    disagreements = _confirmed(run, report, table) if confirm_regions else None
+    disagreements = _confirmed(run, report, table, model) if confirm_regions else None
     available = report.sources["fused_types"]
     for wanted in sorted(cmp.fused_types or ()):
         if wanted not in available:
             listed = ", ".join(f"{t} {n}" for t, n in available.items()) or "none"
-            click.echo(
+            echo(
                 f"fpinspect: warning: --fused-types {wanted}: no fused op of that type (fused types: {listed})",
                 err=True,
             )
     for warning in report.sources.get("warnings", []):
-        click.echo(f"fpinspect: warning: {warning}", err=True)
+        echo(f"fpinspect: warning: {warning}", err=True)
     with report_file(output) as out:
         if fmt == "json":
             write_json_object(out, report.json_fields())
@@ -483,7 +501,7 @@ def compare(
             sys.exit(1)  # a run that compared nothing is never clean
 
 
-def _confirmed(run: str | None, report, table) -> list:
+def _confirmed(run: str | None, report, table, model: str | None) -> list:
     """``compare --confirm``: the ablation of the report's failing and warned fused ops, added to
     ``report`` as evidence; the disagreements with its localisation."""
     from ..capture.spec import FILE
@@ -497,7 +515,7 @@ def _confirmed(run: str | None, report, table) -> list:
     from ..capture.confirm import annotate
     from .confirm import _keep, ablate
 
-    result, _, _ = ablate(run, "failing", report=report, thresholds=table)
+    result, _, _ = ablate(run, "failing", report=report, thresholds=table, model=model)
     _keep(run, result.to_json())
     return annotate(report, result)
 

@@ -16,11 +16,23 @@ import re
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from typing import NoReturn
 
 import msgspec
 
 from .usage import UsageProblem
+
+
+def echo(text: str = "", **kwargs) -> None:
+    """``click.echo`` of text that holds names read from files (op names, regions, file names):
+    their control characters shown escaped (:func:`~fpinspect.reports.format.printable`), the
+    text's own line breaks kept."""
+    import click
+
+    from ..reports.format import printable
+
+    click.echo(printable(text, keep="\n"), **kwargs)
 
 
 def read_report(path: str) -> dict:
@@ -63,6 +75,24 @@ def check_destination(path: str | None) -> None:
         raise UsageProblem(f"output folder {folder} is not writable.")
 
 
+def check_new_folder(path: str, force: bool, names: Collection[str] | None = None) -> None:
+    """Refuse, before any work, an ``--out`` folder whose files the command would overwrite: one
+    that holds anything (or, with ``names``, any entry of those names) unless ``force``."""
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise UsageProblem(f"--out {path} is not a folder.")
+    if force or not os.path.isdir(path):
+        return
+    try:
+        held = sorted(n for n in os.listdir(path) if names is None or n in names)
+    except OSError as exc:
+        raise UsageProblem(f"--out {path} cannot be read ({exc.strerror or exc}).") from None
+    if held:
+        listed = ", ".join(held[:4]) + (", ..." if len(held) > 4 else "")
+        raise UsageProblem(
+            f"--out {path} already holds {listed}: give a new folder, or add --force to overwrite it."
+        )
+
+
 @contextlib.contextmanager
 def report_file(path: str | None):
     """A text stream for the report: ``path`` written atomically, or standard output."""
@@ -71,8 +101,7 @@ def report_file(path: str | None):
             yield sys.stdout
             sys.stdout.flush()
         except BrokenPipeError:
-            _quiet_stdout()
-            raise SystemExit(1) from None
+            stdout_closed()
         except OSError as exc:
             _quiet_stdout()
             raise UsageProblem(
@@ -102,6 +131,13 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def stdout_closed() -> NoReturn:
+    """Stop, saying so, when standard output was closed before everything was written to it (its
+    reader, ``head`` say, stopped early): the output is incomplete, and the status says it."""
+    _quiet_stdout()
+    raise UsageProblem("standard output was closed before all of the output was written.") from None
 
 
 def _quiet_stdout() -> None:

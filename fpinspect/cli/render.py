@@ -10,17 +10,25 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from ..reports.format import fmt_num, short_name, status_text
+from ..reports.format import fmt_num, printable, short_name, status_text
+
+
+class _Console(Console):
+    """rich's console, but a closed pipe is left to the command (one sentence and status 2,
+    :func:`~fpinspect.cli.output.stdout_closed`), where rich would exit 1 without a word."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
 
 
 def console(stderr: bool = False) -> Console:
     # Pipes and files get 120 columns rather than rich's 80, so tables are not cut.
-    return Console(stderr=stderr, highlight=False, width=None if sys.stdout.isatty() else 120)
+    return _Console(stderr=stderr, highlight=False, width=None if sys.stdout.isatty() else 120)
 
 
 def plain_console(file) -> Console:
     """A console writing a report to ``file``, 120 columns wide."""
-    return Console(file=file, width=120, highlight=False)
+    return _Console(file=file, width=120, highlight=False)
 
 
 def stage_bars(console: Console):
@@ -91,7 +99,7 @@ def compare_table(report) -> Group:
     s = report.summary()
     v = s["verdicts"]
     line = Text()
-    types = ", ".join(f"{t} {n}" for t, n in s.get("compared_types", {}).items())
+    types = printable(", ".join(f"{t} {n}" for t, n in s.get("compared_types", {}).items()))
     unfused = f" and {s['unfused_ops']} unfused ops" if s.get("unfused_ops") else ""
     line.append(
         f"{s['records']} records of {s['fused_ops']} fused ops{f' ({types})' if types else ''}{unfused}: "
@@ -105,7 +113,7 @@ def compare_table(report) -> Group:
     for key, style in (("introduced", "bold"), ("more_accurate", "green")):
         if s.get(key):
             names = f"{', '.join(s[key][:3])}{' …' if len(s[key]) > 3 else ''}"
-            line.append(f" · {key.replace('_', ' ')}: {names}", style=style)
+            line.append(f" · {key.replace('_', ' ')}: {printable(names)}", style=style)
     it = s.get("iteration", {})
     on, off = (it.get(side, ".") for side in ("fusion_on", "fusion_off"))
     read = Text(
@@ -116,4 +124,5 @@ def compare_table(report) -> Group:
         style="dim",
     )
     nothing = not s.get("compared", 1)
-    return Group(t, line, read, Text(s["look_first"], style="bold" if s["introduced"] or nothing else ""))
+    look_first = Text(printable(s["look_first"]), style="bold" if s["introduced"] or nothing else "")
+    return Group(t, line, read, look_first)

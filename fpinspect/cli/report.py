@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+from typing import Literal
 
 import click
+import msgspec
 
 from .output import check_destination, read_report, report_file
 from .usage import UsageProblem
@@ -94,7 +96,98 @@ def _saved(path: str) -> dict:
         isinstance(r, dict) and {"fused_op", "kind", "fused_index"} <= set(r) for r in report["records"]
     ):
         raise UsageProblem(f"report {path} has records without fused_op, kind and fused_index.")
+    try:
+        msgspec.convert(report, _Report)
+    except msgspec.ValidationError as exc:
+        raise UsageProblem(f"report {path} is damaged: {exc}.") from None
     return report
+
+
+# What the page reads of a saved report (the JSON contract, docs/design.md), checked before it is
+# drawn: a damaged or hand-edited field is one sentence naming it, never a traceback.
+class _Figure(msgspec.Struct):
+    red: float | None = None
+    max_ulp: float | None = None
+    verdict: str | None = None
+
+
+class _Standard(msgspec.Struct):
+    verdict: str | None = None
+    op_class: str | None = None
+
+
+class _Replay(msgspec.Struct):
+    status: str | None = None
+    reason: str | None = None
+    fidelity: _Figure | None = None
+    fused_vs_replay: _Figure | None = None
+    fused_vs_fp64: _Figure | None = None
+    eager_vs_fp64: _Figure | None = None
+    closer_to_truth: str | None = None
+    standard: _Standard | None = None
+
+
+class _Worst(msgspec.Struct):
+    index: list[int] | int | None = None
+    a: float | None = None
+    b: float | None = None
+    abs: float | None = None
+    ulp: float | None = None
+    a_bits: str | None = None
+    b_bits: str | None = None
+
+
+class _Ulp(msgspec.Struct):
+    share: dict[str, float] | None = None
+    max: float | None = None
+    p50: float | None = None
+    p99: float | None = None
+
+
+class _Metrics(msgspec.Struct):
+    red_eps: float | None = None
+    finite: int | None = None
+    nan_mismatch: int | None = None
+    inf_mismatch: int | None = None
+    ulp: _Ulp | None = None
+    worst: list[_Worst] | None = None
+
+
+class _Record(msgspec.Struct):
+    kind: Literal["output", "input"]
+    fused_op: str
+    fused_index: int
+    fused_type: str | None = None
+    origin_op: str | None = None
+    origin_index: int | None = None
+    status: list[str] = []
+    cosine: float | None = None
+    max_abs: float | None = None
+    max_rel: float | None = None
+    metrics: _Metrics | None = None
+    verdict: Literal["pass", "warn", "fail"] | None = None
+    reasons: list[str] = []
+    message: str | None = None
+    conversion: str | None = None
+    fused_file: str | None = None
+    origin_file: str | None = None
+    replay: _Replay | None = None
+
+
+class _Summary(msgspec.Struct):
+    fused_ops: int | None = None
+    verdicts: dict[str, int] = {}
+    introduced: list[str] = []
+    inherited: list[str] = []
+    more_accurate: list[str] = []
+    unverified: list[str] = []
+    look_first: str | None = None
+    warnings: list[str] = []
+
+
+class _Report(msgspec.Struct):
+    records: list[_Record]
+    summary: _Summary | None = None
 
 
 def _compared(folder: str):

@@ -8,6 +8,8 @@ import os
 import click
 
 from ..capture.spec import FILE as CAPTURE_FILE
+from .capture import model_option
+from .output import check_new_folder
 from .usage import INSTALL_TORCH, UsageProblem, torch_missing
 
 
@@ -15,7 +17,9 @@ from .usage import INSTALL_TORCH, UsageProblem, torch_missing
 @click.argument("run_dir", metavar="RUN_DIR|CAPTURE_DIR")
 @click.argument("op", metavar="OP")
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="the bundle's folder")
-def repro_command(run_dir: str, op: str, out: str) -> None:
+@click.option("--force", is_flag=True, help="write the bundle into an --out folder that already holds files")
+@model_option
+def repro_command(run_dir: str, op: str, out: str, force: bool, model: str | None) -> None:
     """Write a repro bundle of fused op OP of the run folder RUN_DIR.
 
     The bundle holds the op's inputs and outputs on both sides (bundle.npz), the fusion-off
@@ -23,13 +27,16 @@ def repro_command(run_dir: str, op: str, out: str) -> None:
     the eager and float64 replays and prints the fused, eager and float64 errors beside the
     report's. For a capture (a folder written by `fpinspect capture`) also repro_torch.py, which
     needs torch and numpy: it runs the op's region eagerly and under torch.compile on the saved
-    inputs and prints the same figures.
+    inputs and prints the same figures (it traces the model again: a model factory that
+    capture.json names runs only when given with --model). An --out folder that already holds
+    files is refused unless --force.
     """
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
     from ..dumps.runfolder import run_folder
     from ..replay.repro import ReproError, write_bundle
 
+    check_new_folder(out, force)
     try:
         comparison = DumpComparison(*run_folder(run_dir))
         manifest = write_bundle(comparison, op, out)
@@ -37,7 +44,7 @@ def repro_command(run_dir: str, op: str, out: str) -> None:
         raise UsageProblem(str(exc)) from None
     scripts = [f"python {out}/repro.py"]
     if os.path.isfile(os.path.join(run_dir, CAPTURE_FILE)):
-        if _torch_script(run_dir, manifest, out):
+        if _torch_script(run_dir, manifest, out, model):
             scripts.append(f"python {out}/repro_torch.py")
     click.echo(
         f"wrote {out}: {len(manifest['ops'])} original ops, {len(manifest['outputs'])} outputs; "
@@ -45,7 +52,7 @@ def repro_command(run_dir: str, op: str, out: str) -> None:
     )
 
 
-def _torch_script(run_dir: str, manifest: dict, out: str) -> bool:
+def _torch_script(run_dir: str, manifest: dict, out: str, model: str | None) -> bool:
     """Write the capture's repro_torch.py into the bundle; where it cannot be, say why and go on:
     the numpy bundle stands on its own."""
     if torch_missing():
@@ -56,7 +63,7 @@ def _torch_script(run_dir: str, manifest: dict, out: str) -> bool:
         from ..replay.repro import ReproError
 
         try:
-            write_torch_script(run_dir, manifest, out)
+            write_torch_script(run_dir, manifest, out, model)
             return True
         except (CaptureError, ReproError) as exc:
             why = str(exc)

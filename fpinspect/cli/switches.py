@@ -6,7 +6,8 @@ import os
 
 import click
 
-from .output import indented_json, read_report
+from .capture import model_option
+from .output import echo, indented_json, read_report
 from .usage import UsageProblem
 
 
@@ -30,6 +31,7 @@ from .usage import UsageProblem
     metavar="RESULTS_DIR",
     help="instead of a source: the plan's §6.1 list from tasks B's and E's results under RESULTS_DIR",
 )
+@model_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def switches_command(
     source: str | None,
@@ -37,6 +39,7 @@ def switches_command(
     graph: str | None,
     fusion_result: str | None,
     plan_dir: str | None,
+    model: str | None,
     fmt: str,
 ) -> None:
     """Write the switches that turn off the fusions that introduced an error.
@@ -53,7 +56,7 @@ def switches_command(
     its smallest set), the torch.compiler.disable lines for the smallest submodule that holds each
     region (or, where none does, the capture's own --unfuse), their side effects, and a check: the
     capture run again with those regions unfused, verified when its final outputs pass eager's
-    thresholds.
+    thresholds. A model factory that capture.json names runs only when given with --model.
 
     --plan RESULTS_DIR: the test plan's §6.1 list instead. Per chain of task B that is worse
     fused than eager beyond noise (and E's training divergence): the evidence (P99 and max ULP
@@ -79,26 +82,31 @@ def switches_command(
         )
     if compiler == "inductor" and (graph or fusion_result):
         raise UsageProblem("--graph and --fusion-result are for --for autofuse and ge.")
+    if model is not None and not is_capture:
+        raise UsageProblem(f"--model runs a capture again, and {source} has no {CAPTURE_FILE}.")
     doc: dict = {}
     introduced = None
     if compiler != "inductor":
         introduced, doc = _graph_switches(source, compiler or "autofuse", graph, fusion_result, fmt)
     if compiler == "inductor" or (compiler is None and is_capture):
-        from .switches_inductor import inductor_switches_of
+        from .switches_inductor import inductor_switches_of, untrusted_model
         from .usage import torch_missing
 
+        untrusted = untrusted_model(source, model)
         if compiler is None and torch_missing():
-            click.echo(
+            echo(
                 "fpinspect: note: Inductor's switches for this capture (--for inductor) need PyTorch.",
                 err=True,
             )
+        elif compiler is None and untrusted:
+            echo(f"fpinspect: note: no Inductor switches (--for inductor): {untrusted}.", err=True)
         else:
             if compiler is None and fmt == "text":
-                click.echo("\nInductor (torch.compile), for the captured model:")
-            found = inductor_switches_of(source, fmt, introduced)
+                echo("\nInductor (torch.compile), for the captured model:")
+            found = inductor_switches_of(source, fmt, introduced, model)
             doc = found if compiler == "inductor" else {**doc, "inductor": found}
     if fmt == "json":
-        click.echo(indented_json(doc))
+        echo(indented_json(doc))
 
 
 def _graph_switches(
@@ -146,26 +154,26 @@ def _graph_switches(
     if fmt == "json":
         return introduced, doc
     if not introduced:
-        click.echo("No fused op introduced an error: nothing to switch off.")
+        echo("No fused op introduced an error: nothing to switch off.")
         return introduced, doc
     for o in ops:
-        click.echo(f"{o.op} ({o.type}: {', '.join(o.original_types) or 'original types not recorded'})")
+        echo(f"{o.op} ({o.type}: {', '.join(o.original_types) or 'original types not recorded'})")
         _echo_switches(o.switches, o.notes)
     if compiler == "autofuse":
-        click.echo(f'\nEach op\'s first switch, together:\nexport AUTOFUSE_FLAGS="{setting}"')
+        echo(f'\nEach op\'s first switch, together:\nexport AUTOFUSE_FLAGS="{setting}"')
     elif setting:
-        click.echo("\nfusion_switch.cfg (atc --fusion_switch_file):\n" + setting, nl=False)
+        echo("\nfusion_switch.cfg (atc --fusion_switch_file):\n" + setting, nl=False)
     return introduced, doc
 
 
 def _echo_switches(switches, notes) -> None:
     for s in switches:
-        click.echo(f"  {s.setting}")
-        click.echo(f"      {s.removes}")
+        echo(f"  {s.setting}")
+        echo(f"      {s.removes}")
         if s.also:
-            click.echo(f"      also touches: {', '.join(s.also)}")
+            echo(f"      also touches: {', '.join(s.also)}")
     for note in notes:
-        click.echo(f"  note: {note}")
+        echo(f"  note: {note}")
 
 
 def _plan_switches(results_dir: str, fmt: str) -> None:
@@ -177,17 +185,17 @@ def _plan_switches(results_dir: str, fmt: str) -> None:
         raise UsageProblem(str(exc)) from None
     found = plan.switches()
     if fmt == "json":
-        click.echo(indented_json(found.to_json()))
+        echo(indented_json(found.to_json()))
         return
     if not found.entries:
-        click.echo(found.empty_sentence())
+        echo(found.empty_sentence())
     for entry in found.entries:
-        click.echo(f"{entry.subject} ({entry.task}: {entry.operators})")
+        echo(f"{entry.subject} ({entry.task}: {entry.operators})")
         for line in entry.evidence:
-            click.echo(f"  evidence: {line}")
+            echo(f"  evidence: {line}")
         _echo_switches(entry.switches, entry.notes)
     for note in found.notes:
-        click.echo(f"note: {note}")
+        echo(f"note: {note}")
 
 
 def _introduced(source: str) -> tuple[list[str], str | None]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import click
 
-from .output import report_file, write_json_object
+from .output import echo, report_file, write_json_object
 from .usage import UsageProblem
 
 ranks_option = click.option(
@@ -123,14 +123,14 @@ def compare_tree(scope, runs: Iterator, fmt: str, output: str | None, fail_on: s
         nonlocal failing
         for run in runs:
             if run.error is not None:
-                click.echo(f"fpinspect: warning: {run.on.label()}: {run.error}", err=True)
+                echo(f"fpinspect: warning: {run.on.label()}: {run.error}", err=True)
                 outcomes.append(LeafOutcome(run.on, error=run.error))
                 yield run, None
                 continue
             summary = run.report.summary()
             outcomes.append(LeafOutcome(run.on, summary=summary))
             for warning in summary.get("warnings", []):
-                click.echo(f"fpinspect: warning: {run.on.label()}: {warning}", err=True)
+                echo(f"fpinspect: warning: {run.on.label()}: {warning}", err=True)
             if fail_on:
                 levels = ("warn", "fail") if fail_on == "warn" else ("fail",)
                 failing |= any(r.verdict in levels for r in run.report.records) or not run.report.compared
@@ -201,6 +201,7 @@ def _write_csv(runs: Iterator, out) -> None:
 def _write_tables(runs: Iterator, out, terminal: bool, summary) -> None:
     from rich.table import Table
 
+    from ..reports.format import printable
     from .render import compare_table, console, plain_console
 
     con = console() if terminal else plain_console(out)
@@ -222,7 +223,13 @@ def _write_tables(runs: Iterator, out, terminal: bool, summary) -> None:
             t.add_column(col)
         for e in s["introduced"]:
             on = "-" if not e["ranks"] else "every rank" if e["everywhere"] else "some ranks"
-            t.add_row(e["op"], e["graph"] or "-", ",".join(e["ranks"]) or "-", on, e["first_step"] or "-")
+            t.add_row(
+                printable(e["op"]),
+                printable(e["graph"] or "-"),
+                ",".join(e["ranks"]) or "-",
+                on,
+                e["first_step"] or "-",
+            )
         con.print(t)
     for skipped in s["scope"]["skipped"]:
         con.print(f"skipped {skipped['what']}: {skipped['why']}")

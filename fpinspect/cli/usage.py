@@ -13,7 +13,9 @@ class UsageProblem(click.ClickException):
     exit_code = 2
 
     def show(self, file=None) -> None:
-        click.echo(f"fpinspect: {self.message}", err=True)
+        from ..reports.format import printable  # names read from files reach messages
+
+        click.echo(f"fpinspect: {printable(self.message)}", err=True)
 
 
 #: How to get PyTorch, for the commands that need it.

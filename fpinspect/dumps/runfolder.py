@@ -72,7 +72,8 @@ CONFIRM_FILE = "confirm.json"
 
 def last_confirmation(run_dir: str) -> dict:
     """``fpinspect confirm``'s last result in ``run_dir`` (its ``--format json``); empty when
-    there is no readable result."""
+    there is no readable result (a damaged one: ``regions`` not a list of objects,
+    ``minimal_set`` not a list of names)."""
     path = os.path.join(run_dir, CONFIRM_FILE)
     if not os.path.isfile(path):
         return {}
@@ -81,7 +82,14 @@ def last_confirmation(run_dir: str) -> dict:
             result = json.load(f)
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return {}
-    return result if isinstance(result, dict) else {}
+    if not isinstance(result, dict):
+        return {}
+    regions, minimal = result.get("regions", []), result.get("minimal_set")
+    if not isinstance(regions, list) or not all(isinstance(r, dict) for r in regions):
+        return {}
+    if minimal is not None and not (isinstance(minimal, list) and all(isinstance(n, str) for n in minimal)):
+        return {}
+    return result
 
 
 def confirmations(run_dir: str) -> dict[str, dict]:

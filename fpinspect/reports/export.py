@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .format import printable
+
 CSV_COLUMNS = (
     "kind",
     "fused_op",
@@ -46,33 +48,33 @@ def compare_csv(report, out) -> None:
         u = m.get("ulp", {})
         finding = loc.get(j["fused_op"])
         role = finding.role if finding and j["kind"] == "output" and rec.verdict == "fail" else None
-        w.writerow(
-            [
-                j["kind"],
-                j["fused_op"],
-                j["fused_type"],
-                j["fused_index"],
-                j["origin_op"],
-                j["origin_index"],
-                "|".join(j["status"]),
-                j["verdict"],
-                role,
-                j["cosine"],
-                j["max_abs"],
-                j["max_rel"],
-                m.get("red_eps"),
-                m.get("rmse"),
-                u.get("p50"),
-                u.get("p99"),
-                u.get("max"),
-                m.get("nan_mismatch"),
-                m.get("inf_mismatch"),
-                "; ".join(j["reasons"]),
-                j["conversion"],
-                j["fused_file"],
-                j["origin_file"],
-                replay.get("status"),
-                versus.get("red"),
-                replay.get("closer_to_truth"),
-            ]
-        )
+        row = [
+            j["kind"],
+            j["fused_op"],
+            j["fused_type"],
+            j["fused_index"],
+            j["origin_op"],
+            j["origin_index"],
+            "|".join(j["status"]),
+            j["verdict"],
+            role,
+            j["cosine"],
+            j["max_abs"],
+            j["max_rel"],
+            m.get("red_eps"),
+            m.get("rmse"),
+            u.get("p50"),
+            u.get("p99"),
+            u.get("max"),
+            m.get("nan_mismatch"),
+            m.get("inf_mismatch"),
+            "; ".join(j["reasons"]),
+            j["conversion"],
+            j["fused_file"],
+            j["origin_file"],
+            replay.get("status"),
+            versus.get("red"),
+            replay.get("closer_to_truth"),
+        ]
+        # names and paths come from the files: no control character reaches a terminal showing it
+        w.writerow([printable(cell) if isinstance(cell, str) else cell for cell in row])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 from rich.text import Text
 
@@ -77,10 +78,26 @@ def status_text(status: list[str]) -> Text:
     return t
 
 
+#: What a terminal would act on instead of showing: the C0 controls (ESC, BEL, CR, ...), DEL, the
+#: C1 controls (CSI, OSC, ... as single code points) and the bidirectional overrides and isolates,
+#: which reorder what follows them on screen.
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str, keep: str = "") -> str:
+    """``text`` (a name or message read from a file) with every control character written as a
+    visible escape, ``\\x1b`` or ``\\u202e``, so a graph or dump file cannot retitle the terminal,
+    write its clipboard (OSC 52) or hide text. Characters in ``keep`` (a report's own ``"\\n"``)
+    stay as they are; printable text, other scripts included, is unchanged."""
+    return _CONTROLS.sub(lambda m: m.group() if m.group() in keep else ascii(m.group())[1:-1], text)
+
+
 def short_name(name: str | None, width: int) -> str:
-    """Keep both ends of long op names: the start says the kind, the end says which."""
+    """Keep both ends of long op names: the start says the kind, the end says which. Control
+    characters are shown escaped (:func:`printable`)."""
     if name is None:
         return "-"
+    name = printable(name)
     if len(name) <= width:
         return name
     head = (width - 1) * 2 // 3

@@ -125,21 +125,18 @@ _RUN_COLUMNS = (
 _R_COLUMNS = ", ".join(f"r.{c.strip()}" for c in _RUN_COLUMNS.split(","))
 
 
-def _run(row: tuple) -> StoredRun:
-    i, recorded, kind, task, profile, settings, shash, device, dclass, env, artefacts = row
-    return StoredRun(
-        i,
-        recorded,
-        kind,
-        task,
-        profile,
-        json.loads(settings),
-        shash,
-        device,
-        dclass,
-        json.loads(env),
-        artefacts,
-    )
+def _json_object(text: Any) -> dict[str, Any] | None:
+    """A stored JSON object; None when the column holds anything else (a damaged row)."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _value(value: Any) -> float | None:
+    """A stored figure's value; a row damaged by hand holds text or a blob, read as no number."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 class ResultsDB:
@@ -161,6 +158,18 @@ class ResultsDB:
         except StoreError:
             self.conn.close()
             raise
+
+    def _run(self, row: tuple) -> StoredRun:
+        """A run's row; :class:`StoreError` naming the run when the row is damaged."""
+        i, recorded, kind, task, profile, settings, shash, device, dclass, env, artefacts = row
+        settings, env = _json_object(settings), _json_object(env)
+        texts = (recorded, kind, task, shash, dclass)
+        if settings is None or env is None or not all(isinstance(t, str) for t in texts):
+            raise StoreError(
+                f"the results database {self.path} has a damaged run {i}: its row holds a value of the "
+                "wrong kind (settings and environment must be JSON objects)."
+            )
+        return StoredRun(i, recorded, kind, task, profile, settings, shash, device, dclass, env, artefacts)
 
     def __enter__(self) -> ResultsDB:
         return self
@@ -289,7 +298,7 @@ class ResultsDB:
     def run(self, run_id: int) -> StoredRun | None:
         with self._errors():
             row = self.conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
-        return _run(row) if row else None
+        return self._run(row) if row else None
 
     def runs(self, task: str | None = None, artefacts: str | None = None) -> list[StoredRun]:
         """Recorded runs, newest first, of ``task`` and with ``artefacts`` when given."""
@@ -303,7 +312,7 @@ class ResultsDB:
         clause = f" WHERE {' AND '.join(where)}" if where else ""
         with self._errors():
             rows = self.conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs{clause} ORDER BY id DESC", args)
-            return [_run(r) for r in rows]
+            return [self._run(r) for r in rows]
 
     def baseline(self, name: str) -> list[StoredRun]:
         """The runs tagged ``name``, oldest first."""
@@ -313,7 +322,7 @@ class ResultsDB:
                 "JOIN baselines b ON b.run_id = r.id WHERE b.name = ? ORDER BY r.id",
                 (name,),
             )
-            return [_run(r) for r in rows]
+            return [self._run(r) for r in rows]
 
     def baseline_names(self, run_id: int | None = None) -> list[str]:
         """The baselines (holding ``run_id`` when given), the most recently tagged first."""
@@ -333,7 +342,10 @@ class ResultsDB:
                 "WHERE run_id = ? ORDER BY rowid",
                 (run_id,),
             )
-            return [StoredFigure(n, v, Rule(d, rel, ab)) for n, v, d, rel, ab in rows]
+            return [
+                StoredFigure(str(n), _value(v), Rule(str(d), _value(rel) or 0.0, _value(ab) or 0.0))
+                for n, v, d, rel, ab in rows
+            ]
 
     def figure_history(self, task: str, name: str) -> list[tuple[StoredRun, float | None]]:
         """``name``'s value in every run of ``task`` that has it, oldest first."""
@@ -343,11 +355,21 @@ class ResultsDB:
                 "JOIN figures f ON f.run_id = r.id WHERE r.task = ? AND f.name = ? ORDER BY r.id",
                 (task, name),
             )
-            return [(_run(r[:-1]), r[-1]) for r in rows]
+            return [(self._run(r[:-1]), _value(r[-1])) for r in rows]
 
     def row_table(self, run_id: int, name: str) -> list[dict[str, Any]]:
         with self._errors():
             row = self.conn.execute(
                 "SELECT rows FROM row_tables WHERE run_id = ? AND name = ?", (run_id, name)
             ).fetchone()
-        return json.loads(row[0]) if row else []
+        if not row:
+            return []
+        try:
+            rows = json.loads(row[0])
+        except (TypeError, ValueError, RecursionError):
+            rows = None
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise StoreError(
+                f"the results database {self.path} has a damaged table {name!r} of run {run_id}."
+            )
+        return rows

@@ -123,7 +123,16 @@ TASK_FIGURES: dict[str, tuple[Rows | Fields | Whole, ...]] = {
         Rows(
             "records",
             ("fused_op", "kind", "fused_index"),
-            {"cosine": Rule("higher", abs=1e-6), "max_abs": REL, "max_rel": REL, "verdict": EXACT},
+            {
+                "cosine": Rule("higher", abs=1e-6),
+                "max_abs": REL,
+                "max_rel": REL,
+                "metrics.red_eps": REL,  # the relative L2 error (in eps) that decides verdicts
+                "metrics.ulp.p50": ULP,
+                "metrics.ulp.p99": ULP,
+                "metrics.ulp.max": ULP,
+                "verdict": EXACT,
+            },
         ),
         Fields({"summary.verdicts.fail": COUNT, "summary.verdicts.warn": COUNT}),
         Whole("summary"),

@@ -18,6 +18,12 @@ def number_text(v: float | None) -> str:
     return "-" if v is None else f"{v:.6g}"
 
 
+def device_class_text(device_class: str) -> str:
+    """A stored device class (``backend | device name``) as words: the parts that are known
+    (``compare``'s ``dumps | `` is ``dumps``)."""
+    return " | ".join(p for p in device_class.split(" | ") if p.strip()) or "unknown"
+
+
 def _flat(environment: dict[str, Any]) -> dict[str, str]:
     return {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True) for k, v in environment.items()}
 
@@ -44,12 +50,12 @@ def check_markdown(result: CheckResult) -> str:
     run, bases = result.run, result.baseline_runs
     regressed = result.regressed
     improved = sum(f.status == IMPROVED for f in result.figures)
-    ids = ", ".join(str(r.id) for r in bases)
+    ids = ", ".join(f"#{r.id}" for r in bases)
     lines = [
         f"# Run {run.id} against baseline {result.baseline_name}",
         "",
-        f"Task {run.task}, settings {run.settings_hash}, device class {run.device_class}; "
-        f"baseline runs {ids}.",
+        f"Task {run.task}, settings {run.settings_hash}, device class {device_class_text(run.device_class)}; "
+        f"baseline run{'s' if len(bases) > 1 else ''} {ids}.",
         "",
         f"**{len(regressed)} of {len(result.figures)} figures regressed**, {improved} improved, "
         "the others unchanged or within noise.",

@@ -38,7 +38,7 @@ def faulty(transformer_capture, tmp_path_factory):
     return out
 
 
-def test_switches_name_the_submodule_or_the_capture_exclusion_and_verify_them(faulty):
+def test_switches_name_the_submodule_or_the_capture_exclusion_and_verify_them(faulty, tmp_path, monkeypatch):
     from fpinspect.capture import DumpPair, load_model
 
     r = run("switches", faulty, "--format", "json")  # a capture's default: AutoFuse's, then Inductor's
@@ -57,14 +57,21 @@ def test_switches_name_the_submodule_or_the_capture_exclusion_and_verify_them(fa
     assert out["baseline"]["verdict"] == "fail"
     assert out["check"]["verdict"] == "pass" and out["verified"] is True
 
-    # the capture's own exclusion runs, and leaves no fused op that introduces an error
+    # the capture's own exclusion runs, into a new folder (the capture analysed stays), and leaves
+    # no fused op that introduces an error
     command = shlex.split(out["capture_command"])
     assert command[:2] == ["fpinspect", "capture"] and command.count("--unfuse") == 3
+    again = tmp_path / command[command.index("--out") + 1]
+    assert again.name == f"{faulty.name}_unfused"
+    monkeypatch.chdir(tmp_path)
     r = run(*command[1:])
     assert r.exit_code == 0, r.output
     assert "Region 0 (autofuse_0_LayerNorm) left unfused" in r.output
-    assert json.loads((faulty / "capture.json").read_text())["unfuse"] == out["unfuse"]
-    r = run("compare", *DumpPair.under(faulty).compare_args(), "--format", "json")
+    assert "SIMULATED regression in region 0" not in r.output  # unfused: the fault is not there
+    assert "--inject 0=bf16 does nothing: region 0 is left unfused" in " ".join(r.output.split())
+    assert json.loads((again / "capture.json").read_text())["unfuse"] == out["unfuse"]
+    assert json.loads((faulty / "capture.json").read_text())["unfuse"] == []
+    r = run("compare", *DumpPair.under(again).compare_args(), "--format", "json")
     assert r.exit_code == 0, r.output
     report = json.loads(r.stdout)
     assert report["summary"]["introduced"] == []
@@ -93,3 +100,16 @@ def test_inductor_switches_need_a_capture_folder(tmp_path):
     (tmp_path / "capture.json").write_text('{"model": "mlp", "unfuse": [3]}')
     r = run("confirm", tmp_path)
     assert r.exit_code == 2 and "field 'unfuse' is not a list of region names or numbers" in r.output
+
+
+@pytest.mark.parametrize("damage", [{"minimal_set": 5}, {"regions": 7}])
+def test_a_damaged_confirm_json_is_ignored_with_a_note(faulty, tmp_path, damage):
+    import shutil
+
+    folder = tmp_path / "capture"
+    shutil.copytree(faulty, folder)
+    (folder / "confirm.json").write_text(json.dumps(damage))
+    r = run("switches", folder, "--for", "inductor", "--format", "json")
+    assert r.exit_code == 0, r.output
+    assert "fpinspect: note: confirm.json is not a readable confirm result: ignored." in r.stderr
+    assert json.loads(r.stdout)["unfuse"] == ["autofuse_0_LayerNorm", "autofuse_2_Add_LayerNorm"]

@@ -105,3 +105,36 @@ def test_bad_scale_factors_are_refused(text):
 
     with pytest.raises(CaptureError):
         Injection.parse(text)
+
+
+def test_confirm_all_on_a_passing_capture_names_no_deviation_and_skips_its_unfused_region(
+    tmp_path, inductor_cache
+):
+    out = tmp_path / "cap"
+    r = CliRunner().invoke(main, ["capture", "transformer", "--out", str(out), "--unfuse", "2"])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, ["confirm", str(out), "--regions", "all"])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("all regions fused: ") and "(pass)" in lines[0]
+    assert lines[1] == "The final outputs already pass eager's thresholds: no region needs confirming."
+    regions = [line.split(":")[0].strip() for line in lines if line.startswith("  ")]
+    assert regions == [
+        "autofuse_0_LayerNorm",
+        "autofuse_1_Muls_SoftmaxV2",
+        "autofuse_3_GeluV2",
+        "autofuse_4_Add",
+    ]
+    assert "removes" not in r.stdout
+    # where the result went is said, and documented
+    assert (
+        f"fpinspect: wrote {out}/confirm.json (read by switches --for inductor and the inspector)" in r.stderr
+    )
+    assert [x["name"] for x in json.loads((out / "confirm.json").read_text())["regions"]] == regions
+    r = CliRunner().invoke(
+        main, ["confirm", str(out), "--regions", "2,autofuse_3_GeluV2", "--format", "json"]
+    )
+    assert r.exit_code == 0, r.output
+    assert [x["name"] for x in json.loads(r.stdout)["regions"]] == ["autofuse_3_GeluV2"]
+    assert "the capture already leaves autofuse_2_Add_LayerNorm unfused: not measured." in r.stderr
+    assert "CAPTURE_DIR/confirm.json" in CliRunner().invoke(main, ["confirm", "-h"]).stdout

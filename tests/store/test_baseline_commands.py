@@ -86,6 +86,26 @@ def test_compare_records_its_figures_when_asked(tmp_path):
     assert names["summary.verdicts.fail"] >= 1
     assert summary == [json.loads(recorded.stdout)["summary"]]  # kept whole: verdicts, localisation, sources
     assert any(n.startswith("autofuse_2_Add_LayerNorm") and n.endswith("/cosine") for n in names)
+    # the relative L2 error that decides the verdicts, and the ULP figures
+    op = "autofuse_2_Add_LayerNorm/output/0/metrics"
+    assert round(names[f"{op}.red_eps"], 2) == 2.33
+    assert (names[f"{op}.ulp.p50"], names[f"{op}.ulp.p99"], names[f"{op}.ulp.max"]) == (2, 16, 1024)
+
+
+def test_a_compare_baseline_check_names_its_runs_and_device_class_and_renders(tmp_path):
+    db = tmp_path / "r.sqlite"
+    d = ROOT / "fpinspect" / "sample_dumps" / "regression"
+    for _ in range(2):
+        assert _cli("compare", d, "--format", "json", "--record", "--db", db).exit_code == 0
+    assert _cli("baseline", "tag", "v1", "1", "--db", db).exit_code == 0
+    raw = _cli("baseline", "check", "2", "--against", "v1", "--db", db, "--format", "markdown")
+    assert raw.exit_code == 0, raw.output
+    assert "device class dumps; baseline run #1.\n" in raw.stdout
+    assert raw.stdout.startswith("# Run 2 against baseline v1\n")
+    drawn = _cli("baseline", "check", "2", "--against", "v1", "--db", db, "--format", "text")
+    assert drawn.exit_code == 0
+    assert "Run 2 against baseline v1" in drawn.stdout and "# Run" not in drawn.stdout
+    assert "|---|" not in drawn.stdout and "**" not in drawn.stdout
 
 
 HISTORY = ("baseline", "history", "B", "--figure", "gelu/float16/normal/fused.p99_ulp")
@@ -133,6 +153,9 @@ def test_history_without_matplotlib_says_so(tmp_path, monkeypatch):
         (["check", "--against", "v9"], "there is no baseline 'v9'"),
         (["tag", "v1", "99"], "holds no run 99."),
         (["tag", "v1", "/no/such/folder"], "no run recorded in"),
+        (["check", "99999999999999999999", "--against", "v1"], "holds no run 99999999999999999999."),
+        (["tag", "x", "²"], "no run recorded in"),
+        (["history", "B", "--figure", "gelu", "--png", "f.xyz"], "--png f.xyz does not end in .png"),
     ],
 )
 def test_bad_usage_is_one_sentence(tmp_path, args, sentence):
@@ -140,6 +163,61 @@ def test_bad_usage_is_one_sentence(tmp_path, args, sentence):
     out = _cli("baseline", *args, "--db", db)
     assert out.exit_code == 2
     assert sentence in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_history_lists_the_figures_and_takes_a_unique_start_of_a_name(tmp_path):
+    db = _history_db(tmp_path / "r.sqlite")
+    out = _cli("baseline", "history", "B", "--db", db)
+    assert out.exit_code == 0
+    assert out.stdout.splitlines() == [
+        "The figures of task B (newest run 3), for --figure:",
+        "  gelu/float16/normal/fused.p99_ulp",
+    ]
+    out = _cli("baseline", "history", "B", "--figure", "gelu/float16", "--db", db)
+    assert out.exit_code == 0, out.output
+    assert [ln.split()[:3] for ln in out.stdout.splitlines() if ln.startswith("run ")][-1] == [
+        "run",
+        "3",
+        "3",
+    ]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "UPDATE runs SET settings = '{' WHERE id = 2",
+        "UPDATE runs SET environment = '[1]' WHERE id = 2",
+        "UPDATE figures SET value = 'abc' WHERE run_id = 2",
+        "UPDATE row_tables SET rows = 'x' WHERE run_id = 2",
+    ],
+)
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "--against", "v1"],
+        ["history", "compare", "--figure", "summary.verdicts.fail"],
+        ["tag", "v2", "2"],
+    ],
+)
+def test_damaged_database_rows_are_one_sentence(tmp_path, damage, args):
+    import sqlite3
+
+    db = tmp_path / "r.sqlite"
+    d = ROOT / "fpinspect" / "sample_dumps" / "regression"
+    for _ in range(2):
+        assert _cli("compare", d, "--format", "json", "--record", "--db", db).exit_code == 0
+    assert _cli("baseline", "tag", "v1", "1", "--db", db).exit_code == 0
+    with sqlite3.connect(db) as conn:
+        conn.execute(damage)
+    out = CliRunner().invoke(main, ["baseline", *args, "--db", str(db)])
+    assert out.exception is None or isinstance(out.exception, SystemExit), out.exception
+    assert "Traceback" not in out.output
+    if out.exit_code == 2:
+        assert (
+            out.stderr
+            == f"fpinspect: the results database {db} has a damaged run 2: its row holds a value of the "
+            "wrong kind (settings and environment must be JSON objects).\n"
+        )
 
 
 def test_an_unknown_fused_rounding_is_refused_before_anything_runs(tmp_path):

@@ -342,7 +342,7 @@ def judge_region(
     differences left out. ``alone`` (it alone unfused) and ``baseline`` give the share of the
     deviation unfusing it removes."""
     removed = None
-    if baseline.vs_eager > 0:
+    if baseline.vs_eager > 0 and baseline.verdict != "pass":  # a passing model has nothing to remove
         removed = 1.0 - alone.vs_eager / baseline.vs_eager
     if only.verdict != "fail":
         verdict = "not confirmed"

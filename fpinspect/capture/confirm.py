@@ -10,7 +10,9 @@ dtype) and against a float64 run of the same graph.
 Each region is measured on its own: the model runs with that region **the only one fused**
 (every other op eager), so the rounding differences of the other regions (a float32 softmax, an
 RMSNorm kept in float32: fusion noise, often the more accurate side) cannot hide or mimic its
-effect. The final outputs are judged against eager in the narrowest format they pass through (a
+effect; every discrete decision (top-k indices, masks) is pinned to eager's there and in the
+float64 run, so that a near-tie flipped (a router choosing another expert) is not taken for an
+error. The final outputs are judged against eager in the narrowest format they pass through (a
 bfloat16 model's float32 logits in bfloat16's eps). A region is **confirmed** when its fusion
 alone makes the final outputs fail and moves them :data:`CLOSER_RATIO` times further from float64
 than eager is; **fusion helps** when its fusion alone makes them fail but :data:`CLOSER_RATIO`
@@ -203,7 +205,17 @@ class Ablation:
         graph = capture.graph
         self.outputs: list[ValueRef] = list(graph.outputs)
         self.eager = [_array(capture.eager[ref]) for ref in self.outputs]
-        truth, self.narrower = _float64_run(capture)
+        #: eager's discrete tensors (integer and boolean outputs of kernels), which the one-region
+        #: runs and the float64 run take as they are
+        self.decisions = {
+            ref: value
+            for ref, value in capture.eager.items()
+            if isinstance(value, torch.Tensor)
+            and not value.is_floating_point()
+            and ref.op in graph.by_name
+            and not graph.by_name[ref.op].is_source
+        }
+        truth, self.narrower = _float64_run(capture, self.decisions)
         self.fp64 = [_array(v) for v in truth]
         self.budgets = [_budget(graph, ref) for ref in self.outputs]
         #: the all-eager run's distance from float64 (eps): how far rounding alone puts it
@@ -218,19 +230,26 @@ class Ablation:
     def regions(self):
         return self.capture.regions
 
-    def outcome(self, unfused: Collection[int]) -> Outcome:
-        """The final outputs with the regions numbered ``unfused`` left unfused (cached by set)."""
-        key = frozenset(unfused)
+    def outcome(self, unfused: Collection[int], *, pinned: bool = False) -> Outcome:
+        """The final outputs with the regions numbered ``unfused`` left unfused (cached by set);
+        ``pinned``: with eager's discrete decisions (:attr:`decisions`)."""
+        key = (frozenset(unfused), pinned)
         if key not in self._cache:
-            env = self.capture.fused.run(self.injections, unfused=key | self.unfused)
+            env = self.capture.fused.run(
+                self.injections, unfused=key[0] | self.unfused, pinned=self.decisions if pinned else None
+            )
             self.runs += 1
             self._cache[key] = self._measure([_array(env[ref]) for ref in self.outputs])
         return self._cache[key]
 
     def only(self, index: int) -> Outcome:
-        """The final outputs with region ``index`` the only one fused: what its fusion alone does."""
+        """The final outputs with region ``index`` the only one fused, every discrete decision
+        (top-k indices, masks) as eager took it: what its numerics alone do. Without the pins, a
+        region more accurate than eager can flip a near-tie (a mixture's router choosing another
+        expert for one token) and move the outputs by whole eps, which says nothing of its
+        accuracy: float64, eager or fusion may each take either side of a tie."""
         every = {r.region.index for r in self.regions}
-        return self.outcome(every - {index})
+        return self.outcome(every - {index}, pinned=True)
 
     def _measure(self, finals: list[np.ndarray]) -> Outcome:
         worst_red, worst_fp64, verdicts = 0.0, 0.0, []
@@ -289,11 +308,12 @@ def _in_format(value, fmt: torch.dtype):
     return value
 
 
-def _float64_run(capture: Capture) -> tuple[list[torch.Tensor], dict[str, str]]:
+def _float64_run(capture: Capture, pinned=None) -> tuple[list[torch.Tensor], dict[str, str]]:
     """The graph's outputs computed op by op in float64 from the same inputs and weights, and the
     ops that ran narrower (op name -> format). Casts to a narrower format are kept in float64:
     the truth rounds nowhere. An op with no float64 kernel runs in the widest format of
-    :data:`TRUTH_FORMATS` it accepts, its outputs widened again."""
+    :data:`TRUTH_FORMATS` it accepts, its outputs widened again. A tensor in ``pinned`` (eager's
+    discrete decisions) takes that value: the truth of the same routing."""
     graph = capture.graph
     env = {k: (v.double() if v.is_floating_point() else v) for k, v in source_values(graph).items()}
     narrower: dict[str, str] = {}
@@ -323,7 +343,8 @@ def _float64_run(capture: Capture) -> tuple[list[torch.Tensor], dict[str, str]]:
                 narrower[op.name] = str(fmt).removeprefix("torch.")
             outputs = list(out) if isinstance(out, (tuple, list)) else [out]
             env.update(
-                zip(
+                (ref, pinned[ref] if pinned and ref in pinned else value)
+                for ref, value in zip(
                     op.refs(),
                     (
                         o.double() if isinstance(o, torch.Tensor) and o.is_floating_point() else o

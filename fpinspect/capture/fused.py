@@ -15,7 +15,7 @@ from __future__ import annotations
 import operator
 import re
 import warnings
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from unittest import mock
@@ -129,26 +129,35 @@ class FusedRunner:
         progress: Progress | None = None,
         *,
         unfused: Collection[int] = (),
+        pinned: Mapping[ValueRef, torch.Tensor] | None = None,
     ) -> dict[ValueRef, torch.Tensor]:
         """Every tensor of the fusion-on run (region outputs as the fused kernels wrote them, each
         faulty as the first of ``injections`` that names it). The regions numbered in ``unfused``
-        run op by op instead, as the fusion-off run does: fusion left out there alone."""
+        run op by op instead, as the fusion-off run does: fusion left out there alone. A tensor in
+        ``pinned`` takes that value wherever it is computed (the ablation pins eager's discrete
+        decisions: top-k indices, masks)."""
         env = source_values(self.graph)
         self.inert = []
         with torch.no_grad():
             for done, unit in enumerate(self.units, 1):
                 if isinstance(unit, Region) and unit.index not in unfused:
                     self._run_region(unit, env, injections)
+                    made = unit.outputs
                 elif isinstance(unit, Region):
                     for op in unit.members:
                         call_kernel(self.graph, op, env)
+                        _pin(env, op.refs(), pinned)
+                    made = unit.outputs
                 else:
                     call_kernel(self.graph, unit, env)
+                    made = unit.refs()
+                _pin(env, made, pinned)
                 if progress:
                     progress("fusion on: compiled regions", done, len(self.units))
         return env
 
     def _run_region(self, region: Region, env: dict, injections: Sequence[Injection]) -> None:
+        """Run ``region``'s compiled kernel on ``env``, faulty as the first of ``injections`` naming it."""
         inputs = [env[ref] for ref in region.inputs]
         compiled = self._compiled(region, inputs)
         hit = next((i for i in injections if i.matches(region.index, compiled.name)), None)
@@ -160,3 +169,11 @@ class FusedRunner:
         if all(torch.equal(a, b) for a, b in zip(faulty, clean)):
             self.inert.append(hit)
         env.update(zip(region.outputs, faulty))
+
+
+def _pin(env: dict, refs, pinned: Mapping[ValueRef, torch.Tensor] | None) -> None:
+    """The tensors of ``refs`` that ``pinned`` holds take its values."""
+    if pinned:
+        for ref in refs:
+            if ref in pinned:
+                env[ref] = pinned[ref]

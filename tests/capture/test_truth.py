@@ -138,3 +138,28 @@ def test_compare_confirm_needs_a_capture(tmp_path):
     r = CliRunner().invoke(main, ["compare", str(run), "--confirm"])
     assert r.exit_code == 2
     assert "--confirm runs the captured model again" in r.output and str(run) in r.output
+
+
+class NearTie(nn.Module):
+    """``argmax(x + y)`` picks a row of a table: ``x + y`` is a near-tie that eager's bfloat16
+    rounding breaks one way (to index 0) and float32 or float64 the other (index 1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(2, 8))
+
+    def forward(self, x, y):
+        return self.table[(x + y).argmax(-1)] * 2
+
+
+def test_a_near_tie_flipped_by_a_more_accurate_region_is_not_an_error(inductor_cache):
+    x = torch.ones(4, 2)
+    y = torch.tensor([[0.30, 0.45]]).repeat(4, 1) * 2.0**-7  # both round to 1.0 in bfloat16
+    cap = Capture(NearTie(), (x, y), dtype="bfloat16", name="near-tie")
+    ablation = Ablation(cap, [])
+    assert any(not v.is_floating_point() for v in ablation.decisions.values())  # argmax's indices
+    result = confirm(ablation, [r.region.index for r in cap.regions])
+    # the fused region keeps x + y in float32 and flips the tie; with eager's decisions pinned its
+    # numerics alone change nothing at the outputs
+    assert {r.verdict for r in result.regions} == {"not confirmed"}
+    assert all(r.only.verdict == "pass" for r in result.regions)

@@ -198,6 +198,8 @@ class OpDetail(VerticalScroll):
         padding: 0 1;
         & > #detail-originals, & > #detail-links, & > #detail-info { margin-top: 1; }
         & > #detail-info { display: none; }
+        /* as tall as its cards (a Vertical is 1fr and clips: the op's tensors below cut them off) */
+        & > #detail-pairs { height: auto; }
     }
     """
 
@@ -228,6 +230,7 @@ class OpDetail(VerticalScroll):
             for part in ("#detail-originals", "#detail-links", "#detail-info"):
                 self.query_one(part, Static).update("")
             self.query_one("#detail-pairs").remove_children()
+            self.can_focus = True
             return
         row = insp.by_name[name]
         finding = insp.findings.get(name)
@@ -318,5 +321,7 @@ class OpDetail(VerticalScroll):
                 PairCard(p, insp.record(p), p.key in pending, insp.replay(p), replaying, p.key == picked)
                 for p in plans[len(cards) :]
             )
+        # focusable only without cards: tab from the list then lands on a card enter opens
+        self.can_focus = not plans
         if name != before:
             self.scroll_home(animate=False)

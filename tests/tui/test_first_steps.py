@@ -1,0 +1,112 @@
+"""What a new user tripped over in the inspector: a card ``enter`` opens that is not on screen,
+a ``tab`` that lands nowhere useful, the help's markup, cut-off columns, the grid's silent cells."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from harness import app_for, drive, settle
+from test_inspector import text_of
+from textual.widgets import Static
+
+from fpinspect.tui.screens.help import HelpScreen
+from fpinspect.tui.screens.pair import PairScreen
+from fpinspect.tui.widgets.op_detail import OpDetail, PairCard
+from fpinspect.tui.widgets.op_list import OpList
+
+SAMPLES = Path(__file__).resolve().parents[2] / "fpinspect" / "sample_dumps"
+CULPRIT = "autofuse_2_Add_LayerNorm"
+WIDE = (160, 48)
+
+
+def _unclipped(detail: OpDetail) -> list[str]:
+    """The cards of ``detail`` whose lines fit inside their container (none cut off)."""
+    pairs = detail.query_one("#detail-pairs")
+    return [
+        card.plan.key
+        for card in detail.cards
+        if card.virtual_region_with_margin.bottom <= pairs.size.height and card.size.height > 1
+    ]
+
+
+def test_after_a_every_card_of_the_op_stays_whole(tmp_path):
+    seen = {}
+
+    async def scenario(pilot):
+        await pilot.press("i")
+        detail = pilot.app.screen.query_one(OpDetail)
+        seen["before"] = [c.plan.key for c in detail.cards]
+        await pilot.press("a")
+        await settle(pilot)
+        seen["after"] = _unclipped(detail)
+        seen["picked"] = detail.picked(pilot.app.screen.inspection, CULPRIT).key
+        seen["info"] = text_of(detail.query_one("#detail-info", Static))
+
+    drive(app_for(SAMPLES / "regression"), scenario, size=WIDE)
+    assert len(seen["before"]) == 6
+    assert seen["after"] == seen["before"] and seen["picked"] in seen["after"]
+    assert "Inputs (4)" in seen["info"]
+
+
+def test_the_first_tab_from_the_list_lands_on_a_card_enter_opens():
+    seen = {}
+
+    async def scenario(pilot):
+        await pilot.press("i", "tab")
+        seen["focused"] = pilot.app.focused
+        await pilot.press("enter")
+        await settle(pilot)
+        seen["screen"] = pilot.app.screen
+        await pilot.press("escape", "shift+tab")
+        seen["back"] = pilot.app.focused
+
+    drive(app_for(SAMPLES / "regression"), scenario, size=WIDE)
+    assert isinstance(seen["focused"], PairCard)
+    assert isinstance(seen["screen"], PairScreen)
+    assert isinstance(seen["back"], OpList)
+
+
+def test_help_says_which_keys_move_the_bar():
+    seen = {}
+
+    async def scenario(pilot):
+        await pilot.press("question_mark")
+        screen = pilot.app.screen
+        assert isinstance(screen, HelpScreen)
+        seen["help"] = text_of(screen.query_one("#help-glossary", Static))
+
+    drive(app_for(SAMPLES / "regression"), scenario, size=WIDE)
+    assert "[ and ] move the bar" in seen["help"]
+    assert "[/b]" not in seen["help"]
+
+
+def _lines(pilot) -> list[str]:
+    ops = pilot.app.screen.query_one(OpList)
+    return [strip.text for strip in (ops.render_line(y) for y in range(len(ops.shown) + 1))]
+
+
+def test_the_op_list_shows_whole_scores_and_causes_at_160_columns():
+    seen = {}
+
+    async def scenario(pilot):
+        seen["lines"] = _lines(pilot)
+
+    drive(app_for(SAMPLES / "more_accurate"), scenario, size=WIDE)
+    row = seen["lines"][1]
+    assert row.rstrip().endswith("more accurate") and row.endswith(" ")
+
+
+def test_the_op_list_fits_a_score_of_twelve_characters():
+    from fpinspect.dumps.verdict import format_score
+
+    seen = {}
+
+    async def scenario(pilot):
+        insp = pilot.app.screen.inspection
+        name = insp.rows[0].name  # "1.23e-05 eps", the longest a score gets
+        insp.findings[name] = dataclasses.replace(insp.findings[name], score=1.2345e-5)
+        seen["lines"] = _lines(pilot)
+
+    drive(app_for(SAMPLES / "regression"), scenario, size=WIDE)
+    assert format_score(1.2345e-5) in seen["lines"][1]

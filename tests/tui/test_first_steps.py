@@ -110,3 +110,30 @@ def test_the_op_list_fits_a_score_of_twelve_characters():
 
     drive(app_for(SAMPLES / "regression"), scenario, size=WIDE)
     assert format_score(1.2345e-5) in seen["lines"][1]
+
+
+def test_an_empty_cell_of_the_grid_says_why_it_is_empty(tmp_path):
+    import shutil
+
+    from runtrees import SAMPLE as RUN_SAMPLE
+    from runtrees import STAMP, write_trees
+
+    write_trees(tmp_path)
+    shutil.rmtree(tmp_path / "off" / STAMP / "1" / "ge_default_1" / "1" / "0")  # rank 1 lost step 0 off
+    seen = {}
+
+    async def scenario(pilot):
+        await pilot.press("S", "down", "right", "enter")  # step 0, rank 1's cell
+        await pilot.pause()
+        seen["notes"] = [n.message for n in pilot.app._notifications]
+
+    app = app_for(
+        RUN_SAMPLE / "dumpgraph_af_open" / "Build.json",
+        str(tmp_path / "on"),
+        str(RUN_SAMPLE / "dumpgraph_af_close" / "Build.json"),
+        str(tmp_path / "off"),
+    )
+    drive(app, scenario, size=WIDE)
+    assert any(
+        "no leaf pair at step 0" in n and "the fusion-off tree has no such step" in n for n in seen["notes"]
+    ), seen["notes"]

@@ -137,3 +137,29 @@ def test_an_empty_cell_of_the_grid_says_why_it_is_empty(tmp_path):
     assert any(
         "no leaf pair at step 0" in n and "the fusion-off tree has no such step" in n for n in seen["notes"]
     ), seen["notes"]
+
+
+def test_the_d_picker_lists_raw_dumps_and_says_convert_makes_npy_files(tmp_path):
+    from fpinspect.tui.screens.pick import NpyTree, PickFilesScreen
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "Add.add_1.3.44.1783906987170021").write_bytes(b"\0" * 16)  # a raw dump's name
+    (raw / "notes.txt").write_text("not a dump")
+    seen = {}
+
+    async def scenario(pilot):
+        await pilot.app.push_screen(PickFilesScreen(str(raw)))
+        tree = pilot.app.screen.query_one(NpyTree)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if tree.root.children:
+                break
+        seen["listed"] = [str(node.label) for node in tree.root.children]
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        seen["notes"] = [n.message for n in pilot.app._notifications]
+
+    drive(app_for(SAMPLES / "regression"), scenario, size=WIDE)
+    assert seen["listed"] == ["Add.add_1.3.44.1783906987170021"]
+    assert any("raw device dump" in n and f"fpinspect convert {raw}" in n for n in seen["notes"]), seen

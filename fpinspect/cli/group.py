@@ -440,18 +440,13 @@ def compare(
             con = console() if output is None else plain_console(out)
             con.print(compare_table(report))
     if record:
+        from ..reports.record import compare_settings
         from .baseline import record_compare
 
         record_compare(
             db,
             report.to_json(),
-            {
-                "thresholds": table.to_json(),
-                "amplification": amplification,
-                "replay": replay,
-                "fused_types": fused_types,
-                "compare_unfused": compare_unfused,
-            },
+            compare_settings(table.to_json(), amplification, replay, fused_types, compare_unfused),
             {
                 "af_open_graph": af_open_graph,
                 "af_close_graph": af_close_graph,

@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from functools import partial
+from pathlib import Path
 from queue import Empty, LifoQueue
 from time import monotonic
 from typing import TypeVar
@@ -23,14 +24,27 @@ from textual.screen import Screen
 from textual.widgets import Header, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from ...capture.spec import FILE as CAPTURE_FILE
 from ...dumps import DumpComparison, InputError, PairPlan
 from ...dumps.graph import split_json
 from ...dumps.outline import outline_fused_ops
 from ...dumps.sources import Sources
 from ...replay.evidence import OpReplay, replay_op
+from ...replay.repro import ReproError
 from ...replay.run import run_with_replay
 from ...replay.tree import leaf_sources
 from ...reports.export import compare_csv
+from ...store import StoreError
+from ..acting import (
+    ActionRefused,
+    beside_run,
+    check_place,
+    new_folder,
+    op_switches,
+    record_baseline,
+    write_report,
+    write_repro,
+)
 from ..answering import Answering
 from ..compiling import tell_when_compiling
 from ..messages import Exported, Loaded, LoadFailed, Localised, Outlined, RecordsComputed, Replayed
@@ -44,6 +58,7 @@ from ..widgets.op_list import OpList
 from .pair import PairScreen
 from .pick import PickFilesScreen
 from .prompt import PathPrompt
+from .switches import SwitchesScreen
 from .warnings import WarningsScreen
 
 T = TypeVar("T")
@@ -184,6 +199,34 @@ class MainScreen(Screen):
             id="input-warnings",
         ),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="clear-filter"),
+        Binding(
+            "f",
+            "switches",
+            "Switches",
+            tooltip="The switches that turn this fused op off (AUTOFUSE_FLAGS; copy them)",
+            id="op-switches",
+        ),
+        Binding(
+            "R",
+            "repro",
+            "Repro",
+            tooltip="Write this fused op's repro bundle to a folder, and show the command that runs it",
+            id="op-repro",
+        ),
+        Binding(
+            "H",
+            "report",
+            "Report",
+            tooltip="Write the run's HTML report (fpinspect report)",
+            id="html-report",
+        ),
+        Binding(
+            "b",
+            "baseline",
+            "Baseline",
+            tooltip="Record this comparison in the results store and tag it as a baseline",
+            id="tag-baseline",
+        ),
     ]
 
     def __init__(
@@ -382,6 +425,9 @@ class MainScreen(Screen):
         self.post_message(Exported(path, len(report.records)))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "act" and event.state == WorkerState.SUCCESS:
+            sentence, severity = event.worker.result
+            self.notify(sentence, severity=severity, timeout=20)
         if (
             event.worker.group == "replay"
             and event.state == WorkerState.SUCCESS
@@ -762,6 +808,124 @@ class MainScreen(Screen):
 
         self.app.push_screen(PathPrompt(f"Export every record as {fmt.upper()} to:", default), chosen)
 
+    # -- acting on the highlighted fused op ---------------------------------------------------
+    def _fused_op(self, what: str) -> str | None:
+        """The highlighted fused op's name, or None (said) where there is none to ``what``."""
+        insp = self.inspection
+        current = self.query_one(OpList).current
+        if insp is None or current is None:
+            self.notify("The run is still being read.", timeout=3)
+            return None
+        if insp.comparison is None:
+            self.notify(
+                f"Browsing one graph: to {what} needs the fusion-off graph and dumps.", severity="warning"
+            )
+            return None
+        if current.name not in insp.pairs.outputs or not current.op.original_op_names:
+            self.notify(f"{current.name} is not a fused op: nothing to {what}.", timeout=5)
+            return None
+        return current.name
+
+    def _act(self, job: Callable[[], str], what: str) -> None:
+        """Run ``job`` on a worker; its sentence (or the one sentence its failure makes) is shown."""
+
+        def run() -> tuple[str, str]:
+            try:
+                return job(), "information"
+            except (InputError, ReproError, StoreError, ActionRefused) as exc:
+                return f"{what[:1].upper()}{what[1:]}: {str(exc).rstrip('.')}.", "error"
+            except OSError as exc:
+                return f"{what[:1].upper()}{what[1:]}: {exc.strerror or exc} ({exc.filename}).", "error"
+
+        self.notify(f"{what[:1].upper()}{what[1:]}…", timeout=3)
+        self.run_worker(run, thread=True, group="act", exit_on_error=False, description=what)
+
+    def _ask_place(self, question: str, default: Path, then: Callable[[Path], None]) -> None:
+        """Ask where to write (``default`` prefilled); ``then(path)`` once it is a place outside
+        the run and the package."""
+
+        def chosen(answer: str | None) -> None:
+            if not answer:
+                return
+            try:
+                then(check_place(self.sources, answer))
+            except ActionRefused as exc:
+                self.notify(str(exc), severity="error", timeout=8)
+
+        self.app.push_screen(PathPrompt(question, str(default)), chosen)
+
+    def _capture_lines(self, name: str) -> list[str]:
+        """For a capture: what ``confirm`` proved of ``name``, and how to find Inductor's switch."""
+        run = self.sources.run_dir
+        if run is None or not os.path.isfile(os.path.join(run, CAPTURE_FILE)):
+            return []
+        confirmed = self.inspection.confirmed.get(name)
+        proof = (
+            f"confirm.json: {confirmed.get('verdict')} at the model's outputs (this region left unfused alone)"
+            if confirmed is not None
+            else f"not confirmed yet: fpinspect confirm {run} proves it at the model's outputs"
+        )
+        return [
+            proof,
+            f"fpinspect switches {run} --for inductor writes the torch.compiler.disable lines for this region",
+            "and runs the capture again with them to verify it (it needs PyTorch: run it from the command line).",
+        ]
+
+    def action_switches(self) -> None:
+        name = self._fused_op("switch off")
+        if name is None:
+            return
+        found = op_switches(self.inspection.open_model, name)
+        file = beside_run(self.sources) / f"{self.sources.name}-{name}-switches.txt"
+        self.app.push_screen(SwitchesScreen(found, self._capture_lines(name), file))
+
+    def action_repro(self) -> None:
+        name = self._fused_op("reproduce")
+        if name is None:
+            return
+        default = new_folder(beside_run(self.sources), f"{self.sources.name}-{name}-repro")
+
+        def write(out: Path) -> None:
+            if out.exists() and any(out.iterdir()):
+                self.notify(f"{out} is not empty: choose a new folder.", severity="error", timeout=8)
+                return
+            self._act(
+                partial(write_repro, self.sources, self.walk, name, out),
+                f"writing the repro bundle of {name}",
+            )
+
+        self._ask_place(f"Write the repro bundle of {name} into the new folder:", default, write)
+
+    def action_report(self) -> None:
+        if self.inspection is None or self.inspection.comparison is None:
+            self.notify("Nothing to report: no comparison is loaded.", severity="warning")
+            return
+        default = beside_run(self.sources) / f"{self.sources.name}-report.html"
+
+        def write(out: Path) -> None:
+            self._act(
+                partial(write_report, self.sources, self.walk, out), f"writing the HTML report to {out}"
+            )
+
+        self._ask_place("Write the run's HTML report to:", default, write)
+
+    def action_baseline(self) -> None:
+        if self.inspection is None or self.inspection.comparison is None:
+            self.notify("Nothing to record: no comparison is loaded.", severity="warning")
+            return
+
+        def tag(name: str | None) -> None:
+            if name:
+                self._act(
+                    partial(record_baseline, self.sources, self.walk, name),
+                    f"recording this comparison as baseline {name}",
+                )
+
+        self.app.push_screen(
+            PathPrompt("Record this comparison in the results store, tagged as baseline:", self.sources.name),
+            tag,
+        )
+
     def action_go_to_op(self) -> None:
         if self.inspection is None:
             return
@@ -791,6 +955,22 @@ class MainScreen(Screen):
             "Jump to the first introduced error",
             "The fused op where the error starts",
             self.action_jump_introduced,
+        )
+        yield SystemCommand(
+            "Switches of this op",
+            "The AUTOFUSE_FLAGS that turn the highlighted fused op off",
+            self.action_switches,
+        )
+        yield SystemCommand(
+            "Repro bundle of this op…",
+            "Write the highlighted fused op's repro bundle to a folder",
+            self.action_repro,
+        )
+        yield SystemCommand(
+            "HTML report…", "Write the run's HTML report (fpinspect report)", self.action_report
+        )
+        yield SystemCommand(
+            "Tag as baseline…", "Record this comparison in the results store and tag it", self.action_baseline
         )
         yield SystemCommand("Sort by worst error / graph order", "Toggle the list order", self.action_sort)
         yield SystemCommand(

@@ -1,0 +1,158 @@
+"""What the inspector's action keys do to the highlighted fused op beyond the screen: its
+switches, its repro bundle, the run's HTML report, a baseline in the results store. Each one
+calls the function its command calls (``fpinspect switches``, ``repro``, ``report``,
+``compare --record`` with ``baseline tag``) and returns the sentence to show; those that read
+dumps run on a worker thread. No widget here.
+
+Files go to a folder the user picks, by default beside the run (:func:`beside_run`); never
+inside the run, nor inside the installed package (whose bundled samples the inspector opens).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..dumps.compare import DumpComparison
+from ..dumps.fusion import fused_ops
+from ..dumps.graph import GeModel
+from ..dumps.localise import AMPLIFICATION
+from ..dumps.sources import Sources
+from ..dumps.switches import OpSwitches, autofuse_flags, autofuse_switches
+from ..replay.repro import write_bundle
+from ..replay.run import run_with_replay
+from ..reports.html import compared_page
+from ..reports.record import compare_settings, record_compare
+from ..store import ResultsDB
+
+#: the installed package: its bundled samples are opened, never written into
+PACKAGE = Path(__file__).resolve().parents[1]
+
+
+class ActionRefused(Exception):
+    """An output place the action will not use, in one sentence."""
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def beside_run(sources: Sources) -> Path:
+    """Where the actions write by default: the folder holding the run (the folder of its data
+    folders); the working folder for a run inside the package (a bundled sample)."""
+    parent = Path(sources.data_root).resolve().parent
+    return Path.cwd() if _inside(parent, PACKAGE) else parent
+
+
+def check_place(sources: Sources, path: str | os.PathLike) -> Path:
+    """``path`` resolved, or :class:`ActionRefused` where it is inside the run or the package."""
+    place = Path(path).expanduser().resolve()
+    run = Path(sources.data_root).resolve()
+    for folder, what in ((run, f"the run {run}"), (PACKAGE, f"the fpinspect package {PACKAGE}")):
+        if _inside(place, folder):
+            raise ActionRefused(f"{place} is inside {what}: choose a folder outside it.")
+    return place
+
+
+def new_folder(where: Path, stem: str) -> Path:
+    """``where/stem``, or ``stem-2``, ``stem-3``... : a name not taken yet."""
+    path, n = where / stem, 1
+    while path.exists():
+        n += 1
+        path = where / f"{stem}-{n}"
+    return path
+
+
+def _comparison(sources: Sources, fused_types: list[str] | None, compare_unfused: bool) -> DumpComparison:
+    """The run compared anew, as the commands compare it (the screen's own comparison belongs
+    to its sweep)."""
+    return DumpComparison(
+        sources.open_graph,
+        sources.close_graph,
+        sources.open_data,
+        sources.close_data,
+        fused_types=fused_types,
+        compare_unfused=compare_unfused,
+    )
+
+
+# -- switches -------------------------------------------------------------------------------------
+@dataclass
+class Switches:
+    """The AutoFuse switches of one fused op and the ``AUTOFUSE_FLAGS`` value they make."""
+
+    op: OpSwitches
+    flags: str
+
+    @property
+    def export_line(self) -> str:
+        return f'export AUTOFUSE_FLAGS="{self.flags}"' if self.flags else ""
+
+    def text(self) -> str:
+        """The switches as ``fpinspect switches`` lists them, for a file or the clipboard."""
+        o = self.op
+        lines = [f"{o.op} ({o.type}: {', '.join(o.original_types) or 'original types not recorded'})"]
+        for s in o.switches:
+            lines += [f"  {s.setting}", f"      {s.removes}"]
+            if s.also:
+                lines.append(f"      also touches: {', '.join(s.also)}")
+        lines += [f"  note: {note}" for note in o.notes]
+        if self.export_line:
+            lines += ["", self.export_line]
+        return "\n".join(lines) + "\n"
+
+
+def op_switches(model: GeModel, name: str) -> Switches:
+    """The AutoFuse switches of fused op ``name`` of ``model`` (the fusion-on graph), as
+    ``fpinspect switches`` finds them: what else each touches among every fused op of the graph."""
+    every = fused_ops(model)
+    op = next(o for o in every if o.name == name)
+    found = autofuse_switches(op, every)
+    return Switches(found, autofuse_flags([found]))
+
+
+# -- files ------------------------------------------------------------------------------------------
+def write_repro(sources: Sources, walk: dict, name: str, out: Path) -> str:
+    """The repro bundle of fused op ``name`` in the new folder ``out``: what it holds and the
+    command that runs it. Raises the bundle's ``ReproError`` or the run's ``InputError``."""
+    manifest = write_bundle(_comparison(sources, **walk), name, out)
+    return (
+        f"Wrote the repro bundle of {name} to {out}: {len(manifest['ops'])} original ops, "
+        f"{len(manifest['outputs'])} outputs. Run it: python {out / 'repro.py'}"
+    )
+
+
+def write_report(sources: Sources, walk: dict, out: Path) -> str:
+    """The run's HTML report (``fpinspect report``) written to ``out``."""
+    page = compared_page(_comparison(sources, **walk), f"fpinspect: {sources.name}")
+    out.write_text(page, encoding="utf-8")
+    return f"Wrote the HTML report of {sources.name} to {out}"
+
+
+def record_baseline(sources: Sources, walk: dict, tag: str, db: Path | None = None) -> str:
+    """The run compared as ``fpinspect compare --record`` does (same settings, so either checks
+    against the other), recorded in the results store and tagged as baseline ``tag``."""
+    cmp = _comparison(sources, **walk)
+    report = run_with_replay(cmp).to_json()
+    settings = compare_settings(
+        cmp.thresholds.to_json(),
+        AMPLIFICATION,
+        "failing",
+        tuple(walk["fused_types"] or ()),
+        walk["compare_unfused"],
+    )
+    inputs = {
+        "af_open_graph": sources.open_graph,
+        "af_close_graph": sources.close_graph,
+        "af_open_data": sources.open_data,
+        "af_close_data": sources.close_data,
+    }
+    with ResultsDB(db) as store:
+        run_id = record_compare(store, report, settings, inputs)
+        store.tag(tag, [run_id])
+        path = store.path
+    return (
+        f"Recorded this comparison as run {run_id} in {path} and tagged it {tag}: "
+        f"fpinspect baseline check --against {tag} checks a later run."
+    )

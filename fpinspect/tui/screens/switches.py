@@ -1,0 +1,90 @@
+"""``f``: the switches that turn off the highlighted fused op, as ``fpinspect switches`` finds
+them: each AutoFuse flag, what it does, the other fused ops it touches, and the
+``export AUTOFUSE_FLAGS=...`` line; for a capture, what ``confirm`` proved and the command that
+finds and verifies Inductor's switch. ``y`` copies the line and writes the whole panel to a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from ..acting import Switches
+from ..widgets import styled
+
+
+def switches_content(found: Switches, capture: list[str]) -> Content:
+    o = found.op
+    lines = [
+        Content.assemble(
+            ("Switches of ", "bold"),
+            (o.op, "bold $text-accent"),
+            (f"  {o.type}: {', '.join(o.original_types) or 'original types not recorded'}", styled.MUTED),
+        ),
+        Content(""),
+        Content.styled("AutoFuse (AUTOFUSE_FLAGS)", "bold"),
+    ]
+    if not o.switches:
+        lines.append(Content.styled("  no AutoFuse flag turns this op off", styled.MUTED))
+    for s in o.switches:
+        lines.append(Content.styled(f"  {s.setting}", "bold"))
+        lines.append(Content(f"      {s.removes}"))
+        also = ", ".join(s.also) if s.also else "no other fused op"
+        lines.append(Content.styled(f"      also touches: {also}", styled.MUTED))
+    lines += [Content.styled(f"  note: {note}", "$text-warning") for note in o.notes]
+    if found.export_line:
+        lines += [Content(""), Content.styled(found.export_line, "bold $text-success")]
+    if capture:
+        lines += [Content(""), Content.styled("Inductor (torch.compile), for the captured model", "bold")]
+        lines += [Content(f"  {line}") for line in capture]
+    return Content("\n").join(lines)
+
+
+class SwitchesScreen(ModalScreen[None]):
+    BINDINGS = [
+        Binding("escape,f", "dismiss", "Close", id="switches.close"),
+        Binding(
+            "y",
+            "copy",
+            "Copy",
+            tooltip="Copy the export line and write the panel to a file",
+            id="switches.copy",
+        ),
+    ]
+
+    def __init__(self, found: Switches, capture: list[str], file: Path) -> None:
+        super().__init__()
+        self.found, self.capture, self.file = found, capture, file
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="switches-body"):
+            yield Static(switches_content(self.found, self.capture), id="switches-text")
+            yield Static(
+                Content.styled(
+                    f"y: copy the export line, and write this panel to {self.file}   escape: close",
+                    styled.MUTED,
+                ),
+                id="switches-keys",
+            )
+
+    def action_copy(self) -> None:
+        text = (
+            self.found.text() + "".join(f"\n{line}" for line in self.capture) + ("\n" if self.capture else "")
+        )
+        try:
+            self.file.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"Cannot write {self.file} ({exc.strerror or exc}).", severity="error")
+            return
+        copied = self.found.export_line or self.found.text()
+        self.app.copy_to_clipboard(copied)
+        self.notify(
+            f"Copied {'the export line' if self.found.export_line else 'the switches'} to the clipboard "
+            f"(where the terminal allows it) and wrote them to {self.file}",
+            timeout=10,
+        )

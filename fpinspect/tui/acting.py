@@ -11,6 +11,7 @@ inside the run, nor inside the installed package (whose bundled samples the insp
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -156,3 +157,86 @@ def record_baseline(sources: Sources, walk: dict, tag: str, db: Path | None = No
         f"Recorded this comparison as run {run_id} in {path} and tagged it {tag}: "
         f"fpinspect baseline check --against {tag} checks a later run."
     )
+
+
+# -- confirm ----------------------------------------------------------------------------------------
+class Cancelled(Exception):
+    """The user cancelled the action between two model runs."""
+
+
+def is_capture(sources: Sources) -> bool:
+    """Whether the run is a folder written by ``fpinspect capture`` (``confirm`` can run it again)."""
+    from ..capture.spec import FILE
+
+    return sources.run_dir is not None and os.path.isfile(os.path.join(sources.run_dir, FILE))
+
+
+def confirm_op(
+    run_dir: str,
+    name: str,
+    *,
+    bisect: bool,
+    tell: Callable[[str], None],
+    stop: Callable[[], bool],
+) -> str:
+    """``fpinspect confirm`` of the capture in ``run_dir``: fused op ``name``'s region left
+    unfused alone (``bisect``: also a smallest set of every region whose unfusing fixes the
+    outputs), its result kept beside the capture (``confirm.json``). ``tell(line)`` hears each
+    stage and model run; ``stop()`` true between two of them ends it with :class:`Cancelled`.
+    Only a built-in demo is run: a capture folder's ``capture.json`` may name any module, and
+    opening a folder must never import it."""
+    from ..capture.choices import DEMO_NAMES
+    from ..capture.errors import CaptureError
+    from ..capture.spec import CaptureSpec
+    from ..dumps.runfolder import keep_confirmation
+
+    try:
+        spec = CaptureSpec.read(run_dir)
+    except CaptureError as exc:
+        raise ActionRefused(str(exc)) from None
+    if spec.model not in DEMO_NAMES:
+        raise ActionRefused(
+            f"{run_dir} captured {spec.model}, a model of your own, and the inspector imports no module "
+            f"a capture folder names: run fpinspect confirm {run_dir} from the command line"
+        )
+    try:
+        from ..capture.confirm import Ablation, confirm
+        from ..capture.inject import Injection
+        from ..capture.pipeline import capture_of
+    except ModuleNotFoundError as exc:
+        raise ActionRefused(
+            f"confirm runs the captured model again with PyTorch, and {exc.name} is not installed "
+            f"(fpinspect confirm {run_dir} says how to install it)"
+        ) from None
+
+    def heard(line: str) -> None:
+        if stop():
+            raise Cancelled
+        tell(line)
+
+    def progress(stage: str, done: int, total: int) -> None:
+        heard(f"{stage} {done}/{total}")
+
+    try:
+        injections = [Injection.parse(i) for i in spec.inject]
+        cap = capture_of(spec, progress)
+        regions = {r.name: r.region.index for r in cap.regions}
+        if name not in regions:
+            raise ActionRefused(f"the capture has no region {name} (regions: {', '.join(regions)})")
+        ablation = Ablation(cap, injections, unfused=cap.unfused(spec.unfuse))
+        chosen = list(regions.values()) if bisect else [regions[name]]
+        result = confirm(ablation, chosen, bisect=bisect, log=heard)
+    except CaptureError as exc:
+        raise ActionRefused(str(exc)) from None
+    path = keep_confirmation(run_dir, result.to_json())
+    mine = next((r for r in result.regions if r.name == name), None)
+    verdict = f"{name}: {mine.verdict}" if mine is not None else ""
+    smallest = ""
+    if bisect:
+        smallest = "smallest set whose unfusing fixes the outputs: " + (
+            "none of the regions"
+            if result.minimal_set is None
+            else ", ".join(result.minimal_set) or "none needed"
+        )
+    said = "; ".join(p for p in (verdict, smallest) if p)
+    return f"Confirm: {said} ({result.runs} model runs, {result.seconds:.1f} s); kept in {path}"

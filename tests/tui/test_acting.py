@@ -158,3 +158,71 @@ def test_copy_needs_no_clipboard_to_leave_a_file(db, tmp_path):
     drive(app_for(tmp_path / "mine"), scenario, size=WIDE)
     file = tmp_path / f"mine-{CULPRIT}-switches.txt"
     assert file.is_file() and any(str(file) in n for n in seen["notes"])
+
+
+@pytest.fixture
+def capture(tmp_path) -> Path:
+    """A copy of the bundled capture: confirm keeps its result beside it, never in the package."""
+    copy = tmp_path / "regression"
+    shutil.copytree(SAMPLE, copy)
+    return copy
+
+
+def test_v_confirms_the_culprit_and_keeps_the_verdict_beside_the_capture(db, capture, monkeypatch):
+    pytest.importorskip("torch")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(capture.parent / "inductor"))
+    seen = {}
+
+    async def scenario(pilot):
+        await pilot.press("i", "v")
+        seen["note"] = text_of(pilot.app.screen.query_one("#banner"))
+        await settle(pilot)
+        seen["head"] = text_of(pilot.app.screen.query_one("#detail-head", Static))
+        seen["notes"] = _notes(pilot.app)
+        await pilot.press("f")
+        seen["switches"] = text_of(pilot.app.screen.query_one("#switches-text", Static))
+
+    drive(app_for(capture), scenario, size=WIDE)
+    assert "confirming autofuse_2_Add_LayerNorm" in seen["note"] and "x cancels" in seen["note"]
+    kept = json.loads((capture / "confirm.json").read_text())
+    assert [(r["name"], r["verdict"]) for r in kept["regions"]] == [(CULPRIT, "confirmed")]
+    assert "confirmed at the model's outputs" in seen["head"]
+    assert any(f"{CULPRIT}: confirmed" in n and str(capture / "confirm.json") in n for n in seen["notes"])
+    assert "confirm.json: confirmed" in seen["switches"]
+    # the file is the one fpinspect confirm --format json prints (the same spelling)
+    assert (capture / "confirm.json").read_text().startswith('{\n  "baseline": {')
+
+
+def test_x_cancels_a_confirm_and_nothing_is_kept(db, capture, monkeypatch):
+    pytest.importorskip("torch")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(capture.parent / "inductor"))
+    seen = {}
+
+    async def scenario(pilot):
+        await pilot.press("i", "v", "x")
+        await settle(pilot)
+        seen["notes"] = _notes(pilot.app)
+        seen["note"] = text_of(pilot.app.screen.query_one("#banner"))
+
+    drive(app_for(capture), scenario, size=WIDE)
+    assert not (capture / "confirm.json").exists()
+    assert any("cancelled" in n for n in seen["notes"]) and "x cancels" not in seen["note"]
+
+
+def test_a_capture_of_a_users_own_model_is_not_run_from_the_inspector(db, capture):
+    spec = json.loads((capture / "capture.json").read_text())
+    (capture / "capture.json").write_text(json.dumps({**spec, "model": "evil_module:factory"}))
+    (capture / "evil_module.py").write_text("raise SystemExit('imported')\n")
+    seen = {}
+
+    async def scenario(pilot):
+        await pilot.press("i", "v")
+        await settle(pilot)
+        seen["notes"] = _notes(pilot.app)
+
+    drive(app_for(capture), scenario, size=WIDE)
+    assert any(
+        "a model of your own" in n and f"run fpinspect confirm {capture} from the command line" in n
+        for n in seen["notes"]
+    ), seen["notes"]
+    assert not (capture / "confirm.json").exists()

@@ -24,10 +24,10 @@ from textual.screen import Screen
 from textual.widgets import Header, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ...capture.spec import FILE as CAPTURE_FILE
 from ...dumps import DumpComparison, InputError, PairPlan
 from ...dumps.graph import split_json
 from ...dumps.outline import outline_fused_ops
+from ...dumps.runfolder import confirmations
 from ...dumps.sources import Sources
 from ...replay.evidence import OpReplay, replay_op
 from ...replay.repro import ReproError
@@ -37,8 +37,11 @@ from ...reports.export import compare_csv
 from ...store import StoreError
 from ..acting import (
     ActionRefused,
+    Cancelled,
     beside_run,
     check_place,
+    confirm_op,
+    is_capture,
     new_folder,
     op_switches,
     record_baseline,
@@ -47,7 +50,16 @@ from ..acting import (
 )
 from ..answering import Answering
 from ..compiling import tell_when_compiling
-from ..messages import Exported, Loaded, LoadFailed, Localised, Outlined, RecordsComputed, Replayed
+from ..messages import (
+    ConfirmProgress,
+    Exported,
+    Loaded,
+    LoadFailed,
+    Localised,
+    Outlined,
+    RecordsComputed,
+    Replayed,
+)
 from ..model import WORST, Inspection, OpRow, view_of
 from ..pairs import FilePair, RecordPair
 from ..widgets import styled
@@ -221,6 +233,24 @@ class MainScreen(Screen):
             id="html-report",
         ),
         Binding(
+            "v",
+            "confirm(False)",
+            "Confirm",
+            tooltip="Prove this op at the model's outputs: the capture run again with its region unfused (fpinspect confirm)",
+            id="op-confirm",
+        ),
+        Binding(
+            "V",
+            "confirm(True)",
+            "Bisect",
+            show=False,
+            tooltip="Confirm every region, and find a smallest set whose unfusing fixes the outputs (confirm --bisect)",
+            id="confirm-bisect",
+        ),
+        Binding(
+            "x", "cancel_confirm", "Cancel confirm", tooltip="Stop the confirm that runs", id="cancel-confirm"
+        ),
+        Binding(
             "b",
             "baseline",
             "Baseline",
@@ -246,6 +276,8 @@ class MainScreen(Screen):
         #: fused ops to replay, the one asked for last first, and the worker replaying them
         self.to_replay: LifoQueue[str] = LifoQueue()
         self._replaying: Worker | None = None
+        #: the confirm that runs (``v``), one at a time
+        self._confirming: Worker | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -425,9 +457,15 @@ class MainScreen(Screen):
         self.post_message(Exported(path, len(report.records)))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group == "act" and event.state == WorkerState.SUCCESS:
+        if event.worker.group in ("act", "confirm") and event.state == WorkerState.SUCCESS:
             sentence, severity = event.worker.result
             self.notify(sentence, severity=severity, timeout=20)
+        if event.worker.group == "confirm" and event.state in (
+            WorkerState.SUCCESS,
+            WorkerState.CANCELLED,
+            WorkerState.ERROR,
+        ):
+            self._confirmed()
         if (
             event.worker.group == "replay"
             and event.state == WorkerState.SUCCESS
@@ -757,15 +795,18 @@ class MainScreen(Screen):
         if not show:
             banner.note(None)
             return
+        banner.note(self._all_ops_note())
+
+    def _all_ops_note(self) -> Content:
+        """The banner's second line while every op is listed: the counts by type."""
+        insp = self.inspection
         fused = sum(f for _, _, f in insp.type_counts())
         kinds = ", ".join(f"{t} {n}" + (f" ({f} fused)" if f else "") for t, n, f in insp.type_counts()[:8])
         more = " …" if len(insp.type_counts()) > 8 else ""
-        banner.note(
-            Content.assemble(
-                (f"All {len(insp.rows)} ops, {fused} fused: ", "bold"),
-                kinds + more,
-                ("   a: fused ops only", styled.MUTED),
-            )
+        return Content.assemble(
+            (f"All {len(insp.rows)} ops, {fused} fused: ", "bold"),
+            kinds + more,
+            ("   a: fused ops only", styled.MUTED),
         )
 
     def action_toggle_all(self) -> None:
@@ -826,19 +867,82 @@ class MainScreen(Screen):
             return None
         return current.name
 
-    def _act(self, job: Callable[[], str], what: str) -> None:
+    def _act(self, job: Callable[[], str], what: str, group: str = "act") -> Worker:
         """Run ``job`` on a worker; its sentence (or the one sentence its failure makes) is shown."""
+        said = f"{what[:1].upper()}{what[1:]}"
 
         def run() -> tuple[str, str]:
             try:
                 return job(), "information"
+            except Cancelled:
+                return f"{said}: cancelled; nothing was kept.", "warning"
             except (InputError, ReproError, StoreError, ActionRefused) as exc:
-                return f"{what[:1].upper()}{what[1:]}: {str(exc).rstrip('.')}.", "error"
+                return f"{said}: {str(exc).rstrip('.')}.", "error"
             except OSError as exc:
-                return f"{what[:1].upper()}{what[1:]}: {exc.strerror or exc} ({exc.filename}).", "error"
+                return f"{said}: {exc.strerror or exc} ({exc.filename}).", "error"
 
-        self.notify(f"{what[:1].upper()}{what[1:]}…", timeout=3)
-        self.run_worker(run, thread=True, group="act", exit_on_error=False, description=what)
+        self.notify(f"{said}…", timeout=3)
+        return self.run_worker(run, thread=True, group=group, exit_on_error=False, description=what)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "confirm":
+            return is_capture(self.sources)
+        if action == "cancel_confirm":
+            return self._confirming is not None
+        return True
+
+    def action_confirm(self, bisect: bool) -> None:
+        if self._confirming is not None:
+            self.notify("A confirm is running: x cancels it.", timeout=4)
+            return
+        name = self._fused_op("confirm")
+        if name is None:
+            return
+        run_dir = self.sources.run_dir
+
+        def job() -> str:
+            worker = get_current_worker()
+            return confirm_op(
+                run_dir,
+                name,
+                bisect=bisect,
+                tell=lambda line: self.post_message(ConfirmProgress(line)),
+                stop=lambda: worker.is_cancelled,
+            )
+
+        what = f"confirming {name}" + (" and bisecting every region" if bisect else "")
+        self._confirming = self._act(job, what, group="confirm")
+        self.query_one(Banner).note(Content.styled(f"{what}: starting…   x cancels", "$text-accent"))
+        self.refresh_bindings()
+
+    @on(ConfirmProgress)
+    def _confirm_progress(self, msg: ConfirmProgress) -> None:
+        if self._confirming is not None:
+            self.query_one(Banner).note(
+                Content.assemble(
+                    (f"{self._confirming.description}: ", "$text-accent"),
+                    msg.line,
+                    ("   x cancels", styled.MUTED),
+                )
+            )
+
+    def action_cancel_confirm(self) -> None:
+        if self._confirming is not None:
+            self._confirming.cancel()
+            self.notify("Confirm cancelled: it stops after the model run under way.", timeout=4)
+
+    def _confirmed(self) -> None:
+        """The confirm worker ended: its verdict (kept in confirm.json) shown on each op."""
+        self._confirming = None
+        self.refresh_bindings()
+        insp = self.inspection
+        self.query_one(Banner).note(self._all_ops_note() if insp is not None and insp.showing_all else None)
+        if insp is None or self.sources.run_dir is None:
+            return
+        insp.confirmed = confirmations(self.sources.run_dir)
+        current = self.query_one(OpList).current
+        if current is not None:
+            self.query_one(OpDetail).show(insp, current.name)
 
     def _ask_place(self, question: str, default: Path, then: Callable[[Path], None]) -> None:
         """Ask where to write (``default`` prefilled); ``then(path)`` once it is a place outside
@@ -857,13 +961,13 @@ class MainScreen(Screen):
     def _capture_lines(self, name: str) -> list[str]:
         """For a capture: what ``confirm`` proved of ``name``, and how to find Inductor's switch."""
         run = self.sources.run_dir
-        if run is None or not os.path.isfile(os.path.join(run, CAPTURE_FILE)):
+        if not is_capture(self.sources):
             return []
         confirmed = self.inspection.confirmed.get(name)
         proof = (
             f"confirm.json: {confirmed.get('verdict')} at the model's outputs (this region left unfused alone)"
             if confirmed is not None
-            else f"not confirmed yet: fpinspect confirm {run} proves it at the model's outputs"
+            else "not confirmed yet: v proves it at the model's outputs (fpinspect confirm)"
         )
         return [
             proof,
@@ -966,6 +1070,17 @@ class MainScreen(Screen):
             "Write the highlighted fused op's repro bundle to a folder",
             self.action_repro,
         )
+        if is_capture(self.sources):
+            yield SystemCommand(
+                "Confirm this op",
+                "Run the capture again with its region unfused (fpinspect confirm)",
+                partial(self.action_confirm, False),
+            )
+            yield SystemCommand(
+                "Confirm and bisect every region",
+                "A smallest set of regions whose unfusing fixes the outputs (confirm --bisect)",
+                partial(self.action_confirm, True),
+            )
         yield SystemCommand(
             "HTML report…", "Write the run's HTML report (fpinspect report)", self.action_report
         )

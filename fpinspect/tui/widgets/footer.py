@@ -22,6 +22,7 @@ SECONDARY = frozenset(
         "cycle('profile')",
         "open_result",
         "switches",
+        "confirm(False)",
         "repro",
         "report",
         "baseline",

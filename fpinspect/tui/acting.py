@@ -21,7 +21,7 @@ from ..dumps.graph import GeModel
 from ..dumps.localise import AMPLIFICATION
 from ..dumps.sources import Sources
 from ..dumps.switches import OpSwitches, autofuse_flags, autofuse_switches
-from ..replay.repro import write_bundle
+from ..replay.repro import ReproError, write_bundle
 from ..replay.run import run_with_replay
 from ..reports.html import compared_page
 from ..reports.record import compare_settings, record_compare
@@ -115,13 +115,46 @@ def op_switches(model: GeModel, name: str) -> Switches:
 
 # -- files ------------------------------------------------------------------------------------------
 def write_repro(sources: Sources, walk: dict, name: str, out: Path) -> str:
-    """The repro bundle of fused op ``name`` in the new folder ``out``: what it holds and the
-    command that runs it. Raises the bundle's ``ReproError`` or the run's ``InputError``."""
+    """The repro bundle of fused op ``name`` in the new folder ``out`` (for a capture of a
+    built-in demo, with ``repro_torch.py`` too): what it holds and the command that runs it.
+    Raises the bundle's ``ReproError`` or the run's ``InputError``."""
     manifest = write_bundle(_comparison(sources, **walk), name, out)
+    scripts = [f"python {out / 'repro.py'}"]
+    note = ""
+    if is_capture(sources):
+        try:
+            _torch_script(sources.run_dir, manifest, out)
+            scripts.append(f"python {out / 'repro_torch.py'}")
+        except ActionRefused as exc:
+            note = f" No repro_torch.py: {str(exc).rstrip('.')}."
     return (
         f"Wrote the repro bundle of {name} to {out}: {len(manifest['ops'])} original ops, "
-        f"{len(manifest['outputs'])} outputs. Run it: python {out / 'repro.py'}"
+        f"{len(manifest['outputs'])} outputs. Run it: {' or '.join(scripts)}.{note}"
     )
+
+
+def _torch_script(run_dir: str, manifest: dict, out: Path) -> None:
+    """The capture's ``repro_torch.py`` in the bundle, as ``fpinspect repro`` writes it; only for a
+    built-in demo (tracing the model again imports it). :class:`ActionRefused` says why not."""
+    from ..capture.choices import DEMO_NAMES
+    from ..capture.errors import CaptureError
+    from ..capture.spec import CaptureSpec
+
+    try:
+        model = CaptureSpec.read(run_dir).model
+    except CaptureError as exc:
+        raise ActionRefused(str(exc)) from None
+    command = f"fpinspect repro {run_dir} {manifest['op']} --out {out} writes it from the command line"
+    if model not in DEMO_NAMES:
+        raise ActionRefused(f"{model} is a model of your own, which the inspector does not import; {command}")
+    try:
+        from ..capture.repro_torch import write_torch_script
+    except ModuleNotFoundError as exc:
+        raise ActionRefused(f"it needs PyTorch ({exc.name} is not installed); {command}") from None
+    try:
+        write_torch_script(run_dir, manifest, out)
+    except (CaptureError, ReproError) as exc:
+        raise ActionRefused(str(exc)) from None
 
 
 def write_report(sources: Sources, walk: dict, out: Path) -> str:
@@ -190,6 +223,11 @@ def confirm_op(
     from ..capture.spec import CaptureSpec
     from ..dumps.runfolder import keep_confirmation
 
+    if _inside(Path(run_dir).resolve(), PACKAGE):
+        raise ActionRefused(
+            f"{run_dir} is inside the fpinspect package (a bundled sample), and confirm keeps its result "
+            "beside the capture: copy the folder elsewhere and open the copy"
+        )
     try:
         spec = CaptureSpec.read(run_dir)
     except CaptureError as exc:

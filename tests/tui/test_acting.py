@@ -4,6 +4,7 @@ repro bundle and the HTML report, and tag a baseline; then check the files and t
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -91,6 +92,9 @@ def test_from_the_culprit_to_its_switches_repro_report_and_baseline(db, tmp_path
     manifest = json.loads((repro / "subgraph.json").read_text())
     assert manifest["op"] == CULPRIT and (repro / "repro.py").is_file() and (repro / "bundle.npz").is_file()
     assert any(f"python {repro / 'repro.py'}" in n for n in seen["notes"]), seen["notes"]
+    if importlib.util.find_spec("torch") is not None:  # a capture of a built-in demo: the torch script too
+        assert (repro / "repro_torch.py").is_file()
+        assert any(f"python {repro / 'repro_torch.py'}" in n for n in seen["notes"])
     # the HTML report
     report = Path(seen["report"])
     assert report == tmp_path / "regression-report.html"
@@ -226,3 +230,18 @@ def test_a_capture_of_a_users_own_model_is_not_run_from_the_inspector(db, captur
         for n in seen["notes"]
     ), seen["notes"]
     assert not (capture / "confirm.json").exists()
+
+
+def test_confirm_writes_nothing_into_a_bundled_sample(db):
+    seen = {}
+
+    async def scenario(pilot):
+        await pilot.press("i", "v")
+        await settle(pilot)
+        seen["notes"] = _notes(pilot.app)
+
+    drive(app_for(SAMPLE), scenario, size=WIDE)
+    assert not (SAMPLE / "confirm.json").exists()
+    assert any(
+        "inside the fpinspect package" in n and "copy the folder elsewhere" in n for n in seen["notes"]
+    )

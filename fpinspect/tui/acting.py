@@ -46,6 +46,13 @@ def beside_run(sources: Sources) -> Path:
     return Path.cwd() if _inside(parent, PACKAGE) else parent
 
 
+def shown(path: str | os.PathLike) -> str:
+    """``path`` as a panel shows it: relative to the working folder when inside it (short)."""
+    absolute = Path(path).resolve()
+    cwd = Path.cwd().resolve()
+    return os.path.relpath(absolute, cwd) if _inside(absolute, cwd) else str(absolute)
+
+
 def check_place(sources: Sources, path: str | os.PathLike) -> Path:
     """``path`` resolved, or :class:`ActionRefused` where it is inside the run or the package."""
     place = Path(path).expanduser().resolve()

@@ -39,6 +39,10 @@ def _notes(app) -> list[str]:
     return [str(n.message) for n in app._notifications]
 
 
+def _panel_text(panel) -> str:
+    return "\n".join(text_of(line) for line in panel.query("#switches-text > Static"))
+
+
 async def _answer(pilot, text: str | None = None) -> str:
     """Accept (or replace) the prompt's prefilled answer; the default it offered."""
     prompt = pilot.app.screen
@@ -58,7 +62,7 @@ async def _act_on_culprit(pilot, seen: dict) -> None:
     await pilot.press("f")
     panel = pilot.app.screen
     assert isinstance(panel, SwitchesScreen)
-    seen["switches"] = text_of(panel.query_one("#switches-text", Static))
+    seen["switches"] = _panel_text(panel)
     await pilot.press("y")
     seen["clipboard"] = pilot.app.clipboard
     await pilot.press("escape", "R")
@@ -87,7 +91,7 @@ def test_from_the_culprit_to_its_switches_repro_report_and_baseline(db, tmp_path
     # the capture's Inductor side: what confirm proved, and the command that verifies a switch
     assert "fpinspect switches" in seen["switches"] and "--for inductor" in seen["switches"]
     # the repro bundle, in a new folder beside the run (here: the working folder), and its command
-    repro = Path(seen["repro"])
+    repro = Path(seen["repro"]).resolve()
     assert repro == tmp_path / f"regression-{CULPRIT}-repro"
     manifest = json.loads((repro / "subgraph.json").read_text())
     assert manifest["op"] == CULPRIT and (repro / "repro.py").is_file() and (repro / "bundle.npz").is_file()
@@ -96,7 +100,7 @@ def test_from_the_culprit_to_its_switches_repro_report_and_baseline(db, tmp_path
         assert (repro / "repro_torch.py").is_file()
         assert any(f"python {repro / 'repro_torch.py'}" in n for n in seen["notes"])
     # the HTML report
-    report = Path(seen["report"])
+    report = Path(seen["report"]).resolve()
     assert report == tmp_path / "regression-report.html"
     assert CULPRIT in report.read_text() and any(str(report) in n for n in seen["notes"])
     # the baseline: recorded as compare --record does, and tagged
@@ -144,8 +148,8 @@ def test_the_same_from_a_leaf_of_a_whole_runs_grid(db, tmp_path):
     drive(app, scenario, size=WIDE)
     assert seen["op"] == CULPRIT and seen["clipboard"].startswith("export AUTOFUSE_FLAGS=")
     # beside the run: the folder holding its two dump trees
-    assert Path(seen["repro"]).parent == tmp_path and (Path(seen["repro"]) / "repro.py").is_file()
-    assert Path(seen["report"]).parent == tmp_path and Path(seen["report"]).is_file()
+    assert Path(seen["repro"]).resolve().parent == tmp_path and (Path(seen["repro"]) / "repro.py").is_file()
+    assert Path(seen["report"]).resolve().parent == tmp_path and Path(seen["report"]).is_file()
     with ResultsDB(db) as store:
         (run,) = store.runs()
         assert store.baseline_names(run.id) == ["before-upgrade"]
@@ -184,7 +188,7 @@ def test_v_confirms_the_culprit_and_keeps_the_verdict_beside_the_capture(db, cap
         seen["head"] = text_of(pilot.app.screen.query_one("#detail-head", Static))
         seen["notes"] = _notes(pilot.app)
         await pilot.press("f")
-        seen["switches"] = text_of(pilot.app.screen.query_one("#switches-text", Static))
+        seen["switches"] = _panel_text(pilot.app.screen)
 
     drive(app_for(capture), scenario, size=WIDE)
     assert "confirming autofuse_2_Add_LayerNorm" in seen["note"] and "x cancels" in seen["note"]

@@ -163,3 +163,21 @@ def test_the_d_picker_lists_raw_dumps_and_says_convert_makes_npy_files(tmp_path)
     drive(app_for(SAMPLES / "regression"), scenario, size=WIDE)
     assert seen["listed"] == ["Add.add_1.3.44.1783906987170021"]
     assert any("raw device dump" in n and f"fpinspect convert {raw}" in n for n in seen["notes"]), seen
+
+
+def test_card_lines_at_160_columns_wrap_no_phrase():
+    from textual.geometry import Region
+
+    seen = {}
+
+    async def scenario(pilot):
+        await pilot.press("i")
+        card = pilot.app.screen.query_one(OpDetail).cards[0]
+        region = Region(0, 0, card.outer_size.width, card.outer_size.height)
+        seen["lines"] = [s.text.lstrip("▌█ ").rstrip() for s in card.render_lines(region)]
+
+    drive(app_for(SAMPLES / "regression"), scenario, size=WIDE)
+    lines = seen["lines"]
+    assert "69.6% of elements >= 2 ULP apart > 30%" in lines  # one reason, one line
+    assert "AscBackend.autofuse_2_Add_LayerNorm.18.0.1700000000000018.output.0.npy" in lines  # the file whole
+    assert "fused vs its eager replay 2.33 eps fail · fidelity 0 ULP" in lines

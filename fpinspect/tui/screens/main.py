@@ -45,6 +45,7 @@ from ..acting import (
     new_folder,
     op_switches,
     record_baseline,
+    shown,
     write_report,
     write_repro,
 )
@@ -956,13 +957,13 @@ class MainScreen(Screen):
             except ActionRefused as exc:
                 self.notify(str(exc), severity="error", timeout=8)
 
-        self.app.push_screen(PathPrompt(question, str(default)), chosen)
+        self.app.push_screen(PathPrompt(question, shown(default)), chosen)
 
     def _capture_lines(self, name: str) -> list[str]:
         """For a capture: what ``confirm`` proved of ``name``, and how to find Inductor's switch."""
-        run = self.sources.run_dir
         if not is_capture(self.sources):
             return []
+        run = shown(self.sources.run_dir)
         confirmed = self.inspection.confirmed.get(name)
         proof = (
             f"confirm.json: {confirmed.get('verdict')} at the model's outputs (this region left unfused alone)"

@@ -9,40 +9,43 @@ from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..acting import Switches
+from ..acting import Switches, shown
 from ..widgets import styled
 
 
-def switches_content(found: Switches, capture: list[str]) -> Content:
+def switches_lines(found: Switches, capture: list[str]) -> list[tuple[int, Content]]:
+    """The panel's lines, each with its indent (a wrapped line keeps it)."""
     o = found.op
     lines = [
-        Content.assemble(
-            ("Switches of ", "bold"),
-            (o.op, "bold $text-accent"),
-            (f"  {o.type}: {', '.join(o.original_types) or 'original types not recorded'}", styled.MUTED),
+        (
+            0,
+            Content.assemble(
+                ("Switches of ", "bold"),
+                (o.op, "bold $text-accent"),
+                (f"  {o.type}: {', '.join(o.original_types) or 'original types not recorded'}", styled.MUTED),
+            ),
         ),
-        Content(""),
-        Content.styled("AutoFuse (AUTOFUSE_FLAGS)", "bold"),
+        (0, Content.styled("AutoFuse (AUTOFUSE_FLAGS)", "bold")),
     ]
     if not o.switches:
-        lines.append(Content.styled("  no AutoFuse flag turns this op off", styled.MUTED))
+        lines.append((2, Content.styled("no AutoFuse flag turns this op off", styled.MUTED)))
     for s in o.switches:
-        lines.append(Content.styled(f"  {s.setting}", "bold"))
-        lines.append(Content(f"      {s.removes}"))
+        lines.append((2, Content.styled(s.setting, "bold")))
+        lines.append((6, Content(s.removes)))
         also = ", ".join(s.also) if s.also else "no other fused op"
-        lines.append(Content.styled(f"      also touches: {also}", styled.MUTED))
-    lines += [Content.styled(f"  note: {note}", "$text-warning") for note in o.notes]
+        lines.append((6, Content.styled(f"also touches: {also}", styled.MUTED)))
+    lines += [(2, Content.styled(f"note: {note}", "$text-warning")) for note in o.notes]
     if found.export_line:
-        lines += [Content(""), Content.styled(found.export_line, "bold $text-success")]
+        lines.append((0, Content.styled(found.export_line, "bold $text-success")))
     if capture:
-        lines += [Content(""), Content.styled("Inductor (torch.compile), for the captured model", "bold")]
-        lines += [Content(f"  {line}") for line in capture]
-    return Content("\n").join(lines)
+        lines.append((0, Content.styled("Inductor (torch.compile), for the captured model", "bold")))
+        lines += [(2, Content(line)) for line in capture]
+    return lines
 
 
 class SwitchesScreen(ModalScreen[None]):
@@ -63,10 +66,15 @@ class SwitchesScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="switches-body"):
-            yield Static(switches_content(self.found, self.capture), id="switches-text")
+            with Vertical(id="switches-text"):
+                for k, (indent, line) in enumerate(switches_lines(self.found, self.capture)):
+                    text = Static(line)
+                    text.styles.padding = (0, 0, 0, indent)
+                    text.styles.margin = (1 if k and not indent else 0, 0, 0, 0)  # a gap before a heading
+                    yield text
             yield Static(
                 Content.styled(
-                    f"y: copy the export line, and write this panel to {self.file}   escape: close",
+                    f"y: copy the export line, and write this panel to {shown(self.file)}   escape: close",
                     styled.MUTED,
                 ),
                 id="switches-keys",

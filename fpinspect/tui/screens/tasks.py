@@ -335,9 +335,12 @@ class TasksScreen(Screen):
         run = self.queue.get(msg.run_id)
         if run is not None:
             now = self.clock()
+            state = run.state
             for event in msg.events:
                 run.apply(event, now)
             self._dirty = True
+            if run.state != state:  # the child said it ended: the Runs table says so now, not once it exits
+                self._refresh_queue()
 
     @on(RunEnded)
     def _ended(self, msg: RunEnded) -> None:
@@ -359,10 +362,24 @@ class TasksScreen(Screen):
         self._fill_tasks()
         self._show_estimate()
         self._redraw(force=True)
-        if run is self.watched and self.app.screen is self and not run.cancel_requested:
-            self.action_show_result()
-        elif run.state == FINISHED:
-            self.notify(f"{run.label} finished: {verdict_summary(run.report)}. r shows it.", timeout=4)
+        # said, not shown: the pane stays where the user is; r (or the run's row) opens the result
+        if run.cancel_requested:
+            return
+        if run.state == FINISHED:
+            self.notify(
+                f"{run.label} finished: {verdict_summary(run.report)}. {self._follow_hint(run)}", timeout=10
+            )
+        else:
+            kind = run.failure.kind if run.failure is not None else "failed"
+            self.notify(
+                f"{run.label} failed ({kind}). {self._follow_hint(run)}", severity="error", timeout=10
+            )
+
+    def _follow_hint(self, run: TrackedRun) -> str:
+        """How to open ``run``'s result from where the user is."""
+        if run is self.watched:
+            return "r shows it." if self.app.screen is self else "On the Tasks pane (t), r shows it."
+        return "Highlight it in Runs, then r shows it."
 
     @work(thread=True, group="plan-report", exit_on_error=False)
     def write_plan_report(self) -> None:
@@ -446,6 +463,9 @@ class TasksScreen(Screen):
         run = self.watched
         if run is None or run.active:
             self.notify("The watched run has no result yet.", timeout=2)
+            return
+        if run.id in self.processes:  # it said it ended; its child is still writing the result
+            self.notify(f"{run.label} is writing its result: a notification says when r shows it.", timeout=3)
             return
         if run.report is not None:
             view = ResultView(run.report, written=run.written)

@@ -181,3 +181,22 @@ def test_card_lines_at_160_columns_wrap_no_phrase():
     assert "69.6% of elements >= 2 ULP apart > 30%" in lines  # one reason, one line
     assert "AscBackend.autofuse_2_Add_LayerNorm.18.0.1700000000000018.output.0.npy" in lines  # the file whole
     assert "fused vs its eager replay 2.33 eps fail · fidelity 0 ULP" in lines
+
+
+def test_the_tasks_claims_are_whole_at_160_columns(tmp_path):
+    from launchkit import drive as drive_tasks
+    from launchkit import tasks_app
+    from test_tasks_pane import text
+
+    from fpinspect.experiments.registry import all_tasks
+
+    seen = {}
+
+    async def scenario(pilot):
+        await pilot.pause()
+        seen["table"] = text(pilot.app.screen.query_one("#task-table"))
+
+    drive_tasks(tasks_app(tmp_path / "runs"), scenario, size=WIDE)
+    shown = " ".join(seen["table"].split())
+    first = all_tasks()[0]
+    assert " ".join(first.claim.split()[-4:]) in shown, shown[:400]

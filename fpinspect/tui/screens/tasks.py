@@ -39,7 +39,7 @@ from ..run_follower import follow_run, run_nice
 from ..widgets.footer import KeysFooter
 from ..widgets.live_run import LiveRun
 from ..widgets.result_view import ResultView
-from ..widgets.run_form import RunForm, one_line
+from ..widgets.run_form import RunForm
 from .baseline_check import BaselineCheckScreen
 from .confirm import ConfirmScreen
 from .open_result import pick_result
@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from ...store import CheckResult
 
 CHECKING = "still checking whether it is available…"
+#: The narrowest the claim column gets (a claim wraps into more lines below that).
+CLAIM_MIN = 30
 #: Seconds between redraws of the watched run while events stream.
 REDRAW_SECONDS = 0.25
 #: Seconds quitting waits in all for the stopped runs' followers to write their records: more
@@ -121,7 +123,8 @@ class TasksScreen(Screen):
         self.sub_title = "tasks"
         table = self.query_one("#task-table", DataTable)
         table.border_title = "Tasks of the test plan · enter: run"
-        table.add_columns("task", "prio", "last", "claim")
+        table.add_columns("task", "prio", "last")
+        table.add_column("claim", key="claim")
         self._fill_tasks()
         if self.initial_task is not None:
             ids = [t.id for t in self.tasks]
@@ -151,16 +154,30 @@ class TasksScreen(Screen):
         checks = {t: check_line(c) for t, c in latest_checks([t.id for t in self.tasks]).items()}
         keep = table.cursor_row
         table.clear()
+        claim = table.columns["claim"]
+        claim.auto_width, claim.width = False, self._claim_width()
         for t in self.tasks:
             v = last.get(t.id)
             table.add_row(
                 Text(t.id, "bold"),
                 t.priority or "-",
                 Text.assemble((v or "-", _VERDICT_TONE.get(v, "dim")), checks.get(t.id, "")),
-                one_line(t.claim, 90),
+                Text(" ".join(t.claim.split())),  # whole, wrapped to the column (rows as tall as it needs)
                 key=t.id,
+                height=None,
             )
         table.move_cursor(row=keep)
+
+    def _claim_width(self) -> int:
+        """What the task table leaves its claim column (its other columns as wide as their cells)."""
+        table = self.query_one("#task-table", DataTable)
+        others = sum(c.get_render_width(table) for c in table.ordered_columns if c.key.value != "claim")
+        return max(CLAIM_MIN, table.scrollable_content_region.width - others - 2 * table.cell_padding)
+
+    def on_resize(self) -> None:
+        table = self.query_one("#task-table", DataTable)
+        if table.columns["claim"].width != self._claim_width():
+            self.call_after_refresh(self._fill_tasks)
 
     @property
     def selected_task(self):

@@ -200,3 +200,34 @@ def test_the_tasks_claims_are_whole_at_160_columns(tmp_path):
     shown = " ".join(seen["table"].split())
     first = all_tasks()[0]
     assert " ".join(first.claim.split()[-4:]) in shown, shown[:400]
+
+
+def test_a_task_histograms_unit_is_never_cut():
+    import asyncio
+
+    from textual.app import App
+    from textual.geometry import Region
+
+    from fpinspect.experiments.results import Histogram
+    from fpinspect.tui.widgets.charts import TaskHistogram
+
+    bins = ("0", "1", "2", "3-4", "5-8", "9-16", "17-32", ">32")
+    seen = {}
+
+    class One(App):
+        def compose(self):
+            chart = TaskHistogram()
+            chart.styles.width, chart.styles.height = 30, 8
+            yield chart
+
+    async def main():
+        app = One()
+        async with app.run_test(size=(60, 10)) as pilot:
+            chart = app.query_one(TaskHistogram)
+            chart.histogram = Histogram("h", "t", "ULP distance", bins, (5, 3, 2, 1, 1, 0, 0, 1))
+            await pilot.pause()
+            region = Region(0, 0, chart.outer_size.width, chart.outer_size.height)
+            seen["lines"] = [s.text for s in chart.render_lines(region)]
+
+    asyncio.run(main())
+    assert any("ULP distance" in line for line in seen["lines"]), seen["lines"][-3:]

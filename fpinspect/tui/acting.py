@@ -143,17 +143,10 @@ def write_repro(sources: Sources, walk: dict, name: str, out: Path) -> str:
 def _torch_script(run_dir: str, manifest: dict, out: Path) -> None:
     """The capture's ``repro_torch.py`` in the bundle, as ``fpinspect repro`` writes it; only for a
     built-in demo (tracing the model again imports it). :class:`ActionRefused` says why not."""
-    from ..capture.choices import DEMO_NAMES
     from ..capture.errors import CaptureError
-    from ..capture.spec import CaptureSpec
 
-    try:
-        model = CaptureSpec.read(run_dir).model
-    except CaptureError as exc:
-        raise ActionRefused(str(exc)) from None
     command = f"fpinspect repro {run_dir} {manifest['op']} --out {out} writes it from the command line"
-    if model not in DEMO_NAMES:
-        raise ActionRefused(f"{model} is a model of your own, which the inspector does not import; {command}")
+    _demo_spec(run_dir, f"fpinspect repro {run_dir} {manifest['op']} --out {out}")
     try:
         from ..capture.repro_torch import write_torch_script
     except ModuleNotFoundError as exc:
@@ -211,6 +204,94 @@ def is_capture(sources: Sources) -> bool:
     return sources.run_dir is not None and os.path.isfile(os.path.join(sources.run_dir, FILE))
 
 
+def _demo_spec(run_dir: str, command: str):
+    """The capture's spec, or :class:`ActionRefused` where its model is not a built-in demo:
+    a capture folder's ``capture.json`` may name any module, and the inspector never imports
+    one (``command`` runs it from the command line)."""
+    from ..capture.choices import DEMO_NAMES
+    from ..capture.errors import CaptureError
+    from ..capture.spec import CaptureSpec
+
+    try:
+        spec = CaptureSpec.read(run_dir)
+    except CaptureError as exc:
+        raise ActionRefused(str(exc)) from None
+    if spec.model not in DEMO_NAMES:
+        raise ActionRefused(
+            f"{run_dir} captured {spec.model}, a model of your own, and the inspector imports no module "
+            f"a capture folder names: run {command} from the command line"
+        )
+    return spec
+
+
+def _listening(tell: Callable[[str], None], stop: Callable[[], bool]):
+    """``heard(line)`` and a capture's ``progress(stage, done, total)``: each tells, and ends the
+    work with :class:`Cancelled` once ``stop()`` is true."""
+
+    def heard(line: str) -> None:
+        if stop():
+            raise Cancelled
+        tell(line)
+
+    def progress(stage: str, done: int, total: int) -> None:
+        heard(f"{stage} {done}/{total}")
+
+    return heard, progress
+
+
+def inductor_check(
+    run_dir: str, introduced: list[str], *, tell: Callable[[str], None], stop: Callable[[], bool]
+) -> list[str]:
+    """Inductor's switches for the capture in ``run_dir`` (``fpinspect switches --for
+    inductor``: the regions to leave unfused, the code, and the capture run again without them),
+    as the switches panel lists them. ``tell`` and ``stop`` as for :func:`confirm_op`."""
+    from ..capture.errors import CaptureError
+
+    command = f"fpinspect switches {run_dir} --for inductor"
+    _demo_spec(run_dir, command)
+    try:
+        from ..capture.switches import capture_switches
+    except ModuleNotFoundError as exc:
+        raise ActionRefused(
+            f"it needs PyTorch ({exc.name} is not installed); {command} says how to install it"
+        ) from None
+    _, progress = _listening(tell, stop)
+    try:
+        result, stale = capture_switches(run_dir, introduced, progress)
+    except CaptureError as exc:
+        raise ActionRefused(str(exc)) from None
+    lines = (
+        [f"note: confirm.json names {', '.join(stale)}, which this capture has no region of"] if stale else []
+    )
+    if not result.regions:
+        return [
+            *lines,
+            "no fused op introduced an error and confirm.json confirms none: nothing to leave unfused",
+        ]
+    for r in result.regions:
+        lines.append(f"{r.name} (region {r.index}): {'; '.join(r.reasons)}")
+        if r.submodule is not None:
+            lines.append(
+                f"torch.compiler.disable on {r.submodule.path} ({r.submodule.type}), before torch.compile:"
+            )
+            lines += [f"    {line}" for line in r.code.splitlines()]
+            lines.append(f"side effects: {r.side_effects}")
+        lines += [f"note: {note}" for note in r.notes]
+    lines.append(f"the capture's own exclusion: {result.capture_command}")
+    c = result.check
+    unfused = ", ".join(r.name for r in result.regions)
+    lines.append(
+        f"rerun with {unfused} unfused: final outputs {c.vs_eager:.3g} eps from eager ({c.verdict}), "
+        f"{c.vs_fp64:.3g} from float64 -> "
+        + (
+            "verified: within eager's thresholds"
+            if result.verified
+            else "NOT verified: still beyond eager's thresholds"
+        )
+    )
+    return lines
+
+
 def confirm_op(
     run_dir: str,
     name: str,
@@ -225,9 +306,7 @@ def confirm_op(
     stage and model run; ``stop()`` true between two of them ends it with :class:`Cancelled`.
     Only a built-in demo is run: a capture folder's ``capture.json`` may name any module, and
     opening a folder must never import it."""
-    from ..capture.choices import DEMO_NAMES
     from ..capture.errors import CaptureError
-    from ..capture.spec import CaptureSpec
     from ..dumps.runfolder import keep_confirmation
 
     if _inside(Path(run_dir).resolve(), PACKAGE):
@@ -235,15 +314,7 @@ def confirm_op(
             f"{run_dir} is inside the fpinspect package (a bundled sample), and confirm keeps its result "
             "beside the capture: copy the folder elsewhere and open the copy"
         )
-    try:
-        spec = CaptureSpec.read(run_dir)
-    except CaptureError as exc:
-        raise ActionRefused(str(exc)) from None
-    if spec.model not in DEMO_NAMES:
-        raise ActionRefused(
-            f"{run_dir} captured {spec.model}, a model of your own, and the inspector imports no module "
-            f"a capture folder names: run fpinspect confirm {run_dir} from the command line"
-        )
+    spec = _demo_spec(run_dir, f"fpinspect confirm {run_dir}")
     try:
         from ..capture.confirm import Ablation, confirm
         from ..capture.inject import Injection
@@ -253,14 +324,7 @@ def confirm_op(
             f"confirm runs the captured model again with PyTorch, and {exc.name} is not installed "
             f"(fpinspect confirm {run_dir} says how to install it)"
         ) from None
-
-    def heard(line: str) -> None:
-        if stop():
-            raise Cancelled
-        tell(line)
-
-    def progress(stage: str, done: int, total: int) -> None:
-        heard(f"{stage} {done}/{total}")
+    heard, progress = _listening(tell, stop)
 
     try:
         injections = [Injection.parse(i) for i in spec.inject]

@@ -41,6 +41,7 @@ from ..acting import (
     beside_run,
     check_place,
     confirm_op,
+    inductor_check,
     is_capture,
     new_folder,
     op_switches,
@@ -972,8 +973,8 @@ class MainScreen(Screen):
         )
         return [
             proof,
-            f"fpinspect switches {run} --for inductor writes the torch.compiler.disable lines for this region",
-            "and runs the capture again with them to verify it (it needs PyTorch: run it from the command line).",
+            f"i (or fpinspect switches {run} --for inductor) finds the torch.compiler.disable lines for the",
+            "regions to leave unfused and runs the capture again without them, to verify them.",
         ]
 
     def action_switches(self) -> None:
@@ -982,7 +983,15 @@ class MainScreen(Screen):
             return
         found = op_switches(self.inspection.open_model, name)
         file = beside_run(self.sources) / f"{self.sources.name}-{name}-switches.txt"
-        self.app.push_screen(SwitchesScreen(found, self._capture_lines(name), file))
+        inductor = None
+        localisation = self.inspection.localisation
+        if is_capture(self.sources) and localisation is not None:
+            run_dir, introduced = self.sources.run_dir, [f.name for f in localisation.introduced]
+
+            def inductor(tell, stop) -> list[str]:
+                return inductor_check(run_dir, introduced, tell=tell, stop=stop)
+
+        self.app.push_screen(SwitchesScreen(found, self._capture_lines(name), file, inductor))
 
     def action_repro(self) -> None:
         name = self._fused_op("reproduce")

@@ -5,6 +5,8 @@ finds and verifies Inductor's switch. ``y`` copies the line and writes the whole
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from textual.app import ComposeResult
@@ -13,9 +15,13 @@ from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
+from textual.worker import Worker, WorkerState, get_current_worker
 
-from ..acting import Switches, shown
+from ..acting import ActionRefused, Cancelled, Switches, shown
 from ..widgets import styled
+
+#: What ``i`` runs: given ``tell(line)`` and ``stop()``, the lines of Inductor's switches.
+InductorJob = Callable[[Callable[[str], None], Callable[[], bool]], list[str]]
 
 
 def switches_lines(found: Switches, capture: list[str]) -> list[tuple[int, Content]]:
@@ -52,6 +58,13 @@ class SwitchesScreen(ModalScreen[None]):
     BINDINGS = [
         Binding("escape,f", "dismiss", "Close", id="switches.close"),
         Binding(
+            "i",
+            "inductor",
+            "Inductor",
+            tooltip="For a capture: the torch.compiler.disable lines for this region, verified by running the capture again",
+            id="switches.inductor",
+        ),
+        Binding(
             "y",
             "copy",
             "Copy",
@@ -60,9 +73,59 @@ class SwitchesScreen(ModalScreen[None]):
         ),
     ]
 
-    def __init__(self, found: Switches, capture: list[str], file: Path) -> None:
+    def __init__(
+        self, found: Switches, capture: list[str], file: Path, inductor: InductorJob | None = None
+    ) -> None:
+        """``inductor``: for a capture, what ``i`` runs (Inductor's switches, checked by a rerun)."""
         super().__init__()
-        self.found, self.capture, self.file = found, capture, file
+        self.found, self.capture, self.file, self.inductor = found, capture, file, inductor
+        self._checking: Worker | None = None
+        #: the lines ``i`` found, kept with the panel's file
+        self.checked: list[str] = []
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.inductor is not None if action == "inductor" else True
+
+    def action_inductor(self) -> None:
+        if self._checking is not None:
+            return
+        job = self.inductor
+        progress = self.query_one("#switches-inductor", Static)
+        progress.update(Content.styled("running the capture again (torch loads first)…", "$text-accent"))
+
+        def run() -> list[str]:
+            worker = get_current_worker()
+            tell = partial(self.app.call_from_thread, self._heard)
+            try:
+                return job(tell, lambda: worker.is_cancelled)
+            except (ActionRefused, Cancelled) as exc:
+                return [f"not checked: {str(exc).rstrip('.') or 'cancelled'}."]
+
+        self._checking = self.run_worker(
+            run, thread=True, group="inductor", exit_on_error=False, description="checking Inductor's switch"
+        )
+
+    def _heard(self, line: str) -> None:
+        if self.is_mounted:
+            self.query_one("#switches-inductor", Static).update(
+                Content.styled(f"rerun: {line}   escape stops it", "$text-accent")
+            )
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "inductor" or not event.worker.is_finished:
+            return
+        self._checking = None
+        if event.state == WorkerState.SUCCESS:
+            self.checked = event.worker.result
+            self.query_one("#switches-inductor", Static).update(
+                Content("\n").join(Content(line) for line in self.checked)
+            )
+        elif event.state == WorkerState.ERROR:
+            self.query_one("#switches-inductor", Static).update(
+                Content.styled(
+                    f"not checked: {type(event.worker.error).__name__}: {event.worker.error}", "$text-error"
+                )
+            )
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="switches-body"):
@@ -72,18 +135,21 @@ class SwitchesScreen(ModalScreen[None]):
                     text.styles.padding = (0, 0, 0, indent)
                     text.styles.margin = (1 if k and not indent else 0, 0, 0, 0)  # a gap before a heading
                     yield text
+            yield Static(id="switches-inductor")
+            check = (
+                "i: find Inductor's switch and verify it by a rerun   " if self.inductor is not None else ""
+            )
             yield Static(
                 Content.styled(
-                    f"y: copy the export line, and write this panel to {shown(self.file)}   escape: close",
+                    f"{check}y: copy the export line, and write this panel to {shown(self.file)}   escape: close",
                     styled.MUTED,
                 ),
                 id="switches-keys",
             )
 
     def action_copy(self) -> None:
-        text = (
-            self.found.text() + "".join(f"\n{line}" for line in self.capture) + ("\n" if self.capture else "")
-        )
+        more = [*self.capture, *self.checked]
+        text = self.found.text() + "".join(f"\n{line}" for line in more) + ("\n" if more else "")
         try:
             self.file.write_text(text, encoding="utf-8")
         except OSError as exc:

@@ -194,7 +194,9 @@ def test_v_confirms_the_culprit_and_keeps_the_verdict_beside_the_capture(db, cap
         seen["inductor"] = text_of(pilot.app.screen.query_one("#switches-inductor", Static))
 
     drive(app_for(capture), scenario, size=WIDE)
-    assert "torch.compiler.disable on" in seen["inductor"] or "the capture's own exclusion" in seen["inductor"]
+    assert (
+        "torch.compiler.disable on" in seen["inductor"] or "the capture's own exclusion" in seen["inductor"]
+    )
     assert f"rerun with {CULPRIT} unfused" in seen["inductor"] and "verified" in seen["inductor"]
     assert "confirming autofuse_2_Add_LayerNorm" in seen["note"] and "x cancels" in seen["note"]
     kept = json.loads((capture / "confirm.json").read_text())

@@ -280,6 +280,8 @@ class MainScreen(Screen):
         self._replaying: Worker | None = None
         #: the confirm that runs (``v``), one at a time
         self._confirming: Worker | None = None
+        #: a folder written by ``fpinspect capture`` (``v`` confirms its ops); asked once, not on each key
+        self.capture = is_capture(sources)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -888,7 +890,7 @@ class MainScreen(Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "confirm":
-            return is_capture(self.sources)
+            return self.capture
         if action == "cancel_confirm":
             return self._confirming is not None
         return True
@@ -962,7 +964,7 @@ class MainScreen(Screen):
 
     def _capture_lines(self, name: str) -> list[str]:
         """For a capture: what ``confirm`` proved of ``name``, and how to find Inductor's switch."""
-        if not is_capture(self.sources):
+        if not self.capture:
             return []
         run = shown(self.sources.run_dir)
         confirmed = self.inspection.confirmed.get(name)
@@ -985,7 +987,7 @@ class MainScreen(Screen):
         file = beside_run(self.sources) / f"{self.sources.name}-{name}-switches.txt"
         inductor = None
         localisation = self.inspection.localisation
-        if is_capture(self.sources) and localisation is not None:
+        if self.capture and localisation is not None:
             run_dir, introduced = self.sources.run_dir, [f.name for f in localisation.introduced]
 
             def inductor(tell, stop) -> list[str]:
@@ -1080,7 +1082,7 @@ class MainScreen(Screen):
             "Write the highlighted fused op's repro bundle to a folder",
             self.action_repro,
         )
-        if is_capture(self.sources):
+        if self.capture:
             yield SystemCommand(
                 "Confirm this op",
                 "Run the capture again with its region unfused (fpinspect confirm)",

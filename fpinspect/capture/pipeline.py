@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .choices import DEVICES, DTYPE_NAMES, LAYOUT_MODES
+from .choices import DEMO_NAMES, DEVICES, DTYPE_NAMES, LAYOUT_MODES
 from .dumpwriter import DumpWriter
 from .eager import Progress, run_eager
 from .errors import CaptureError
@@ -216,6 +216,16 @@ class Capture:
         close.finish(pair.close_graph, f"{self.name}_af_close", attrs)
         opened.finish(pair.open_graph, f"{self.name}_af_open", attrs)
         return pair
+
+
+def capture_of(spec, progress: Progress | None = None) -> Capture:
+    """The :class:`Capture` of ``spec`` (a :class:`~.spec.CaptureSpec`): its model loaded,
+    traced, run and compiled, as ``fpinspect capture`` made it."""
+    from .models import load_model
+
+    module, inputs = load_model(spec.model, spec.seed)
+    name = spec.model if spec.model in DEMO_NAMES else spec.model.rpartition(":")[2]
+    return Capture(module, inputs, dtype=spec.dtype, device=spec.device, name=name, progress=progress)
 
 
 class _Side:

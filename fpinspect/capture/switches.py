@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .confirm import Ablation, Outcome
+from .eager import Progress
 from .spec import CaptureSpec
 from .trace import Op
 
@@ -220,6 +221,34 @@ def inductor_switches(
     check = ablation.outcome(list(chosen)) if chosen else None
     command = capture_command(spec, run_dir, [s.name for s in out])
     return InductorSwitches(out, command, ablation.outcome(()), check)
+
+
+def capture_switches(
+    run_dir: str, introduced: list[str], progress: Progress | None = None, model: str | None = None
+) -> tuple[InductorSwitches, list[str]]:
+    """Inductor's switches for the capture in ``run_dir``, as ``fpinspect switches --for
+    inductor`` finds them: the regions to leave unfused (the comparison's ``introduced`` fused
+    ops and what ``confirm.json`` proved), their code, and the capture run again without them;
+    also the names ``confirm.json`` gives that this capture has no region of. ``model``: the model
+    the user named (``--model``); a factory only capture.json names is refused
+    (:meth:`~.spec.CaptureSpec.to_run`), never run. Raises :class:`CaptureError`."""
+    from ..dumps.runfolder import last_confirmation
+    from .inject import Injection
+    from .pipeline import capture_of
+
+    spec = CaptureSpec.read(run_dir).to_run(model, run_dir)
+    confirmation = last_confirmation(run_dir)
+    injections = [Injection.parse(i) for i in spec.inject]
+    cap = capture_of(spec, progress)
+    ablation = Ablation(cap, injections, unfused=cap.unfused(spec.unfuse))
+    names = {r.name: r.region.index for r in cap.regions}
+    chosen, stale = chosen_regions(names, introduced, confirmation)
+    helps = {
+        r.get("name")
+        for r in confirmation.get("regions") or []
+        if isinstance(r, dict) and r.get("verdict") == "fusion helps"
+    }
+    return inductor_switches(ablation, chosen, spec, run_dir, helps), stale
 
 
 def _inside(op: Op, module: Module) -> bool:

@@ -81,17 +81,10 @@ def record_result(
 def record_compare(
     db: Path | None, report: dict[str, Any], settings: dict[str, Any], inputs: dict[str, str]
 ) -> None:
-    """Store a ``compare`` report; its ``settings`` are the options that change the verdicts,
-    the compared folders are part of its environment (a new compiler's dumps sit elsewhere)."""
-    from .. import __version__
+    """Store a ``compare`` report (:func:`fpinspect.reports.record.record_compare`)."""
+    from ..reports.record import record_compare as record
 
-    environment = {"fpinspect": __version__, "inputs": {k: str(Path(v).resolve()) for k, v in inputs.items()}}
-    _store(
-        db,
-        lambda store: store.record(
-            "compare", report, task="compare", settings=settings, environment=environment, device="dumps"
-        ),
-    )
+    _store(db, lambda store: record(store, report, settings, inputs))
 
 
 def _resolve(store: ResultsDB, run: str | None) -> StoredRun:

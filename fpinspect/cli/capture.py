@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..capture.choices import DEMO_NAMES, DEVICES, DTYPE_NAMES, INJECT_KINDS, LAYOUT_MODES, SEED_MAX
+from ..capture.choices import DEVICES, DTYPE_NAMES, INJECT_KINDS, LAYOUT_MODES, SEED_MAX
 from ..capture.errors import CaptureError
 from .output import check_new_folder
 from .usage import UsageProblem, require_torch
@@ -161,19 +161,10 @@ def capture_command(
 
 
 def captured(spec, progress=None):
-    """The :class:`~fpinspect.capture.pipeline.Capture` of ``spec`` (a
-    :class:`~fpinspect.capture.spec.CaptureSpec`): its model loaded, traced, run and compiled."""
-    from ..capture.models import load_model
-    from ..capture.pipeline import Capture
+    """:func:`fpinspect.capture.pipeline.capture_of` (torch is imported when it is called)."""
+    from ..capture.pipeline import capture_of
 
-    module, inputs = load_model(spec.model, spec.seed)
-    return Capture(
-        module, inputs, dtype=spec.dtype, device=spec.device, name=_model_name(spec.model), progress=progress
-    )
-
-
-def _model_name(spec: str) -> str:
-    return spec if spec in DEMO_NAMES else spec.rpartition(":")[2]
+    return capture_of(spec, progress)
 
 
 def _report(cap, pair, spec, injections) -> None:

@@ -476,18 +476,13 @@ def compare(
             if disagreements is not None:
                 con.print(confirm_lines(report, disagreements), markup=False)
     if record:
+        from ..reports.record import compare_settings
         from .baseline import record_compare
 
         record_compare(
             db,
             report.to_json(),
-            {
-                "thresholds": table.to_json(),
-                "amplification": amplification,
-                "replay": replay,
-                "fused_types": fused_types,
-                "compare_unfused": compare_unfused,
-            },
+            compare_settings(table.to_json(), amplification, replay, fused_types, compare_unfused),
             {
                 "af_open_graph": af_open_graph,
                 "af_close_graph": af_close_graph,

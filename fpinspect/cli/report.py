@@ -48,19 +48,19 @@ def report_command(source: str | None, plan_dir: str | None, out: str, markdown:
     if plan_dir is not None:
         write_plan_report(plan_dir, out, markdown)
         return
-    from ..reports.html import render
-
-    check_destination(out)
-    if os.path.isdir(source):
-        report, bins = _compared(source)
-        title = f"fpinspect: {os.path.basename(os.path.normpath(source))}"
-    else:
-        report, bins, title = _saved(source), None, f"fpinspect: {os.path.basename(source)}"
     import shlex
     import sys
 
+    from ..reports.html import render
+
+    check_destination(out)
+    command = shlex.join(["fpinspect", *sys.argv[1:]])
+    if os.path.isdir(source):
+        page = _compared(source, f"fpinspect: {os.path.basename(os.path.normpath(source))}", command)
+    else:
+        page = render(_saved(source), None, f"fpinspect: {os.path.basename(source)}", command=command)
     with report_file(out) as f:
-        f.write(render(report, bins, title, command=shlex.join(["fpinspect", *sys.argv[1:]])))
+        f.write(page)
     click.echo(f"wrote {out}")
 
 
@@ -190,20 +190,13 @@ class _Report(msgspec.Struct):
     summary: _Summary | None = None
 
 
-def _compared(folder: str):
+def _compared(folder: str, title: str, command: str) -> str:
     from ..dumps.compare import DumpComparison
-    from ..dumps.drilldown import ulp_bins
     from ..dumps.errors import InputError
     from ..dumps.runfolder import run_folder
-    from ..replay.run import run_with_replay
+    from ..reports.html import compared_page
 
     try:
-        report = run_with_replay(DumpComparison(*run_folder(folder)), compare_input=True)
+        return compared_page(DumpComparison(*run_folder(folder)), title, command)
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
-    bins = {}
-    for rec in report.records:
-        if rec.result is not None and rec.result.compared and rec.result.stats is not None:
-            b = ulp_bins(rec.result.stats)
-            bins[rec.plan.key] = (b.counts.tolist(), list(b.lower), b.integer)
-    return report.to_json(), bins

@@ -34,38 +34,25 @@ def inductor_switches_of(
     returned as JSON. ``introduced`` are the comparison's introduced fused ops, when known;
     ``model`` the model the user named (``--model``)."""
     require_torch("fpinspect switches --for inductor runs the capture again and")
-    from ..capture.confirm import Ablation
     from ..capture.errors import CaptureError
-    from ..capture.inject import Injection
     from ..capture.spec import CaptureSpec
-    from ..capture.switches import chosen_regions, inductor_switches
+    from ..capture.switches import capture_switches
     from ..dumps.errors import InputError
     from ..dumps.runfolder import CONFIRM_FILE, last_confirmation, run_folder
-    from .capture import _Progress, captured
+    from .capture import _Progress
     from .switches import compared_run
 
     try:
-        spec = CaptureSpec.read(run_dir).to_run(model, run_dir)
+        CaptureSpec.read(run_dir).to_run(model, run_dir)  # refused before anything is run
         if introduced is None:
             introduced = compared_run(run_folder(run_dir)).summary()["introduced"]
     except (CaptureError, InputError) as exc:
         raise UsageProblem(f"{str(exc).rstrip('.')}.") from None
-    confirmation = last_confirmation(run_dir)
-    if not confirmation and os.path.exists(os.path.join(run_dir, CONFIRM_FILE)):
+    if not last_confirmation(run_dir) and os.path.exists(os.path.join(run_dir, CONFIRM_FILE)):
         echo(f"fpinspect: note: {CONFIRM_FILE} is not a readable confirm result: ignored.", err=True)
     try:
-        injections = [Injection.parse(i) for i in spec.inject]
         with _Progress() as progress:
-            cap = captured(spec, progress)
-        ablation = Ablation(cap, injections, unfused=cap.unfused(spec.unfuse))
-        names = {r.name: r.region.index for r in cap.regions}
-        chosen, stale = chosen_regions(names, introduced, confirmation)
-        helps = {
-            r.get("name")
-            for r in confirmation.get("regions") or []
-            if isinstance(r, dict) and r.get("verdict") == "fusion helps"
-        }
-        result = inductor_switches(ablation, chosen, spec, run_dir, helps)
+            result, stale = capture_switches(run_dir, introduced, progress, model)
     except CaptureError as exc:
         raise UsageProblem(f"{exc}.") from None
     doc = {"introduced": introduced, "stale": stale, **result.to_json()}

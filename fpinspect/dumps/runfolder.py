@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from typing import NamedTuple
 
 from .errors import InputError
@@ -90,6 +91,25 @@ def last_confirmation(run_dir: str) -> dict:
     if minimal is not None and not (isinstance(minimal, list) and all(isinstance(n, str) for n in minimal)):
         return {}
     return result
+
+
+def keep_confirmation(run_dir: str, result: dict) -> str:
+    """Leave ``result`` (a confirmation's JSON object) in ``run_dir`` as :data:`CONFIRM_FILE`,
+    spelled as ``fpinspect confirm --format json`` prints it, where the inspector shows it on each
+    op; written whole (a temporary file renamed into place) or not at all. Returns the path;
+    raises ``OSError``."""
+    from .pair import json_clean
+
+    path = os.path.join(run_dir, CONFIRM_FILE)
+    fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=f".{CONFIRM_FILE}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(json.dumps(json_clean(result), indent=2) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return path
 
 
 def confirmations(run_dir: str) -> dict[str, dict]:

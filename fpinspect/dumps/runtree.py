@@ -299,6 +299,17 @@ class Scope:
         if warn:
             self.warnings.append(f"{what}: {why}")
 
+    def why_left_out(self, rank: str | None, graph: str | None, step: str | None) -> list[str]:
+        """Why no leaf pair of ``rank``, ``graph`` and ``step`` is compared: the reasons recorded
+        for that leaf, its graph or its rank (none: neither tree holds such a leaf)."""
+        leaf = Leaf("", "", rank, graph, step)
+        names = {"step": _where(leaf), "graph": _where(leaf, step=False), "rank": _rank_name(rank)}
+        return [
+            f"{entry['what']}: {entry['why']}"
+            for entry, level in zip(self.skipped, self.levels)
+            if entry["what"].removesuffix(" (fusion-off)") == names.get(level)
+        ]
+
     @property
     def one_leaf(self) -> bool:
         """One leaf pair compared, and no rank or graph left out: a report of today's one-leaf

@@ -289,3 +289,19 @@ def render(
         f"<h2>Fused ops</h2>{''.join(cards)}"
         f"<script>{_JS}</script></body></html>\n"
     )
+
+
+def compared_page(comparison, title: str, command: str | None = None) -> str:
+    """The page of ``comparison`` (a :class:`~fpinspect.dumps.compare.DumpComparison`) compared
+    now, as ``fpinspect report RUN_DIR`` makes it: every pair, inputs too, the failing ops
+    replayed, each output with its ULP histogram. Raises the comparison's ``InputError``."""
+    from ..dumps.drilldown import ulp_bins
+    from ..replay.run import run_with_replay
+
+    report = run_with_replay(comparison, compare_input=True)
+    bins = {}
+    for rec in report.records:
+        if rec.result is not None and rec.result.compared and rec.result.stats is not None:
+            b = ulp_bins(rec.result.stats)
+            bins[rec.plan.key] = (b.counts.tolist(), list(b.lower), b.integer)
+    return render(report.to_json(), bins, title, command=command)

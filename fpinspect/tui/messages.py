@@ -92,6 +92,14 @@ class ProfileComputed(Message):
         self.profile, self.problem = profile, problem
 
 
+class ConfirmProgress(Message):
+    """A stage or model run of the confirm that runs (``v``)."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__()
+        self.line = line
+
+
 class Exported(Message):
     def __init__(self, path: str, records: int = 0, problem: str | None = None) -> None:
         super().__init__()

@@ -16,6 +16,7 @@ from fpinspect.experiments.runs import RunRecord, RunStore
 from fpinspect.store import ResultsDB
 from fpinspect.tui.screens.baseline_check import BaselineCheckScreen
 from fpinspect.tui.screens.history import HistoryScreen
+from fpinspect.tui.screens.main import MainScreen
 from fpinspect.tui.widgets.result_view import ResultView
 
 SAMPLE = Path(__file__).resolve().parents[2] / "fpinspect" / "sample_dumps" / "regression"
@@ -103,9 +104,14 @@ def test_history_lists_the_recorded_runs_and_opens_them(tmp_path, monkeypatch):
         check = pilot.app.screen
         assert isinstance(check, BaselineCheckScreen)
         assert "| 1/max_ulp | 3.2 | 9 |" in check.report
-        await pilot.press("escape", "up", "enter")
+        await pilot.press("escape", "up", "enter")  # the comparison: its dumps open in the inspector
+        opened = pilot.app.screen
+        assert isinstance(opened, MainScreen)
+        assert Path(opened.sources.open_data) == (SAMPLE / "datadump_af_open").resolve()
+        await until(pilot, lambda: opened.inspection is not None, what="the comparison's dumps")
+        assert opened.inspection.comparing
+        await pilot.press("escape")
         assert pilot.app.screen is history
-        assert any("comparison kept in the database only: fpinspect open" in n for n in _notes(pilot.app))
 
     drive(app, scenario)
 
@@ -176,3 +182,18 @@ def test_a_damaged_database_is_one_sentence_and_the_run_folders_are_listed(tmp_p
         assert pilot.app.screen.query_one(ResultView).report.task == "C3"
 
     drive(app, scenario)
+
+
+def test_the_headline_is_whole_on_160_columns(tmp_path, monkeypatch):
+    runs, summary = _recorded(tmp_path, monkeypatch)
+    seen = {}
+
+    async def scenario(pilot):
+        history = await _history(pilot)
+        table = history.query_one("#history-table")
+        seen["headline"] = _rows(history)[0][6]
+        seen["width"] = table.ordered_columns[6].width
+
+    drive(tasks_app(runs), scenario, size=(160, 48))
+    assert f"introduced by {summary['introduced'][0]}" in seen["headline"]
+    assert seen["width"] >= len(seen["headline"])

@@ -61,8 +61,15 @@ def test_queue_two_runs_of_s_and_see_the_result(tmp_path):
         assert second.settings.anchors == 2
         await until(pilot, lambda: first.state == FINISHED, what="the first run")
         await until(pilot, lambda: second.state != QUEUED, what="the second run to start")
-        await until(pilot, lambda: isinstance(pilot.app.screen, ResultScreen), what="the result view")
-        assert second.state == FINISHED and second.started >= first.ended
+        await until(pilot, lambda: second.state == FINISHED, what="the second run")
+        # the Runs table says finished as soon as the child says so, before it has exited
+        assert "finished" in str(screen.query_one("#queue").get_row(str(second.id)))
+        await until(pilot, lambda: second.report is not None, what="the second run's result")
+        assert any(f"{second.label} finished" in n and "r shows it" in n for n in _notes(pilot.app))
+        assert pilot.app.screen is screen  # said, not shown: the pane stays where the user is
+        await pilot.press("r")
+        assert isinstance(pilot.app.screen, ResultScreen)
+        assert second.started >= first.ended
         view = pilot.app.screen.query_one(ResultView)
         assert view.report.task == "S" and all(v.agrees for v in view.report.verdicts)
         assert len(view.query(TaskHistogram)) == len(view.report.histograms) >= 5
@@ -288,7 +295,10 @@ def test_a_run_that_raises_shows_its_failure_and_log_without_the_traceback(tmp_p
         screen = pilot.app.screen
         screen.query_one("#overrides", Input).value = SMALL_S
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(pilot.app.screen, ResultScreen), what="the failure view")
+        await until(pilot, lambda: any("failed (error)" in n for n in _notes(pilot.app)), what="the failure")
+        assert pilot.app.screen is screen
+        await pilot.press("r")
+        assert isinstance(pilot.app.screen, ResultScreen)
         body = "\n".join(text(w) for w in pilot.app.screen.query("Static"))
         assert "failed (error)" in body and "ValueError" in body
         assert "Traceback" not in body and 'File "' not in body
@@ -474,3 +484,7 @@ def test_run_all_queues_every_task_by_priority_and_writes_the_plans_report_when_
     md = (runs_dir / "plan.md").read_text()
     assert "| S | P0 | precision toolkit self-check" in md and "| failed |" in md
     assert "ended with cancelled" in md and (runs_dir / "plan.html").is_file()
+
+
+def _notes(app) -> list[str]:
+    return [str(n.message) for n in app._notifications]

@@ -20,7 +20,7 @@ GLOSSARY = """\
   inherited (an input already differs), unverified (some inputs could not be compared),
   [$text-success]more accurate[/] (it fails against its own eager replay, yet is the closer of the two to fp64).
 [b]Pairs[/b]: the cards under an op are its pairs (outputs, then inputs); [b]enter[/b] opens the one with the
-  thick bar (at first the worst output), [b][[/b] and [b]][/b] move the bar.
+  thick bar (at first the worst output), [b]\\[[/b] and [b]][/b] move the bar.
 [b]ULP[/b]: steps between neighbouring values of the format; 0 is bit-identical up to the sign of zero.
 """
 

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 from textual.worker import get_current_worker
 
+from ...dumps.sources import Sources
 from ...experiments.runs import KeptRun, RunStore, shown_path
 from ...store import ResultsDB, StoreError, default_path
 from ..messages import HistoryRead
@@ -28,12 +29,16 @@ from ..recorded_runs import RecordedRun, read_recorded_runs
 from ..widgets import styled
 from ..widgets.footer import KeysFooter
 from ..widgets.live_run import clock_text
+from .runs import LeafScreen
 
 #: Hex digits of the settings hash the table shows (the detail line has all of them).
 SHORT_HASH = 8
 #: Columns of the headline: the artefacts folder stays in view on 120 columns, the regressed
-#: figures are named in full below the table.
+#: figures are named in full below the table; a wider terminal gives it what the other columns
+#: leave (:data:`OTHER_COLUMNS`), up to :data:`HEADLINE_MAX`.
 HEADLINE_WIDTH = 40
+HEADLINE_MAX = 90
+OTHER_COLUMNS = 102
 
 
 def started_text(run: KeptRun) -> str:
@@ -47,6 +52,21 @@ def started_text(run: KeptRun) -> str:
 def sentence(problem: str) -> str:
     """A store's problem (``the results database … .``) as the start of a sentence, no full stop."""
     return problem[:1].upper() + problem[1:].rstrip(".")
+
+
+class RecordedComparisonScreen(LeafScreen):
+    """The main screen on the dumps of a comparison recorded in the database (``compare
+    --record``, ``b``); ``escape`` and ``backspace`` go back to the History."""
+
+    BINDINGS = [
+        Binding(
+            "escape,backspace",
+            "overview",
+            "History",
+            tooltip="Back to the History (escape clears a filter first)",
+            id="history.back-to",
+        )
+    ]
 
 
 class HistoryScreen(Screen):
@@ -112,7 +132,8 @@ class HistoryScreen(Screen):
     def _show_recorded(self, recorded: list[RecordedRun]) -> None:
         table = self.query_one(DataTable)
         table.add_columns("recorded", "task", "device", "profile", "settings", "baselines")
-        table.add_column("headline", width=HEADLINE_WIDTH)
+        width = min(HEADLINE_MAX, max(HEADLINE_WIDTH, self.app.size.width - OTHER_COLUMNS))
+        table.add_column("headline", width=width)
         table.add_column("artefacts")
         kept = {str(e.folder.resolve()) for e in recorded if e.folder is not None}
         unrecorded = [k for k in self.runs if str(k.folder.resolve()) not in kept]
@@ -233,13 +254,18 @@ class HistoryScreen(Screen):
         r, folder = entry.run, entry.folder
         if folder is None:
             inputs = r.environment.get("inputs") or {}
-            if {"af_open_graph", "af_open_data", "af_close_graph", "af_close_data"} <= inputs.keys():
-                self.notify(
-                    f"Run {r.id} is a comparison kept in the database only: fpinspect open "
-                    f"{inputs['af_open_graph']} {inputs['af_open_data']} --close-graph {inputs['af_close_graph']} "
-                    f"--close-data {inputs['af_close_data']} inspects its dumps again.",
-                    timeout=10,
-                )
+            keys = ("af_open_graph", "af_open_data", "af_close_graph", "af_close_data")
+            if set(keys) <= inputs.keys():
+                gone = [inputs[k] for k in keys if not Path(inputs[k]).exists()]
+                if gone:
+                    self.notify(
+                        f"Run {r.id} compared dumps that are gone ({gone[0]}): nothing to open.",
+                        severity="warning",
+                        timeout=8,
+                    )
+                    return
+                # the comparison's dumps, inspected again; escape comes back
+                self.app.push_screen(RecordedComparisonScreen(Sources(*(inputs[k] for k in keys))))
             else:
                 self.notify(f"Run {r.id} kept no artefacts folder (it ran without --out).", timeout=5)
         elif not folder.is_dir():

@@ -11,6 +11,7 @@ import sys
 import webbrowser
 from collections.abc import Callable, Iterable
 from functools import partial
+from pathlib import Path
 from queue import Empty, LifoQueue
 from time import monotonic
 from typing import TypeVar
@@ -28,16 +29,43 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from ...dumps import DumpComparison, InputError, PairPlan
 from ...dumps.graph import split_json
 from ...dumps.outline import outline_fused_ops
+from ...dumps.runfolder import confirmations
 from ...dumps.sources import Sources
 from ...explorer import missing as explorer_missing
 from ...replay.evidence import OpReplay, replay_op
+from ...replay.repro import ReproError
 from ...replay.run import run_with_replay
 from ...replay.tree import leaf_sources
 from ...reports.export import compare_csv
+from ...store import StoreError
 from .. import model_explorer
+from ..acting import (
+    ActionRefused,
+    Cancelled,
+    beside_run,
+    check_place,
+    confirm_op,
+    inductor_check,
+    is_capture,
+    new_folder,
+    op_switches,
+    record_baseline,
+    shown,
+    write_report,
+    write_repro,
+)
 from ..answering import Answering
 from ..compiling import tell_when_compiling
-from ..messages import Exported, Loaded, LoadFailed, Localised, Outlined, RecordsComputed, Replayed
+from ..messages import (
+    ConfirmProgress,
+    Exported,
+    Loaded,
+    LoadFailed,
+    Localised,
+    Outlined,
+    RecordsComputed,
+    Replayed,
+)
 from ..model import WORST, Inspection, OpRow, view_of
 from ..pairs import FilePair, RecordPair
 from ..widgets import styled
@@ -48,6 +76,7 @@ from ..widgets.op_list import OpList
 from .pair import PairScreen
 from .pick import PickFilesScreen
 from .prompt import PathPrompt
+from .switches import SwitchesScreen
 from .warnings import WarningsScreen
 
 T = TypeVar("T")
@@ -196,6 +225,52 @@ class MainScreen(Screen):
             tooltip="Open the run in Google's Model Explorer, both graphs side by side, this op selected",
             id="model-explorer",
         ),
+        Binding(
+            "f",
+            "switches",
+            "Switches",
+            tooltip="The switches that turn this fused op off (AUTOFUSE_FLAGS; copy them)",
+            id="op-switches",
+        ),
+        Binding(
+            "R",
+            "repro",
+            "Repro",
+            tooltip="Write this fused op's repro bundle to a folder, and show the command that runs it",
+            id="op-repro",
+        ),
+        Binding(
+            "H",
+            "report",
+            "Report",
+            tooltip="Write the run's HTML report (fpinspect report)",
+            id="html-report",
+        ),
+        Binding(
+            "v",
+            "confirm(False)",
+            "Confirm",
+            tooltip="Prove this op at the model's outputs: the capture run again with its region unfused (fpinspect confirm)",
+            id="op-confirm",
+        ),
+        Binding(
+            "V",
+            "confirm(True)",
+            "Bisect",
+            show=False,
+            tooltip="Confirm every region, and find a smallest set whose unfusing fixes the outputs (confirm --bisect)",
+            id="confirm-bisect",
+        ),
+        Binding(
+            "x", "cancel_confirm", "Cancel confirm", tooltip="Stop the confirm that runs", id="cancel-confirm"
+        ),
+        Binding(
+            "b",
+            "baseline",
+            "Baseline",
+            tooltip="Record this comparison in the results store and tag it as a baseline",
+            id="tag-baseline",
+        ),
     ]
 
     def __init__(
@@ -217,6 +292,10 @@ class MainScreen(Screen):
         self._replaying: Worker | None = None
         #: the Model Explorer server started for this run (``m``), stopped with the screen
         self._explorer: subprocess.Popen | None = None
+        #: the confirm that runs (``v``), one at a time
+        self._confirming: Worker | None = None
+        #: a folder written by ``fpinspect capture`` (``v`` confirms its ops); asked once, not on each key
+        self.capture = is_capture(sources)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -398,6 +477,15 @@ class MainScreen(Screen):
         self.post_message(Exported(path, len(report.records)))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group in ("act", "confirm") and event.state == WorkerState.SUCCESS:
+            sentence, severity = event.worker.result
+            self.notify(sentence, severity=severity, timeout=20)
+        if event.worker.group == "confirm" and event.state in (
+            WorkerState.SUCCESS,
+            WorkerState.CANCELLED,
+            WorkerState.ERROR,
+        ):
+            self._confirmed()
         if (
             event.worker.group == "replay"
             and event.state == WorkerState.SUCCESS
@@ -727,15 +815,18 @@ class MainScreen(Screen):
         if not show:
             banner.note(None)
             return
+        banner.note(self._all_ops_note())
+
+    def _all_ops_note(self) -> Content:
+        """The banner's second line while every op is listed: the counts by type."""
+        insp = self.inspection
         fused = sum(f for _, _, f in insp.type_counts())
         kinds = ", ".join(f"{t} {n}" + (f" ({f} fused)" if f else "") for t, n, f in insp.type_counts()[:8])
         more = " …" if len(insp.type_counts()) > 8 else ""
-        banner.note(
-            Content.assemble(
-                (f"All {len(insp.rows)} ops, {fused} fused: ", "bold"),
-                kinds + more,
-                ("   a: fused ops only", styled.MUTED),
-            )
+        return Content.assemble(
+            (f"All {len(insp.rows)} ops, {fused} fused: ", "bold"),
+            kinds + more,
+            ("   a: fused ops only", styled.MUTED),
         )
 
     def action_toggle_all(self) -> None:
@@ -777,6 +868,195 @@ class MainScreen(Screen):
                 self.export(self.inspection.comparison, path, fmt, dict(self.inspection.replays))
 
         self.app.push_screen(PathPrompt(f"Export every record as {fmt.upper()} to:", default), chosen)
+
+    # -- acting on the highlighted fused op ---------------------------------------------------
+    def _fused_op(self, what: str) -> str | None:
+        """The highlighted fused op's name, or None (said) where there is none to ``what``."""
+        insp = self.inspection
+        current = self.query_one(OpList).current
+        if insp is None or current is None:
+            self.notify("The run is still being read.", timeout=3)
+            return None
+        if insp.comparison is None:
+            self.notify(
+                f"Browsing one graph: to {what} needs the fusion-off graph and dumps.", severity="warning"
+            )
+            return None
+        if current.name not in insp.pairs.outputs or not current.op.original_op_names:
+            self.notify(f"{current.name} is not a fused op: nothing to {what}.", timeout=5)
+            return None
+        return current.name
+
+    def _act(self, job: Callable[[], str], what: str, group: str = "act") -> Worker:
+        """Run ``job`` on a worker; its sentence (or the one sentence its failure makes) is shown."""
+        said = f"{what[:1].upper()}{what[1:]}"
+
+        def run() -> tuple[str, str]:
+            try:
+                return job(), "information"
+            except Cancelled:
+                return f"{said}: cancelled; nothing was kept.", "warning"
+            except (InputError, ReproError, StoreError, ActionRefused) as exc:
+                return f"{said}: {str(exc).rstrip('.')}.", "error"
+            except OSError as exc:
+                return f"{said}: {exc.strerror or exc} ({exc.filename}).", "error"
+
+        self.notify(f"{said}…", timeout=3)
+        return self.run_worker(run, thread=True, group=group, exit_on_error=False, description=what)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "confirm":
+            return self.capture
+        if action == "cancel_confirm":
+            return self._confirming is not None
+        return True
+
+    def action_confirm(self, bisect: bool) -> None:
+        if self._confirming is not None:
+            self.notify("A confirm is running: x cancels it.", timeout=4)
+            return
+        name = self._fused_op("confirm")
+        if name is None:
+            return
+        run_dir = self.sources.run_dir
+
+        def job() -> str:
+            worker = get_current_worker()
+            return confirm_op(
+                run_dir,
+                name,
+                bisect=bisect,
+                tell=lambda line: self.post_message(ConfirmProgress(line)),
+                stop=lambda: worker.is_cancelled,
+            )
+
+        what = f"confirming {name}" + (" and bisecting every region" if bisect else "")
+        self._confirming = self._act(job, what, group="confirm")
+        self.query_one(Banner).note(Content.styled(f"{what}: starting…   x cancels", "$text-accent"))
+        self.refresh_bindings()
+
+    @on(ConfirmProgress)
+    def _confirm_progress(self, msg: ConfirmProgress) -> None:
+        if self._confirming is not None:
+            self.query_one(Banner).note(
+                Content.assemble(
+                    (f"{self._confirming.description}: ", "$text-accent"),
+                    msg.line,
+                    ("   x cancels", styled.MUTED),
+                )
+            )
+
+    def action_cancel_confirm(self) -> None:
+        if self._confirming is not None:
+            self._confirming.cancel()
+            self.notify("Confirm cancelled: it stops after the model run under way.", timeout=4)
+
+    def _confirmed(self) -> None:
+        """The confirm worker ended: its verdict (kept in confirm.json) shown on each op."""
+        self._confirming = None
+        self.refresh_bindings()
+        insp = self.inspection
+        self.query_one(Banner).note(self._all_ops_note() if insp is not None and insp.showing_all else None)
+        if insp is None or self.sources.run_dir is None:
+            return
+        insp.confirmed = confirmations(self.sources.run_dir)
+        current = self.query_one(OpList).current
+        if current is not None:
+            self.query_one(OpDetail).show(insp, current.name)
+
+    def _ask_place(self, question: str, default: Path, then: Callable[[Path], None]) -> None:
+        """Ask where to write (``default`` prefilled); ``then(path)`` once it is a place outside
+        the run and the package."""
+
+        def chosen(answer: str | None) -> None:
+            if not answer:
+                return
+            try:
+                then(check_place(self.sources, answer))
+            except ActionRefused as exc:
+                self.notify(str(exc), severity="error", timeout=8)
+
+        self.app.push_screen(PathPrompt(question, shown(default)), chosen)
+
+    def _capture_lines(self, name: str) -> list[str]:
+        """For a capture: what ``confirm`` proved of ``name``, and how to find Inductor's switch."""
+        if not self.capture:
+            return []
+        run = shown(self.sources.run_dir)
+        confirmed = self.inspection.confirmed.get(name)
+        proof = (
+            f"confirm.json: {confirmed.get('verdict')} at the model's outputs (this region left unfused alone)"
+            if confirmed is not None
+            else "not confirmed yet: v proves it at the model's outputs (fpinspect confirm)"
+        )
+        return [
+            proof,
+            f"i (or fpinspect switches {run} --for inductor) finds the torch.compiler.disable lines for the",
+            "regions to leave unfused and runs the capture again without them, to verify them.",
+        ]
+
+    def action_switches(self) -> None:
+        name = self._fused_op("switch off")
+        if name is None:
+            return
+        found = op_switches(self.inspection.open_model, name)
+        file = beside_run(self.sources) / f"{self.sources.name}-{name}-switches.txt"
+        inductor = None
+        localisation = self.inspection.localisation
+        if self.capture and localisation is not None:
+            run_dir, introduced = self.sources.run_dir, [f.name for f in localisation.introduced]
+
+            def inductor(tell, stop) -> list[str]:
+                return inductor_check(run_dir, introduced, tell=tell, stop=stop)
+
+        self.app.push_screen(SwitchesScreen(found, self._capture_lines(name), file, inductor))
+
+    def action_repro(self) -> None:
+        name = self._fused_op("reproduce")
+        if name is None:
+            return
+        default = new_folder(beside_run(self.sources), f"{self.sources.name}-{name}-repro")
+
+        def write(out: Path) -> None:
+            if out.exists() and any(out.iterdir()):
+                self.notify(f"{out} is not empty: choose a new folder.", severity="error", timeout=8)
+                return
+            self._act(
+                partial(write_repro, self.sources, self.walk, name, out),
+                f"writing the repro bundle of {name}",
+            )
+
+        self._ask_place(f"Write the repro bundle of {name} into the new folder:", default, write)
+
+    def action_report(self) -> None:
+        if self.inspection is None or self.inspection.comparison is None:
+            self.notify("Nothing to report: no comparison is loaded.", severity="warning")
+            return
+        default = beside_run(self.sources) / f"{self.sources.name}-report.html"
+
+        def write(out: Path) -> None:
+            self._act(
+                partial(write_report, self.sources, self.walk, out), f"writing the HTML report to {out}"
+            )
+
+        self._ask_place("Write the run's HTML report to:", default, write)
+
+    def action_baseline(self) -> None:
+        if self.inspection is None or self.inspection.comparison is None:
+            self.notify("Nothing to record: no comparison is loaded.", severity="warning")
+            return
+
+        def tag(name: str | None) -> None:
+            if name:
+                self._act(
+                    partial(record_baseline, self.sources, self.walk, name),
+                    f"recording this comparison as baseline {name}",
+                )
+
+        self.app.push_screen(
+            PathPrompt("Record this comparison in the results store, tagged as baseline:", self.sources.name),
+            tag,
+        )
 
     def action_go_to_op(self) -> None:
         if self.inspection is None:
@@ -842,6 +1122,33 @@ class MainScreen(Screen):
             "Jump to the first introduced error",
             "The fused op where the error starts",
             self.action_jump_introduced,
+        )
+        yield SystemCommand(
+            "Switches of this op",
+            "The AUTOFUSE_FLAGS that turn the highlighted fused op off",
+            self.action_switches,
+        )
+        yield SystemCommand(
+            "Repro bundle of this op…",
+            "Write the highlighted fused op's repro bundle to a folder",
+            self.action_repro,
+        )
+        if self.capture:
+            yield SystemCommand(
+                "Confirm this op",
+                "Run the capture again with its region unfused (fpinspect confirm)",
+                partial(self.action_confirm, False),
+            )
+            yield SystemCommand(
+                "Confirm and bisect every region",
+                "A smallest set of regions whose unfusing fixes the outputs (confirm --bisect)",
+                partial(self.action_confirm, True),
+            )
+        yield SystemCommand(
+            "HTML report…", "Write the run's HTML report (fpinspect report)", self.action_report
+        )
+        yield SystemCommand(
+            "Tag as baseline…", "Record this comparison in the results store and tag it", self.action_baseline
         )
         yield SystemCommand("Sort by worst error / graph order", "Toggle the list order", self.action_sort)
         yield SystemCommand(

@@ -1,5 +1,5 @@
 """``d``: choose two ``.npy`` files, A (under test) then B (the reference), from a folder
-tree or by typing a path."""
+tree or by typing a path. Raw device dumps are listed too, with what makes ``.npy`` files of them."""
 
 from __future__ import annotations
 
@@ -14,14 +14,39 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DirectoryTree, Input, Static
 
+from ...dumps.datadump import read_mapping, resolve_raw_name
+from ...dumps.errors import InputError
 from ..widgets import styled
 
 
+def _raw_dump(path: Path, mapping: dict[str, str]) -> bool:
+    """Whether ``path`` is named as a raw device dump (its own name, or its original one in
+    ``mapping``, the folder's ``mapping.csv``)."""
+    return path.suffix != ".npy" and resolve_raw_name(path.name, mapping) is not None
+
+
+def _mapping(folder: Path) -> dict[str, str]:
+    try:
+        return read_mapping(str(folder))
+    except InputError:
+        return {}
+
+
 class NpyTree(DirectoryTree):
-    """Folders and ``.npy`` files only (hidden entries left out)."""
+    """Folders, ``.npy`` files and raw device dumps (hidden entries left out): a folder of raw
+    dumps does not look empty."""
 
     def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
-        return [p for p in paths if not p.name.startswith(".") and (p.is_dir() or p.suffix == ".npy")]
+        mappings: dict[Path, dict[str, str]] = {}
+        out = []
+        for p in paths:
+            if p.name.startswith("."):
+                continue
+            if p.is_dir() or p.suffix == ".npy":
+                out.append(p)
+            elif _raw_dump(p, mappings.setdefault(p.parent, _mapping(p.parent))):
+                out.append(p)
+        return out
 
 
 class PickFilesScreen(ModalScreen[tuple[str, str] | None]):
@@ -60,6 +85,14 @@ class PickFilesScreen(ModalScreen[tuple[str, str] | None]):
         self.query_one("#picker-title", Static).update(title)
 
     def choose(self, path: Path) -> None:
+        if path.is_file() and _raw_dump(path, _mapping(path.parent)):
+            self.notify(
+                f"{path.name} is a raw device dump, which holds every tensor of its op: "
+                f"fpinspect convert {path.parent} OUT_DIR makes a .npy file of each; pick those.",
+                severity="warning",
+                timeout=10,
+            )
+            return
         if path.suffix != ".npy" or not path.is_file():
             self.notify(f"{path} is not a .npy file.", severity="warning")
             return

@@ -346,9 +346,13 @@ class RunsScreen(Screen):
         graph = self.grid.graphs[int(column.removeprefix("g"))]
         index = self.grid.cells.get((rank, graph, self.step))
         if index is None:
+            why = self.scope.why_left_out(rank, graph, self.step) or [
+                "neither dump tree has a leaf folder there"
+            ]
             self.notify(
-                f"rank {_label(rank)}, graph {_label(graph)} has no leaf pair at step {_label(self.step)}.",
-                timeout=4,
+                f"rank {_label(rank)}, graph {_label(graph)} has no leaf pair at step {_label(self.step)}"
+                f" to open: {'; '.join(why)}.",
+                timeout=6,
             )
             return
         self.open_leaf(index)

@@ -39,7 +39,7 @@ from ..run_follower import follow_run, run_nice
 from ..widgets.footer import KeysFooter
 from ..widgets.live_run import LiveRun
 from ..widgets.result_view import ResultView
-from ..widgets.run_form import RunForm, one_line
+from ..widgets.run_form import RunForm
 from .baseline_check import BaselineCheckScreen
 from .confirm import ConfirmScreen
 from .open_result import pick_result
@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from ...store import CheckResult
 
 CHECKING = "still checking whether it is available…"
+#: The narrowest the claim column gets (a claim wraps into more lines below that).
+CLAIM_MIN = 30
 #: Seconds between redraws of the watched run while events stream.
 REDRAW_SECONDS = 0.25
 #: Seconds quitting waits in all for the stopped runs' followers to write their records: more
@@ -121,7 +123,8 @@ class TasksScreen(Screen):
         self.sub_title = "tasks"
         table = self.query_one("#task-table", DataTable)
         table.border_title = "Tasks of the test plan · enter: run"
-        table.add_columns("task", "prio", "last", "claim")
+        table.add_columns("task", "prio", "last")
+        table.add_column("claim", key="claim")
         self._fill_tasks()
         if self.initial_task is not None:
             ids = [t.id for t in self.tasks]
@@ -151,6 +154,8 @@ class TasksScreen(Screen):
         checks = {t: check_line(c) for t, c in latest_checks([t.id for t in self.tasks]).items()}
         keep = table.cursor_row
         table.clear()
+        claim = table.columns["claim"]
+        claim.auto_width, claim.width = False, self._claim_width()
         for t in self.tasks:
             v = last.get(t.id)
             table.add_row(
@@ -160,10 +165,22 @@ class TasksScreen(Screen):
                     (v or "-", _VERDICT_TONE.get(v, "red" if v and v.startswith("failed") else "dim")),
                     checks.get(t.id, ""),
                 ),
-                one_line(t.claim, 90),
+                Text(" ".join(t.claim.split())),  # whole, wrapped to the column (rows as tall as it needs)
                 key=t.id,
+                height=None,
             )
         table.move_cursor(row=keep)
+
+    def _claim_width(self) -> int:
+        """What the task table leaves its claim column (its other columns as wide as their cells)."""
+        table = self.query_one("#task-table", DataTable)
+        others = sum(c.get_render_width(table) for c in table.ordered_columns if c.key.value != "claim")
+        return max(CLAIM_MIN, table.scrollable_content_region.width - others - 2 * table.cell_padding)
+
+    def on_resize(self) -> None:
+        table = self.query_one("#task-table", DataTable)
+        if table.columns["claim"].width != self._claim_width():
+            self.call_after_refresh(self._fill_tasks)
 
     @property
     def selected_task(self):
@@ -338,9 +355,12 @@ class TasksScreen(Screen):
         run = self.queue.get(msg.run_id)
         if run is not None:
             now = self.clock()
+            state = run.state
             for event in msg.events:
                 run.apply(event, now)
             self._dirty = True
+            if run.state != state:  # the child said it ended: the Runs table says so now, not once it exits
+                self._refresh_queue()
 
     @on(RunEnded)
     def _ended(self, msg: RunEnded) -> None:
@@ -362,10 +382,24 @@ class TasksScreen(Screen):
         self._fill_tasks()
         self._show_estimate()
         self._redraw(force=True)
-        if run is self.watched and self.app.screen is self and not run.cancel_requested:
-            self.action_show_result()
-        elif run.state == FINISHED:
-            self.notify(f"{run.label} finished: {verdict_summary(run.report)}. r shows it.", timeout=4)
+        # said, not shown: the pane stays where the user is; r (or the run's row) opens the result
+        if run.cancel_requested:
+            return
+        if run.state == FINISHED:
+            self.notify(
+                f"{run.label} finished: {verdict_summary(run.report)}. {self._follow_hint(run)}", timeout=10
+            )
+        else:
+            kind = run.failure.kind if run.failure is not None else "failed"
+            self.notify(
+                f"{run.label} failed ({kind}). {self._follow_hint(run)}", severity="error", timeout=10
+            )
+
+    def _follow_hint(self, run: TrackedRun) -> str:
+        """How to open ``run``'s result from where the user is."""
+        if run is self.watched:
+            return "r shows it." if self.app.screen is self else "On the Tasks pane (t), r shows it."
+        return "Highlight it in Runs, then r shows it."
 
     @work(thread=True, group="plan-report", exit_on_error=False)
     def write_plan_report(self) -> None:
@@ -449,6 +483,9 @@ class TasksScreen(Screen):
         run = self.watched
         if run is None or run.active:
             self.notify("The watched run has no result yet.", timeout=2)
+            return
+        if run.id in self.processes:  # it said it ended; its child is still writing the result
+            self.notify(f"{run.label} is writing its result: a notification says when r shows it.", timeout=3)
             return
         if run.report is not None:
             view = ResultView(run.report, written=run.written)

@@ -12,7 +12,7 @@ from textual.widgets._footer import FooterKey
 COMPACT_WIDTH = 100
 #: Actions whose keys a compact footer leaves out (``?`` lists them all): ``N`` goes with the
 #: ``n`` it shows, the banner names ``i``; the Tasks pane's device and profile are buttons of its
-#: form, and a result to open is found in its History too.
+#: form, and a result to open is found in its History too; the actions on an op are in the palette.
 SECONDARY = frozenset(
     {
         "next_failing(-1)",
@@ -21,6 +21,11 @@ SECONDARY = frozenset(
         "cycle('device')",
         "cycle('profile')",
         "open_result",
+        "switches",
+        "confirm(False)",
+        "repro",
+        "report",
+        "baseline",
     }
 )
 

@@ -77,6 +77,16 @@ class LogBars(Widget):
     def unit(self) -> str:
         return ""
 
+    def _labels(self, counts: list[float], label_w: int, bar: int, gap: int) -> str:
+        """Each bin's label under its bar, skipped where the previous label is still running."""
+        line, free = " " * (label_w + 2), 0
+        for i in range(len(counts)):
+            x, text = label_w + 2 + i * (bar + gap), self.bar_label(i)
+            if x >= free:
+                line = line.ljust(x) + text
+                free = x + len(text) + 1
+        return line
+
     def render_line(self, y: int) -> Strip:
         width, height = self.content_size.width, self.content_size.height
         base = self.rich_style
@@ -85,12 +95,15 @@ class LogBars(Widget):
         if counts is None:
             return Strip([Segment(self.note if y == 0 else "", axis)]).crop_extend(0, width, base)
         top = int(max(counts)) if counts else 0
-        plot_rows = max(1, height - 2)
         label_w = max(len(compact(top)), 1)
         n = max(len(counts), 1)
         room = max(1, width - label_w - 2)
         bar = max(1, min(self.MAX_BAR, room // n - 1)) if room >= 2 * n else 1
         gap = 1 if room >= n * (bar + 1) else 0
+        labels, unit = self._labels(counts, label_w, bar, gap), self.unit()
+        # the unit follows the bins' labels; where that would cut it, it takes a line of its own
+        own_line = len(labels) + len(unit) > width and height >= 5
+        plot_rows = max(1, height - 2 - own_line)
         if y < plot_rows:
             level = plot_rows - y  # 1 at the bottom row
             label = compact(top) if y == 0 else ("0" if level == 1 else "")
@@ -111,15 +124,10 @@ class LogBars(Widget):
             rule = " " * label_w + " └" + "─" * (n * (bar + gap))
             return Strip([Segment(rule, axis)]).crop_extend(0, width, base)
         if y == plot_rows + 1:
-            # each bin's label under its bar, skipped where the previous label is still running
-            line, free = " " * (label_w + 2), 0
-            for i in range(len(counts)):
-                x, text = label_w + 2 + i * (bar + gap), self.bar_label(i)
-                if x >= free:
-                    line = line.ljust(x) + text
-                    free = x + len(text) + 1
-            line += self.unit()
+            line = labels if own_line else labels + unit
             return Strip([Segment(line, axis)]).crop_extend(0, width, base)
+        if y == plot_rows + 2 and own_line:
+            return Strip([Segment(unit.strip().rjust(width), axis)]).crop_extend(0, width, base)
         return Strip.blank(width, base)
 
 

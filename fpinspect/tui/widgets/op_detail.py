@@ -73,26 +73,18 @@ def pair_content(
         lines[0] += Content("   ") + styled.verdict(record.verdict)
         if result is not None and result.compared:
             ulp = result.metrics.errors.ulp
-            lines[0] += Content(
-                f"  {format_score(record.score)}  ULP max {fmt_num(ulp.max)}"
-                f"  cos {fmt_num(result.cosine, 'cos')}"
-            )
-        if record.reasons:
-            lines.append(Content.styled("  " + "; ".join(record.reasons), styled.MUTED))
+            lines[0] += Content(f"  {format_score(record.score)}")
+            lines.append(Content(f"  ULP max {fmt_num(ulp.max)}  cos {fmt_num(result.cosine, 'cos')}"))
+        # one phrase a line: a card wraps a long line anywhere, a phrase's words apart
+        lines += [Content.styled("  " + reason, styled.MUTED) for reason in record.reasons]
         if p.kind == "output" and result is not None and result.compared:
             lines += replay_lines(replay, replaying)
     if "SKIPPED_CONST_DATA" not in p.status:  # data and constants have nothing to show
         sides = [("on ", p.fused_file, p.fused_desc), ("off", p.origin_file, p.origin_desc)]
         for side, f, desc in sides if p.origin_desc or p.origin_file else sides[:1]:
             name = os.path.basename(f.path) if f else "no dump file"
-            lines.append(
-                Content.assemble(
-                    f"  {side}  ",
-                    (styled.tensor(desc), styled.MUTED),
-                    "  ",
-                    (name, "" if f else "$text-warning"),
-                )
-            )
+            lines.append(Content.assemble(f"  {side}  ", (styled.tensor(desc), styled.MUTED)))
+            lines.append(Content.styled(f"  {name}", "" if f else "$text-warning"))
     codes = record.status if record else list(p.status)
     tail = Content("  ") + styled.status(codes) if codes else Content("")
     if record is not None and record.conversion:
@@ -198,6 +190,8 @@ class OpDetail(VerticalScroll):
         padding: 0 1;
         & > #detail-originals, & > #detail-links, & > #detail-info { margin-top: 1; }
         & > #detail-info { display: none; }
+        /* as tall as its cards (a Vertical is 1fr and clips: the op's tensors below cut them off) */
+        & > #detail-pairs { height: auto; }
     }
     """
 
@@ -228,6 +222,7 @@ class OpDetail(VerticalScroll):
             for part in ("#detail-originals", "#detail-links", "#detail-info"):
                 self.query_one(part, Static).update("")
             self.query_one("#detail-pairs").remove_children()
+            self.can_focus = True
             return
         row = insp.by_name[name]
         finding = insp.findings.get(name)
@@ -318,5 +313,7 @@ class OpDetail(VerticalScroll):
                 PairCard(p, insp.record(p), p.key in pending, insp.replay(p), replaying, p.key == picked)
                 for p in plans[len(cards) :]
             )
+        # focusable only without cards: tab from the list then lands on a card enter opens
+        self.can_focus = not plans
         if name != before:
             self.scroll_home(animate=False)

@@ -23,7 +23,7 @@ _COLUMNS = (
     ("type", "type", 0, False),
     ("originals", "orig", 4, True),
     ("verdict", "verdict", 7, False),
-    ("worst", "worst", 10, True),
+    ("worst", "worst", 12, True),
     ("role", "cause", 13, False),
 )
 #: Columns dropped, in this order, while the name column would be narrower than this.
@@ -229,7 +229,8 @@ class OpList(ScrollView, can_focus=True):
         cols = [(k, t, fixed.get(k, w) if w is not None else None, r) for k, t, w, r in _COLUMNS]
         for drop in (None, *_OPTIONAL):
             cols = [c for c in cols if c[0] != drop]
-            rest = width - 1 - sum(w + 1 for _, _, w, _ in cols if w is not None)
+            # a space before the first column and after the last: no text touches a border
+            rest = width - 2 - sum(w + 1 for _, _, w, _ in cols if w is not None)
             if rest >= _MIN_NAME:
                 break
         return [(k, t, w if w is not None else max(4, rest), r) for k, t, w, r in cols]

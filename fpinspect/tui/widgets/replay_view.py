@@ -22,7 +22,10 @@ def replay_lines(ev: ReplayEvidence | None, replaying: bool, indent: str = "  ")
         return [label + Content.styled("not replayed (r replays this op on its own inputs)", styled.MUTED)]
     if not ev.usable:
         return [label + Content.styled(f"{ev.status.replace('_', ' ')}: {ev.reason}", "$text-warning")]
-    return [label + three_way(ev), Content(indent + " " * 8) + conclusion(ev)]
+    # one phrase a line: a card wraps a long line anywhere, a phrase's words apart
+    fused, versus = three_way_parts(ev)
+    under = Content(indent + " " * 8)
+    return [label + fused, under + versus, under + conclusion(ev)]
 
 
 def standard(ev: ReplayEvidence) -> Content:
@@ -40,20 +43,30 @@ def standard(ev: ReplayEvidence) -> Content:
     return Content.assemble((head, styled.MUTED), styled.verdict(s.verdict), (f" — {detail}", styled.MUTED))
 
 
+def three_way_parts(ev: ReplayEvidence) -> tuple[Content, Content]:
+    """``fused 0.21 eps · eager 4.6 eps from fp64`` and ``fused vs its eager replay 4.6 eps fail · fidelity 0 ULP``."""
+    return (
+        Content.assemble(
+            "fused ",
+            (format_score(ev.red("fused_vs_fp64")), "bold"),
+            " · eager ",
+            (format_score(ev.red("eager_vs_fp64")), "bold"),
+            (" from fp64", styled.MUTED),
+        ),
+        Content.assemble(
+            "fused vs its eager replay ",
+            (format_score(ev.red("fused_vs_replay")), "bold"),
+            " ",
+            styled.verdict(ev.verdict),
+            (f" · fidelity {max_ulp(ev.results.get('fidelity'))} ULP", styled.MUTED),
+        ),
+    )
+
+
 def three_way(ev: ReplayEvidence) -> Content:
     """``fused 0.21 eps · eager 4.6 eps from fp64 · fused vs its eager replay 4.6 eps fail · fidelity 0 ULP``."""
-    return Content.assemble(
-        "fused ",
-        (format_score(ev.red("fused_vs_fp64")), "bold"),
-        " · eager ",
-        (format_score(ev.red("eager_vs_fp64")), "bold"),
-        (" from fp64 · ", styled.MUTED),
-        "fused vs its eager replay ",
-        (format_score(ev.red("fused_vs_replay")), "bold"),
-        " ",
-        styled.verdict(ev.verdict),
-        (f" · fidelity {max_ulp(ev.results.get('fidelity'))} ULP", styled.MUTED),
-    )
+    fused, versus = three_way_parts(ev)
+    return fused + Content.styled(" · ", styled.MUTED) + versus
 
 
 def conclusion(ev: ReplayEvidence) -> Content:

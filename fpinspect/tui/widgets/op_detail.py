@@ -242,10 +242,8 @@ class OpDetail(VerticalScroll):
             state += Content(f": {finding.reason}")
         confirmed = insp.confirmed.get(name)
         if confirmed is not None:
-            removed = confirmed.get("removed")
-            share = f", removing {max(removed, 0):.0%} of the deviation" if isinstance(removed, float) else ""
             state += Content("\n") + Content.styled(
-                f"{confirmed.get('verdict')} at the model's outputs (fpinspect confirm: unfused alone{share})",
+                _ablation_line(confirmed, finding),
                 "$text-error" if confirmed.get("verdict") == "confirmed" else styled.MUTED,
             )
         # in place: moving along the list mostly shows parts of the same heights (no layout then)
@@ -317,3 +315,23 @@ class OpDetail(VerticalScroll):
         self.can_focus = not plans
         if name != before:
             self.scroll_home(animate=False)
+
+
+def _ablation_line(confirmed: dict, finding) -> str:
+    """What ``fpinspect confirm`` (kept in confirm.json) says of this op's region at the model's
+    outputs, and whether that agrees with the comparison's finding."""
+    verdict = confirmed.get("verdict")
+    only = confirmed.get("only")
+    moved = (
+        f"fused alone it moves them {only['final_vs_eager']:.3g} eps from eager"
+        if isinstance(only, dict) and isinstance(only.get("final_vs_eager"), (int, float))
+        else "unfused alone"
+    )
+    line = f"{verdict} at the model's outputs (fpinspect confirm: {moved})"
+    role = finding.role if finding is not None else None
+    if isinstance(verdict, str) and (role == "introduced") != (verdict == "confirmed"):
+        said = (role or (finding.verdict if finding is not None else None) or "not compared").replace(
+            "_", " "
+        )
+        line += f"; the comparison says {said}"
+    return line

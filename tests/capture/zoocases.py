@@ -48,10 +48,11 @@ class ZooRow:
     inherited: list[str]
     confirmed: list[str] | None
     disagreements: list[str] | None
+    inert: bool = False  #: the planted fault changed no value: nothing for the comparison to find
 
     @property
     def ok(self) -> bool:
-        expected = [] if self.planted is None else [self.planted]
+        expected = [] if self.planted is None or self.inert else [self.planted]
         return self.introduced == expected and not self.disagreements
 
     def markdown(self, model: str, dtype: str, seed: int, seconds: float) -> str:
@@ -65,6 +66,7 @@ class ZooRow:
             else ("yes" if not self.disagreements else "; ".join(self.disagreements))
         )
         capture = "clean" if self.planted is None else f"scale on {_short(self.planted)}"
+        capture += " (changed no value)" if self.inert else ""
         confirmed = "-" if self.confirmed is None else names(self.confirmed)
         return (
             f"| {model} | {dtype} | {seed} | {capture} | {len(self.introduced)} | {first} | "
@@ -86,6 +88,8 @@ class ZooCase:
         self.cap, self.out, self.planted = cap, Path(out), planted
         self.injections = [] if planted is None else [Injection(str(planted), "scale")]
         self.pair = cap.write(self.out, injections=self.injections)
+        #: the planted fault changed no value (a scale of an all-zero mask): nothing to find
+        self.inert = bool(cap.inert)
         self.report = compare(self.pair)
 
     @property
@@ -107,4 +111,5 @@ class ZooCase:
             summary["inherited"],
             confirmed,
             disagreements,
+            self.inert,
         )

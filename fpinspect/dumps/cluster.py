@@ -118,8 +118,19 @@ def _identify(address: str, timeout: float, what: str) -> None:
     stays silent, and reads a peer that greets first (an SSH server) as a frame of any length.
     Raises :class:`ClusterError` unless a scheduler answers."""
     import asyncio
+    import socket
 
     from distributed.comm import connect as open_comm
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    # a plain TCP connection first: Dask's connect retries a refused port until its timeout, which
+    # the handshake's timeout below would then read as a peer that accepts and stays silent
+    scheme, location = parse_address(address)
+    if scheme in ("tcp", "tls"):
+        try:
+            socket.create_connection(parse_host_port(location), timeout=timeout).close()
+        except OSError as exc:
+            raise ClusterError(what, f"cannot be reached ({_said(exc)})") from None
 
     async def identity():
         comm = await open_comm(address, timeout=timeout)

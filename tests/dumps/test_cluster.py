@@ -101,6 +101,14 @@ def test_an_unreachable_scheduler_is_one_sentence_within_seconds():
     assert time.monotonic() - start < 30
 
 
+def test_a_refused_port_is_unreachable_even_with_a_short_handshake_bound():
+    # Dask's connect retries a refused port until its timeout; the bound on the handshake must not
+    # read that as a peer that accepts and stays silent (seen under load with the 5 s bound)
+    with pytest.raises(ClusterError, match=r"cannot be reached \(ConnectionRefusedError"):
+        with connect("tcp://127.0.0.1:9", timeout=0.3):
+            pass
+
+
 def test_bad_local_sizes_are_refused():
     with pytest.raises(ClusterError, match="give 1 to 256"):
         with connect("local:0"):

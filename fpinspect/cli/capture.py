@@ -43,14 +43,6 @@ class _Progress:
         self.bars.update(self.task, completed=done)
 
 
-#: ``--model`` of the commands that run a capture again (``confirm``, ``switches``, ``repro``).
-model_option = click.option(
-    "--model",
-    metavar="MODEL",
-    help="run the capture again with this model (a demo or package.module:factory); a factory that "
-    "capture.json names runs only when given here: a folder fpinspect reads never runs code",
-)
-
 _INJECT_HELP = (
     "SIMULATED regression in one region (for demos and tests): REGION is a region name or number, KIND one of "
     + "; ".join(f"{k}: {v}" for k, v in INJECT_KINDS.items())

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .capture import model_option
 from .output import echo, indented_json
-from .usage import UsageProblem, require_torch
+from .usage import UsageProblem, model_option, require_torch
 
 
 @click.command("confirm")

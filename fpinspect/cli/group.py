@@ -15,10 +15,9 @@ import click
 from .. import __version__
 from ..reports.options import compare_unfused_option, fused_types_option, type_list
 from .baseline import record_options
-from .capture import model_option
 from .output import check_destination, echo, indented_json, report_file, stdout_closed, write_json_object
 from .tree import choose_inputs, compare_tree, graphs_option, ranks_option, steps_option
-from .usage import UsageProblem, require_torch
+from .usage import UsageProblem, model_option, require_torch
 
 #: The most worst elements ``--worst`` lists: each costs memory and time in every pass (a hundred
 #: thousand triple a large pair's time), and a list longer than this is no longer read.

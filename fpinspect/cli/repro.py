@@ -8,9 +8,8 @@ import os
 import click
 
 from ..capture.spec import FILE as CAPTURE_FILE
-from .capture import model_option
 from .output import check_new_folder
-from .usage import INSTALL_TORCH, UsageProblem, torch_missing
+from .usage import INSTALL_TORCH, UsageProblem, model_option, torch_missing
 
 
 @click.command("repro")

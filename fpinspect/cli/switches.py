@@ -6,9 +6,8 @@ import os
 
 import click
 
-from .capture import model_option
 from .output import echo, indented_json, read_report
-from .usage import UsageProblem
+from .usage import UsageProblem, model_option
 
 
 @click.command("switches")

@@ -31,3 +31,13 @@ def require_torch(what: str) -> None:
     """Stop with one sentence when PyTorch, which ``what`` (a command) needs, is not installed."""
     if torch_missing():
         raise UsageProblem(f"{what} needs PyTorch; install it with {INSTALL_TORCH}.")
+
+
+#: ``--model`` of the commands that run a capture again (``confirm``, ``switches``, ``repro``,
+#: ``compare --confirm``); here, where importing it loads nothing of the capture package.
+model_option = click.option(
+    "--model",
+    metavar="MODEL",
+    help="run the capture again with this model (a demo or package.module:factory); a factory that "
+    "capture.json names runs only when given here: a folder fpinspect reads never runs code",
+)

@@ -88,6 +88,8 @@ class Confirmation:
     seconds: float = 0.0
     #: ops of the float64 run that have no float64 kernel, and the format each ran in instead
     narrower: dict[str, str] = field(default_factory=dict)
+    #: the all-eager run's distance from float64 (eps): the yardstick of "further from float64"
+    eager_vs_fp64: float | None = None
 
     def to_json(self) -> dict:
         return {
@@ -98,6 +100,7 @@ class Confirmation:
             "runs": self.runs,
             "seconds": round(self.seconds, 3),
             "float64_run_narrower": dict(self.narrower),
+            "eager_vs_fp64": self.eager_vs_fp64,
         }
 
     def truth_note(self) -> str | None:
@@ -123,6 +126,7 @@ class Disagreement:
     ablation: str  #: the region's ablation verdict: "confirmed", "not confirmed", "fusion helps"
 
     only: Outcome | None = None  #: the final outputs with this region the only one fused
+    eager_vs_fp64: float | None = None  #: the all-eager run's distance from float64 (eps)
 
     def sentence(self) -> str:
         said = self.report.replace("_", " ")
@@ -130,11 +134,18 @@ class Disagreement:
         if self.only is not None:
             effect = f" (fused alone it moves the final outputs {self.only.vs_eager:.3g} eps from eager, {self.only.verdict})"
         if self.report == "introduced":
-            why = (
-                ": its effect on the model's outputs stays within thresholds: later ops absorb most of it"
-                if self.only is not None and self.only.verdict != "fail"
-                else ""
-            )
+            why = ""
+            if self.only is not None and self.only.verdict != "fail":
+                why = (
+                    ": its effect on the model's outputs stays within thresholds: later ops absorb most of it"
+                )
+            elif (
+                self.only is not None and self.eager_vs_fp64 is not None and self.ablation == "not confirmed"
+            ):
+                why = (
+                    f": no further from float64 ({self.only.vs_fp64:.3g} eps) than eager's own rounding puts "
+                    f"them ({self.eager_vs_fp64:.3g} eps)"
+                )
             return f"{self.op}: the comparison says introduced, the ablation {self.ablation}{effect}{why}"
         return f"{self.op}: the ablation says {self.ablation}{effect}, but the comparison says {said}"
 
@@ -184,7 +195,7 @@ def cross_check(localisation, confirmation: Confirmation) -> list[Disagreement]:
         finding = found.get(r.name)
         role = report_role(finding) if finding is not None else "not compared"
         if (role == "introduced") != (r.verdict == "confirmed"):
-            out.append(Disagreement(r.name, role, r.verdict, r.only))
+            out.append(Disagreement(r.name, role, r.verdict, r.only, confirmation.eager_vs_fp64))
     return out
 
 
@@ -410,6 +421,7 @@ def confirm(
         out.minimal_set = None if found is None else [names[i] for i in found]
     out.runs, out.seconds = ablation.runs, time.perf_counter() - start
     out.narrower = dict(ablation.narrower)
+    out.eager_vs_fp64 = ablation.eager_vs_fp64
     return out
 
 

@@ -25,9 +25,9 @@ def floating_regions(cap: Capture) -> list[int]:
 
 def planted_regions(cap: Capture, which: str = "middle") -> list[int]:
     """Where the cases plant a fault: every floating region (``all``), the one in the middle
-    (``middle``), or the floating region nearest the middle whose fault, fused alone, makes the
-    model's outputs fail (``reaching``: after a normalisation a scale may vanish, and then the
-    ablation rightly confirms nothing)."""
+    (``middle``), or the floating region nearest the middle whose fault the ablation confirms at
+    the model's outputs (``reaching``: after a normalisation a scale may all but vanish, and then
+    the ablation rightly confirms nothing)."""
     regions = floating_regions(cap)
     if which == "all":
         return regions
@@ -35,7 +35,8 @@ def planted_regions(cap: Capture, which: str = "middle") -> list[int]:
     if which == "middle":
         return [regions[middle]]
     for index in sorted(regions, key=lambda i: (abs(regions.index(i) - middle), i)):
-        if Ablation(cap, [Injection(str(index), "scale")]).only(index).verdict == "fail":
+        (result,) = confirm(Ablation(cap, [Injection(str(index), "scale")]), [index]).regions
+        if result.verdict == "confirmed":
             return [index]
     return []
 

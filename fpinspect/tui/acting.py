@@ -337,6 +337,8 @@ def confirm_op(
         result = confirm(ablation, chosen, bisect=bisect, log=heard)
     except CaptureError as exc:
         raise ActionRefused(str(exc)) from None
+    if stop():  # cancelled during the last model run: nothing is kept
+        raise Cancelled
     path = keep_confirmation(run_dir, result.to_json())
     mine = next((r for r in result.regions if r.name == name), None)
     verdict = f"{name}: {mine.verdict}" if mine is not None else ""

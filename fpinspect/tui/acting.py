@@ -115,7 +115,9 @@ def op_switches(model: GeModel, name: str) -> Switches:
     """The AutoFuse switches of fused op ``name`` of ``model`` (the fusion-on graph), as
     ``fpinspect switches`` finds them: what else each touches among every fused op of the graph."""
     every = fused_ops(model)
-    op = next(o for o in every if o.name == name)
+    op = next((o for o in every if o.name == name), None)
+    if op is None:
+        raise ActionRefused(f"{name} is not a fused op of the graph: no fusion switch concerns it")
     found = autofuse_switches(op, every)
     return Switches(found, autofuse_flags([found]))
 
@@ -337,6 +339,8 @@ def confirm_op(
         result = confirm(ablation, chosen, bisect=bisect, log=heard)
     except CaptureError as exc:
         raise ActionRefused(str(exc)) from None
+    if stop():  # cancelled during the last model run: nothing is kept
+        raise Cancelled
     path = keep_confirmation(run_dir, result.to_json())
     mine = next((r for r in result.regions if r.name == name), None)
     verdict = f"{name}: {mine.verdict}" if mine is not None else ""

@@ -256,3 +256,20 @@ def test_confirm_writes_nothing_into_a_bundled_sample(db):
     assert any(
         "inside the fpinspect package" in n and "copy the folder elsewhere" in n for n in seen["notes"]
     )
+
+
+def test_f_on_an_op_fusion_left_alone_says_no_switch_concerns_it(db):
+    seen = {}
+
+    async def scenario(pilot):
+        screen = pilot.app.screen
+        unfused = next(r.name for r in screen.inspection.rows if not r.name.startswith("autofuse"))
+        screen.go_to(unfused)
+        await pilot.press("f")
+        seen["screen"] = pilot.app.screen
+        seen["notes"] = _notes(pilot.app)
+        seen["op"] = unfused
+
+    drive(app_for(SAMPLE, compare_unfused=True), scenario, size=WIDE)
+    assert not isinstance(seen["screen"], SwitchesScreen)
+    assert any(seen["op"] in n and "not a fused op" in n for n in seen["notes"]), seen["notes"]

@@ -999,7 +999,11 @@ class MainScreen(Screen):
         name = self._fused_op("switch off")
         if name is None:
             return
-        found = op_switches(self.inspection.open_model, name)
+        try:
+            found = op_switches(self.inspection.open_model, name)
+        except ActionRefused as exc:
+            self.notify(f"{exc}.", timeout=5)
+            return
         file = beside_run(self.sources) / f"{self.sources.name}-{name}-switches.txt"
         inductor = None
         localisation = self.inspection.localisation

@@ -26,3 +26,7 @@ def update_in_place(widget: Static, content: Content) -> None:
     follows = width_rule is not None and width_rule.is_auto
     same = not follows and size.width > 0 and content.get_height(widget.styles, size.width) == size.height
     widget.update(content, layout=not same)
+    if same:
+        # update() forgot the measured height; it is known: a container of auto height (the
+        # detail's cards) then lays out without measuring the text again. Textual is pinned.
+        widget._content_height_cache = (size.width, size.height)

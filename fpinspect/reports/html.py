@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from typing import Literal
 
 from .. import __version__
-from ..dumps.verdict import worst_verdict
+from ..dumps.outcomes import ROLES, worst_verdict
 from .format import REL_REFERENCE
 from .markup import Chart, chart, number, page
 
@@ -27,7 +27,7 @@ Bins = Mapping[tuple[str, str, int], tuple[list[int], list[float], bool]]
 
 def _cause(summary: dict) -> dict[str, str]:
     out = {}
-    for role in ("introduced", "inherited", "more_accurate", "unverified"):
+    for role in ROLES:
         for name in summary.get(role) or []:
             out.setdefault(name, role.replace("_", " "))
     return out
@@ -152,10 +152,7 @@ def render(
         summary=summary,
         records=records,
         counts=counts or "nothing compared",
-        roles=[
-            (role.replace("_", " "), ", ".join(summary.get(role) or []) or "-")
-            for role in ("introduced", "inherited", "more_accurate", "unverified")
-        ],
+        roles=[(role.replace("_", " "), ", ".join(summary.get(role) or []) or "-") for role in ROLES],
         warnings=summary.get("warnings") or [],
         rows=[_row(r, cause) for r in records],
         threshold_keys=list(dict.fromkeys(k for row in table.values() if isinstance(row, dict) for k in row)),

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import jinja2
 
+from ..dumps import outcomes
+
 _MD_SPECIAL = re.compile(r"[\\`*\[\]<>&]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 
 
@@ -120,6 +122,8 @@ _PAGES = jinja2.Environment(
     finalize=lambda value: "" if value is None else value,
 )
 _PAGES.filters["number"] = number
+#: A verdict's (or role's) background on the pages.
+_PAGES.globals["background"] = lambda name: outcomes.BACKGROUND[outcomes.tone(name)]
 #: What :func:`number` writes as a number (a table cell right-aligned), not as text.
 _PAGES.tests["numeric"] = lambda value: isinstance(value, (int, float)) and not isinstance(value, bool)
 

@@ -7,6 +7,9 @@ output's ULP histogram in log2 bins (``bins``), where a saved report has only th
 sortable by any column and filtered by a text box; a card per fused op with each output's
 metrics, the replay's three-way view, its histogram (inline SVG) and its worst elements. A link
 may carry the filter: ``report.html#q=autofuse_2 fail``.
+
+This module gathers what the page shows; ``templates/comparison.html`` lays it out (and holds the
+page's script), escaping every value.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ task the expectation against the measurement, its tables and its figures (its PN
 data URIs, so the page needs no other file); the plan's §12 tables of A and B ready to paste; the
 §6.1 switch list (:mod:`.plan_switches`); and an index of which tasks ran, where, with which
 profile, and which are missing. A result that cannot be read, or a run that failed, is named in
-the index and in :attr:`PlanResults.problems`, never raised.
+the index and in :attr:`PlanResults.problems`, never raised. The page is laid out by
+``templates/plan.html``, which escapes every value.
 """
 
 from __future__ import annotations

@@ -28,6 +28,8 @@ OPEN_THE_SAMPLE = textwrap.dedent(
     prefix = Path(sys.prefix).resolve()
     assert Path(fpinspect.__file__).resolve().is_relative_to(prefix), fpinspect.__file__
     assert SAMPLE.is_relative_to(prefix), SAMPLE
+    from fpinspect.reports.html import render  # the page's templates come from the package
+    assert "This report does not record its thresholds." in render({"records": []})
     app = make_app(Settings(resolve()))
 
     async def main():
@@ -79,6 +81,9 @@ def test_the_wheel_ships_the_sample_and_opens_it(tmp_path):
     } <= sample
     assert len([n for n in sample if n.endswith(".npy")]) > 100
     assert "fpinspect/tui/styles/app.tcss" in names
+    assert {
+        f"fpinspect/reports/templates/{n}" for n in ("comparison.html", "plan.html", "style.css")
+    } <= names
 
     env = tmp_path / "env"
     _run(sys.executable, "-m", "venv", "--without-pip", env)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from ..dumps.outcomes import worst_verdict
 from ..dumps.pair import compare_arrays
 from ..dumps.verdict import ThresholdTable, judge
 from ..replay.evidence import CLOSER_RATIO, red_against
@@ -270,9 +271,7 @@ class Ablation:
             worst_red = max(worst_red, j.score if j.score is not None else float("inf"))
             fp64 = red_against(final, truth)
             worst_fp64 = max(worst_fp64, fp64 if fp64 is not None else float("inf"))
-        order = ("pass", "warn", "fail")
-        verdict = max((v for v in verdicts if v is not None), key=order.index, default="fail")
-        return Outcome(worst_red, worst_fp64, verdict)
+        return Outcome(worst_red, worst_fp64, worst_verdict(verdicts) or "fail")
 
 
 def _budget(graph, ref: ValueRef) -> str | None:

@@ -10,6 +10,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from ..dumps import outcomes
+from ..dumps.outcomes import VERDICTS
 from ..reports.format import fmt_num, printable, short_name, status_text
 
 
@@ -47,7 +49,9 @@ def stage_bars(console: Console):
     )
 
 
-VERDICT_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", None: "dim"}
+#: The palette's tones as rich's colours.
+_RICH: dict[outcomes.Tone, str] = {"success": "green", "warning": "yellow", "error": "red", "muted": "dim"}
+VERDICT_STYLE = {v: outcomes.styled(v, _RICH) for v in (*VERDICTS, None)}
 
 
 def compare_table(report) -> Group:
@@ -73,7 +77,6 @@ def compare_table(report) -> Group:
         cause = (
             finding.role if rec.verdict == "fail" and p.kind == "output" and finding and finding.role else ""
         )
-        cause = cause.replace("_", " ")
         origin = "-" if p.origin_op is None else f"{short_name(p.origin_op, 16)}:{p.origin_index}"
         # inputs are listed under their op's outputs, by input number
         name = (
@@ -89,10 +92,7 @@ def compare_table(report) -> Group:
             fmt_num(r.max_rel if r else None, "e2"),
             fmt_num(u),
             Text(rec.verdict or "-", style=VERDICT_STYLE[rec.verdict]),
-            Text(
-                cause,
-                style="bold red" if cause == "introduced" else "green" if cause == "more accurate" else "",
-            ),
+            Text(cause.replace("_", " "), style=outcomes.styled(cause, _RICH) if cause else ""),
             status_text(rec.status),
             style="on #3a0000" if rec.verdict == "fail" else None,
         )
@@ -104,16 +104,12 @@ def compare_table(report) -> Group:
     line.append(
         f"{s['records']} records of {s['fused_ops']} fused ops{f' ({types})' if types else ''}{unfused}: "
     )
-    line.append(f"{v['pass']} pass", style="green")
-    line.append(", ")
-    line.append(f"{v['warn']} warn", style="yellow")
-    line.append(", ")
-    line.append(f"{v['fail']} fail", style="bold red")
+    line.append_text(Text(", ").join(Text(f"{v[k]} {k}", style=VERDICT_STYLE[k]) for k in VERDICTS))
     line.append(f", {v['none']} not compared")
-    for key, style in (("introduced", "bold"), ("more_accurate", "green")):
+    for key in ("introduced", "more_accurate"):
         if s.get(key):
             names = f"{', '.join(s[key][:3])}{' …' if len(s[key]) > 3 else ''}"
-            line.append(f" · {key.replace('_', ' ')}: {printable(names)}", style=style)
+            line.append(f" · {key.replace('_', ' ')}: {printable(names)}", style=outcomes.styled(key, _RICH))
     it = s.get("iteration", {})
     on, off = (it.get(side, ".") for side in ("fusion_on", "fusion_off"))
     read = Text(

@@ -52,7 +52,7 @@ _EXPORTS = {
     "format_score": ".verdict",
     "judge": ".verdict",
     "load_table": ".verdict",
-    "worst_verdict": ".verdict",
+    "worst_verdict": ".outcomes",
 }
 
 __getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

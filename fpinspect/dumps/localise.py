@@ -41,7 +41,8 @@ class OpFinding:
     name: str
     type: str
     verdict: str | None  #: worst verdict over the op's outputs (None: no output compared)
-    #: for failing ops: "introduced" / "inherited" / "unverified", or what evidence says ("more_accurate")
+    #: for failing ops, one of :data:`.outcomes.ROLES`: "introduced" / "inherited" / "unverified", or what
+    #: evidence says ("more_accurate")
     role: str | None
     reason: str  #: one clause saying why, naming the deciding pair and its error
     score: float | None  #: worst output severity (red in eps)

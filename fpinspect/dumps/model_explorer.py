@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import math
 
+from .outcomes import BACKGROUND, INTRODUCED_TEXT, VERDICTS, tone, worst_verdict
 from .report import Report
-from .verdict import ThresholdTable, worst_verdict
+from .verdict import ThresholdTable
 
-#: Background colour of a node by its worst output verdict; text colour of an op that introduced an error.
-COLOURS = {"pass": "#c8e6c9", "warn": "#ffe082", "fail": "#ef9a9a", None: "#e0e0e0"}
-INTRODUCED_TEXT = "#b71c1c"
+#: Background colour of a node by its worst output verdict (None: no output compared).
+COLOURS = {v: BACKGROUND[tone(v)] for v in (*VERDICTS, None)}
 #: The value written for a special-value mismatch (JSON has no infinity): above every threshold.
 SPECIAL_VALUE = 1e30
 

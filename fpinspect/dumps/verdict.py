@@ -24,22 +24,13 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from functools import cache
 
 from ..numerics import float_format
 from .errors import InputError
+from .outcomes import VERDICTS, worst_verdict  # noqa: F401  (VERDICTS: importers of this module)
 from .pair import PairResult
-
-VERDICTS = ("pass", "warn", "fail")
-
-
-def worst_verdict(verdicts: Iterable[str | None]) -> str | None:
-    """The most severe of ``verdicts`` (``fail`` > ``warn`` > ``pass``); ``None`` entries (not
-    compared) are skipped, and ``None`` is returned when nothing was compared."""
-    judged = [v for v in verdicts if v is not None]
-    return max(judged, key=VERDICTS.index) if judged else None
 
 
 def format_score(score: float | None) -> str:

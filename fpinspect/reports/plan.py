@@ -6,7 +6,8 @@ task the expectation against the measurement, its tables and its figures (its PN
 data URIs, so the page needs no other file); the plan's §12 tables of A and B ready to paste; the
 §6.1 switch list (:mod:`.plan_switches`); and an index of which tasks ran, where, with which
 profile, and which are missing. A result that cannot be read, or a run that failed, is named in
-the index and in :attr:`PlanResults.problems`, never raised.
+the index and in :attr:`PlanResults.problems`, never raised. The page is laid out by
+``templates/plan.html``, which escapes every value.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ..experiments.output import (
 from ..experiments.registry import TASK_IDS, UnknownTask, canonical_id, get_task
 from ..experiments.results import Curve, Histogram, Report, Table
 from ..experiments.runs import ResultError, load_result, read_json, verdict_summary
-from .markup import CSS, escape, histogram_svg, kv_table, md_code, md_escape, number
+from .markup import Chart, chart, md_code, md_escape, page
 from .plan_switches import SwitchList, switch_list
 
 #: The run record ``run all`` and the task launcher keep beside a result.
@@ -207,19 +208,31 @@ def _png(entry: TaskEntry, name: str, root: Path) -> bytes | None:
     return data if data.startswith(_PNG) else None
 
 
-def _figure_html(entry: TaskEntry, figure: Histogram | Curve, root: Path) -> str:
+@dataclass(frozen=True)
+class _FigureView:
+    """A figure as the page shows it: its PNG as a data URI, else its histogram (``chart``),
+    else a line saying it was not drawn."""
+
+    title: str
+    folder: Path | None
+    png: str | None = None
+    histogram: bool = False
+    chart: Chart | None = None
+
+
+def _figure_view(entry: TaskEntry, figure: Histogram | Curve, root: Path) -> _FigureView:
     png = _png(entry, figure.name, root)
     if png is not None:
         src = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-        return f'<figure><img src="{src}" alt="{escape(figure.title)}" style="max-width:100%"><figcaption>{escape(figure.title)}</figcaption></figure>'
+        return _FigureView(figure.title, entry.folder, png=src)
     if isinstance(figure, Histogram):
-        svg = histogram_svg(
+        drawn = chart(
             [float(c) for c in figure.counts],
             list(figure.bins),
             caption=f"{figure.xlabel} ({figure.ylabel}, log scale)",
         )
-        return f"<figure>{svg}<figcaption>{escape(figure.title)}</figcaption></figure>"
-    return f'<p class="muted">{escape(figure.title)}: not drawn (no PNG in {escape(entry.folder)}; its numbers are in result.json).</p>'
+        return _FigureView(figure.title, entry.folder, histogram=True, chart=drawn)
+    return _FigureView(figure.title, entry.folder)
 
 
 def _figure_markdown(entry: TaskEntry, figure: Histogram | Curve, md_dir: Path, root: Path) -> str:
@@ -231,28 +244,6 @@ def _figure_markdown(entry: TaskEntry, figure: Histogram | Curve, md_dir: Path, 
 
 
 # -- HTML --------------------------------------------------------------------------------------------
-
-_PLAN_CSS = """
-.yes{background:#c8e6c9}.no{background:#ef9a9a}.cannot{background:#ffe082}.missing,.failed,.damaged{background:#e0e0e0}
-pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:.9em}figure{display:inline-block;margin:.5em 1em .5em 0}
-figcaption{font-size:.9em;color:#555}.wide{overflow-x:auto}
-"""
-
-
-def _table_html(columns, rows, classes: list[str] | None = None) -> str:
-    head = "".join(f"<th>{escape(c)}</th>" for c in columns)
-    body = "".join(
-        f'<tr class="{escape(classes[i]) if classes else ""}">'
-        + "".join(
-            f'<td class="n">{number(c, 6)}</td>'
-            if isinstance(c, (int, float)) and not isinstance(c, bool)
-            else f"<td>{escape(format_cell(c))}</td>"
-            for c in row
-        )
-        + "</tr>"
-        for i, row in enumerate(rows)
-    )
-    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _agree_class(agrees: bool | None) -> str:
@@ -320,50 +311,19 @@ def _markdown_lines(t: Table) -> list[str]:
     return _md_table(t.columns, t.rows)
 
 
-def _switches_html(switches: SwitchList) -> str:
-    parts = []
-    for s in switches.entries:
-        items = "".join(f"<li>{escape(x)}</li>" for x in s.evidence)
-        rows = [
-            (
-                sw.setting,
-                escape(sw.removes)
-                + (f"<br><i>also touches: {escape(', '.join(sw.also))}</i>" if sw.also else ""),
-            )
-            for sw in s.switches
-        ]
-        notes = "".join(f"<p class='muted'>note: {escape(n)}</p>" for n in s.notes)
-        parts.append(
-            f'<div class="card"><h3>{escape(s.subject)} <span class="muted">({escape(s.task)}: {escape(s.operators)})</span></h3>'
-            f"<p>Evidence:</p><ul>{items}</ul><p>Switches (AUTOFUSE_FLAGS), narrowest first:</p>"
-            f"{kv_table([(r[0], r[1]) for r in rows]) if rows else '<p>no switch</p>'}{notes}</div>"
-        )
-    if not switches.entries:
-        parts.append(f"<p>{escape(switches.empty_sentence())}</p>")
-    parts += [f"<p class='muted'>{escape(n)}</p>" for n in switches.notes]
-    return "".join(parts)
-
-
-def _task_html(e: TaskEntry, root: Path) -> str:
-    head = f'<section id="task-{escape(e.task)}"><h2>{escape(e.task)} — {escape(e.title)}</h2>'
-    if e.report is None:
-        return head + f'<p class="lead">{escape(e.status)}: {escape(e.problem)}</p></section>'
+def _task_view(e: TaskEntry, root: Path) -> dict:
+    """What the page shows of one task beside its entry: where it was measured, its verdicts'
+    rows and classes, its figures."""
     r = e.report
-    verdicts = _table_html(
-        ("topic", "expectation", "measured", "agrees"),
-        [(v.topic, v.expectation, v.measured, agreement(v.agrees)) for v in r.verdicts],
-        [_agree_class(v.agrees) for v in r.verdicts],
-    )
-    tables = "".join(f"<h3>{escape(t.title)}</h3>{_table_html(t.columns, t.rows)}" for t in r.tables)
-    figures = "".join(_figure_html(e, f, root) for f in figures_of(r))
-    others = f" ({e.others} other run(s) of {e.task} in the folder not shown)" if e.others else ""
-    return (
-        head + f"<p>Claim {escape(r.claim)}</p><p class='muted'>Measured on {escape(_measured_on(r))}; "
-        f"<code>{escape(e.folder)}</code>{escape(others)}</p>"
-        f"<h3>Expectation and measurement</h3>{verdicts}{tables}"
-        + (f"<h3>Figures</h3>{figures}" if figures else "")
-        + "</section>"
-    )
+    if r is None:
+        return {"entry": e}
+    return {
+        "entry": e,
+        "measured_on": _measured_on(r),
+        "verdicts": [(v.topic, v.expectation, v.measured, agreement(v.agrees)) for v in r.verdicts],
+        "agree_classes": [_agree_class(v.agrees) for v in r.verdicts],
+        "figures": [_figure_view(e, f, root) for f in figures_of(r)],
+    }
 
 
 def render_html(plan: PlanResults, title: str = "fpinspect: the fusion precision test plan") -> str:
@@ -373,28 +333,21 @@ def render_html(plan: PlanResults, title: str = "fpinspect: the fusion precision
     lead = f"{len(ran)} of {len(TASK_IDS)} tasks have a result" + (
         f"; without one: {', '.join(absent)}." if absent else "."
     )
-    index = _table_html(_INDEX_COLUMNS, _index_rows(plan), [e.status for e in plan.entries])
-    problems = "".join(f"<li>{escape(p)}</li>" for p in plan.problems)
-    s12 = []
-    for task, t in _section_12(plan):
-        if t is None:
-            s12.append(f"<h3>{task}</h3><p class='muted'>{task} has no result.</p>")
-            continue
-        md = "\n".join(_markdown_lines(t))
-        s12.append(
-            f"<h3>{task}: {escape(t.title)}</h3>{_table_html(t.columns, t.rows)}<p>Markdown:</p><pre>{escape(md)}</pre>"
-        )
-    return (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>{escape(title)}</title><style>{CSS}{_PLAN_CSS}</style></head><body>"
-        f"<h1>{escape(title)}</h1><p class='lead'>{escape(lead)}</p>"
-        f"<p class='muted'>From <code>{escape(plan.root)}</code>.</p>"
-        f"<h2 id='index'>Tasks</h2>{index}"
-        + (f"<h2>Problems</h2><ul id='problems'>{problems}</ul>" if problems else "")
-        + f"<h2 id='s12'>§12 tables (A and B), ready to paste</h2>{''.join(s12)}"
-        f"<h2 id='s61'>§6.1 fusion switches</h2>{_switches_html(plan.switches())}"
-        + "".join(_task_html(e, plan.root) for e in plan.entries)
-        + "</body></html>\n"
+    return page(
+        "plan.html",
+        title=title,
+        lead=lead,
+        plan=plan,
+        INDEX_COLUMNS=_INDEX_COLUMNS,
+        index_rows=_index_rows(plan),
+        index_classes=[e.status for e in plan.entries],
+        section_12=[
+            (task, t, "\n".join(_markdown_lines(t)) if t is not None else None)
+            for task, t in _section_12(plan)
+        ],
+        switches=plan.switches(),
+        tasks=[_task_view(e, plan.root) for e in plan.entries],
+        format_cell=format_cell,
     )
 
 

@@ -20,6 +20,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..dumps.outcomes import VERDICTS
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -140,7 +142,7 @@ TASK_FIGURES: dict[str, tuple[Rows | Fields | Whole, ...]] = {
 }
 
 #: Verdicts of ``compare`` as numbers: a worse verdict is a larger number.
-VERDICT_LEVELS = {"pass": 0.0, "warn": 1.0, "fail": 2.0}
+VERDICT_LEVELS = {v: float(level) for level, v in enumerate(VERDICTS)}
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 import fpinspect
 from fpinspect.cli import main
+from fpinspect.dumps.datadump import normalise_name
 
 SAMPLE = Path(fpinspect.__file__).parent / "sample_dumps" / "regression"
 OP = "autofuse_2_Add_LayerNorm"
@@ -25,7 +26,8 @@ RAW = ("\x1b", "\x07", "\x9b")
 
 
 def renamed_sample(folder: Path, old: str, new: str) -> Path:
-    """The regression sample with op ``old`` renamed ``new`` in its graphs and dump file names."""
+    """The regression sample with op ``old`` renamed ``new`` in its graphs and dump file names
+    (there as the dumper writes it: ``.``, ``/``, ``\\`` and space as ``_``)."""
     shutil.copytree(SAMPLE, folder)
     (folder / "capture.json").unlink()  # a plain run folder: no capture to run again
     for root, _, files in os.walk(folder):
@@ -35,7 +37,7 @@ def renamed_sample(folder: Path, old: str, new: str) -> Path:
                 graph = json.dumps(json.loads(path.read_text(encoding="utf-8")))
                 path.write_text(graph.replace(old, json.dumps(new)[1:-1]), encoding="utf-8")
             if old in name:
-                path.rename(Path(root, name.replace(old, new)))
+                path.rename(Path(root, name.replace(old, normalise_name(new))))
     return folder
 
 

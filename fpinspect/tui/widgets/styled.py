@@ -5,18 +5,22 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from ...dumps import outcomes
 from ...dumps.ge_decode import TensorDesc
 from ...dumps.ge_types import numpy_dtype_name
+from ...dumps.outcomes import ROLES, VERDICTS
 from ...reports.format import BAD_STATUSES
 
-VERDICT_STYLE = {"pass": "$text-success", "warn": "$text-warning", "fail": "bold $text-error"}
-ROLE_STYLE = {
-    "introduced": "bold $text-error",
-    "inherited": "$foreground-muted",
-    "unverified": "$text-warning",
-    "more_accurate": "bold $text-success",
+#: The palette's tones as the theme's variables.
+_THEME: dict[outcomes.Tone, str] = {
+    "success": "$text-success",
+    "warning": "$text-warning",
+    "error": "$text-error",
+    "muted": "$foreground-muted",
 }
-MUTED = "$foreground-muted"
+VERDICT_STYLE = {v: outcomes.styled(v, _THEME) for v in VERDICTS}
+ROLE_STYLE = {r: outcomes.styled(r, _THEME) for r in ROLES}
+MUTED = _THEME["muted"]
 
 
 def verdict(v: str | None) -> Content:

@@ -8,6 +8,7 @@ from typing import Literal
 import click
 import msgspec
 
+from ..reports.options import compare_options
 from .output import check_destination, read_report, report_file
 from .usage import UsageProblem
 
@@ -26,7 +27,10 @@ from .usage import UsageProblem
     type=click.Path(dir_okay=False),
     help="with --plan: also write the report as Markdown to this file",
 )
-def report_command(source: str | None, plan_dir: str | None, out: str, markdown: str | None) -> None:
+@compare_options()
+def report_command(
+    source: str | None, plan_dir: str | None, out: str, markdown: str | None, settings
+) -> None:
     """Write a comparison, or the whole test plan, as one HTML file that opens offline in any browser.
 
     RUN_DIR is a run folder (dumpgraph_af_open/, dumpgraph_af_close/, datadump_af_open/,
@@ -56,7 +60,9 @@ def report_command(source: str | None, plan_dir: str | None, out: str, markdown:
     check_destination(out)
     command = shlex.join(["fpinspect", *sys.argv[1:]])
     if os.path.isdir(source):
-        page = _compared(source, f"fpinspect: {os.path.basename(os.path.normpath(source))}", command)
+        page = _compared(
+            source, f"fpinspect: {os.path.basename(os.path.normpath(source))}", command, settings
+        )
     else:
         page = render(_saved(source), None, f"fpinspect: {os.path.basename(source)}", command=command)
     with report_file(out) as f:
@@ -190,13 +196,13 @@ class _Report(msgspec.Struct):
     summary: _Summary | None = None
 
 
-def _compared(folder: str, title: str, command: str) -> str:
+def _compared(folder: str, title: str, command: str, settings) -> str:
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
     from ..dumps.runfolder import run_folder
     from ..reports.html import compared_page
 
     try:
-        return compared_page(DumpComparison(*run_folder(folder)), title, command)
+        return compared_page(DumpComparison(*run_folder(folder), **settings.walk()), title, command)
     except InputError as exc:
         raise UsageProblem(str(exc)) from None

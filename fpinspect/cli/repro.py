@@ -8,6 +8,7 @@ import os
 import click
 
 from ..capture.spec import FILE as CAPTURE_FILE
+from ..reports.options import compare_options
 from .capture import model_option
 from .output import check_new_folder
 from .usage import INSTALL_TORCH, UsageProblem, torch_missing
@@ -19,7 +20,8 @@ from .usage import INSTALL_TORCH, UsageProblem, torch_missing
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="the bundle's folder")
 @click.option("--force", is_flag=True, help="write the bundle into an --out folder that already holds files")
 @model_option
-def repro_command(run_dir: str, op: str, out: str, force: bool, model: str | None) -> None:
+@compare_options()
+def repro_command(run_dir: str, op: str, out: str, force: bool, model: str | None, settings) -> None:
     """Write a repro bundle of fused op OP of the run folder RUN_DIR.
 
     The bundle holds the op's inputs and outputs on both sides (bundle.npz), the fusion-off
@@ -38,7 +40,7 @@ def repro_command(run_dir: str, op: str, out: str, force: bool, model: str | Non
 
     check_new_folder(out, force)
     try:
-        comparison = DumpComparison(*run_folder(run_dir))
+        comparison = DumpComparison(*run_folder(run_dir), **settings.walk())
         manifest = write_bundle(comparison, op, out)
     except (InputError, ReproError) as exc:
         raise UsageProblem(str(exc)) from None

@@ -6,6 +6,7 @@ import os
 
 import click
 
+from ..reports.options import compare_options
 from .capture import model_option
 from .output import echo, indented_json, read_report
 from .usage import UsageProblem
@@ -33,6 +34,7 @@ from .usage import UsageProblem
 )
 @model_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@compare_options(replay=True)
 def switches_command(
     source: str | None,
     compiler: str | None,
@@ -41,6 +43,7 @@ def switches_command(
     plan_dir: str | None,
     model: str | None,
     fmt: str,
+    settings,
 ) -> None:
     """Write the switches that turn off the fusions that introduced an error.
 
@@ -87,7 +90,7 @@ def switches_command(
     doc: dict = {}
     introduced = None
     if compiler != "inductor":
-        introduced, doc = _graph_switches(source, compiler or "autofuse", graph, fusion_result, fmt)
+        introduced, doc = _graph_switches(source, compiler or "autofuse", graph, fusion_result, fmt, settings)
     if compiler == "inductor" or (compiler is None and is_capture):
         from .switches_inductor import inductor_switches_of, untrusted_model
         from .usage import torch_missing
@@ -103,17 +106,17 @@ def switches_command(
         else:
             if compiler is None and fmt == "text":
                 echo("\nInductor (torch.compile), for the captured model:")
-            found = inductor_switches_of(source, fmt, introduced, model)
+            found = inductor_switches_of(source, fmt, settings, introduced, model)
             doc = found if compiler == "inductor" else {**doc, "inductor": found}
     if fmt == "json":
         echo(indented_json(doc))
 
 
 def _graph_switches(
-    source: str, compiler: str, graph: str | None, fusion_result: str | None, fmt: str
+    source: str, compiler: str, graph: str | None, fusion_result: str | None, fmt: str, settings
 ) -> tuple[list[str], dict]:
     """AutoFuse's or GE's switches for ``source``: printed as text (with ``fmt`` text), returned
-    as JSON with the introduced fused ops."""
+    as JSON with the introduced fused ops; a run folder is compared with ``settings``."""
     from ..dumps.errors import InputError
     from ..dumps.fusion import fused_ops
     from ..dumps.graph import load_graph
@@ -126,7 +129,7 @@ def _graph_switches(
     )
 
     try:
-        introduced, found_graph = _introduced(source)
+        introduced, found_graph = _introduced(source, settings)
         graph_path = graph or found_graph
         if graph_path is None:
             raise UsageProblem(
@@ -198,9 +201,9 @@ def _plan_switches(results_dir: str, fmt: str) -> None:
         echo(f"note: {note}")
 
 
-def _introduced(source: str) -> tuple[list[str], str | None]:
-    """The introduced fused ops of ``source`` (a report or a run folder) and, where it can be
-    found, the fusion-on graph."""
+def _introduced(source: str, settings) -> tuple[list[str], str | None]:
+    """The introduced fused ops of ``source`` (a report, or a run folder compared with
+    ``settings``) and, where it can be found, the fusion-on graph."""
     from ..dumps.errors import InputError
     from ..dumps.runfolder import graph_beside, run_folder
 
@@ -209,7 +212,7 @@ def _introduced(source: str) -> tuple[list[str], str | None]:
             folder = run_folder(source)
         except InputError as exc:
             raise UsageProblem(str(exc)) from None
-        return compared_run(folder).summary()["introduced"], folder.open_graph
+        return compared_run(folder, settings).summary()["introduced"], folder.open_graph
     report = read_report(source)
     summary = report.get("summary")
     if not isinstance(summary, dict) or not isinstance(summary.get("introduced"), list):
@@ -225,14 +228,15 @@ def _introduced(source: str) -> tuple[list[str], str | None]:
     return [str(n) for n in summary["introduced"]], graph
 
 
-def compared_run(folder):
+def compared_run(folder, settings):
     """The report of run folder ``folder`` (a :class:`~fpinspect.dumps.runfolder.RunFolder`),
-    compared as ``compare`` does by default."""
+    compared as ``compare`` does with the same ``settings``
+    (:class:`~fpinspect.inspection.settings.CompareSettings`)."""
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
     from ..replay.run import run_with_replay
 
     try:
-        return run_with_replay(DumpComparison(*folder))
+        return run_with_replay(DumpComparison(*folder, **settings.walk()), replay=settings.replay)
     except InputError as exc:
         raise UsageProblem(str(exc)) from None

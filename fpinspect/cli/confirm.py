@@ -111,7 +111,7 @@ def ablate(
     from ..capture.spec import CaptureSpec
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
-    from ..dumps.runfolder import run_folder
+    from ..inspection.runs import RunError, leaf_inputs
     from ..replay.run import run_with_replay
     from .capture import _Progress, captured
 
@@ -120,10 +120,11 @@ def ablate(
         injections = [Injection.parse(i) for i in spec.inject]
         if report is None:
             try:
+                inputs = leaf_inputs(run_dir)
                 report = run_with_replay(
-                    DumpComparison(*run_folder(run_dir), **settings.walk()), replay=settings.replay
+                    DumpComparison(*inputs.graphs, **inputs.data, **settings.walk()), replay=settings.replay
                 )
-            except InputError as exc:
+            except (InputError, RunError) as exc:
                 raise CaptureError(str(exc)) from None
         with _Progress() as progress:
             cap = captured(spec, progress)

@@ -36,29 +36,15 @@ def explore_command(run: str, no_browser: bool, select: str | None, settings) ->
         raise UsageProblem(problem)
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
-    from ..dumps.sources import SourceError, resolve
     from ..explorer.run import StartFailed, explorer_run, start
+    from ..inspection.runs import RunError, run_sources
     from ..replay.run import run_with_replay
     from ..replay.tree import leaf_sources
 
     try:
-        sources = resolve(run)
-    except SourceError as exc:
+        sources = run_sources(run)
+    except RunError as exc:
         raise UsageProblem(str(exc)) from None
-    if not sources.complete:
-        lacking = [
-            what
-            for what, path in (
-                ("fusion-on data folder", sources.open_data),
-                ("fusion-off graph", sources.close_graph),
-                ("fusion-off data folder", sources.close_data),
-            )
-            if path is None
-        ]
-        raise UsageProblem(
-            f"{run} is not a whole run: no {' and no '.join(lacking)} found beside it "
-            "(a run folder holds dumpgraph_af_open/, dumpgraph_af_close/, datadump_af_open/ and datadump_af_close/)."
-        )
     try:
         sources = leaf_sources(sources, warn=lambda w: click.echo(f"fpinspect: warning: {w}", err=True))
         comparison = DumpComparison(

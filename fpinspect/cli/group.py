@@ -17,7 +17,7 @@ from ..reports.options import MAX_WORST, compare_options
 from .baseline import record_options
 from .capture import model_option
 from .output import check_destination, echo, indented_json, report_file, stdout_closed, write_json_object
-from .tree import choose_inputs, compare_tree, graphs_option, ranks_option, steps_option
+from .tree import compare_tree, graphs_option, ranks_option, steps_option
 from .usage import UsageProblem, require_torch
 
 
@@ -348,15 +348,20 @@ def compare(
         click.get_current_context().call_on_close(gc.enable)
     table = settings.thresholds
     options = settings.comparison_options(kl=fmt == "json")  # the only format that shows it
-    inputs = choose_inputs(
-        (af_open_graph, af_close_graph),
-        (af_open_data, af_close_data),
-        (iteration, close_iteration),
-        ranks=ranks,
-        graphs_chosen=graphs_chosen,
-        steps=steps,
-        one_leaf=fmt == "model-explorer",
-    )
+    from ..inspection.runs import RunError, choose_inputs
+
+    try:
+        inputs = choose_inputs(
+            (af_open_graph, af_close_graph),
+            (af_open_data, af_close_data),
+            (iteration, close_iteration),
+            ranks=ranks,
+            graphs_chosen=graphs_chosen,
+            steps=steps,
+            one_leaf=fmt == "model-explorer",
+        )
+    except RunError as exc:
+        raise UsageProblem(str(exc)) from None
     cluster = None
     if scheduler:
         from ..dumps.cluster import connect

@@ -10,6 +10,7 @@ import msgspec
 
 from ..reports.options import compare_options
 from .output import check_destination, read_report, report_file
+from .tree import leaf_options
 from .usage import UsageProblem
 
 
@@ -28,14 +29,23 @@ from .usage import UsageProblem
     help="with --plan: also write the report as Markdown to this file",
 )
 @compare_options()
+@leaf_options
 def report_command(
-    source: str | None, plan_dir: str | None, out: str, markdown: str | None, settings
+    source: str | None,
+    plan_dir: str | None,
+    out: str,
+    markdown: str | None,
+    settings,
+    ranks: str | None,
+    graphs_chosen: str | None,
+    steps: str | None,
 ) -> None:
     """Write a comparison, or the whole test plan, as one HTML file that opens offline in any browser.
 
     RUN_DIR is a run folder (dumpgraph_af_open/, dumpgraph_af_close/, datadump_af_open/,
     datadump_af_close/), compared now; REPORT.json a saved `fpinspect compare --format json`
-    report. The page: the summary and the op to look at first, a sortable and filterable table
+    report. Where the data folders are dump trees of several ranks, graphs or steps (or the
+    report is of such a whole run), --ranks, --graphs and --steps choose the leaf to report. The page: the summary and the op to look at first, a sortable and filterable table
     of the records, and a card per fused op with its metrics, replay, ULP histogram and worst
     elements.
 
@@ -59,12 +69,12 @@ def report_command(
 
     check_destination(out)
     command = shlex.join(["fpinspect", *sys.argv[1:]])
+    leaf = {"ranks": ranks, "graphs": graphs_chosen, "steps": steps}
     if os.path.isdir(source):
-        page = _compared(
-            source, f"fpinspect: {os.path.basename(os.path.normpath(source))}", command, settings
-        )
+        title = f"fpinspect: {os.path.basename(os.path.normpath(source))}"
+        page = _compared(source, title, command, settings, leaf)
     else:
-        page = render(_saved(source), None, f"fpinspect: {os.path.basename(source)}", command=command)
+        page = render(_saved(source, leaf), None, f"fpinspect: {os.path.basename(source)}", command=command)
     with report_file(out) as f:
         f.write(page)
     click.echo(f"wrote {out}")
@@ -94,8 +104,13 @@ def write_plan_report(results_dir: str, out: str, markdown: str | None) -> None:
         click.echo(f"wrote {markdown}")
 
 
-def _saved(path: str) -> dict:
-    report = read_report(path)
+def _saved(path: str, leaf: dict) -> dict:
+    from ..inspection.runs import RunError, saved_leaf
+
+    try:
+        report = saved_leaf(read_report(path), path, **leaf)
+    except RunError as exc:
+        raise UsageProblem(str(exc)) from None
     if not isinstance(report.get("records"), list):
         raise UsageProblem(f"report {path} has no records: give a `fpinspect compare --format json` report.")
     if not all(
@@ -196,13 +211,14 @@ class _Report(msgspec.Struct):
     summary: _Summary | None = None
 
 
-def _compared(folder: str, title: str, command: str, settings) -> str:
+def _compared(folder: str, title: str, command: str, settings, leaf: dict) -> str:
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
-    from ..dumps.runfolder import run_folder
     from ..reports.html import compared_page
+    from .tree import one_leaf
 
+    inputs = one_leaf(folder, leaf["ranks"], leaf["graphs"], leaf["steps"])
     try:
-        return compared_page(DumpComparison(*run_folder(folder), **settings.walk()), title, command)
+        return compared_page(DumpComparison(*inputs.graphs, **inputs.data, **settings.walk()), title, command)
     except InputError as exc:
         raise UsageProblem(str(exc)) from None

@@ -39,14 +39,15 @@ def inductor_switches_of(
     from ..capture.spec import CaptureSpec
     from ..capture.switches import capture_switches
     from ..dumps.errors import InputError
-    from ..dumps.runfolder import CONFIRM_FILE, last_confirmation, run_folder
+    from ..dumps.runfolder import CONFIRM_FILE, last_confirmation
     from .capture import _Progress
     from .switches import compared_run
+    from .tree import one_leaf
 
     try:
         CaptureSpec.read(run_dir).to_run(model, run_dir)  # refused before anything is run
         if introduced is None:
-            introduced = compared_run(run_folder(run_dir), settings).summary()["introduced"]
+            introduced = compared_run(one_leaf(run_dir, None, None, None), settings).summary()["introduced"]
     except (CaptureError, InputError) as exc:
         raise UsageProblem(f"{str(exc).rstrip('.')}.") from None
     if not last_confirmation(run_dir) and os.path.exists(os.path.join(run_dir, CONFIRM_FILE)):

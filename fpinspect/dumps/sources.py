@@ -66,9 +66,10 @@ class Sources:
         folders = [f for f in (self.open_data, self.close_data) if f] or [os.path.dirname(self.open_graph)]
         return os.path.commonpath([os.path.dirname(os.path.abspath(f)) for f in folders])
 
-    def how_to_compare(self) -> str:
-        """What is missing for a comparison, and the command that adds it."""
-        missing = [
+    @property
+    def lacking(self) -> list[str]:
+        """The inputs a comparison needs that were not found, as a user names them."""
+        return [
             label
             for label, value in (
                 ("fusion-on data folder", self.open_data),
@@ -77,6 +78,10 @@ class Sources:
             )
             if value is None
         ]
+
+    def how_to_compare(self) -> str:
+        """What is missing for a comparison, and the command that adds it."""
+        missing = self.lacking
         cmd = [
             "fpinspect",
             "open",

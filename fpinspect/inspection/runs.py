@@ -45,17 +45,8 @@ def run_sources(run: str) -> Sources:
     except SourceError as exc:
         raise RunError(str(exc)) from None
     if not sources.complete:
-        lacking = [
-            what
-            for what, path in (
-                ("fusion-on data folder", sources.open_data),
-                ("fusion-off graph", sources.close_graph),
-                ("fusion-off data folder", sources.close_data),
-            )
-            if path is None
-        ]
         raise RunError(
-            f"{run} is not a whole run: no {' and no '.join(lacking)} found beside it (a run folder holds "
+            f"{run} is not a whole run: no {' and no '.join(sources.lacking)} found beside it (a run folder holds "
             "dumpgraph_af_open/, dumpgraph_af_close/, datadump_af_open/ and datadump_af_close/)."
         )
     return sources

@@ -74,6 +74,8 @@ def report_command(
         title = f"fpinspect: {os.path.basename(os.path.normpath(source))}"
         page = _compared(source, title, command, settings, leaf)
     else:
+        if settings.not_for_saved(source):
+            raise UsageProblem(settings.not_for_saved(source))
         page = render(_saved(source, leaf), None, f"fpinspect: {os.path.basename(source)}", command=command)
     with report_file(out) as f:
         f.write(page)

@@ -137,6 +137,8 @@ def _graph_switches(
     from ..dumps.errors import InputError
     from ..dumps.switches import effective_passes
 
+    if not os.path.isdir(source) and settings.not_for_saved(source):
+        raise UsageProblem(settings.not_for_saved(source))
     try:
         passes = effective_passes(fusion_result) if fusion_result else None
     except InputError as exc:

@@ -84,6 +84,38 @@ class CompareSettings:
         types = tuple(t.strip() for v in fused_types for t in v.split(",") if t.strip())
         return cls(thresholds=table, fused_types=types or None, **given)
 
+    def changed(self) -> list[str]:
+        """The options that set these settings apart from the defaults, as a user spells them."""
+        default = CompareSettings()
+        options = {
+            "thresholds": "--threshold/--config",
+            "amplification": "--amplification",
+            "fused_types": "--fused-types",
+            "compare_unfused": "--compare-unfused",
+            "replay": "--replay",
+            "worst": "--worst",
+        }
+        return [
+            option
+            for name, option in options.items()
+            if (
+                self.thresholds.to_json() != default.thresholds.to_json()
+                if name == "thresholds"
+                else getattr(self, name) != getattr(default, name)
+            )
+        ]
+
+    def not_for_saved(self, path: str) -> str | None:
+        """Why these settings cannot apply to ``path``, a report judged when it was saved (one
+        sentence), or ``None`` when they are the defaults."""
+        changed = self.changed()
+        if not changed:
+            return None
+        return (
+            f"report {path} was judged when it was saved, and {', '.join(changed)} apply to a run "
+            "compared now: give the run's folder instead."
+        )
+
     def walk(self) -> dict[str, Any]:
         """The keyword arguments of :class:`~fpinspect.dumps.compare.DumpComparison` that choose the
         ops compared and judge them (the inspector's screens pass them on as they are)."""

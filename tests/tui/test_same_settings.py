@@ -101,3 +101,13 @@ def test_a_bad_threshold_is_one_sentence_on_every_command(command, tmp_path):
     assert result.exit_code == 2
     assert result.output.count("\n") == 1 and result.output.startswith("fpinspect: ")
     assert "red_fail" in result.output
+
+
+@pytest.mark.parametrize("command", ["report", "switches"])
+def test_judging_options_on_a_saved_report_are_refused_not_ignored(command, tmp_path):
+    saved = tmp_path / "saved.json"
+    saved.write_text(json.dumps(_compared(())), encoding="utf-8")
+    extra = ["--out", tmp_path / "r.html"] if command == "report" else []
+    result = CliRunner().invoke(main, [command, str(saved), *map(str, extra), *_flags(LOOSE)])
+    assert result.exit_code == 2 and result.output.count("\n") == 1
+    assert "was judged when it was saved" in result.output and "--threshold" in result.output

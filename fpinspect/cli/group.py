@@ -438,7 +438,7 @@ def compare(
             report.to_json(),
             compare_settings(
                 table.to_json(),
-                settings.amplification,
+                cmp.amplification,
                 settings.replay,
                 settings.fused_types or (),
                 settings.compare_unfused,

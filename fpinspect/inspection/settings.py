@@ -5,16 +5,19 @@ Every command that compares a run (``compare``, ``open``, ``report``, ``switches
 :func:`fpinspect.reports.options.compare_options`, and hands the same settings down: to
 :class:`~fpinspect.dumps.compare.DumpComparison` (:meth:`CompareSettings.walk`), to
 :func:`~fpinspect.replay.run.run_with_replay` (:attr:`~CompareSettings.replay`) and to the
-inspector. So a configured ``compare`` and the inspector agree on the same run."""
+inspector. So a configured ``compare`` and the inspector agree on the same run.
+
+Importing it imports nothing of the comparison (listing the commands, ``--help``, stays light):
+``None`` stands for the comparison's own defaults, the verdict thresholds and the localisation's
+amplification."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..dumps.errors import InputError
-from ..dumps.localise import AMPLIFICATION
-from ..dumps.verdict import ThresholdTable, load_table
+if TYPE_CHECKING:
+    from ..dumps.verdict import ThresholdTable
 
 #: ``--replay``: which fused ops have their original ops replayed on their own inputs.
 REPLAY_CHOICES = ("failing", "all", "none")
@@ -30,16 +33,21 @@ class CompareSettings:
     its default is the option's default. The table is never changed once loaded."""
 
     #: dtype-aware verdict thresholds: the defaults, then ``--config FILE``, then ``--threshold``
-    thresholds: ThresholdTable = field(
-        default_factory=ThresholdTable,
+    #: (``None``: the defaults)
+    thresholds: ThresholdTable | None = field(
+        default=None,
         metadata={
             "help": "override a verdict threshold, e.g. red_fail=2 or float32.red_fail=1000 (repeatable)",
             "config_help": "JSON or TOML file of thresholds",
         },
     )
-    amplification: float = field(
-        default=AMPLIFICATION,
-        metadata={"help": "an output error this many times its worst input error counts as introduced"},
+    #: ``None``: the localisation's (:data:`~fpinspect.dumps.localise.AMPLIFICATION`)
+    amplification: float | None = field(
+        default=None,
+        metadata={
+            "help": "an output error this many times its worst input error counts as introduced "
+            "(default: the localisation's, 10)"
+        },
     )
     #: the fused op types compared (``None``: every fused op)
     fused_types: tuple[str, ...] | None = field(
@@ -77,6 +85,9 @@ class CompareSettings:
         """The settings the command-line options give: ``overrides`` (``--threshold``, repeatable),
         ``config`` (``--config``), ``fused_types`` (``--fused-types``, repeatable, comma-separated)
         and the other fields by name. Raises :class:`SettingsError` for a bad threshold or config."""
+        from ..dumps.errors import InputError
+        from ..dumps.verdict import load_table
+
         try:
             table = load_table(config, tuple(overrides))
         except (ValueError, InputError) as exc:
@@ -99,11 +110,16 @@ class CompareSettings:
             option
             for name, option in options.items()
             if (
-                self.thresholds.to_json() != default.thresholds.to_json()
+                self._thresholds_json() != default._thresholds_json()
                 if name == "thresholds"
                 else getattr(self, name) != getattr(default, name)
             )
         ]
+
+    def _thresholds_json(self) -> dict:
+        from ..dumps.verdict import ThresholdTable
+
+        return (self.thresholds or ThresholdTable()).to_json()
 
     def not_for_saved(self, path: str) -> str | None:
         """Why these settings cannot apply to ``path``, a report judged when it was saved (one

@@ -9,7 +9,6 @@ import functools
 import click
 
 from ..inspection.settings import FIELDS, REPLAY_CHOICES, CompareSettings, SettingsError
-from .format import printable
 
 #: The most worst elements ``--worst`` lists: each costs memory and time in every pass (a hundred
 #: thousand triple a large pair's time), and a list longer than this is no longer read.
@@ -36,13 +35,7 @@ def compare_options(*, replay: bool = False, worst: str | None = None):
             help=_help("thresholds"),
         ),
         click.option("--config", type=click.Path(dir_okay=False), help=_help("thresholds", "config_help")),
-        click.option(
-            "--amplification",
-            type=float,
-            default=FIELDS["amplification"].default,
-            show_default=True,
-            help=_help("amplification"),
-        ),
+        click.option("--amplification", type=float, default=None, help=_help("amplification")),
         click.option(
             "--fused-types", "fused_types", multiple=True, metavar="TYPE[,TYPE...]", help=_help("fused_types")
         ),
@@ -78,6 +71,8 @@ def compare_options(*, replay: bool = False, worst: str | None = None):
             try:
                 kwargs["settings"] = CompareSettings.from_options(**given)
             except SettingsError as exc:
+                from .format import printable  # names read from files reach messages; rich only here
+
                 click.echo(f"fpinspect: {printable(str(exc))}", err=True)
                 raise click.exceptions.Exit(2) from None
             return command(*args, **kwargs)

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from ..dumps import DumpComparison, DumpIndex, FusedOp, GeModel, PairPlan, Record, input_warnings, load_graph
 from ..dumps.fusion import compared_ops, fused_op, is_fused, original_subgraph
 from ..dumps.graph import SplitGraph
-from ..dumps.localise import AMPLIFICATION, Localisation, OpFinding
+from ..dumps.localise import Localisation, OpFinding
 from ..dumps.plan import PairPlans, plan_pairs
 from ..dumps.runfolder import confirmations
 from ..dumps.sources import Sources
@@ -245,7 +245,7 @@ class Inspection:
         fused_types: list[str] | None = None,
         compare_unfused: bool = False,
         thresholds: ThresholdTable | None = None,
-        amplification: float = AMPLIFICATION,
+        amplification: float | None = None,
         split: Mapping[str, SplitGraph | None] | None = None,
         on_item: Callable[[], object] | None = None,
     ) -> Inspection:

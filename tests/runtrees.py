@@ -47,3 +47,15 @@ def write_adump_trees(root: Path) -> Path:
                 number = dumps.setdefault(f"{op_type}.{name}", len(dumps))
                 shutil.copyfile(file, folder / f"{op_type}.{name}.{number}.{rest}")
     return root
+
+
+def write_run(root: Path) -> Path:
+    """A run folder whose data folders are :func:`write_trees`' trees: the sample's graphs in
+    ``dumpgraph_af_open/`` and ``dumpgraph_af_close/``, ``datadump_af_open/`` and
+    ``datadump_af_close/`` trees of ranks 0 and 1, steps 0 and 1. Returns ``root``."""
+    write_trees(root / "trees")
+    for side, tree in (("open", "on"), ("close", "off")):
+        shutil.copytree(SAMPLE / f"dumpgraph_af_{side}", root / f"dumpgraph_af_{side}")
+        (root / "trees" / tree).rename(root / f"datadump_af_{side}")
+    (root / "trees").rmdir()
+    return root

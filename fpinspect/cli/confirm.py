@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..reports.options import compare_options
 from .output import echo, indented_json
 from .usage import UsageProblem, model_option, require_torch
 
@@ -22,7 +23,8 @@ from .usage import UsageProblem, model_option, require_torch
 )
 @model_option
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def confirm_command(run_dir: str, regions: str, bisect: bool, model: str | None, fmt: str) -> None:
+@compare_options(replay=True)
+def confirm_command(run_dir: str, regions: str, bisect: bool, model: str | None, fmt: str, settings) -> None:
     """Run a captured model again with fused regions left unfused, and measure its final outputs.
 
     CAPTURE_DIR is a folder written by `fpinspect capture` (its capture.json says how to run the
@@ -43,7 +45,7 @@ def confirm_command(run_dir: str, regions: str, bisect: bool, model: str | None,
     from ..capture.confirm import cross_check
 
     log = None if fmt == "json" else (lambda line: echo(line, err=True))
-    result, report, chosen = ablate(run_dir, regions, bisect=bisect, log=log, model=model)
+    result, report, chosen = ablate(run_dir, regions, settings, bisect=bisect, log=log, model=model)
     disagreements = cross_check(report.localisation, result)
     _keep(run_dir, result.to_json())
     if fmt == "json":
@@ -90,16 +92,17 @@ def confirm_command(run_dir: str, regions: str, bisect: bool, model: str | None,
 def ablate(
     run_dir: str,
     regions: str,
+    settings,
     *,
     bisect: bool = False,
     log=None,
     report=None,
-    thresholds=None,
     model: str | None = None,
 ):
     """``(confirmation, report, chosen)``: the capture in ``run_dir`` run again with the regions
     ``regions`` names (``--regions``) unfused, and the comparison ``report`` of its dumps (computed
-    with replay unless given) that ``introduced`` and the cross-check read. ``model``: the model
+    with ``settings`` unless given) that ``introduced`` and the cross-check read; the outputs are
+    judged by the settings' thresholds. ``model``: the model
     the user named (``--model``); a factory only capture.json names is refused, never run."""
     from ..capture.confirm import Ablation, confirm
     from ..capture.errors import CaptureError
@@ -107,7 +110,7 @@ def ablate(
     from ..capture.spec import CaptureSpec
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
-    from ..dumps.runfolder import run_folder
+    from ..inspection.runs import RunError, leaf_inputs
     from ..replay.run import run_with_replay
     from .capture import _Progress, captured
 
@@ -116,8 +119,11 @@ def ablate(
         injections = [Injection.parse(i) for i in spec.inject]
         if report is None:
             try:
-                report = run_with_replay(DumpComparison(*run_folder(run_dir), thresholds=thresholds))
-            except InputError as exc:
+                inputs = leaf_inputs(run_dir)
+                report = run_with_replay(
+                    DumpComparison(*inputs.graphs, **inputs.data, **settings.walk()), replay=settings.replay
+                )
+            except (InputError, RunError) as exc:
                 raise CaptureError(str(exc)) from None
         with _Progress() as progress:
             cap = captured(spec, progress)
@@ -130,7 +136,7 @@ def ablate(
                 err=True,
             )
         chosen = [i for i in chosen if i not in unfused]
-        ablation = Ablation(cap, injections, thresholds, unfused=unfused)
+        ablation = Ablation(cap, injections, settings.thresholds, unfused=unfused)
         return confirm(ablation, chosen, bisect=bisect, log=log), report, chosen
     except CaptureError as exc:
         raise UsageProblem(f"{exc}.") from None

@@ -9,6 +9,7 @@ import threading
 
 import click
 
+from ..reports.options import compare_options
 from .output import indented_json
 from .usage import UsageProblem
 
@@ -17,7 +18,8 @@ from .usage import UsageProblem
 @click.argument("run", metavar="RUN")
 @click.option("--no-browser", is_flag=True, help="do not open the page in a browser (its address is printed)")
 @click.option("--select", metavar="OP", help="the op selected when the page opens (fused or original)")
-def explore_command(run: str, no_browser: bool, select: str | None) -> None:
+@compare_options(replay=True)
+def explore_command(run: str, no_browser: bool, select: str | None, settings) -> None:
     """Show a run's fusion-on and fusion-off graphs side by side in Google's Model Explorer,
     with the comparison's verdicts on the nodes.
 
@@ -34,26 +36,21 @@ def explore_command(run: str, no_browser: bool, select: str | None) -> None:
         raise UsageProblem(problem)
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
-    from ..dumps.sources import SourceError, resolve
     from ..explorer.run import StartFailed, explorer_run, start
+    from ..inspection.runs import RunError, run_sources
     from ..replay.run import run_with_replay
     from ..replay.tree import leaf_sources
 
     try:
-        sources = resolve(run)
-    except SourceError as exc:
+        sources = run_sources(run)
+    except RunError as exc:
         raise UsageProblem(str(exc)) from None
-    if not sources.complete:
-        raise UsageProblem(
-            f"{run} is not a whole run: no {' and no '.join(sources.lacking)} found beside it "
-            "(a run folder holds dumpgraph_af_open/, dumpgraph_af_close/, datadump_af_open/ and datadump_af_close/)."
-        )
     try:
         sources = leaf_sources(sources, warn=lambda w: click.echo(f"fpinspect: warning: {w}", err=True))
         comparison = DumpComparison(
-            sources.open_graph, sources.close_graph, sources.open_data, sources.close_data
+            sources.open_graph, sources.close_graph, sources.open_data, sources.close_data, **settings.walk()
         )
-        report = run_with_replay(comparison)
+        report = run_with_replay(comparison, replay=settings.replay)
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
     if select is not None and not (

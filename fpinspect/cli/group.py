@@ -13,15 +13,11 @@ import threading
 import click
 
 from .. import __version__
-from ..reports.options import compare_unfused_option, fused_types_option, type_list
+from ..reports.options import MAX_WORST, compare_options
 from .baseline import record_options
 from .output import check_destination, echo, indented_json, report_file, stdout_closed, write_json_object
-from .tree import choose_inputs, compare_tree, graphs_option, ranks_option, steps_option
+from .tree import compare_tree, graphs_option, ranks_option, steps_option
 from .usage import UsageProblem, model_option, require_torch
-
-#: The most worst elements ``--worst`` lists: each costs memory and time in every pass (a hundred
-#: thousand triple a large pair's time), and a list longer than this is no longer read.
-MAX_WORST = 10_000
 
 
 def _worst_option(default: int, what: str):
@@ -268,29 +264,14 @@ def _compared_inputs(run: str | None, *given: str | None) -> tuple[str, str, str
 @click.option("--iteration", help="iteration folder to use in both dump folders (default: the latest)")
 @click.option("--close-iteration", help="iteration folder of the fusion-off dumps, if it differs")
 @click.option(
-    "--threshold",
-    "-t",
-    "overrides",
-    multiple=True,
-    metavar="[DTYPE.]KEY=VALUE",
-    help="override a verdict threshold, e.g. red_fail=2 or float32.red_fail=1000 (repeatable)",
-)
-@click.option("--config", type=click.Path(dir_okay=False), help="JSON or TOML file of thresholds")
-@click.option(
-    "--amplification",
-    default=10.0,
-    show_default=True,
-    help="an output error this many times its worst input error counts as introduced",
-)
-@click.option(
     "--fail-on",
     type=click.Choice(["fail", "warn"]),
     default=None,
     help="exit with status 1 when any record is at or above this verdict",
 )
-@_worst_option(5, "how many of the worst elements each record lists (the inspector keeps 10)")
-@fused_types_option
-@compare_unfused_option
+@compare_options(
+    replay=True, worst="how many of the worst elements each record lists (the inspector keeps 10)"
+)
 @ranks_option
 @graphs_option
 @steps_option
@@ -300,14 +281,6 @@ def _compared_inputs(run: str | None, *given: str | None) -> tuple[str, str, str
     help="compare the pairs on a Dask cluster: a running scheduler's address (tcp://host:8786; it must "
     "answer within 5 s and have a worker within 60 s), or local:N to start N worker processes here "
     "(needs pip install 'fpinspect[cluster]')",
-)
-@click.option(
-    "--replay",
-    type=click.Choice(["failing", "all", "none"]),
-    default="failing",
-    show_default=True,
-    help="replay the original ops of these fused ops on their own inputs (failing: failing and warned "
-    "ops) and localise by that evidence",
 )
 @click.option(
     "--confirm",
@@ -330,18 +303,12 @@ def compare(
     jobs,
     iteration,
     close_iteration,
-    overrides,
-    config,
-    amplification,
+    settings,
     fail_on,
-    worst,
-    fused_types,
-    compare_unfused,
     ranks,
     graphs_chosen,
     steps,
     scheduler,
-    replay,
     confirm_regions,
     model,
     record,
@@ -367,7 +334,6 @@ def compare(
     )
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
-    from ..dumps.verdict import load_table
     from ..replay.run import run_with_replay
 
     check_destination(output)
@@ -379,28 +345,22 @@ def compare(
     if gc.isenabled():
         gc.disable()
         click.get_current_context().call_on_close(gc.enable)
+    table = settings.thresholds
+    options = settings.comparison_options(kl=fmt == "json")  # the only format that shows it
+    from ..inspection.runs import RunError, choose_inputs
+
     try:
-        table = load_table(config, overrides)
-    except ValueError as exc:
+        inputs = choose_inputs(
+            (af_open_graph, af_close_graph),
+            (af_open_data, af_close_data),
+            (iteration, close_iteration),
+            ranks=ranks,
+            graphs_chosen=graphs_chosen,
+            steps=steps,
+            one_leaf=fmt == "model-explorer",
+        )
+    except RunError as exc:
         raise UsageProblem(str(exc)) from None
-    except InputError as exc:
-        raise UsageProblem(str(exc)) from None
-    options = dict(
-        thresholds=table,
-        worst=max(0, worst),
-        fused_types=type_list(fused_types),
-        compare_unfused=compare_unfused,
-        kl=fmt == "json",  # the only format that shows it
-    )
-    inputs = choose_inputs(
-        (af_open_graph, af_close_graph),
-        (af_open_data, af_close_data),
-        (iteration, close_iteration),
-        ranks=ranks,
-        graphs_chosen=graphs_chosen,
-        steps=steps,
-        one_leaf=fmt == "model-explorer",
-    )
     cluster = None
     if scheduler:
         from ..dumps.cluster import connect
@@ -420,10 +380,9 @@ def compare(
             inputs.scope.compared,
             inputs.choosers,
             comparison_options=options,
-            replay=replay,
+            replay=settings.replay,
             compare_input=compare_input,
             jobs=_jobs(jobs),
-            amplification=amplification,
             cluster=cluster,
         )
         try:
@@ -434,17 +393,12 @@ def compare(
     try:
         cmp = DumpComparison(*inputs.graphs, **inputs.data, **options)
         report = run_with_replay(
-            cmp,
-            replay=replay,
-            compare_input=compare_input,
-            jobs=_jobs(jobs),
-            amplification=amplification,
-            cluster=cluster,
+            cmp, replay=settings.replay, compare_input=compare_input, jobs=_jobs(jobs), cluster=cluster
         )
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
     report.sources["warnings"] = [*report.sources.get("warnings", []), *inputs.warnings]
-    disagreements = _confirmed(run, report, table, model) if confirm_regions else None
+    disagreements = _confirmed(run, report, settings, model) if confirm_regions else None
     available = report.sources["fused_types"]
     for wanted in sorted(cmp.fused_types or ()):
         if wanted not in available:
@@ -481,7 +435,13 @@ def compare(
         record_compare(
             db,
             report.to_json(),
-            compare_settings(table.to_json(), amplification, replay, fused_types, compare_unfused),
+            compare_settings(
+                table.to_json(),
+                cmp.amplification,
+                settings.replay,
+                settings.fused_types or (),
+                settings.compare_unfused,
+            ),
             {
                 "af_open_graph": af_open_graph,
                 "af_close_graph": af_close_graph,
@@ -495,7 +455,7 @@ def compare(
             sys.exit(1)  # a run that compared nothing is never clean
 
 
-def _confirmed(run: str | None, report, table, model: str | None) -> list:
+def _confirmed(run: str | None, report, settings, model: str | None) -> list:
     """``compare --confirm``: the ablation of the report's failing and warned fused ops, added to
     ``report`` as evidence; the disagreements with its localisation."""
     from ..capture.spec import FILE
@@ -509,7 +469,7 @@ def _confirmed(run: str | None, report, table, model: str | None) -> list:
     from ..capture.confirm import annotate
     from .confirm import _keep, ablate
 
-    result, _, _ = ablate(run, "failing", report=report, thresholds=table, model=model)
+    result, _, _ = ablate(run, "failing", settings, report=report, model=model)
     _keep(run, result.to_json())
     return annotate(report, result)
 

@@ -8,7 +8,9 @@ from typing import Literal
 import click
 import msgspec
 
+from ..reports.options import compare_options
 from .output import check_destination, read_report, report_file
+from .tree import leaf_options
 from .usage import UsageProblem
 
 
@@ -26,12 +28,24 @@ from .usage import UsageProblem
     type=click.Path(dir_okay=False),
     help="with --plan: also write the report as Markdown to this file",
 )
-def report_command(source: str | None, plan_dir: str | None, out: str, markdown: str | None) -> None:
+@compare_options()
+@leaf_options
+def report_command(
+    source: str | None,
+    plan_dir: str | None,
+    out: str,
+    markdown: str | None,
+    settings,
+    ranks: str | None,
+    graphs_chosen: str | None,
+    steps: str | None,
+) -> None:
     """Write a comparison, or the whole test plan, as one HTML file that opens offline in any browser.
 
     RUN_DIR is a run folder (dumpgraph_af_open/, dumpgraph_af_close/, datadump_af_open/,
     datadump_af_close/), compared now; REPORT.json a saved `fpinspect compare --format json`
-    report. The page: the summary and the op to look at first, a sortable and filterable table
+    report. Where the data folders are dump trees of several ranks, graphs or steps (or the
+    report is of such a whole run), --ranks, --graphs and --steps choose the leaf to report. The page: the summary and the op to look at first, a sortable and filterable table
     of the records, and a card per fused op with its metrics, replay, ULP histogram and worst
     elements.
 
@@ -55,10 +69,14 @@ def report_command(source: str | None, plan_dir: str | None, out: str, markdown:
 
     check_destination(out)
     command = shlex.join(["fpinspect", *sys.argv[1:]])
+    leaf = {"ranks": ranks, "graphs": graphs_chosen, "steps": steps}
     if os.path.isdir(source):
-        page = _compared(source, f"fpinspect: {os.path.basename(os.path.normpath(source))}", command)
+        title = f"fpinspect: {os.path.basename(os.path.normpath(source))}"
+        page = _compared(source, title, command, settings, leaf)
     else:
-        page = render(_saved(source), None, f"fpinspect: {os.path.basename(source)}", command=command)
+        if settings.not_for_saved(source):
+            raise UsageProblem(settings.not_for_saved(source))
+        page = render(_saved(source, leaf), None, f"fpinspect: {os.path.basename(source)}", command=command)
     with report_file(out) as f:
         f.write(page)
     click.echo(f"wrote {out}")
@@ -88,8 +106,13 @@ def write_plan_report(results_dir: str, out: str, markdown: str | None) -> None:
         click.echo(f"wrote {markdown}")
 
 
-def _saved(path: str) -> dict:
-    report = read_report(path)
+def _saved(path: str, leaf: dict) -> dict:
+    from ..inspection.runs import RunError, saved_leaf
+
+    try:
+        report = saved_leaf(read_report(path), path, **leaf)
+    except RunError as exc:
+        raise UsageProblem(str(exc)) from None
     if not isinstance(report.get("records"), list):
         raise UsageProblem(f"report {path} has no records: give a `fpinspect compare --format json` report.")
     if not all(
@@ -190,13 +213,14 @@ class _Report(msgspec.Struct):
     summary: _Summary | None = None
 
 
-def _compared(folder: str, title: str, command: str) -> str:
+def _compared(folder: str, title: str, command: str, settings, leaf: dict) -> str:
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
-    from ..dumps.runfolder import run_folder
     from ..reports.html import compared_page
+    from .tree import one_leaf
 
+    inputs = one_leaf(folder, leaf["ranks"], leaf["graphs"], leaf["steps"])
     try:
-        return compared_page(DumpComparison(*run_folder(folder)), title, command)
+        return compared_page(DumpComparison(*inputs.graphs, **inputs.data, **settings.walk()), title, command)
     except InputError as exc:
         raise UsageProblem(str(exc)) from None

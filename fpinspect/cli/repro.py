@@ -8,7 +8,9 @@ import os
 import click
 
 from ..capture.spec import FILE as CAPTURE_FILE
+from ..reports.options import compare_options
 from .output import check_new_folder
+from .tree import leaf_options, one_leaf
 from .usage import INSTALL_TORCH, UsageProblem, model_option, torch_missing
 
 
@@ -18,7 +20,19 @@ from .usage import INSTALL_TORCH, UsageProblem, model_option, torch_missing
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="the bundle's folder")
 @click.option("--force", is_flag=True, help="write the bundle into an --out folder that already holds files")
 @model_option
-def repro_command(run_dir: str, op: str, out: str, force: bool, model: str | None) -> None:
+@compare_options()
+@leaf_options
+def repro_command(
+    run_dir: str,
+    op: str,
+    out: str,
+    force: bool,
+    model: str | None,
+    settings,
+    ranks: str | None,
+    graphs_chosen: str | None,
+    steps: str | None,
+) -> None:
     """Write a repro bundle of fused op OP of the run folder RUN_DIR.
 
     The bundle holds the op's inputs and outputs on both sides (bundle.npz), the fusion-off
@@ -28,16 +42,17 @@ def repro_command(run_dir: str, op: str, out: str, force: bool, model: str | Non
     needs torch and numpy: it runs the op's region eagerly and under torch.compile on the saved
     inputs and prints the same figures (it traces the model again: a model factory that
     capture.json names runs only when given with --model). An --out folder that already holds
-    files is refused unless --force.
+    files is refused unless --force. Where the data folders are dump trees of several ranks,
+    graphs or steps, --ranks, --graphs and --steps choose the leaf.
     """
     from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
-    from ..dumps.runfolder import run_folder
     from ..replay.repro import ReproError, write_bundle
 
     check_new_folder(out, force)
+    inputs = one_leaf(run_dir, ranks, graphs_chosen, steps)
     try:
-        comparison = DumpComparison(*run_folder(run_dir))
+        comparison = DumpComparison(*inputs.graphs, **inputs.data, **settings.walk())
         manifest = write_bundle(comparison, op, out)
     except (InputError, ReproError) as exc:
         raise UsageProblem(str(exc)) from None

@@ -28,24 +28,26 @@ def untrusted_model(run_dir: str, model: str | None) -> str | None:
 
 
 def inductor_switches_of(
-    run_dir: str, fmt: str, introduced: list[str] | None = None, model: str | None = None
+    run_dir: str, fmt: str, settings, introduced: list[str] | None = None, model: str | None = None
 ) -> dict:
     """Inductor's switches for the capture in ``run_dir``: printed (with ``fmt`` text) and
-    returned as JSON. ``introduced`` are the comparison's introduced fused ops, when known;
+    returned as JSON. ``introduced`` are the comparison's introduced fused ops, when known (else
+    the capture is compared with ``settings``);
     ``model`` the model the user named (``--model``)."""
     require_torch("fpinspect switches --for inductor runs the capture again and")
     from ..capture.errors import CaptureError
     from ..capture.spec import CaptureSpec
     from ..capture.switches import capture_switches
     from ..dumps.errors import InputError
-    from ..dumps.runfolder import CONFIRM_FILE, last_confirmation, run_folder
+    from ..dumps.runfolder import CONFIRM_FILE, last_confirmation
     from .capture import _Progress
     from .switches import compared_run
+    from .tree import one_leaf
 
     try:
         CaptureSpec.read(run_dir).to_run(model, run_dir)  # refused before anything is run
         if introduced is None:
-            introduced = compared_run(run_folder(run_dir)).summary()["introduced"]
+            introduced = compared_run(one_leaf(run_dir, None, None, None), settings).summary()["introduced"]
     except (CaptureError, InputError) as exc:
         raise UsageProblem(f"{str(exc).rstrip('.')}.") from None
     if not last_confirmation(run_dir) and os.path.exists(os.path.join(run_dir, CONFIRM_FILE)):

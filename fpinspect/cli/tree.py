@@ -10,12 +10,10 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
-import os
 import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 import click
 
@@ -34,79 +32,6 @@ steps_option = click.option(
     "--steps",
     help="steps to compare in a dump tree: all, or a list such as 3,5 (default: the latest step both trees hold)",
 )
-
-
-@dataclass
-class Inputs:
-    """What ``compare`` compares: one leaf pair (``graphs``, paths or loaded graphs, and ``data``, the
-    data folder and iteration arguments of :class:`~fpinspect.dumps.compare.DumpComparison`), or a
-    whole tree (``scope`` and the graph ``choosers`` of its leaves); ``warnings`` about the graphs
-    chosen for one leaf pair."""
-
-    graphs: tuple = ()
-    data: dict = field(default_factory=dict)
-    scope: object = None
-    choosers: tuple = ()
-    warnings: list[str] = field(default_factory=list)
-
-
-def choose_inputs(
-    graphs: tuple, data: tuple, iterations: tuple, *, ranks, graphs_chosen, steps, one_leaf: bool = False
-) -> Inputs:
-    """The inputs of ``compare`` from its options. ``--iteration`` names one folder of each side,
-    as it always did; else both data folders are read as dump trees
-    (:mod:`fpinspect.dumps.runtree`): one leaf pair keeps today's report, several make a run's.
-    ``one_leaf``: a report that shows one leaf alone (Model Explorer's): one leaf pair compared is
-    reported as one, whatever was left out (more than one is a :class:`~.usage.UsageProblem`).
-    Raises :class:`~.usage.UsageProblem` with one sentence for anything that cannot be compared."""
-    from ..dumps.errors import InputError
-    from ..dumps.runtree import pair_trees, parse_choice, scan_tree
-    from ..replay.tree import GraphChooser, leaf_arguments, pick_graphs
-
-    if any(i is not None for i in iterations):
-        if ranks or graphs_chosen or steps:
-            raise UsageProblem(
-                "--iteration chooses one folder; it cannot be combined with --ranks, --graphs or --steps."
-            )
-        return Inputs(
-            graphs,
-            dict(zip(("open_data", "close_data", "iteration", "close_iteration"), (*data, *iterations))),
-        )
-    try:
-        chosen_steps = parse_choice(steps, "steps")
-        on, off = scan_tree(data[0]), scan_tree(data[1])
-        scope = pair_trees(
-            on,
-            off,
-            ranks=parse_choice(ranks, "ranks"),
-            graphs=parse_choice(graphs_chosen, "graphs"),
-            steps="all" if steps is not None and chosen_steps is None else chosen_steps,
-        )
-        if not scope.compared:
-            left_out = "; ".join(f"{s['what']}: {s['why']}" for s in scope.skipped)
-            hint = ""
-            if {on.layout, off.layout} <= {"steps", "flat"}:  # folders DumpIndex reads as iterations
-                hint = " --iteration A --close-iteration B compares the folders A and B (. for the data folder itself)."
-            raise UsageProblem(f"the two dump trees have nothing to compare ({left_out}).{hint}")
-        one = leaf_arguments(*scope.compared[0])
-        if one_leaf and len(scope.compared) > 1:
-            raise UsageProblem(
-                f"this format shows one leaf of the trees, and {len(scope.compared)} are compared: "
-                "choose one with --ranks, --graphs and --steps."
-            )
-        single = scope.one_leaf or one_leaf
-        if single and not any(os.path.isdir(g) for g in graphs):
-            return Inputs(graphs, one, warnings=list(scope.warnings))
-        choosers = GraphChooser(graphs[0], "fusion-on"), GraphChooser(graphs[1], "fusion-off")
-        if not single:
-            return Inputs(scope=scope, choosers=choosers)
-        # one leaf pair and a folder of graphs: the graphs these dumps name
-        picks = pick_graphs(choosers, *scope.compared[0])
-        chosen = choosers[0].model(picks[0].file), choosers[1].model(picks[1].file)
-        picked = [p.warning for p in picks if p.warning is not None]
-        return Inputs(chosen, one, warnings=[*scope.warnings, *picked])
-    except (ValueError, InputError) as exc:
-        raise UsageProblem(str(exc)) from None
 
 
 def compare_tree(scope, runs: Iterator, fmt: str, output: str | None, fail_on: str | None) -> None:
@@ -233,3 +158,20 @@ def _write_tables(runs: Iterator, out, terminal: bool, summary) -> None:
         con.print(t)
     for skipped in s["scope"]["skipped"]:
         con.print(f"skipped {skipped['what']}: {skipped['why']}")
+
+
+def leaf_options(command):
+    """``--ranks``, ``--graphs`` and ``--steps``: the leaf of a whole run that a command needing one
+    leaf takes (:func:`~fpinspect.inspection.runs.leaf_inputs`)."""
+    return ranks_option(graphs_option(steps_option(command)))
+
+
+def one_leaf(run: str, ranks: str | None, graphs: str | None, steps: str | None):
+    """The one leaf pair of ``run`` (:func:`~fpinspect.inspection.runs.leaf_inputs`); one sentence
+    naming the leaves to choose from when its data folders hold several."""
+    from ..inspection.runs import RunError, leaf_inputs
+
+    try:
+        return leaf_inputs(run, ranks=ranks, graphs=graphs, steps=steps)
+    except RunError as exc:
+        raise UsageProblem(str(exc)) from None

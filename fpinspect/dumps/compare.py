@@ -47,6 +47,7 @@ class DumpComparison:
         worst: int = 5,
         fused_types: Iterable[str] | None = None,
         compare_unfused: bool = False,
+        amplification: float | None = None,
         kl: bool = True,
         on_item: Callable[[], object] | None = None,
     ):
@@ -55,9 +56,11 @@ class DumpComparison:
         also compares every op fusion left alone with its namesake (:func:`~.fusion.compared_ops`).
         ``kl=False`` leaves msaccucmp's KL divergence out of the records' metrics: it costs a
         second pass over each pair (a fifth of a small pair's time), and no table shows it.
-        ``on_item()``, if given, is called before each op of the graphs is decoded
-        (:func:`~.graph.load_graph`); what it raises ends the load."""
+        ``amplification`` (``None``: :data:`~.localise.AMPLIFICATION`) is the localisation's
+        (:func:`~.localise.localise`) unless :meth:`localise` is given another. ``on_item()``, if given, is called before each op of
+        the graphs is decoded (:func:`~.graph.load_graph`); what it raises ends the load."""
         self.kl = kl
+        self.amplification = AMPLIFICATION if amplification is None else amplification
         self.fused_types = None if fused_types is None else frozenset(fused_types)
         self.compare_unfused = compare_unfused
         self._load(open_graph, close_graph, open_data, close_data, iteration, close_iteration, on_item)
@@ -208,7 +211,7 @@ class DumpComparison:
         """:func:`~.localise.localise` on :meth:`op_records` (``on_item`` called before each op)."""
         return localise(
             self.op_records(on_item),
-            AMPLIFICATION if amplification is None else amplification,
+            self.amplification if amplification is None else amplification,
             evidence,
             on_item,
             self.thresholds,

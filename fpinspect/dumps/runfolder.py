@@ -1,23 +1,12 @@
-"""The run folder convention: ``dumpgraph_af_open/`` and ``dumpgraph_af_close/`` (one graph each:
-atc's ``.json`` or GE's ``ge_proto_*_Build.txt``), ``datadump_af_open/`` and ``datadump_af_close/``."""
+"""What lies beside a run's folders (``dumpgraph_af_open/``, ``datadump_af_open/`` and their
+``af_close`` siblings): the graph of a data folder, and ``fpinspect confirm``'s last result. Which
+inputs a RUN argument names is :mod:`fpinspect.inspection.runs`'s."""
 
 from __future__ import annotations
 
 import json
 import os
 import tempfile
-from typing import NamedTuple
-
-from .errors import InputError
-
-
-class RunFolder(NamedTuple):
-    """The four inputs of a comparison, as ``DumpComparison`` takes them."""
-
-    open_graph: str
-    close_graph: str
-    open_data: str
-    close_data: str
 
 
 def one_graph(folder: str) -> str | None:
@@ -41,30 +30,6 @@ def graph_beside(data_folder: str) -> str | None:
     return (
         one_graph(os.path.join(head, tail.replace("datadump", "dumpgraph"))) if "datadump" in tail else None
     )
-
-
-def run_folder(path: str) -> RunFolder:
-    """The four inputs of the run folder ``path``. Raises :class:`InputError` naming what is missing."""
-    if not os.path.isdir(path):
-        raise InputError(path, "is not a run folder (not a folder)", "RUN_FOLDER_ERROR")
-    graphs = [one_graph(os.path.join(path, f"dumpgraph_af_{side}")) for side in ("open", "close")]
-    data = [os.path.join(path, f"datadump_af_{side}") for side in ("open", "close")]
-    missing = [
-        name
-        for name, ok in zip(
-            (
-                "dumpgraph_af_open/ (one graph)",
-                "dumpgraph_af_close/ (one graph)",
-                "datadump_af_open/",
-                "datadump_af_close/",
-            ),
-            (*(g is not None for g in graphs), *(os.path.isdir(d) for d in data)),
-        )
-        if not ok
-    ]
-    if missing:
-        raise InputError(path, f"is not a run folder: it has no {', no '.join(missing)}", "RUN_FOLDER_ERROR")
-    return RunFolder(graphs[0], graphs[1], data[0], data[1])
 
 
 #: Where ``fpinspect confirm`` leaves its last result, beside the capture's folders.

@@ -68,7 +68,7 @@ class Sources:
 
     @property
     def lacking(self) -> list[str]:
-        """The inputs of a comparison that were not found, in words ("fusion-off graph", ...)."""
+        """The inputs a comparison needs that were not found, as a user names them."""
         return [
             label
             for label, value in (

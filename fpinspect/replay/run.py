@@ -65,7 +65,6 @@ def run_with_replay(
     replay: str = "failing",
     compare_input: bool = False,
     jobs: int = 1,
-    amplification: float | None = None,
     progress=None,
     known: dict[str, OpReplay] | None = None,
     cluster=None,
@@ -81,9 +80,7 @@ def run_with_replay(
     # an op left out has no evidence, which its finding then says (the threshold rule decided)
     evidence = {op.name: OpReplay(op.name, {}) for op in comparison.fused}
     evidence.update({**known, **replay_ops(comparison, todo, jobs)})
-    report = comparison.run(
-        compare_input=compare_input, jobs=jobs, amplification=amplification, evidence=evidence
-    )
+    report = comparison.run(compare_input=compare_input, jobs=jobs, evidence=evidence)
     report.annotate(
         "replay",
         {(name, "output", i): ev.to_json() for name, r in evidence.items() for i, ev in r.outputs.items()},

@@ -196,13 +196,13 @@ def compare_leaves(
     replay: str = "failing",
     compare_input: bool = False,
     jobs: int = 1,
-    amplification: float | None = None,
     cluster=None,
 ) -> Iterator[LeafRun]:
     """Each leaf pair of ``pairs`` (a :class:`~fpinspect.dumps.runtree.Scope`'s ``compared``), taken
     one at a time as the one before is done, against its fusion-on and fusion-off graphs
     chosen by ``graphs``. ``comparison_options`` are the further keyword arguments of
-    :class:`~fpinspect.dumps.compare.DumpComparison` (thresholds, fused types, ...); ``cluster``, a
+    :class:`~fpinspect.dumps.compare.DumpComparison` (thresholds, fused types, amplification, ...:
+    :meth:`~fpinspect.inspection.settings.CompareSettings.comparison_options`); ``cluster``, a
     Dask client, computes every leaf's records on its workers, the next leaf's already sent while
     this one's come back (so the workers never wait for the client to load and plan a leaf)."""
     used: dict[tuple, Leaf] = {}  # (rank, step, fusion-on graph file) -> the first leaf compared against it
@@ -227,7 +227,6 @@ def compare_leaves(
             replay=replay,
             compare_input=compare_input,
             jobs=jobs,
-            amplification=amplification,
             cluster=cluster,
         )
         warnings = [pick.warning for pick in picks if pick.warning is not None]

@@ -18,7 +18,6 @@ from pathlib import Path
 from ..dumps.compare import DumpComparison
 from ..dumps.fusion import fused_ops
 from ..dumps.graph import GeModel
-from ..dumps.localise import AMPLIFICATION
 from ..dumps.sources import Sources
 from ..dumps.switches import OpSwitches, autofuse_flags, autofuse_switches
 from ..replay.repro import ReproError, write_bundle
@@ -72,16 +71,11 @@ def new_folder(where: Path, stem: str) -> Path:
     return path
 
 
-def _comparison(sources: Sources, fused_types: list[str] | None, compare_unfused: bool) -> DumpComparison:
+def _comparison(sources: Sources, **walk) -> DumpComparison:
     """The run compared anew, as the commands compare it (the screen's own comparison belongs
-    to its sweep)."""
+    to its sweep), with the screen's settings (``walk``: ``CompareSettings.walk()``)."""
     return DumpComparison(
-        sources.open_graph,
-        sources.close_graph,
-        sources.open_data,
-        sources.close_data,
-        fused_types=fused_types,
-        compare_unfused=compare_unfused,
+        sources.open_graph, sources.close_graph, sources.open_data, sources.close_data, **walk
     )
 
 
@@ -173,7 +167,7 @@ def record_baseline(sources: Sources, walk: dict, tag: str, db: Path | None = No
     report = run_with_replay(cmp).to_json()
     settings = compare_settings(
         cmp.thresholds.to_json(),
-        AMPLIFICATION,
+        cmp.amplification,
         "failing",
         tuple(walk["fused_types"] or ()),
         walk["compare_unfused"],

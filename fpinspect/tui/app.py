@@ -15,6 +15,7 @@ from textual.screen import Screen
 
 from ..dumps.sources import Sources
 from ..experiments.runs import RunStore, default_runs_dir
+from ..inspection.settings import CompareSettings
 from .answering import Answering
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
@@ -41,9 +42,8 @@ class Settings:
     profile: str = "quick"
     result: Path | None = None
     devices: dict[str, str | None] | None = None
-    #: which ops the comparison walks (``--fused-types``, ``--compare-unfused``)
-    fused_types: list[str] | None = None
-    compare_unfused: bool = False
+    #: how the run is compared and judged (``--threshold``, ``--fused-types``, ...), as by ``compare``
+    compare: CompareSettings = field(default_factory=CompareSettings)
     clock: Callable[[], float] = time.monotonic
     now: Callable[[], datetime] = datetime.now
 
@@ -72,15 +72,12 @@ class InspectorApp(App[str | None]):
         self.set_keymap(self.settings.keymap)
         if self.settings.sources is not None and self.settings.start == "inspect":
             self.sub_title = self.settings.sources.name
-            walk = {
-                "fused_types": self.settings.fused_types,
-                "compare_unfused": self.settings.compare_unfused,
-            }
+            compare = self.settings.compare
             scope = run_scope(self.settings.sources)
             if scope is not None:
-                self.push_screen(RunsScreen(self.settings.sources, scope, **walk))
+                self.push_screen(RunsScreen(self.settings.sources, scope, settings=compare))
             else:
-                self.push_screen(MainScreen(self.settings.sources, **walk))
+                self.push_screen(MainScreen(self.settings.sources, settings=compare))
             return
         self.action_tasks()
         if self.settings.result is not None:

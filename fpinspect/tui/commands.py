@@ -12,7 +12,7 @@ import click
 from ..experiments.backends.probe import CHOICES
 from ..experiments.runs import DEFAULT_RUNS_DIR, RUNS_DIR_ENV
 from ..experiments.settings import PROFILES
-from ..reports.options import compare_unfused_option, fused_types_option, type_list
+from ..reports.options import compare_options
 
 runs_dir_option = click.option(
     "--runs-dir",
@@ -100,8 +100,7 @@ def open_result_command(ctx: click.Context, path: Path, runs_dir: Path) -> None:
     help="dump graph (atc JSON or ge_proto_*.txt, or a folder of them) of the run with auto-fusion off",
 )
 @click.option("--close-data", metavar="D", help="datadump .npy folder of the run with auto-fusion off")
-@fused_types_option
-@compare_unfused_option
+@compare_options()
 @runs_dir_option
 @click.pass_context
 def open_command(
@@ -110,8 +109,7 @@ def open_command(
     data: str | None,
     close_graph: str | None,
     close_data: str | None,
-    fused_types: tuple[str, ...],
-    compare_unfused: bool,
+    settings,
     runs_dir,
 ) -> None:
     """Inspect a fusion-on / fusion-off dump pair in the terminal.
@@ -136,11 +134,7 @@ def open_command(
         ctx.exit(2)
     from .app import Settings, make_app
 
-    app = make_app(
-        Settings(
-            sources, runs_dir=runs_dir, fused_types=type_list(fused_types), compare_unfused=compare_unfused
-        )
-    )
+    app = make_app(Settings(sources, runs_dir=runs_dir, compare=settings))
     problem = app.run()
     if app.return_code:
         if problem:

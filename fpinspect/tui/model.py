@@ -20,7 +20,7 @@ from ..dumps.localise import Localisation, OpFinding
 from ..dumps.plan import PairPlans, plan_pairs
 from ..dumps.runfolder import confirmations
 from ..dumps.sources import Sources
-from ..dumps.verdict import VERDICTS, worst_verdict
+from ..dumps.verdict import VERDICTS, ThresholdTable, worst_verdict
 from ..replay.evidence import OpReplay, ReplayEvidence
 
 #: Worst elements kept per pair: as many as ``fpinspect diff`` lists by default.
@@ -244,16 +244,20 @@ class Inspection:
         *,
         fused_types: list[str] | None = None,
         compare_unfused: bool = False,
+        thresholds: ThresholdTable | None = None,
+        amplification: float | None = None,
         split: Mapping[str, SplitGraph | None] | None = None,
         on_item: Callable[[], object] | None = None,
     ) -> Inspection:
         """Read the graphs and index the dump folders (slow: run it in a worker). Raises
         :class:`~fpinspect.dumps.InputError` for unreadable input. ``fused_types`` and
-        ``compare_unfused`` choose the ops listed and compared, as for ``fpinspect compare``;
+        ``compare_unfused`` choose the ops listed and compared, ``thresholds`` and ``amplification``
+        judge them, as for ``fpinspect compare`` (:meth:`~fpinspect.inspection.CompareSettings.walk`);
         ``split`` holds graphs :func:`~fpinspect.dumps.graph.split_json` read already, by path;
         ``on_item()`` is called before each op of the graphs is decoded (what it raises ends the load)."""
         graphs = {path: s for path, s in (split or {}).items() if s is not None}
-        insp = cls._read(sources, fused_types, compare_unfused, graphs, on_item)
+        judging = {"thresholds": thresholds, "amplification": amplification}
+        insp = cls._read(sources, fused_types, compare_unfused, judging, graphs, on_item)
         # made here, in the worker, what the screen's thread would otherwise make on its first
         # record or highlight, pausing for 50-250 ms at 100 000 ops: the order of the sweep (a
         # scan of every plan), the rows by name (the first records), the fusion-off order and
@@ -270,6 +274,7 @@ class Inspection:
         sources: Sources,
         fused_types: list[str] | None,
         compare_unfused: bool,
+        judging: dict,
         split: dict,
         on_item: Callable[[], object] | None,
     ) -> Inspection:
@@ -285,6 +290,7 @@ class Inspection:
                 fused_types=fused_types,
                 compare_unfused=compare_unfused,
                 on_item=on_item,
+                **judging,
             )
             return cls(sources, cmp.open_model, cmp.pairs, comparison=cmp, close_model=cmp.close_model)
         model = load_graph(open_graph, on_item)

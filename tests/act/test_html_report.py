@@ -75,7 +75,7 @@ def test_a_saved_report_renders_too(tmp_path):
         (lambda p: p / "missing.json", "does not exist"),
         (lambda p: (p / "x.json").write_text("[1,") and p / "x.json", "not a readable JSON report"),
         (lambda p: (p / "y.json").write_text('{"records": 3}') and p / "y.json", "has no records"),
-        (lambda p: (p / "d").mkdir() or p / "d", "is not a run folder"),
+        (lambda p: (p / "d").mkdir() or p / "d", "is a folder without a graph"),
     ],
 )
 def test_bad_sources_are_one_sentence(tmp_path, make, needle):

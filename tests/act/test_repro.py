@@ -92,7 +92,7 @@ def test_bad_requests_are_one_sentence(tmp_path):
     r = run("repro", SAMPLES / "regression", "no_such_op", "--out", tmp_path / "b")
     assert r.exit_code == 2 and "has no fused op no_such_op" in r.output
     r = run("repro", tmp_path, "x", "--out", tmp_path / "b")
-    assert r.exit_code == 2 and "is not a run folder" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2 and "is a folder without a graph" in r.output and "Traceback" not in r.output
     blocker = tmp_path / "file"
     blocker.write_text("")
     r = run("repro", SAMPLES / "regression", "autofuse_2_Add_LayerNorm", "--out", blocker / "b")

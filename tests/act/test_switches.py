@@ -103,7 +103,7 @@ def test_ge_passes_from_fusion_result(tmp_path):
         (lambda p: p / "missing.json", "does not exist"),
         (lambda p: (p / "bad.json").write_text("{not json") and p / "bad.json", "not a readable JSON report"),
         (lambda p: (p / "r.json").write_text("{}") and p / "r.json", "has no summary.introduced"),
-        (lambda p: (p / "e").mkdir() or p / "e", "is not a run folder"),
+        (lambda p: (p / "e").mkdir() or p / "e", "is a folder without a graph"),
     ],
 )
 def test_bad_sources_are_one_sentence(tmp_path, make, needle):

@@ -10,6 +10,7 @@ from gefixtures import fusion_kinds_run
 from harness import app_for, drive, settle
 from protofixtures import real_ge
 
+from fpinspect.inspection import CompareSettings
 from fpinspect.tui.widgets.banner import Banner
 from fpinspect.tui.widgets.op_list import OpList
 
@@ -80,7 +81,9 @@ def test_real_graphs_list_their_ops(name, fused, every):
 
 
 def test_open_narrows_fused_types_and_compares_unfused_ops(tmp_path):
-    app = app_for(_matmul_run(tmp_path), fused_types=["AscBackend"], compare_unfused=True)
+    app = app_for(
+        _matmul_run(tmp_path), compare=CompareSettings(fused_types=("AscBackend",), compare_unfused=True)
+    )
 
     async def scenario(pilot):
         insp = app.screen.inspection

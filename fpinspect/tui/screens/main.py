@@ -32,6 +32,7 @@ from ...dumps.outline import outline_fused_ops
 from ...dumps.runfolder import confirmations
 from ...dumps.sources import Sources
 from ...explorer import missing as explorer_missing
+from ...inspection.settings import CompareSettings
 from ...replay.evidence import OpReplay, replay_op
 from ...replay.repro import ReproError
 from ...replay.run import run_with_replay
@@ -273,12 +274,11 @@ class MainScreen(Screen):
         ),
     ]
 
-    def __init__(
-        self, sources: Sources, *, fused_types: list[str] | None = None, compare_unfused: bool = False
-    ) -> None:
+    def __init__(self, sources: Sources, *, settings: CompareSettings | None = None) -> None:
         super().__init__()
         self.sources = sources
-        self.walk = {"fused_types": fused_types, "compare_unfused": compare_unfused}
+        #: how the run is compared and judged: ``DumpComparison``'s keyword arguments
+        self.walk = (settings or CompareSettings()).walk()
         self.inspection: Inspection | None = None
         #: the fused ops listed while the run loads (:class:`~..messages.Outlined`)
         self.outline: list[OpRow] | None = None

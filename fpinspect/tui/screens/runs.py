@@ -27,6 +27,7 @@ from ...dumps.errors import InputError
 from ...dumps.runtree import Leaf, Scope, pair_trees, scan_tree
 from ...dumps.sources import Sources
 from ...dumps.verdict import worst_verdict
+from ...inspection.settings import CompareSettings
 from ...replay.tree import GraphChooser, compare_leaves
 from ..widgets import styled
 from ..widgets.footer import KeysFooter
@@ -149,13 +150,14 @@ class RunsScreen(Screen):
         sources: Sources,
         scope: Scope,
         *,
-        fused_types: list[str] | None = None,
-        compare_unfused: bool = False,
+        settings: CompareSettings | None = None,
     ) -> None:
         super().__init__()
         self.sources, self.scope = sources, scope
         self.grid = scope.grid()
-        self.walk = {"fused_types": fused_types, "compare_unfused": compare_unfused}
+        #: how each leaf is compared and judged, also by the leaf screens opened from here
+        self.settings = settings or CompareSettings()
+        self.walk = self.settings.walk()
         #: the step the grid shows: the latest
         self.step = self.grid.steps[-1]
         #: each compared leaf pair's message, once it is compared (or found unreadable)
@@ -369,7 +371,7 @@ class RunsScreen(Screen):
         open_graph, close_graph = outcome.graphs
         sources = Sources(open_graph, leaf_folder(on_leaf), close_graph, leaf_folder(off_leaf))
         self.app.sub_title = on_leaf.label()
-        self.app.push_screen(LeafScreen(sources, **self.walk), callback=self._back)
+        self.app.push_screen(LeafScreen(sources, settings=self.settings), callback=self._back)
 
     def _back(self, _result: object) -> None:
         self.app.sub_title = self.sources.name

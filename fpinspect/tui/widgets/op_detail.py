@@ -321,12 +321,12 @@ def _ablation_line(confirmed: dict, finding) -> str:
     """What ``fpinspect confirm`` (kept in confirm.json) says of this op's region at the model's
     outputs, and whether that agrees with the comparison's finding."""
     verdict = confirmed.get("verdict")
-    only = confirmed.get("only")
-    moved = (
-        f"fused alone it moves them {only['final_vs_eager']:.3g} eps from eager"
-        if isinstance(only, dict) and isinstance(only.get("final_vs_eager"), (int, float))
-        else "unfused alone"
-    )
+    only, removed = confirmed.get("only"), confirmed.get("removed")
+    if isinstance(only, dict) and isinstance(only.get("final_vs_eager"), (int, float)):
+        moved = f"fused alone it moves them {only['final_vs_eager']:.3g} eps from eager"
+    else:  # a confirm.json written before regions were run fused alone
+        share = f", removing {max(removed, 0):.0%} of the deviation" if isinstance(removed, float) else ""
+        moved = f"unfused alone{share}"
     line = f"{verdict} at the model's outputs (fpinspect confirm: {moved})"
     role = finding.role if finding is not None else None
     if isinstance(verdict, str) and (role == "introduced") != (verdict == "confirmed"):

@@ -262,12 +262,13 @@ def _classify(f: OpFinding, outs, ins, amplification: float, thresholds: Thresho
         src = f"input {w.plan.fused_index} (from {w.plan.src_op})"
         own = "" if unit_of(w) == unit or w_score is None else f" = {format_score(w_score)} {unit}"
         ratio = None
-        if f.score is not None and w_score not in (None, 0) and not math.isinf(f.score):
-            ratio = f.score / w_score
+        out_score = bad_out.score  # in ``unit``, as ``w_score`` is
+        if out_score is not None and w_score not in (None, 0) and not math.isinf(out_score):
+            ratio = out_score / w_score
         if ratio is not None and ratio > amplification:
             f.role = "introduced"
             f.reason = (
-                f"{what}; its output error {format_score(f.score)} is {ratio:.0f}x the worst input error "
+                f"{what}; its output error {format_score(out_score)} is {ratio:.0f}x the worst input error "
                 f"{format_score(w.score)}{own} ({src}), more than inputs explain"
             )
         else:

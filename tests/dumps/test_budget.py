@@ -100,3 +100,18 @@ def test_a_replay_is_decisive_about_a_deviation_far_larger_than_its_own_error():
     nan = replay.copy()
     nan[0] = np.nan
     assert decisive(compare_arrays(nan, device, worst=0, kl=False), far) is None
+
+
+def test_the_amplification_ratio_reads_the_failing_output_in_its_own_unit():
+    # output 0 (judged in bfloat16 eps) fails 3x its bfloat16 input's error: inherited; output 1,
+    # a float32 output 15 float32 eps off, passes and must not stand in for it in the ratio
+    x = _through_bf16(_values())
+    noisy_in = _through_bf16(x * np.float32(1 + 2.5 * 2.0**-8))
+    inp = _record("input", 0, noisy_in.astype(ml_dtypes.bfloat16), x.astype(ml_dtypes.bfloat16))
+    assert inp.verdict == "fail"
+    failing = _record("output", 0, x * np.float32(1.03), x, budget="bfloat16")
+    y = _values(seed=3)
+    passing = _record("output", 1, y * np.float32(1 + 15 * 2.0**-23), y)
+    assert failing.verdict == "fail" and passing.verdict == "pass" and passing.score > failing.score
+    (finding,) = localise([OpRecords(_op(), [failing, passing], [inp])], thresholds=TABLE).ops
+    assert finding.role == "inherited", finding.reason

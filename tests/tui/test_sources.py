@@ -10,8 +10,8 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
+from fpinspect.cli import main
 from fpinspect.dumps.sources import SourceError, Sources, resolve, swap_side
-from fpinspect.tui.commands import open_command
 
 
 def test_swap_side_renames_the_last_af_open_part():
@@ -74,7 +74,7 @@ def test_no_arguments_open_the_sample_or_say_it_is_missing(regression, tmp_path)
 )
 def test_bad_input_is_one_sentence_on_stderr_and_status_2(regression, args, message):
     graph = str(regression / "dumpgraph_af_open" / "Build.json")
-    result = CliRunner().invoke(open_command, [a.format(graph=graph) for a in args])
+    result = CliRunner().invoke(main, ["open", *(a.format(graph=graph) for a in args)])
     assert result.exit_code == 2
     assert message in result.stderr
     assert result.stderr.startswith("fpinspect: ") and result.stderr.count("\n") == 1
@@ -114,7 +114,7 @@ def test_a_folder_of_graphs_is_kept_with_its_data_and_refused_without(regression
         run / "dumpgraph_af_close"
     )
     shutil.rmtree(run / "datadump_af_open")
-    result = CliRunner().invoke(open_command, [str(run)])
+    result = CliRunner().invoke(main, ["open", str(run)])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert result.stderr == (
         f"fpinspect: the fusion-on graph {run / 'dumpgraph_af_open'} is a folder of 2 graphs: give the "

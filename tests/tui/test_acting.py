@@ -16,6 +16,7 @@ from test_inspector import text_of
 from textual.widgets import Input, Static
 
 from fpinspect.cli import main as cli
+from fpinspect.inspection import CompareSettings
 from fpinspect.store import ResultsDB
 from fpinspect.tui.screens.prompt import PathPrompt
 from fpinspect.tui.screens.switches import SwitchesScreen
@@ -270,6 +271,6 @@ def test_f_on_an_op_fusion_left_alone_says_no_switch_concerns_it(db):
         seen["notes"] = _notes(pilot.app)
         seen["op"] = unfused
 
-    drive(app_for(SAMPLE, compare_unfused=True), scenario, size=WIDE)
+    drive(app_for(SAMPLE, compare=CompareSettings(compare_unfused=True)), scenario, size=WIDE)
     assert not isinstance(seen["screen"], SwitchesScreen)
     assert any(seen["op"] in n and "not a fused op" in n for n in seen["notes"]), seen["notes"]

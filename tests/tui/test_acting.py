@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from harness import app_for, drive, settle
 from test_inspector import text_of
-from textual.widgets import Input, Static
+from textual.widgets import Input, Label, Static
 
 from fpinspect.cli import main as cli
 from fpinspect.store import ResultsDB
@@ -153,6 +153,32 @@ def test_the_same_from_a_leaf_of_a_whole_runs_grid(db, tmp_path):
     with ResultsDB(db) as store:
         (run,) = store.runs()
         assert store.baseline_names(run.id) == ["before-upgrade"]
+
+
+def test_h_on_the_grid_writes_the_highlighted_leafs_report_and_says_so(db, tmp_path):
+    from runtrees import SAMPLE as RUN_SAMPLE
+    from runtrees import write_trees
+
+    write_trees(tmp_path / "run")
+    seen = {}
+
+    async def scenario(pilot):
+        await pilot.press("down", "H")  # rank 1's cell at the latest step
+        seen["question"] = text_of(pilot.app.screen.query_one(Label))
+        seen["report"] = await _answer(pilot)
+        seen["notes"] = _notes(pilot.app)
+
+    app = app_for(
+        RUN_SAMPLE / "dumpgraph_af_open" / "Build.json",
+        str(tmp_path / "run" / "on"),
+        str(RUN_SAMPLE / "dumpgraph_af_close" / "Build.json"),
+        str(tmp_path / "run" / "off"),
+    )
+    drive(app, scenario, size=WIDE)
+    report = Path(seen["report"]).resolve()
+    assert report.parent == tmp_path and report.is_file() and CULPRIT in report.read_text()
+    assert "no whole-run form" in seen["question"] and "rank 1" in seen["question"]
+    assert any(str(report) in n and "rank 1" in n for n in seen["notes"]), seen["notes"]
 
 
 def test_copy_needs_no_clipboard_to_leave_a_file(db, tmp_path):

@@ -147,6 +147,49 @@ def _replayed_localised(
     return Replayed(name, evidence[name], comparison.localise(None, dict(evidence), on_item))
 
 
+def act(screen: Screen, job: Callable[[], str], what: str, group: str = "act") -> Worker:
+    """Run ``job`` on a worker of ``screen``; its sentence (or the one sentence its failure
+    makes) is its result, shown by :func:`tell_acted`."""
+    said = f"{what[:1].upper()}{what[1:]}"
+
+    def run() -> tuple[str, str]:
+        try:
+            return job(), "information"
+        except Cancelled:
+            return f"{said}: cancelled; nothing was kept.", "warning"
+        except (InputError, ReproError, StoreError, ActionRefused) as exc:
+            return f"{said}: {str(exc).rstrip('.')}.", "error"
+        except OSError as exc:
+            return f"{said}: {exc.strerror or exc} ({exc.filename}).", "error"
+
+    screen.notify(f"{said}…", timeout=3)
+    return screen.run_worker(run, thread=True, group=group, exit_on_error=False, description=what)
+
+
+def tell_acted(screen: Screen, event: Worker.StateChanged) -> None:
+    """Show the sentence of an action's worker (:func:`act`) once it is done."""
+    if event.worker.group in ("act", "confirm") and event.state == WorkerState.SUCCESS:
+        sentence, severity = event.worker.result
+        screen.notify(sentence, severity=severity, timeout=20)
+
+
+def ask_place(
+    screen: Screen, sources: Sources, question: str, default: Path, then: Callable[[Path], None]
+) -> None:
+    """Ask where to write (``default`` prefilled); ``then(path)`` once it is a place outside
+    the run ``sources`` and the package."""
+
+    def chosen(answer: str | None) -> None:
+        if not answer:
+            return
+        try:
+            then(check_place(sources, answer))
+        except ActionRefused as exc:
+            screen.notify(str(exc), severity="error", timeout=8)
+
+    screen.app.push_screen(PathPrompt(question, shown(default)), chosen)
+
+
 #: Each worker below is given its description: Textual's default, the repr of its arguments
 #: (a sweep's pair plans), would be made on the screen's thread as the worker starts.
 class MainScreen(Screen):
@@ -477,9 +520,7 @@ class MainScreen(Screen):
         self.post_message(Exported(path, len(report.records)))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group in ("act", "confirm") and event.state == WorkerState.SUCCESS:
-            sentence, severity = event.worker.result
-            self.notify(sentence, severity=severity, timeout=20)
+        tell_acted(self, event)
         if event.worker.group == "confirm" and event.state in (
             WorkerState.SUCCESS,
             WorkerState.CANCELLED,
@@ -888,21 +929,7 @@ class MainScreen(Screen):
         return current.name
 
     def _act(self, job: Callable[[], str], what: str, group: str = "act") -> Worker:
-        """Run ``job`` on a worker; its sentence (or the one sentence its failure makes) is shown."""
-        said = f"{what[:1].upper()}{what[1:]}"
-
-        def run() -> tuple[str, str]:
-            try:
-                return job(), "information"
-            except Cancelled:
-                return f"{said}: cancelled; nothing was kept.", "warning"
-            except (InputError, ReproError, StoreError, ActionRefused) as exc:
-                return f"{said}: {str(exc).rstrip('.')}.", "error"
-            except OSError as exc:
-                return f"{said}: {exc.strerror or exc} ({exc.filename}).", "error"
-
-        self.notify(f"{said}…", timeout=3)
-        return self.run_worker(run, thread=True, group=group, exit_on_error=False, description=what)
+        return act(self, job, what, group)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "confirm":
@@ -965,18 +992,7 @@ class MainScreen(Screen):
             self.query_one(OpDetail).show(insp, current.name)
 
     def _ask_place(self, question: str, default: Path, then: Callable[[Path], None]) -> None:
-        """Ask where to write (``default`` prefilled); ``then(path)`` once it is a place outside
-        the run and the package."""
-
-        def chosen(answer: str | None) -> None:
-            if not answer:
-                return
-            try:
-                then(check_place(self.sources, answer))
-            except ActionRefused as exc:
-                self.notify(str(exc), severity="error", timeout=8)
-
-        self.app.push_screen(PathPrompt(question, shown(default)), chosen)
+        ask_place(self, self.sources, question, default, then)
 
     def _capture_lines(self, name: str) -> list[str]:
         """For a capture: what ``confirm`` proved of ``name``, and how to find Inductor's switch."""

@@ -240,14 +240,21 @@ def test_x_cancels_a_confirm_and_nothing_is_kept(db, capture, monkeypatch):
     seen = {}
 
     async def scenario(pilot):
-        await pilot.press("i", "v", "x")
-        await settle(pilot)
+        await pilot.press("i")
+        # queued at once (Pilot.press waits for an idle CPU: for the confirm's end): x is answered
+        # as soon as v has started the confirm, and v again while its model run under way ends
+        for key in ("v", "x", "v"):
+            pilot.app.simulate_key(key)
+        await settle(pilot)  # the confirm's worker runs until its thread has stopped
         seen["notes"] = _notes(pilot.app)
         seen["note"] = text_of(pilot.app.screen.query_one("#banner"))
 
     drive(app_for(capture), scenario, size=WIDE)
-    assert not (capture / "confirm.json").exists()
-    assert any("cancelled" in n for n in seen["notes"]) and "x cancels" not in seen["note"]
+    notes = seen["notes"]
+    assert not (capture / "confirm.json").exists(), notes
+    assert any(f"Confirming {CULPRIT}: cancelled; nothing was kept" in n for n in notes), notes
+    assert any("stops after its model run under way: v again once it has" in n for n in notes), notes
+    assert "x cancels" not in seen["note"] and "cancelling" not in seen["note"]
 
 
 def test_a_capture_of_a_users_own_model_is_not_run_from_the_inspector(db, capture):

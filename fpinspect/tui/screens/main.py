@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import webbrowser
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -337,6 +338,9 @@ class MainScreen(Screen):
         self._explorer: subprocess.Popen | None = None
         #: the confirm that runs (``v``), one at a time
         self._confirming: Worker | None = None
+        #: set by ``x``: the confirm stops after its model run under way; its worker runs until
+        #: then (a cancelled thread worker would be let go while its thread still runs the model)
+        self._stop_confirm = threading.Event()
         #: a folder written by ``fpinspect capture`` (``v`` confirms its ops); asked once, not on each key
         self.capture = is_capture(sources)
 
@@ -944,12 +948,19 @@ class MainScreen(Screen):
 
     def action_confirm(self, bisect: bool) -> None:
         if self._confirming is not None:
-            self.notify("A confirm is running: x cancels it.", timeout=4)
+            if self._stop_confirm.is_set():
+                self.notify(
+                    "The confirm stops after its model run under way: v again once it has.", timeout=4
+                )
+            else:
+                self.notify("A confirm is running: x cancels it.", timeout=4)
             return
         name = self._fused_op("confirm")
         if name is None:
             return
         run_dir = self.sources.run_dir
+        stopping = self._stop_confirm
+        stopping.clear()
 
         def job() -> str:
             worker = get_current_worker()
@@ -958,7 +969,7 @@ class MainScreen(Screen):
                 name,
                 bisect=bisect,
                 tell=lambda line: self.post_message(ConfirmProgress(line)),
-                stop=lambda: worker.is_cancelled,
+                stop=lambda: stopping.is_set() or worker.is_cancelled,
             )
 
         what = f"confirming {name}" + (" and bisecting every region" if bisect else "")
@@ -973,13 +984,16 @@ class MainScreen(Screen):
                 Content.assemble(
                     (f"{self._confirming.description}: ", "$text-accent"),
                     msg.line,
-                    ("   x cancels", styled.MUTED),
+                    ("   cancelling…" if self._stop_confirm.is_set() else "   x cancels", styled.MUTED),
                 )
             )
 
     def action_cancel_confirm(self) -> None:
-        if self._confirming is not None:
-            self._confirming.cancel()
+        if self._confirming is not None and not self._stop_confirm.is_set():
+            self._stop_confirm.set()
+            self.query_one(Banner).note(
+                Content.styled(f"{self._confirming.description}: cancelling…", "$text-accent")
+            )
             self.notify("Confirm cancelled: it stops after the model run under way.", timeout=4)
 
     def _confirmed(self) -> None:

@@ -1,11 +1,14 @@
 """`fpinspect open` on a generated run of 10 000 fused ops: time to first paint and to interactive.
 
-    .venv/bin/python benchmarks/bench_tui.py [--ops N] [--originals 1|2] [--repeat R] [--large MIB] [--dir TMP]
+    .venv/bin/python benchmarks/bench_tui.py [--ops N] [--originals 1|2] [--dumped D] [--repeat R] [--large MIB] [--dir TMP]
 
 Headless (Textual's ``run_test``, 100x30), medians of ``--repeat`` runs, the graphs written
 with atc's indentation. ``--originals`` is how many original ops each fused op replaces: 1 (the
 default) is the shape of the issue's target, 100 000 ops in two graphs of ~130 MB; 2 gives a
 fusion-off graph of twice the ops (100 000 fused ops: 200 MB fusion-on, 114 MB fusion-off ×2 ops).
+``--dumped`` is how many fused ops have dump files (default 8: the sweep is short, and "once
+loaded" is mostly the localisation; 10 000 makes ~20 000 pairs to compare). Through a real
+terminal: ``bench_tui_terminal.py``.
 
 1. first paint — app start until the main screen is drawn (a "reading the graphs" banner);
 2. first ops — until the list shows fused ops (the first 1 000 of the outline, before the rest);
@@ -285,12 +288,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ops", type=int, default=10_000)
     ap.add_argument("--originals", type=int, choices=(1, 2), default=1, help="original ops per fused op")
+    ap.add_argument("--dumped", type=int, default=8, help="fused ops with dump files (the sweep's length)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--large", type=int, default=0, metavar="MIB", help="size of each file of the large pair")
     ap.add_argument("--dir", default=None, help="where to write the generated runs (default: a temp folder)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        root = write_synthetic(Path(tmp) / "synthetic", args.ops, indent=2, originals=args.originals)
+        root = write_synthetic(
+            Path(tmp) / "synthetic", args.ops, dumped=args.dumped, indent=2, originals=args.originals
+        )
         small = write_synthetic(Path(tmp) / "small", 4)
         # the baselines first: an app's background threads may still be at work once it has quit
         load = statistics.median(load_only(root) for _ in range(args.repeat))

@@ -172,18 +172,22 @@ def _chosen(text: str, report, cap) -> list[int]:
 
 
 def _keep(run_dir: str, result: dict) -> None:
-    """The result beside the capture (``confirm.json``), where the inspector shows it on each op;
-    written whole or not at all, and a folder that cannot take it is said, not fatal."""
+    """The result beside the capture (``confirm.json``), where the inspector shows it on each op
+    (:func:`~fpinspect.dumps.runfolder.keep_confirmation`, as the inspector's ``v`` keeps it), with
+    the mode ``open`` would give it; a folder that cannot take it is said, not fatal."""
     import os
 
-    from ..dumps.runfolder import CONFIRM_FILE
-    from .output import report_file
+    from ..dumps.runfolder import CONFIRM_FILE, keep_confirmation
+    from .output import _umask
 
-    path = os.path.join(run_dir, CONFIRM_FILE)
     try:
-        with report_file(path) as f:
-            f.write(indented_json(result) + "\n")
-    except UsageProblem as exc:
-        echo(f"fpinspect: warning: the result is not kept: {exc}", err=True)
+        path = keep_confirmation(run_dir, result)
+        os.chmod(path, 0o666 & ~_umask())  # its temporary file was made private
+    except OSError as exc:
+        where = os.path.join(run_dir, CONFIRM_FILE)
+        echo(
+            f"fpinspect: warning: the result is not kept: cannot write {where} ({exc.strerror or exc}).",
+            err=True,
+        )
         return
     echo(f"fpinspect: wrote {path} (read by switches --for inductor and the inspector)", err=True)

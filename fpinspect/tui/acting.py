@@ -201,10 +201,10 @@ def is_capture(sources: Sources) -> bool:
 
 
 def _demo_spec(run_dir: str, command: str):
-    """The capture's spec, or :class:`ActionRefused` where its model is not a built-in demo:
-    a capture folder's ``capture.json`` may name any module, and the inspector never imports
-    one (``command`` runs it from the command line)."""
-    from ..capture.choices import DEMO_NAMES
+    """The capture's spec to run again (:meth:`~..capture.spec.CaptureSpec.to_run`), or
+    :class:`ActionRefused` where its model is not a built-in demo: a capture folder's
+    ``capture.json`` may name any module, and the inspector never imports one (``command`` runs
+    it from the command line)."""
     from ..capture.errors import CaptureError
     from ..capture.spec import CaptureSpec
 
@@ -212,12 +212,13 @@ def _demo_spec(run_dir: str, command: str):
         spec = CaptureSpec.read(run_dir)
     except CaptureError as exc:
         raise ActionRefused(str(exc)) from None
-    if spec.model not in DEMO_NAMES:
+    try:
+        return spec.to_run(None, run_dir)
+    except CaptureError:
         raise ActionRefused(
             f"{run_dir} captured {spec.model}, a model of your own, and the inspector imports no module "
             f"a capture folder names: run {command} from the command line"
-        )
-    return spec
+        ) from None
 
 
 def _listening(tell: Callable[[str], None], stop: Callable[[], bool]):

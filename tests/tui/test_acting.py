@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from harness import app_for, drive, settle
 from test_inspector import text_of
-from textual.widgets import Input, Static
+from textual.widgets import Input, Label, Static
 
 from fpinspect.cli import main as cli
 from fpinspect.inspection import CompareSettings
@@ -156,6 +156,32 @@ def test_the_same_from_a_leaf_of_a_whole_runs_grid(db, tmp_path):
         assert store.baseline_names(run.id) == ["before-upgrade"]
 
 
+def test_h_on_the_grid_writes_the_highlighted_leafs_report_and_says_so(db, tmp_path):
+    from runtrees import SAMPLE as RUN_SAMPLE
+    from runtrees import write_trees
+
+    write_trees(tmp_path / "run")
+    seen = {}
+
+    async def scenario(pilot):
+        await pilot.press("down", "H")  # rank 1's cell at the latest step
+        seen["question"] = text_of(pilot.app.screen.query_one(Label))
+        seen["report"] = await _answer(pilot)
+        seen["notes"] = _notes(pilot.app)
+
+    app = app_for(
+        RUN_SAMPLE / "dumpgraph_af_open" / "Build.json",
+        str(tmp_path / "run" / "on"),
+        str(RUN_SAMPLE / "dumpgraph_af_close" / "Build.json"),
+        str(tmp_path / "run" / "off"),
+    )
+    drive(app, scenario, size=WIDE)
+    report = Path(seen["report"]).resolve()
+    assert report.parent == tmp_path and report.is_file() and CULPRIT in report.read_text()
+    assert "no whole-run form" in seen["question"] and "rank 1" in seen["question"]
+    assert any(str(report) in n and "rank 1" in n for n in seen["notes"]), seen["notes"]
+
+
 def test_copy_needs_no_clipboard_to_leave_a_file(db, tmp_path):
     shutil.copytree(SAMPLE, tmp_path / "mine")  # a run outside the package: files go beside it
     seen = {}
@@ -215,14 +241,21 @@ def test_x_cancels_a_confirm_and_nothing_is_kept(db, capture, monkeypatch):
     seen = {}
 
     async def scenario(pilot):
-        await pilot.press("i", "v", "x")
-        await settle(pilot)
+        await pilot.press("i")
+        # queued at once (Pilot.press waits for an idle CPU: for the confirm's end): x is answered
+        # as soon as v has started the confirm, and v again while its model run under way ends
+        for key in ("v", "x", "v"):
+            pilot.app.simulate_key(key)
+        await settle(pilot)  # the confirm's worker runs until its thread has stopped
         seen["notes"] = _notes(pilot.app)
         seen["note"] = text_of(pilot.app.screen.query_one("#banner"))
 
     drive(app_for(capture), scenario, size=WIDE)
-    assert not (capture / "confirm.json").exists()
-    assert any("cancelled" in n for n in seen["notes"]) and "x cancels" not in seen["note"]
+    notes = seen["notes"]
+    assert not (capture / "confirm.json").exists(), notes
+    assert any(f"Confirming {CULPRIT}: cancelled; nothing was kept" in n for n in notes), notes
+    assert any("stops after its model run under way: v again once it has" in n for n in notes), notes
+    assert "x cancels" not in seen["note"] and "cancelling" not in seen["note"]
 
 
 def test_a_capture_of_a_users_own_model_is_not_run_from_the_inspector(db, capture):

@@ -231,3 +231,33 @@ def test_a_task_histograms_unit_is_never_cut():
 
     asyncio.run(main())
     assert any("ULP distance" in line for line in seen["lines"]), seen["lines"][-3:]
+
+
+def test_a_cards_wrapped_line_goes_on_under_its_own_indent():
+    from textual.geometry import Region
+
+    seen = {}
+
+    async def scenario(pilot):
+        await pilot.press("i")
+        card = pilot.app.screen.query_one(OpDetail).cards[0]
+        region = Region(0, 0, card.outer_size.width, card.outer_size.height)
+        seen["lines"] = [s.text.lstrip("▌█").rstrip() for s in card.render_lines(region)]
+
+    drive(app_for(SAMPLES / "regression"), scenario, size=(80, 24))
+    lines = seen["lines"]
+    at = next(i for i, line in enumerate(lines) if "fusion itself changed the result" in line)
+    start = lines[at].index("fusion")
+    assert lines[at + 1][:start].strip() == "" and lines[at + 1][start:].startswith("replay, 2.33 eps"), lines
+
+
+def test_the_clean_runs_score_is_whole_in_the_list_and_its_card_at_160_by_48():
+    seen = {}
+
+    async def scenario(pilot):
+        seen["row"] = _lines(pilot)[1]
+        seen["card"] = text_of(pilot.app.screen.query_one(OpDetail).cards[0])
+
+    drive(app_for(SAMPLES / "clean"), scenario, size=WIDE)
+    assert "0.00249 eps " in seen["row"] and "…" not in seen["row"], seen["row"]
+    assert "pass  0.00249 eps" in seen["card"], seen["card"]

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import webbrowser
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -146,6 +147,49 @@ def _replayed_localised(
     """The :class:`~..messages.Replayed` of ``name`` with the localisation every replay so far
     gives (made, lookups included, inside :func:`_long_lived`)."""
     return Replayed(name, evidence[name], comparison.localise(None, dict(evidence), on_item))
+
+
+def act(screen: Screen, job: Callable[[], str], what: str, group: str = "act") -> Worker:
+    """Run ``job`` on a worker of ``screen``; its sentence (or the one sentence its failure
+    makes) is its result, shown by :func:`tell_acted`."""
+    said = f"{what[:1].upper()}{what[1:]}"
+
+    def run() -> tuple[str, str]:
+        try:
+            return job(), "information"
+        except Cancelled:
+            return f"{said}: cancelled; nothing was kept.", "warning"
+        except (InputError, ReproError, StoreError, ActionRefused) as exc:
+            return f"{said}: {str(exc).rstrip('.')}.", "error"
+        except OSError as exc:
+            return f"{said}: {exc.strerror or exc} ({exc.filename}).", "error"
+
+    screen.notify(f"{said}…", timeout=3)
+    return screen.run_worker(run, thread=True, group=group, exit_on_error=False, description=what)
+
+
+def tell_acted(screen: Screen, event: Worker.StateChanged) -> None:
+    """Show the sentence of an action's worker (:func:`act`) once it is done."""
+    if event.worker.group in ("act", "confirm") and event.state == WorkerState.SUCCESS:
+        sentence, severity = event.worker.result
+        screen.notify(sentence, severity=severity, timeout=20)
+
+
+def ask_place(
+    screen: Screen, sources: Sources, question: str, default: Path, then: Callable[[Path], None]
+) -> None:
+    """Ask where to write (``default`` prefilled); ``then(path)`` once it is a place outside
+    the run ``sources`` and the package."""
+
+    def chosen(answer: str | None) -> None:
+        if not answer:
+            return
+        try:
+            then(check_place(sources, answer))
+        except ActionRefused as exc:
+            screen.notify(str(exc), severity="error", timeout=8)
+
+    screen.app.push_screen(PathPrompt(question, shown(default)), chosen)
 
 
 #: Each worker below is given its description: Textual's default, the repr of its arguments
@@ -294,6 +338,9 @@ class MainScreen(Screen):
         self._explorer: subprocess.Popen | None = None
         #: the confirm that runs (``v``), one at a time
         self._confirming: Worker | None = None
+        #: set by ``x``: the confirm stops after its model run under way; its worker runs until
+        #: then (a cancelled thread worker would be let go while its thread still runs the model)
+        self._stop_confirm = threading.Event()
         #: a folder written by ``fpinspect capture`` (``v`` confirms its ops); asked once, not on each key
         self.capture = is_capture(sources)
 
@@ -370,6 +417,10 @@ class MainScreen(Screen):
                 if demanded or monotonic() - last > BATCH_SECONDS:
                     self.post_message(RecordsComputed(batch, sweep.done, sweep.total))
                     batch, last = [], monotonic()
+                    # the records so far live as long as the screen: frozen, a full collection
+                    # never rescans them (on 10 000 dumped ops of 100 000, each one held the
+                    # interpreter lock longer as they piled up: 76 to 357 ms, keys waited)
+                    gc.freeze()
         except _Cancelled:
             return
         self.post_message(RecordsComputed(batch, sweep.done, sweep.total))
@@ -477,9 +528,7 @@ class MainScreen(Screen):
         self.post_message(Exported(path, len(report.records)))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group in ("act", "confirm") and event.state == WorkerState.SUCCESS:
-            sentence, severity = event.worker.result
-            self.notify(sentence, severity=severity, timeout=20)
+        tell_acted(self, event)
         if event.worker.group == "confirm" and event.state in (
             WorkerState.SUCCESS,
             WorkerState.CANCELLED,
@@ -888,21 +937,7 @@ class MainScreen(Screen):
         return current.name
 
     def _act(self, job: Callable[[], str], what: str, group: str = "act") -> Worker:
-        """Run ``job`` on a worker; its sentence (or the one sentence its failure makes) is shown."""
-        said = f"{what[:1].upper()}{what[1:]}"
-
-        def run() -> tuple[str, str]:
-            try:
-                return job(), "information"
-            except Cancelled:
-                return f"{said}: cancelled; nothing was kept.", "warning"
-            except (InputError, ReproError, StoreError, ActionRefused) as exc:
-                return f"{said}: {str(exc).rstrip('.')}.", "error"
-            except OSError as exc:
-                return f"{said}: {exc.strerror or exc} ({exc.filename}).", "error"
-
-        self.notify(f"{said}…", timeout=3)
-        return self.run_worker(run, thread=True, group=group, exit_on_error=False, description=what)
+        return act(self, job, what, group)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "confirm":
@@ -913,12 +948,19 @@ class MainScreen(Screen):
 
     def action_confirm(self, bisect: bool) -> None:
         if self._confirming is not None:
-            self.notify("A confirm is running: x cancels it.", timeout=4)
+            if self._stop_confirm.is_set():
+                self.notify(
+                    "The confirm stops after its model run under way: v again once it has.", timeout=4
+                )
+            else:
+                self.notify("A confirm is running: x cancels it.", timeout=4)
             return
         name = self._fused_op("confirm")
         if name is None:
             return
         run_dir = self.sources.run_dir
+        stopping = self._stop_confirm
+        stopping.clear()
 
         def job() -> str:
             worker = get_current_worker()
@@ -927,7 +969,7 @@ class MainScreen(Screen):
                 name,
                 bisect=bisect,
                 tell=lambda line: self.post_message(ConfirmProgress(line)),
-                stop=lambda: worker.is_cancelled,
+                stop=lambda: stopping.is_set() or worker.is_cancelled,
             )
 
         what = f"confirming {name}" + (" and bisecting every region" if bisect else "")
@@ -942,13 +984,16 @@ class MainScreen(Screen):
                 Content.assemble(
                     (f"{self._confirming.description}: ", "$text-accent"),
                     msg.line,
-                    ("   x cancels", styled.MUTED),
+                    ("   cancelling…" if self._stop_confirm.is_set() else "   x cancels", styled.MUTED),
                 )
             )
 
     def action_cancel_confirm(self) -> None:
-        if self._confirming is not None:
-            self._confirming.cancel()
+        if self._confirming is not None and not self._stop_confirm.is_set():
+            self._stop_confirm.set()
+            self.query_one(Banner).note(
+                Content.styled(f"{self._confirming.description}: cancelling…", "$text-accent")
+            )
             self.notify("Confirm cancelled: it stops after the model run under way.", timeout=4)
 
     def _confirmed(self) -> None:
@@ -965,18 +1010,7 @@ class MainScreen(Screen):
             self.query_one(OpDetail).show(insp, current.name)
 
     def _ask_place(self, question: str, default: Path, then: Callable[[Path], None]) -> None:
-        """Ask where to write (``default`` prefilled); ``then(path)`` once it is a place outside
-        the run and the package."""
-
-        def chosen(answer: str | None) -> None:
-            if not answer:
-                return
-            try:
-                then(check_place(self.sources, answer))
-            except ActionRefused as exc:
-                self.notify(str(exc), severity="error", timeout=8)
-
-        self.app.push_screen(PathPrompt(question, shown(default)), chosen)
+        ask_place(self, self.sources, question, default, then)
 
     def _capture_lines(self, name: str) -> list[str]:
         """For a capture: what ``confirm`` proved of ``name``, and how to find Inductor's switch."""

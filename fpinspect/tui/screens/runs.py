@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from functools import partial
 
 from rich.text import Text
 from textual import on, work
@@ -29,9 +30,10 @@ from ...dumps.sources import Sources
 from ...dumps.verdict import worst_verdict
 from ...inspection.settings import CompareSettings
 from ...replay.tree import GraphChooser, compare_leaves
+from ..acting import beside_run, write_report
 from ..widgets import styled
 from ..widgets.footer import KeysFooter
-from .main import MainScreen, _between_items, _Cancelled
+from .main import MainScreen, _between_items, _Cancelled, act, ask_place, tell_acted
 
 COMPARING = "comparing…"
 _VERDICT_TONE = {"pass": "green", "warn": "yellow", "fail": "bold red"}
@@ -142,6 +144,13 @@ class RunsScreen(Screen):
             "Grid/list",
             tooltip="Every leaf pair of every step, and what was left out, as a list (again: the grid)",
             id="toggle-list",
+        ),
+        Binding(
+            "H",
+            "report",
+            "Report",
+            tooltip="Write the highlighted leaf's HTML report (fpinspect report has no whole-run form yet)",
+            id="leaf-report",
         ),
     ]
 
@@ -326,6 +335,7 @@ class RunsScreen(Screen):
         return [i for i in range(len(self.scope.compared)) if i not in self.outcomes]
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        tell_acted(self, event)
         if event.worker.group == "runs" and event.state == WorkerState.ERROR:
             error = event.worker.error
             self.post_message(LeafCompared(-1, error=f"{type(error).__name__}: {error}"))
@@ -344,8 +354,14 @@ class RunsScreen(Screen):
         column = event.cell_key.column_key.value
         if column == "rank":
             return
-        rank = self.grid.ranks[int(event.cell_key.row_key.value.removeprefix("r"))]
-        graph = self.grid.graphs[int(column.removeprefix("g"))]
+        index = self._cell_leaf(int(event.cell_key.row_key.value.removeprefix("r")), column)
+        if index is not None:
+            self.open_leaf(index)
+
+    def _cell_leaf(self, row: int, column: str) -> int | None:
+        """The compared leaf pair at the grid's ``row`` and ``column`` (``g1``...) at the step
+        shown; None, said, where there is none."""
+        rank, graph = self.grid.ranks[row], self.grid.graphs[int(column.removeprefix("g"))]
         index = self.grid.cells.get((rank, graph, self.step))
         if index is None:
             why = self.scope.why_left_out(rank, graph, self.step) or [
@@ -356,21 +372,67 @@ class RunsScreen(Screen):
                 f" to open: {'; '.join(why)}.",
                 timeout=6,
             )
-            return
-        self.open_leaf(index)
+        return index
 
-    def open_leaf(self, index: int) -> None:
+    def _highlighted(self) -> int | None:
+        """The compared leaf pair under the cursor of the grid or the list; None, said, where there is none."""
+        grid = self.query_one("#runs-grid", DataTable)
+        if grid.has_class("-hidden"):
+            table = self.query_one("#runs-table", DataTable)
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+            if key.startswith("skipped-"):
+                self.notify("This row was left out: it has no report.", timeout=4)
+                return None
+            return int(key)
+        if grid.cursor_column == 0:
+            self.notify("Highlight a graph's cell: its leaf pair's report is written.", timeout=4)
+            return None
+        return self._cell_leaf(grid.cursor_row, f"g{grid.cursor_column - 1}")
+
+    def _leaf_sources(self, index: int, key: str) -> Sources | None:
+        """The inputs of compared leaf pair ``index``; None, said, while it is compared (``key``
+        acts on it once it is done) or where it could not be."""
         on_leaf, off_leaf = self.scope.compared[index]
         outcome = self.outcomes.get(index)
         if outcome is None:
-            self.notify(f"{on_leaf.label()} is still being compared: enter opens it once it is done.")
-            return
+            self.notify(f"{on_leaf.label()} is still being compared: {key} once it is done.")
+            return None
         if outcome.error is not None:
             self.notify(f"{on_leaf.label()} could not be compared: {outcome.error}", severity="error")
-            return
+            return None
         open_graph, close_graph = outcome.graphs
-        sources = Sources(open_graph, leaf_folder(on_leaf), close_graph, leaf_folder(off_leaf))
-        self.app.sub_title = on_leaf.label()
+        return Sources(open_graph, leaf_folder(on_leaf), close_graph, leaf_folder(off_leaf))
+
+    def action_report(self) -> None:
+        """``fpinspect report`` takes one leaf pair, not a whole run: the highlighted leaf's report."""
+        index = self._highlighted()
+        sources = None if index is None else self._leaf_sources(index, "H writes its report")
+        if sources is None:
+            return
+        label = self.scope.compared[index][0].label()
+        stem = "-".join(f"{k}{v}" for k, v in self.scope.compared[index][0].fields().items() if v is not None)
+        default = beside_run(self.sources) / f"{self.sources.name}-{stem.replace('/', '_')}-report.html"
+
+        def write(out) -> None:
+            act(
+                self,
+                partial(write_report, sources, self.walk, out),
+                f"writing the HTML report of {label} to {out}",
+            )
+
+        ask_place(
+            self,
+            self.sources,
+            f"The report command has no whole-run form yet: write the HTML report of {label} (the leaf highlighted) to:",
+            default,
+            write,
+        )
+
+    def open_leaf(self, index: int) -> None:
+        sources = self._leaf_sources(index, "enter opens it")
+        if sources is None:
+            return
+        self.app.sub_title = self.scope.compared[index][0].label()
         self.app.push_screen(LeafScreen(sources, settings=self.settings), callback=self._back)
 
     def _back(self, _result: object) -> None:

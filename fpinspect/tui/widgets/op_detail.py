@@ -18,6 +18,7 @@ from ...replay.evidence import ReplayEvidence
 from ...reports.format import fmt_num
 from ..model import Inspection, OriginalOp
 from . import styled
+from .hanging import Hanging
 from .in_place import update_in_place
 from .replay_view import replay_lines
 
@@ -165,7 +166,9 @@ class PairCard(Static, can_focus=True):
         replaying: bool = False,
         picked: bool = False,
     ) -> None:
-        super().__init__(pair_content(plan, record, pending, replay, replaying), classes="-picked" * picked)
+        super().__init__(
+            Hanging.of(pair_content(plan, record, pending, replay, replaying)), classes="-picked" * picked
+        )
         self.plan = plan
 
     def show(
@@ -178,7 +181,7 @@ class PairCard(Static, can_focus=True):
     ) -> None:
         """Show ``plan`` (default: the card's own) with its record and replay."""
         self.plan = plan or self.plan
-        update_in_place(self, pair_content(self.plan, record, pending, replay, replaying))
+        update_in_place(self, Hanging.of(pair_content(self.plan, record, pending, replay, replaying)))
 
     def action_choose(self) -> None:
         self.post_message(self.Chosen(self.plan))

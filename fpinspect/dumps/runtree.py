@@ -85,7 +85,7 @@ class RunTree:
 
     @property
     def ranks(self) -> list[str]:
-        return _sorted_labels({leaf.rank for leaf in self.leaves if leaf.rank is not None})
+        return sorted_labels({leaf.rank for leaf in self.leaves if leaf.rank is not None})
 
 
 def scan_tree(root: str | os.PathLike) -> RunTree:
@@ -250,7 +250,7 @@ def _label_key(value: str | None) -> tuple:
     return tuple((1, int(p), "") if _DIGITS.fullmatch(p) else (2, 0, p) for p in Path(value).parts)
 
 
-def _sorted_labels(values) -> list:
+def sorted_labels(values) -> list:
     """``values`` in label order (numbers as numbers, ``None`` first)."""
     return sorted(values, key=_label_key)
 
@@ -303,7 +303,7 @@ class Scope:
         """Why no leaf pair of ``rank``, ``graph`` and ``step`` is compared: the reasons recorded
         for that leaf, its graph or its rank (none: neither tree holds such a leaf)."""
         leaf = Leaf("", "", rank, graph, step)
-        names = {"step": _where(leaf), "graph": _where(leaf, step=False), "rank": _rank_name(rank)}
+        names = {"step": leaf_where(leaf), "graph": leaf_where(leaf, step=False), "rank": rank_name(rank)}
         return [
             f"{entry['what']}: {entry['why']}"
             for entry, level in zip(self.skipped, self.levels)
@@ -320,9 +320,9 @@ class Scope:
         """The compared leaf pairs laid out rank × graph, one layer per step."""
         cells = {(on.rank, on.graph, on.step): i for i, (on, _) in enumerate(self.compared)}
         return Grid(
-            ranks=_sorted_labels({r for r, _, _ in cells}),
-            graphs=_sorted_labels({g for _, g, _ in cells}),
-            steps=_sorted_labels({s for _, _, s in cells}),
+            ranks=sorted_labels({r for r, _, _ in cells}),
+            graphs=sorted_labels({g for _, g, _ in cells}),
+            steps=sorted_labels({s for _, _, s in cells}),
             cells=cells,
         )
 
@@ -453,22 +453,22 @@ def pair_trees(
     for tree, side in ((on, "fusion-on"), (off, "fusion-off")):
         for rank, folder in tree.empty_ranks.items():
             if rank not in groups_on and rank not in groups_off:
-                scope.skip(_rank_name(rank), f"the {side} tree's folder {folder} holds no dump files", "rank")
-    for rank in _sorted_labels(set(groups_on) | set(groups_off)):
+                scope.skip(rank_name(rank), f"the {side} tree's folder {folder} holds no dump files", "rank")
+    for rank in sorted_labels(set(groups_on) | set(groups_off)):
         if ranks is not None and rank not in ranks:
-            scope.skip(_rank_name(rank), "not among --ranks", "rank")
+            scope.skip(rank_name(rank), "not among --ranks", "rank")
             continue
         if rank not in groups_off or rank not in groups_on:
             side, tree = ("fusion-off", off) if rank not in groups_off else ("fusion-on", on)
             if rank in tree.empty_ranks:
                 why = f"the {side} tree's folder {tree.empty_ranks[rank]} holds no dump files"
             else:
-                why = f"the {side} tree has no {_rank_name(rank)}"
-            scope.skip(_rank_name(rank), why, "rank")
+                why = f"the {side} tree has no {rank_name(rank)}"
+            scope.skip(rank_name(rank), why, "rank")
             continue
         for g_on, g_off in _pair_graphs(rank, groups_on[rank], groups_off[rank], scope):
             if graphs is not None and not any(name in graphs for name in _graph_names(g_on[0])):
-                scope.skip(_where(g_on[0], step=False), "not among --graphs", "graph")
+                scope.skip(leaf_where(g_on[0], step=False), "not among --graphs", "graph")
                 continue
             _pair_steps(g_on, g_off, steps, scope, (on.layout, off.layout))
     return scope
@@ -482,7 +482,7 @@ def _describe(tree: RunTree) -> str:
     ranks = tree.ranks
     of_ranks = f" of {'rank' if len(ranks) == 1 else 'ranks'} {', '.join(ranks)}" if ranks else ""
     if tree.layout == "steps":
-        return f"numbered step folders ({', '.join(_sorted_labels({leaf.step for leaf in tree.leaves}))})"
+        return f"numbered step folders ({', '.join(sorted_labels({leaf.step for leaf in tree.leaves}))})"
     return kinds[tree.layout] + of_ranks
 
 
@@ -509,7 +509,7 @@ def _check_choice(chosen: Choice | None, present: set, scope: Scope) -> None:
         return
     present = {p for p in present if p is not None}
     if not any(p in chosen for p in present):
-        listed = ", ".join(_sorted_labels(present)) or "none"
+        listed = ", ".join(sorted_labels(present)) or "none"
         raise ValueError(f"--{chosen.what}: neither tree has {chosen.text} (there are: {listed})")
     level = chosen.what.rstrip("s")
     for label in chosen.missing(present):
@@ -528,11 +528,11 @@ def _graph_names(leaf: Leaf) -> tuple[str, ...]:
     return (leaf.graph, leaf.graph.rpartition("/")[0])
 
 
-def _rank_name(rank: str | None) -> str:
+def rank_name(rank: str | None) -> str:
     return "every leaf" if rank is None else f"rank {rank}"
 
 
-def _where(leaf: Leaf, *, step: bool = True) -> str:
+def leaf_where(leaf: Leaf, *, step: bool = True) -> str:
     """The leaf's labels (``rank 0, graph m/1, step 3``), without its step if ``step`` is false;
     ``""`` where it has none."""
     labels = {k: v for k, v in leaf.fields().items() if v is not None and (step or k != "step")}
@@ -548,17 +548,19 @@ def _groups(tree: RunTree) -> dict[str | None, dict[str | None, list[Leaf]]]:
 
 
 def _pair_graphs(rank, on: dict, off: dict, scope: Scope) -> list[tuple[list[Leaf], list[Leaf]]]:
-    pairs = [(on[g], off[g]) for g in _sorted_labels(set(on) & set(off))]
-    only_on = _sorted_labels(set(on) - set(off))
-    only_off = _sorted_labels(set(off) - set(on))
+    pairs = [(on[g], off[g]) for g in sorted_labels(set(on) & set(off))]
+    only_on = sorted_labels(set(on) - set(off))
+    only_off = sorted_labels(set(off) - set(on))
     if len(only_on) == 1 and len(only_off) == 1:
         pairs.append((on[only_on[0]], off[only_off[0]]))
     else:
         for g in only_on:
-            scope.skip(_where(on[g][0], step=False), "the fusion-off tree has no graph of that name", "graph")
+            scope.skip(
+                leaf_where(on[g][0], step=False), "the fusion-off tree has no graph of that name", "graph"
+            )
         for g in only_off:
             scope.skip(
-                _where(off[g][0], step=False) + " (fusion-off)",
+                leaf_where(off[g][0], step=False) + " (fusion-off)",
                 "the fusion-on tree has no graph of that name",
                 "graph",
             )
@@ -566,7 +568,7 @@ def _pair_graphs(rank, on: dict, off: dict, scope: Scope) -> list[tuple[list[Lea
 
 
 def _step_name(leaf: Leaf) -> str:
-    where = _where(leaf)
+    where = leaf_where(leaf)
     if leaf.step == ".":  # the files beside numbered step folders
         return f"{where.removesuffix('step .')}the files directly in {leaf.folder}".lstrip(", ")
     return where or leaf.rel
@@ -594,7 +596,7 @@ def _pair_steps(on: list[Leaf], off: list[Leaf], steps, scope: Scope, layouts: t
         chosen, earlier = common[-1:], common[:-1]
         if earlier:
             listed = ", ".join(str(leaf.step) for leaf in earlier)
-            where = _where(common[0], step=False)
+            where = leaf_where(common[0], step=False)
             scope.skip(
                 f"{where + ', ' if where else ''}step {listed}",
                 "earlier than the latest step both trees hold (--steps all compares them)",
@@ -679,8 +681,8 @@ def cross_run_summary(scope: Scope, outcomes: list[LeafOutcome]) -> dict:
             entry["at"].add((leaf.step, leaf.rank))
     introduced = []
     for (graph, op), entry in seen.items():
-        steps = _sorted_labels({s for s, _ in entry["at"]})
-        ranks = _sorted_labels({r for _, r in entry["at"] if r is not None})
+        steps = sorted_labels({s for s, _ in entry["at"]})
+        ranks = sorted_labels({r for _, r in entry["at"] if r is not None})
         everywhere = all(
             {r for s, r in entry["at"] if s == step} >= ranks_of.get((graph, step), set()) for step in steps
         )

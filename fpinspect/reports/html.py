@@ -14,13 +14,14 @@ page's script), escaping every value.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Literal
 
 from .. import __version__
 from ..dumps.outcomes import ROLES, worst_verdict
+from ..dumps.runtree import Leaf, LeafOutcome, cross_run_summary, leaf_where, rank_name, sorted_labels
 from .format import REL_REFERENCE
 from .markup import Chart, chart, number, page
 
@@ -117,17 +118,9 @@ def _row(record: dict, cause: dict[str, str]) -> tuple[str, list[tuple[object, o
     ]
 
 
-def render(
-    report: dict,
-    bins: Bins | None = None,
-    title: str = "fpinspect comparison",
-    *,
-    command: str | None = None,
-    when: datetime | None = None,
-) -> str:
-    """The HTML page of ``report`` (``compare --format json``'s object), saying when it was made
-    (``when``, now by default), by which fpinspect and, given, with which ``command``, and the
-    thresholds the report's verdicts were judged by."""
+def _leaf_parts(report: dict, bins: Bins | None) -> dict:
+    """What the page draws of one leaf's report (``records`` and ``summary``): the template
+    ``leaf.html``'s ``leaf_parts``."""
     records, summary = report.get("records") or [], report.get("summary") or {}
     cause = _cause(summary)
     verdicts = summary.get("verdicts") or {}
@@ -147,35 +140,178 @@ def render(
     ]
     table = summary.get("thresholds")
     table = table if isinstance(table, dict) else {}
+    return {
+        "summary": summary,
+        "records": records,
+        "counts": counts or "nothing compared",
+        "roles": [(role.replace("_", " "), ", ".join(summary.get(role) or []) or "-") for role in ROLES],
+        "warnings": summary.get("warnings") or [],
+        "rows": [_row(r, cause) for r in records],
+        "threshold_keys": list(
+            dict.fromkeys(k for row in table.values() if isinstance(row, dict) for k in row)
+        ),
+        "threshold_rows": list(table.items()),
+        "cards": cards,
+    }
+
+
+def render(
+    report: dict,
+    bins: Bins | None = None,
+    title: str = "fpinspect comparison",
+    *,
+    command: str | None = None,
+    when: datetime | None = None,
+) -> str:
+    """The HTML page of ``report`` (``compare --format json``'s object), saying when it was made
+    (``when``, now by default), by which fpinspect and, given, with which ``command``, and the
+    thresholds the report's verdicts were judged by."""
     return page(
         "comparison.html",
         title=title,
         made=_made(when),
         command=command,
-        summary=summary,
-        records=records,
-        counts=counts or "nothing compared",
-        roles=[(role.replace("_", " "), ", ".join(summary.get(role) or []) or "-") for role in ROLES],
-        warnings=summary.get("warnings") or [],
-        rows=[_row(r, cause) for r in records],
-        threshold_keys=list(dict.fromkeys(k for row in table.values() if isinstance(row, dict) for k in row)),
-        threshold_rows=list(table.items()),
-        cards=cards,
+        c=_leaf_parts(report, bins),
         REL_REFERENCE=REL_REFERENCE,
     )
+
+
+def _leaf_verdict(leaf: dict) -> str | None:
+    """The worst verdict of ``leaf``'s outputs (None: nothing judged)."""
+    return worst_verdict(
+        r.get("verdict")
+        for r in leaf.get("records") or []
+        if isinstance(r, dict) and r.get("kind") == "output"
+    )
+
+
+def _label(value) -> str | None:
+    return None if value is None else str(value)
+
+
+def _grid(runs: list[dict], skipped: list[dict]) -> dict:
+    """The whole run's rank × graph grid: ``ranks`` (rows), ``graphs`` (columns) and ``cells``,
+    per (rank, graph) its leaves in step order (each its step, worst verdict, introduced ops,
+    error and anchor), or, where none was compared, why (the scope's skipped entries naming that
+    rank or graph)."""
+    ranks = sorted_labels({_label(r.get("rank")) for r in runs})
+    graphs = sorted_labels({_label(r.get("graph")) for r in runs})
+    cells: dict[tuple, dict] = {}
+    for i, r in enumerate(runs):
+        key = (_label(r.get("rank")), _label(r.get("graph")))
+        cells.setdefault(key, {"leaves": [], "why": []})["leaves"].append(
+            {
+                "step": _label(r.get("step")),
+                "verdict": _leaf_verdict(r),
+                "introduced": list((r.get("summary") or {}).get("introduced") or []),
+                "error": r.get("error"),
+                "anchor": f"leaf-{i}",
+            }
+        )
+    for rank in ranks:
+        for graph in graphs:
+            if (rank, graph) in cells:
+                continue
+            names = {rank_name(rank), leaf_where(Leaf("", "", rank, graph, None), step=False)}
+            why = [
+                f"{e.get('what')}: {e.get('why')}"
+                for e in skipped
+                if isinstance(e, dict) and str(e.get("what", "")).removesuffix(" (fusion-off)") in names
+            ]
+            cells[(rank, graph)] = {"leaves": [], "why": why or ["neither tree holds this leaf"]}
+    return {"ranks": ranks, "graphs": graphs, "cells": cells}
+
+
+def render_run(
+    report: dict,
+    bins: Mapping[int, Bins] | None = None,
+    title: str = "fpinspect comparison",
+    *,
+    command: str | None = None,
+    when: datetime | None = None,
+) -> str:
+    """The HTML page of a whole run (``compare --format json``'s object of dump trees: its
+    ``runs`` and ``summary``): the rank × graph grid of each leaf's worst verdict and introduced
+    ops (and why a cell was left out), the run's summary (introduced ops and the ranks they were
+    introduced on, warnings), then each leaf as :func:`render` draws it (``bins``: the ULP
+    histograms of the leaf at each index of ``runs``)."""
+    runs = [r for r in report.get("runs") or [] if isinstance(r, dict)]
+    summary = report.get("summary") or {}
+    scope = summary.get("scope") or {}
+    skipped = [e for e in scope.get("skipped") or [] if isinstance(e, dict)]
+    verdicts = summary.get("verdicts") or {}
+    counts = ", ".join(f"{n} {'not compared' if v == 'none' else v}" for v, n in verdicts.items() if n)
+    leaves = []
+    for i, r in enumerate(runs):
+        leaf = Leaf(r.get("fusion_on") or "", "", *(_label(r.get(k)) for k in ("rank", "graph", "step")))
+        leaves.append(
+            {
+                "label": leaf.label(),
+                "anchor": f"leaf-{i}",
+                "error": r.get("error"),
+                "verdict": _leaf_verdict(r),
+                "c": None if r.get("error") is not None else _leaf_parts(r, (bins or {}).get(i)),
+            }
+        )
+    return page(
+        "run.html",
+        title=title,
+        made=_made(when),
+        command=command,
+        grid=_grid(runs, skipped),
+        counts=counts or "nothing compared",
+        summary=summary,
+        introduced=[e for e in summary.get("introduced") or [] if isinstance(e, dict)],
+        warnings=summary.get("warnings") or [],
+        skipped=skipped,
+        leaves=leaves,
+        REL_REFERENCE=REL_REFERENCE,
+    )
+
+
+def _bins_of(report) -> dict:
+    """The ULP histogram (log2 bins) of each compared record of ``report`` (a
+    :class:`~fpinspect.dumps.report.Report`)."""
+    from ..dumps.drilldown import ulp_bins
+
+    bins = {}
+    for rec in report.records:
+        if rec.result is not None and rec.result.compared and rec.result.stats is not None:
+            b = ulp_bins(rec.result.stats)
+            bins[rec.plan.key] = (b.counts.tolist(), list(b.lower), b.integer)
+    return bins
+
+
+def compared_run_page(scope, runs: Iterable, title: str, command: str | None = None) -> str:
+    """The page of a whole run compared now (``fpinspect report RUN`` of dump trees): ``scope``
+    the :class:`~fpinspect.dumps.runtree.Scope` and ``runs`` each leaf pair's
+    :class:`~fpinspect.replay.tree.LeafRun` as :func:`~fpinspect.replay.tree.compare_leaves` yields
+    them."""
+    from ..dumps.pair import json_clean
+
+    outcomes: list[LeafOutcome] = []
+    items: list[dict] = []
+    bins: dict[int, Bins] = {}
+    for run in runs:
+        item = {**run.on.fields(), "fusion_on": run.on.rel, "fusion_off": run.off.rel}
+        if run.report is None:
+            outcomes.append(LeafOutcome(run.on, error=run.error))
+            items.append({**item, "error": run.error, "records": [], "summary": None})
+            continue
+        summary = run.report.summary()
+        outcomes.append(LeafOutcome(run.on, summary=summary))
+        bins[len(items)] = _bins_of(run.report)
+        records = [run.report.record_fields(r) for r in run.report.records]
+        items.append({**item, "records": records, "summary": json_clean(summary)})
+    report = {"runs": items, "summary": json_clean(cross_run_summary(scope, outcomes))}
+    return render_run(report, bins, title, command=command)
 
 
 def compared_page(comparison, title: str, command: str | None = None) -> str:
     """The page of ``comparison`` (a :class:`~fpinspect.dumps.compare.DumpComparison`) compared
     now, as ``fpinspect report RUN_DIR`` makes it: every pair, inputs too, the failing ops
     replayed, each output with its ULP histogram. Raises the comparison's ``InputError``."""
-    from ..dumps.drilldown import ulp_bins
     from ..replay.run import run_with_replay
 
     report = run_with_replay(comparison, compare_input=True)
-    bins = {}
-    for rec in report.records:
-        if rec.result is not None and rec.result.compared and rec.result.stats is not None:
-            b = ulp_bins(rec.result.stats)
-            bins[rec.plan.key] = (b.counts.tolist(), list(b.lower), b.integer)
-    return render(report.to_json(), bins, title, command=command)
+    return render(report.to_json(), _bins_of(report), title, command=command)

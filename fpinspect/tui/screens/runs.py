@@ -30,7 +30,7 @@ from ...dumps.sources import Sources
 from ...dumps.verdict import worst_verdict
 from ...inspection.settings import CompareSettings
 from ...replay.tree import GraphChooser, compare_leaves
-from ..acting import beside_run, write_report
+from ..acting import beside_run, write_run_report
 from ..widgets import styled
 from ..widgets.footer import KeysFooter
 from .main import MainScreen, _between_items, _Cancelled, act, ask_place, tell_acted
@@ -149,7 +149,7 @@ class RunsScreen(Screen):
             "H",
             "report",
             "Report",
-            tooltip="Write the highlighted leaf's HTML report (fpinspect report has no whole-run form yet)",
+            tooltip="Write the whole run's HTML report: the grid, then each leaf (in a leaf: that leaf's)",
             id="leaf-report",
         ),
     ]
@@ -404,26 +404,25 @@ class RunsScreen(Screen):
         return Sources(open_graph, leaf_folder(on_leaf), close_graph, leaf_folder(off_leaf))
 
     def action_report(self) -> None:
-        """``fpinspect report`` takes one leaf pair, not a whole run: the highlighted leaf's report."""
-        index = self._highlighted()
-        sources = None if index is None else self._leaf_sources(index, "H writes its report")
-        if sources is None:
-            return
-        label = self.scope.compared[index][0].label()
-        stem = "-".join(f"{k}{v}" for k, v in self.scope.compared[index][0].fields().items() if v is not None)
-        default = beside_run(self.sources) / f"{self.sources.name}-{stem.replace('/', '_')}-report.html"
+        """The whole run's HTML report (``fpinspect report RUN``): the grid, then each leaf; a
+        leaf opened from the grid writes that leaf's own."""
+        n = len(self.scope.compared)
+        default = beside_run(self.sources) / f"{self.sources.name}-report.html"
 
         def write(out) -> None:
             act(
                 self,
-                partial(write_report, sources, self.walk, out),
-                f"writing the HTML report of {label} to {out}",
+                partial(
+                    write_run_report, self.sources, self.scope, self.walk, out, replay=self.settings.replay
+                ),
+                f"writing the HTML report of the whole run ({n} leaf pairs) to {out}",
             )
 
         ask_place(
             self,
             self.sources,
-            f"The report command has no whole-run form yet: write the HTML report of {label} (the leaf highlighted) to:",
+            f"Write the HTML report of the whole run (the rank × graph grid, then each of its {n} leaf pairs; "
+            "H in a leaf writes that leaf's) to:",
             default,
             write,
         )

@@ -45,7 +45,10 @@ def report_command(
     RUN_DIR is a run folder (dumpgraph_af_open/, dumpgraph_af_close/, datadump_af_open/,
     datadump_af_close/), compared now; REPORT.json a saved `fpinspect compare --format json`
     report. Where the data folders are dump trees of several ranks, graphs or steps (or the
-    report is of such a whole run), --ranks, --graphs and --steps choose the leaf to report. The page: the summary and the op to look at first, a sortable and filterable table
+    report is of such a whole run), the page is the whole run's: its rank × graph grid (each
+    leaf's worst verdict and introduced ops; why a cell was left out), the ops introduced and on
+    which ranks, then each leaf as below; --ranks, --graphs and --steps choose one leaf to report
+    instead. The page of one leaf: the summary and the op to look at first, a sortable and filterable table
     of the records, and a card per fused op with its metrics, replay, ULP histogram and worst
     elements.
 

@@ -288,21 +288,17 @@ def compared_run_page(scope, runs: Iterable, title: str, command: str | None = N
     :class:`~fpinspect.replay.tree.LeafRun` as :func:`~fpinspect.replay.tree.compare_leaves` yields
     them."""
     from ..dumps.pair import json_clean
+    from ..replay.tree import leaf_json
 
     outcomes: list[LeafOutcome] = []
     items: list[dict] = []
     bins: dict[int, Bins] = {}
     for run in runs:
-        item = {**run.on.fields(), "fusion_on": run.on.rel, "fusion_off": run.off.rel}
-        if run.report is None:
-            outcomes.append(LeafOutcome(run.on, error=run.error))
-            items.append({**item, "error": run.error, "records": [], "summary": None})
-            continue
-        summary = run.report.summary()
-        outcomes.append(LeafOutcome(run.on, summary=summary))
-        bins[len(items)] = _bins_of(run.report)
-        records = [run.report.record_fields(r) for r in run.report.records]
-        items.append({**item, "records": records, "summary": json_clean(summary)})
+        summary = None if run.report is None else run.report.summary()
+        outcomes.append(LeafOutcome(run.on, error=run.error, summary=summary))
+        if run.report is not None:
+            bins[len(items)] = _bins_of(run.report)
+        items.append(leaf_json(run, summary))
     report = {"runs": items, "summary": json_clean(cross_run_summary(scope, outcomes))}
     return render_run(report, bins, title, command=command)
 

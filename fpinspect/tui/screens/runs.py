@@ -150,7 +150,7 @@ class RunsScreen(Screen):
             "report",
             "Report",
             tooltip="Write the whole run's HTML report: the grid, then each leaf (in a leaf: that leaf's)",
-            id="leaf-report",
+            id="run-report",
         ),
     ]
 
@@ -373,21 +373,6 @@ class RunsScreen(Screen):
                 timeout=6,
             )
         return index
-
-    def _highlighted(self) -> int | None:
-        """The compared leaf pair under the cursor of the grid or the list; None, said, where there is none."""
-        grid = self.query_one("#runs-grid", DataTable)
-        if grid.has_class("-hidden"):
-            table = self.query_one("#runs-table", DataTable)
-            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-            if key.startswith("skipped-"):
-                self.notify("This row was left out: it has no report.", timeout=4)
-                return None
-            return int(key)
-        if grid.cursor_column == 0:
-            self.notify("Highlight a graph's cell: its leaf pair's report is written.", timeout=4)
-            return None
-        return self._cell_leaf(grid.cursor_row, f"g{grid.cursor_column - 1}")
 
     def _leaf_sources(self, index: int, key: str) -> Sources | None:
         """The inputs of compared leaf pair ``index``; None, said, while it is compared (``key``

@@ -303,7 +303,7 @@ class Scope:
         """Why no leaf pair of ``rank``, ``graph`` and ``step`` is compared: the reasons recorded
         for that leaf, its graph or its rank (none: neither tree holds such a leaf)."""
         leaf = Leaf("", "", rank, graph, step)
-        names = {"step": leaf_where(leaf), "graph": leaf_where(leaf, step=False), "rank": rank_name(rank)}
+        names = {"step": _where(leaf), "graph": _where(leaf, step=False), "rank": _rank_name(rank)}
         return [
             f"{entry['what']}: {entry['why']}"
             for entry, level in zip(self.skipped, self.levels)
@@ -453,22 +453,22 @@ def pair_trees(
     for tree, side in ((on, "fusion-on"), (off, "fusion-off")):
         for rank, folder in tree.empty_ranks.items():
             if rank not in groups_on and rank not in groups_off:
-                scope.skip(rank_name(rank), f"the {side} tree's folder {folder} holds no dump files", "rank")
+                scope.skip(_rank_name(rank), f"the {side} tree's folder {folder} holds no dump files", "rank")
     for rank in sorted_labels(set(groups_on) | set(groups_off)):
         if ranks is not None and rank not in ranks:
-            scope.skip(rank_name(rank), "not among --ranks", "rank")
+            scope.skip(_rank_name(rank), "not among --ranks", "rank")
             continue
         if rank not in groups_off or rank not in groups_on:
             side, tree = ("fusion-off", off) if rank not in groups_off else ("fusion-on", on)
             if rank in tree.empty_ranks:
                 why = f"the {side} tree's folder {tree.empty_ranks[rank]} holds no dump files"
             else:
-                why = f"the {side} tree has no {rank_name(rank)}"
-            scope.skip(rank_name(rank), why, "rank")
+                why = f"the {side} tree has no {_rank_name(rank)}"
+            scope.skip(_rank_name(rank), why, "rank")
             continue
         for g_on, g_off in _pair_graphs(rank, groups_on[rank], groups_off[rank], scope):
             if graphs is not None and not any(name in graphs for name in _graph_names(g_on[0])):
-                scope.skip(leaf_where(g_on[0], step=False), "not among --graphs", "graph")
+                scope.skip(_where(g_on[0], step=False), "not among --graphs", "graph")
                 continue
             _pair_steps(g_on, g_off, steps, scope, (on.layout, off.layout))
     return scope
@@ -528,11 +528,11 @@ def _graph_names(leaf: Leaf) -> tuple[str, ...]:
     return (leaf.graph, leaf.graph.rpartition("/")[0])
 
 
-def rank_name(rank: str | None) -> str:
+def _rank_name(rank: str | None) -> str:
     return "every leaf" if rank is None else f"rank {rank}"
 
 
-def leaf_where(leaf: Leaf, *, step: bool = True) -> str:
+def _where(leaf: Leaf, *, step: bool = True) -> str:
     """The leaf's labels (``rank 0, graph m/1, step 3``), without its step if ``step`` is false;
     ``""`` where it has none."""
     labels = {k: v for k, v in leaf.fields().items() if v is not None and (step or k != "step")}
@@ -555,12 +555,10 @@ def _pair_graphs(rank, on: dict, off: dict, scope: Scope) -> list[tuple[list[Lea
         pairs.append((on[only_on[0]], off[only_off[0]]))
     else:
         for g in only_on:
-            scope.skip(
-                leaf_where(on[g][0], step=False), "the fusion-off tree has no graph of that name", "graph"
-            )
+            scope.skip(_where(on[g][0], step=False), "the fusion-off tree has no graph of that name", "graph")
         for g in only_off:
             scope.skip(
-                leaf_where(off[g][0], step=False) + " (fusion-off)",
+                _where(off[g][0], step=False) + " (fusion-off)",
                 "the fusion-on tree has no graph of that name",
                 "graph",
             )
@@ -568,7 +566,7 @@ def _pair_graphs(rank, on: dict, off: dict, scope: Scope) -> list[tuple[list[Lea
 
 
 def _step_name(leaf: Leaf) -> str:
-    where = leaf_where(leaf)
+    where = _where(leaf)
     if leaf.step == ".":  # the files beside numbered step folders
         return f"{where.removesuffix('step .')}the files directly in {leaf.folder}".lstrip(", ")
     return where or leaf.rel
@@ -596,7 +594,7 @@ def _pair_steps(on: list[Leaf], off: list[Leaf], steps, scope: Scope, layouts: t
         chosen, earlier = common[-1:], common[:-1]
         if earlier:
             listed = ", ".join(str(leaf.step) for leaf in earlier)
-            where = leaf_where(common[0], step=False)
+            where = _where(common[0], step=False)
             scope.skip(
                 f"{where + ', ' if where else ''}step {listed}",
                 "earlier than the latest step both trees hold (--steps all compares them)",

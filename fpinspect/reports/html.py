@@ -21,7 +21,7 @@ from typing import Literal
 
 from .. import __version__
 from ..dumps.outcomes import ROLES, worst_verdict
-from ..dumps.runtree import Leaf, LeafOutcome, cross_run_summary, leaf_where, rank_name, sorted_labels
+from ..dumps.runtree import Leaf, LeafOutcome, cross_run_summary, sorted_labels
 from .format import REL_REFERENCE
 from .markup import Chart, chart, number, page
 
@@ -189,17 +189,38 @@ def _label(value) -> str | None:
     return None if value is None else str(value)
 
 
+def _where_fields(what: str) -> dict[str, str]:
+    """The rank, graph and step a scope's skipped entry names (``rank 0, graph m/1, step 3``,
+    ``(fusion-off)`` after it where only that tree has it); ``{}`` for any other (a folder)."""
+    out = {}
+    for part in what.removesuffix(" (fusion-off)").split(", "):
+        key, _, value = part.partition(" ")
+        if key not in ("rank", "graph", "step") or not value:
+            return {}
+        out[key] = value
+    return out
+
+
 def _grid(runs: list[dict], skipped: list[dict]) -> dict:
-    """The whole run's rank × graph grid: ``ranks`` (rows), ``graphs`` (columns) and ``cells``,
-    per (rank, graph) its leaves in step order (each its step, worst verdict, introduced ops,
-    error and anchor), or, where none was compared, why (the scope's skipped entries naming that
-    rank or graph)."""
-    ranks = sorted_labels({_label(r.get("rank")) for r in runs})
-    graphs = sorted_labels({_label(r.get("graph")) for r in runs})
+    """The whole run's rank × graph grid: ``ranks`` (rows) and ``graphs`` (columns), those of the
+    leaves and of what was left out, and ``cells``, per (rank, graph) its leaves in step order
+    (each its step, worst verdict, introduced ops, error and anchor) and ``why`` what of it was
+    left out (the scope's skipped entries naming its rank, its graph or one of its steps)."""
+    left_out = [(_where_fields(str(e.get("what", ""))), f"{e.get('what')}: {e.get('why')}") for e in skipped]
+    left_out = [(f, why) for f, why in left_out if f]
+    ranks = sorted_labels(
+        {_label(r.get("rank")) for r in runs} | {f["rank"] for f, _ in left_out if "rank" in f}
+    )
+    graphs = sorted_labels(
+        {_label(r.get("graph")) for r in runs} | {f["graph"] for f, _ in left_out if "graph" in f}
+    )
     cells: dict[tuple, dict] = {}
+    for rank in ranks:
+        for graph in graphs:
+            why = [w for f, w in left_out if f.get("rank", rank) == rank and f.get("graph", graph) == graph]
+            cells[(rank, graph)] = {"leaves": [], "why": why}
     for i, r in enumerate(runs):
-        key = (_label(r.get("rank")), _label(r.get("graph")))
-        cells.setdefault(key, {"leaves": [], "why": []})["leaves"].append(
+        cells[(_label(r.get("rank")), _label(r.get("graph")))]["leaves"].append(
             {
                 "step": _label(r.get("step")),
                 "verdict": _leaf_verdict(r),
@@ -208,17 +229,6 @@ def _grid(runs: list[dict], skipped: list[dict]) -> dict:
                 "anchor": f"leaf-{i}",
             }
         )
-    for rank in ranks:
-        for graph in graphs:
-            if (rank, graph) in cells:
-                continue
-            names = {rank_name(rank), leaf_where(Leaf("", "", rank, graph, None), step=False)}
-            why = [
-                f"{e.get('what')}: {e.get('why')}"
-                for e in skipped
-                if isinstance(e, dict) and str(e.get("what", "")).removesuffix(" (fusion-off)") in names
-            ]
-            cells[(rank, graph)] = {"leaves": [], "why": why or ["neither tree holds this leaf"]}
     return {"ranks": ranks, "graphs": graphs, "cells": cells}
 
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 import html
 import json
 import re
+import shutil
 
 import pytest
 from click.testing import CliRunner
-from runtrees import CULPRIT, write_run
+from runtrees import CULPRIT, STAMP, write_run
 
 from fpinspect.cli import main
 
@@ -72,6 +73,19 @@ def test_report_of_a_whole_run_is_its_grid_then_each_leaf(source, request, tmp_p
             section
         )
         assert f"op-{CULPRIT}" in section
+
+
+def test_report_of_a_whole_run_says_why_a_cell_was_left_out(run_dir, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run)
+    shutil.rmtree(run / "datadump_af_close" / STAMP / "1")  # rank 1 dumped with fusion on only
+    out = tmp_path / "run.html"
+    r = cli("report", run, "--out", out)
+    assert r.exit_code == 0, r.output
+    page = out.read_text(encoding="utf-8")
+    rows = dict(re.findall(r"<tr><th>(\d+)</th>(.*?)</tr>", page, re.S))
+    assert 'class="badge fail">fail<' in rows["0"]
+    assert "left out: rank 1: the fusion-off tree has no rank 1" in rows["1"] and "badge" not in rows["1"]
 
 
 def test_report_of_a_whole_run_escapes_what_it_shows(saved, tmp_path):

@@ -176,6 +176,16 @@ def render(
     )
 
 
+def _mapping(value) -> dict:
+    """``value`` where a saved report has an object there, else ``{}``."""
+    return value if isinstance(value, dict) else {}
+
+
+def _listed(value) -> list:
+    """``value`` where a saved report has a list there, else ``[]``."""
+    return value if isinstance(value, list) else []
+
+
 def _leaf_verdict(leaf: dict) -> str | None:
     """The worst verdict of ``leaf``'s outputs (None: nothing judged)."""
     return worst_verdict(
@@ -224,7 +234,7 @@ def _grid(runs: list[dict], skipped: list[dict]) -> dict:
             {
                 "step": _label(r.get("step")),
                 "verdict": _leaf_verdict(r),
-                "introduced": list((r.get("summary") or {}).get("introduced") or []),
+                "introduced": [str(op) for op in _listed(_mapping(r.get("summary")).get("introduced"))],
                 "error": r.get("error"),
                 "anchor": f"leaf-{i}",
             }
@@ -246,10 +256,9 @@ def render_run(
     introduced on, warnings), then each leaf as :func:`render` draws it (``bins``: the ULP
     histograms of the leaf at each index of ``runs``)."""
     runs = [r for r in report.get("runs") or [] if isinstance(r, dict)]
-    summary = report.get("summary") or {}
-    scope = summary.get("scope") or {}
-    skipped = [e for e in scope.get("skipped") or [] if isinstance(e, dict)]
-    verdicts = summary.get("verdicts") or {}
+    summary = _mapping(report.get("summary"))
+    skipped = [e for e in _listed(_mapping(summary.get("scope")).get("skipped")) if isinstance(e, dict)]
+    verdicts = _mapping(summary.get("verdicts"))
     counts = ", ".join(f"{n} {'not compared' if v == 'none' else v}" for v, n in verdicts.items() if n)
     leaves = []
     for i, r in enumerate(runs):
@@ -271,8 +280,8 @@ def render_run(
         grid=_grid(runs, skipped),
         counts=counts or "nothing compared",
         summary=summary,
-        introduced=[e for e in summary.get("introduced") or [] if isinstance(e, dict)],
-        warnings=summary.get("warnings") or [],
+        introduced=[e for e in _listed(summary.get("introduced")) if isinstance(e, dict)],
+        warnings=_listed(summary.get("warnings")),
         skipped=skipped,
         leaves=leaves,
         REL_REFERENCE=REL_REFERENCE,

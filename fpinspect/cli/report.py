@@ -45,7 +45,10 @@ def report_command(
     RUN_DIR is a run folder (dumpgraph_af_open/, dumpgraph_af_close/, datadump_af_open/,
     datadump_af_close/), compared now; REPORT.json a saved `fpinspect compare --format json`
     report. Where the data folders are dump trees of several ranks, graphs or steps (or the
-    report is of such a whole run), --ranks, --graphs and --steps choose the leaf to report. The page: the summary and the op to look at first, a sortable and filterable table
+    report is of such a whole run), the page is the whole run's: its rank × graph grid (each
+    leaf's worst verdict and introduced ops; why a cell was left out), the ops introduced and on
+    which ranks, then each leaf as below; --ranks, --graphs and --steps choose one leaf to report
+    instead. The page of one leaf: the summary and the op to look at first, a sortable and filterable table
     of the records, and a card per fused op with its metrics, replay, ULP histogram and worst
     elements.
 
@@ -65,18 +68,26 @@ def report_command(
     import shlex
     import sys
 
-    from ..reports.html import render
+    from ..reports.html import render, render_run
 
     check_destination(out)
     command = shlex.join(["fpinspect", *sys.argv[1:]])
     leaf = {"ranks": ranks, "graphs": graphs_chosen, "steps": steps}
+    whole = not any(leaf.values())  # no leaf chosen: a whole run's page where RUN is one
     if os.path.isdir(source):
         title = f"fpinspect: {os.path.basename(os.path.normpath(source))}"
-        page = _compared(source, title, command, settings, leaf)
+        page = (whole and _compared_run(source, title, command, settings)) or _compared(
+            source, title, command, settings, leaf
+        )
     else:
         if settings.not_for_saved(source):
             raise UsageProblem(settings.not_for_saved(source))
-        page = render(_saved(source, leaf), None, f"fpinspect: {os.path.basename(source)}", command=command)
+        title = f"fpinspect: {os.path.basename(source)}"
+        report = read_report(source)
+        if whole and isinstance(report, dict) and "runs" in report:
+            page = render_run(_saved_run(report, source), None, title, command=command)
+        else:
+            page = render(_saved(source, leaf, report), None, title, command=command)
     with report_file(out) as f:
         f.write(page)
     click.echo(f"wrote {out}")
@@ -106,13 +117,36 @@ def write_plan_report(results_dir: str, out: str, markdown: str | None) -> None:
         click.echo(f"wrote {markdown}")
 
 
-def _saved(path: str, leaf: dict) -> dict:
+def _saved(path: str, leaf: dict, report: dict) -> dict:
+    """The one leaf's report of the saved report ``report`` (read from ``path``), checked."""
     from ..inspection.runs import RunError, saved_leaf
 
     try:
-        report = saved_leaf(read_report(path), path, **leaf)
+        report = saved_leaf(report, path, **leaf)
     except RunError as exc:
         raise UsageProblem(str(exc)) from None
+    return _checked(report, path)
+
+
+def _saved_run(report: dict, path: str) -> dict:
+    """The saved whole-run report ``report`` (read from ``path``), each compared leaf checked as
+    :func:`_checked` checks one leaf's."""
+    from ..inspection.runs import RunError, saved_leaves
+
+    try:
+        runs = saved_leaves(report, path)
+    except RunError as exc:
+        raise UsageProblem(str(exc)) from None
+    for run in runs:
+        if run.get("error") is None:
+            _checked({"records": run.get("records"), "summary": run.get("summary")}, path)
+    if not isinstance(report.get("summary"), dict | None):
+        raise UsageProblem(f"report {path} is damaged: its summary is not an object.")
+    return report
+
+
+def _checked(report: dict, path: str) -> dict:
+    """``report`` (one leaf's, from ``path``) when the page can read it; else one sentence."""
     if not isinstance(report.get("records"), list):
         raise UsageProblem(f"report {path} has no records: give a `fpinspect compare --format json` report.")
     if not all(
@@ -211,6 +245,35 @@ class _Summary(msgspec.Struct):
 class _Report(msgspec.Struct):
     records: list[_Record]
     summary: _Summary | None = None
+
+
+def _compared_run(folder: str, title: str, command: str, settings) -> str | None:
+    """The page of the whole run ``folder`` (its data folders dump trees of several leaves),
+    compared now; None where it holds one leaf pair (today's one-leaf page says all there is)."""
+    from ..dumps.errors import InputError
+    from ..inspection.runs import RunError, run_inputs
+    from ..replay.tree import compare_leaves
+    from ..reports.html import compared_run_page
+
+    try:
+        inputs = run_inputs(folder)
+    except RunError as exc:
+        raise UsageProblem(str(exc)) from None
+    if inputs.scope is None:
+        return None
+    for warning in inputs.scope.warnings:
+        click.echo(f"fpinspect: warning: {warning}", err=True)
+    runs = compare_leaves(
+        inputs.scope.compared,
+        inputs.choosers,
+        comparison_options=settings.walk(),
+        replay=settings.replay,
+        compare_input=True,
+    )
+    try:
+        return compared_run_page(inputs.scope, runs, title, command)
+    except InputError as exc:
+        raise UsageProblem(str(exc)) from None
 
 
 def _compared(folder: str, title: str, command: str, settings, leaf: dict) -> str:

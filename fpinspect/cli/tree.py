@@ -87,18 +87,9 @@ def compare_tree(scope, runs: Iterator, fmt: str, output: str | None, fail_on: s
 def _json_fields(runs: Iterator, summary) -> Iterator[tuple[str, object]]:
     """The run's JSON fields: ``runs`` (one object per leaf pair, written as it is compared), then
     the ``summary`` across them, made once every run is written."""
-    from ..dumps.pair import json_clean
+    from ..replay.tree import leaf_json
 
-    def items():
-        for run, leaf_summary in runs:
-            item = {**run.on.fields(), "fusion_on": run.on.rel, "fusion_off": run.off.rel}
-            if run.report is None:
-                yield {**item, "error": run.error, "records": [], "summary": None}
-                continue
-            records = [run.report.record_fields(r) for r in run.report.records]
-            yield {**item, "records": records, "summary": json_clean(leaf_summary)}
-
-    yield "runs", items()
+    yield "runs", (leaf_json(run, leaf_summary) for run, leaf_summary in runs)
     yield "summary", summary()
 
 

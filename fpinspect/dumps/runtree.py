@@ -85,7 +85,7 @@ class RunTree:
 
     @property
     def ranks(self) -> list[str]:
-        return _sorted_labels({leaf.rank for leaf in self.leaves if leaf.rank is not None})
+        return sorted_labels({leaf.rank for leaf in self.leaves if leaf.rank is not None})
 
 
 def scan_tree(root: str | os.PathLike) -> RunTree:
@@ -250,7 +250,7 @@ def _label_key(value: str | None) -> tuple:
     return tuple((1, int(p), "") if _DIGITS.fullmatch(p) else (2, 0, p) for p in Path(value).parts)
 
 
-def _sorted_labels(values) -> list:
+def sorted_labels(values) -> list:
     """``values`` in label order (numbers as numbers, ``None`` first)."""
     return sorted(values, key=_label_key)
 
@@ -320,9 +320,9 @@ class Scope:
         """The compared leaf pairs laid out rank × graph, one layer per step."""
         cells = {(on.rank, on.graph, on.step): i for i, (on, _) in enumerate(self.compared)}
         return Grid(
-            ranks=_sorted_labels({r for r, _, _ in cells}),
-            graphs=_sorted_labels({g for _, g, _ in cells}),
-            steps=_sorted_labels({s for _, _, s in cells}),
+            ranks=sorted_labels({r for r, _, _ in cells}),
+            graphs=sorted_labels({g for _, g, _ in cells}),
+            steps=sorted_labels({s for _, _, s in cells}),
             cells=cells,
         )
 
@@ -454,7 +454,7 @@ def pair_trees(
         for rank, folder in tree.empty_ranks.items():
             if rank not in groups_on and rank not in groups_off:
                 scope.skip(_rank_name(rank), f"the {side} tree's folder {folder} holds no dump files", "rank")
-    for rank in _sorted_labels(set(groups_on) | set(groups_off)):
+    for rank in sorted_labels(set(groups_on) | set(groups_off)):
         if ranks is not None and rank not in ranks:
             scope.skip(_rank_name(rank), "not among --ranks", "rank")
             continue
@@ -482,7 +482,7 @@ def _describe(tree: RunTree) -> str:
     ranks = tree.ranks
     of_ranks = f" of {'rank' if len(ranks) == 1 else 'ranks'} {', '.join(ranks)}" if ranks else ""
     if tree.layout == "steps":
-        return f"numbered step folders ({', '.join(_sorted_labels({leaf.step for leaf in tree.leaves}))})"
+        return f"numbered step folders ({', '.join(sorted_labels({leaf.step for leaf in tree.leaves}))})"
     return kinds[tree.layout] + of_ranks
 
 
@@ -509,7 +509,7 @@ def _check_choice(chosen: Choice | None, present: set, scope: Scope) -> None:
         return
     present = {p for p in present if p is not None}
     if not any(p in chosen for p in present):
-        listed = ", ".join(_sorted_labels(present)) or "none"
+        listed = ", ".join(sorted_labels(present)) or "none"
         raise ValueError(f"--{chosen.what}: neither tree has {chosen.text} (there are: {listed})")
     level = chosen.what.rstrip("s")
     for label in chosen.missing(present):
@@ -548,9 +548,9 @@ def _groups(tree: RunTree) -> dict[str | None, dict[str | None, list[Leaf]]]:
 
 
 def _pair_graphs(rank, on: dict, off: dict, scope: Scope) -> list[tuple[list[Leaf], list[Leaf]]]:
-    pairs = [(on[g], off[g]) for g in _sorted_labels(set(on) & set(off))]
-    only_on = _sorted_labels(set(on) - set(off))
-    only_off = _sorted_labels(set(off) - set(on))
+    pairs = [(on[g], off[g]) for g in sorted_labels(set(on) & set(off))]
+    only_on = sorted_labels(set(on) - set(off))
+    only_off = sorted_labels(set(off) - set(on))
     if len(only_on) == 1 and len(only_off) == 1:
         pairs.append((on[only_on[0]], off[only_off[0]]))
     else:
@@ -679,8 +679,8 @@ def cross_run_summary(scope: Scope, outcomes: list[LeafOutcome]) -> dict:
             entry["at"].add((leaf.step, leaf.rank))
     introduced = []
     for (graph, op), entry in seen.items():
-        steps = _sorted_labels({s for s, _ in entry["at"]})
-        ranks = _sorted_labels({r for _, r in entry["at"] if r is not None})
+        steps = sorted_labels({s for s, _ in entry["at"]})
+        ranks = sorted_labels({r for _, r in entry["at"] if r is not None})
         everywhere = all(
             {r for s, r in entry["at"] if s == step} >= ranks_of.get((graph, step), set()) for step in steps
         )

@@ -34,6 +34,19 @@ class LeafRun:
     graphs: tuple[str, str] | None = None
 
 
+def leaf_json(run: LeafRun, summary: dict | None) -> dict:
+    """``run`` as an entry of a whole run's ``runs`` (``compare --format json``): its rank, graph,
+    step and folders, then its ``records`` and ``summary`` (the report's ``summary()``, given once
+    made), or its ``error``."""
+    from ..dumps.pair import json_clean
+
+    item = {**run.on.fields(), "fusion_on": run.on.rel, "fusion_off": run.off.rel}
+    if run.report is None:
+        return {**item, "error": run.error, "records": [], "summary": None}
+    records = [run.report.record_fields(r) for r in run.report.records]
+    return {**item, "records": records, "summary": json_clean(summary)}
+
+
 @dataclass(frozen=True)
 class GraphPick:
     """The graph file chosen for a leaf's dumps, and why the choice was not clear-cut where it

@@ -18,11 +18,13 @@ from pathlib import Path
 from ..dumps.compare import DumpComparison
 from ..dumps.fusion import fused_ops
 from ..dumps.graph import GeModel
+from ..dumps.runtree import Scope
 from ..dumps.sources import Sources
 from ..dumps.switches import OpSwitches, autofuse_flags, autofuse_switches
 from ..replay.repro import ReproError, write_bundle
 from ..replay.run import run_with_replay
-from ..reports.html import compared_page
+from ..replay.tree import GraphChooser, compare_leaves
+from ..reports.html import compared_page, compared_run_page
 from ..reports.record import compare_settings, record_compare
 from ..store import ResultsDB
 
@@ -158,6 +160,21 @@ def write_report(sources: Sources, walk: dict, out: Path) -> str:
     page = compared_page(_comparison(sources, **walk), f"fpinspect: {sources.name}")
     out.write_text(page, encoding="utf-8")
     return f"Wrote the HTML report of {sources.name} to {out}"
+
+
+def write_run_report(
+    sources: Sources, scope: Scope, walk: dict, out: Path, *, replay: str = "failing"
+) -> str:
+    """The whole run's HTML report (``fpinspect report RUN``: the rank × graph grid, then each
+    leaf) of the leaf pairs of ``scope``, compared now, written to ``out``."""
+    choosers = GraphChooser(sources.open_graph, "fusion-on"), GraphChooser(sources.close_graph, "fusion-off")
+    runs = compare_leaves(
+        scope.compared, choosers, comparison_options=walk, replay=replay, compare_input=True
+    )
+    out.write_text(compared_run_page(scope, runs, f"fpinspect: {sources.name}"), encoding="utf-8")
+    return (
+        f"Wrote the HTML report of the whole run {sources.name} ({len(scope.compared)} leaf pairs) to {out}"
+    )
 
 
 def record_baseline(sources: Sources, walk: dict, tag: str, db: Path | None = None) -> str:

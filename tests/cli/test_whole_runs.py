@@ -5,12 +5,14 @@ answers for the whole run (switches: the introduced ops of every leaf, by graph)
 
 from __future__ import annotations
 
+import html
 import json
 import re
+import shutil
 
 import pytest
 from click.testing import CliRunner
-from runtrees import CULPRIT, write_run
+from runtrees import CULPRIT, STAMP, write_run
 
 from fpinspect.cli import main
 
@@ -39,12 +41,71 @@ def _verdicts(page: str) -> list[str]:
     return re.findall(r'<tr class="(pass|warn|fail|none)"', page)
 
 
+def _leaf_section(page: str, label: str) -> str:
+    """The section of the whole-run ``page`` of the leaf ``label`` (up to the next one)."""
+    start = page.index(f"<h1>{html.escape(label)} ")
+    end = page.find('<section class="leaf"', start)
+    return page[start : None if end < 0 else end]
+
+
 @pytest.mark.parametrize("source", ["run_dir", "saved"])
-def test_report_of_a_whole_run_names_its_leaves_and_reports_the_one_chosen(source, request, tmp_path):
+def test_report_of_a_whole_run_is_its_grid_then_each_leaf(source, request, tmp_path):
     src = request.getfixturevalue(source)
-    r = cli("report", src, "--out", tmp_path / "all.html")
+    out = tmp_path / "all.html"
+    r = cli("report", src, "--out", out)
+    assert r.exit_code == 0, r.output
+    page = out.read_text(encoding="utf-8")
+    grid = page[page.index('<table id="grid">') : page.index("</table>", page.index('<table id="grid">'))]
+    # the rank × graph grid: a row per rank, each cell the leaf's worst verdict and introduced op
+    rows = re.findall(r"<tr><th>(\d+)</th>(.*?)</tr>", grid, re.S)
+    assert [rank for rank, _ in rows] == ["0", "1"] and "<th>ge_default_1/1</th>" in grid
+    for _, cell in rows:
+        assert 'class="badge fail">fail<' in cell and f"introduced: {CULPRIT}" in cell
+    # the run's summary: the op introduced, on every rank; the steps left out and why
+    assert re.search(rf"<td>{CULPRIT}</td><td>ge_default_1/1</td><td>0, 1</td>\s*<td>every rank</td>", page)
+    assert "step 0: earlier than the latest step" in page
+    # then each leaf's records, as the one-leaf page has them
+    for rank in ("0", "1"):
+        one = tmp_path / f"rank{rank}.html"
+        assert cli("report", src, "--out", one, "--ranks", rank).exit_code == 0
+        section = _leaf_section(page, f"rank {rank}, graph ge_default_1/1, step 1")
+        assert _verdicts(section) == _verdicts(one.read_text(encoding="utf-8")) and "fail" in _verdicts(
+            section
+        )
+        assert f"op-{CULPRIT}" in section
+
+
+def test_report_of_a_whole_run_says_why_a_cell_was_left_out(run_dir, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run)
+    shutil.rmtree(run / "datadump_af_close" / STAMP / "1")  # rank 1 dumped with fusion on only
+    out = tmp_path / "run.html"
+    r = cli("report", run, "--out", out)
+    assert r.exit_code == 0, r.output
+    page = out.read_text(encoding="utf-8")
+    rows = dict(re.findall(r"<tr><th>(\d+)</th>(.*?)</tr>", page, re.S))
+    assert 'class="badge fail">fail<' in rows["0"]
+    assert "left out: rank 1: the fusion-off tree has no rank 1" in rows["1"] and "badge" not in rows["1"]
+
+
+def test_report_of_a_whole_run_escapes_what_it_shows(saved, tmp_path):
+    evil = "<script>alert(1)</script>"
+    text = saved.read_text(encoding="utf-8").replace(CULPRIT, evil)
+    source = tmp_path / "evil.json"
+    source.write_text(text, encoding="utf-8")
+    out = tmp_path / "evil.html"
+    r = cli("report", source, "--out", out)
+    assert r.exit_code == 0, r.output
+    page = out.read_text(encoding="utf-8")
+    assert evil not in page and f"introduced: {html.escape(evil)}" in page
+
+
+@pytest.mark.parametrize("source", ["run_dir", "saved"])
+def test_report_of_a_whole_run_reports_the_leaf_chosen(source, request, tmp_path):
+    src = request.getfixturevalue(source)
+    r = cli("report", src, "--out", tmp_path / "some.html", "--steps", "all")
     assert r.exit_code == 2 and r.output.count("\n") == 1
-    assert r.output.startswith("fpinspect: ") and LEAVES in r.output and "--ranks" in r.output
+    assert r.output.startswith("fpinspect: ") and "--ranks" in r.output
 
     pages = {}
     for rank in ("0", "1"):

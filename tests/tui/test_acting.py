@@ -156,7 +156,7 @@ def test_the_same_from_a_leaf_of_a_whole_runs_grid(db, tmp_path):
         assert store.baseline_names(run.id) == ["before-upgrade"]
 
 
-def test_h_on_the_grid_writes_the_highlighted_leafs_report_and_says_so(db, tmp_path):
+def test_h_on_the_grid_writes_the_whole_runs_report_and_says_so(db, tmp_path):
     from runtrees import SAMPLE as RUN_SAMPLE
     from runtrees import write_trees
 
@@ -164,7 +164,7 @@ def test_h_on_the_grid_writes_the_highlighted_leafs_report_and_says_so(db, tmp_p
     seen = {}
 
     async def scenario(pilot):
-        await pilot.press("down", "H")  # rank 1's cell at the latest step
+        await pilot.press("down", "H")  # whichever cell is highlighted: the whole run
         seen["question"] = text_of(pilot.app.screen.query_one(Label))
         seen["report"] = await _answer(pilot)
         seen["notes"] = _notes(pilot.app)
@@ -177,9 +177,16 @@ def test_h_on_the_grid_writes_the_highlighted_leafs_report_and_says_so(db, tmp_p
     )
     drive(app, scenario, size=WIDE)
     report = Path(seen["report"]).resolve()
-    assert report.parent == tmp_path and report.is_file() and CULPRIT in report.read_text()
-    assert "no whole-run form" in seen["question"] and "rank 1" in seen["question"]
-    assert any(str(report) in n and "rank 1" in n for n in seen["notes"]), seen["notes"]
+    assert report.parent == tmp_path and report.is_file()
+    page = report.read_text(encoding="utf-8")
+    # the grid (a row per rank, a cell per step: rank 1's culprit is exact at step 0), then each leaf
+    grid = page[page.index('<table id="grid">') : page.index("</tbody></table>")]
+    assert grid.count(f"introduced: {CULPRIT}") == 3 and grid.count('class="badge fail"') == 4
+    for rank in ("0", "1"):
+        for step in ("0", "1"):
+            assert f"<h1>rank {rank}, graph ge_default_1/1, step {step} " in page
+    assert "whole run" in seen["question"] and "4 leaf pairs" in seen["question"]
+    assert any(str(report) in n and "whole run" in n for n in seen["notes"]), seen["notes"]
 
 
 def test_copy_needs_no_clipboard_to_leave_a_file(db, tmp_path):

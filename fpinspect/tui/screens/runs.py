@@ -30,7 +30,7 @@ from ...dumps.sources import Sources
 from ...dumps.verdict import worst_verdict
 from ...inspection.settings import CompareSettings
 from ...replay.tree import GraphChooser, compare_leaves
-from ..acting import beside_run, write_report
+from ..acting import beside_run, write_run_report
 from ..widgets import styled
 from ..widgets.footer import KeysFooter
 from .main import MainScreen, _between_items, _Cancelled, act, ask_place, tell_acted
@@ -149,8 +149,8 @@ class RunsScreen(Screen):
             "H",
             "report",
             "Report",
-            tooltip="Write the highlighted leaf's HTML report (fpinspect report has no whole-run form yet)",
-            id="leaf-report",
+            tooltip="Write the whole run's HTML report: the grid, then each leaf (in a leaf: that leaf's)",
+            id="run-report",
         ),
     ]
 
@@ -374,21 +374,6 @@ class RunsScreen(Screen):
             )
         return index
 
-    def _highlighted(self) -> int | None:
-        """The compared leaf pair under the cursor of the grid or the list; None, said, where there is none."""
-        grid = self.query_one("#runs-grid", DataTable)
-        if grid.has_class("-hidden"):
-            table = self.query_one("#runs-table", DataTable)
-            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-            if key.startswith("skipped-"):
-                self.notify("This row was left out: it has no report.", timeout=4)
-                return None
-            return int(key)
-        if grid.cursor_column == 0:
-            self.notify("Highlight a graph's cell: its leaf pair's report is written.", timeout=4)
-            return None
-        return self._cell_leaf(grid.cursor_row, f"g{grid.cursor_column - 1}")
-
     def _leaf_sources(self, index: int, key: str) -> Sources | None:
         """The inputs of compared leaf pair ``index``; None, said, while it is compared (``key``
         acts on it once it is done) or where it could not be."""
@@ -404,26 +389,25 @@ class RunsScreen(Screen):
         return Sources(open_graph, leaf_folder(on_leaf), close_graph, leaf_folder(off_leaf))
 
     def action_report(self) -> None:
-        """``fpinspect report`` takes one leaf pair, not a whole run: the highlighted leaf's report."""
-        index = self._highlighted()
-        sources = None if index is None else self._leaf_sources(index, "H writes its report")
-        if sources is None:
-            return
-        label = self.scope.compared[index][0].label()
-        stem = "-".join(f"{k}{v}" for k, v in self.scope.compared[index][0].fields().items() if v is not None)
-        default = beside_run(self.sources) / f"{self.sources.name}-{stem.replace('/', '_')}-report.html"
+        """The whole run's HTML report (``fpinspect report RUN``): the grid, then each leaf; a
+        leaf opened from the grid writes that leaf's own."""
+        n = len(self.scope.compared)
+        default = beside_run(self.sources) / f"{self.sources.name}-report.html"
 
         def write(out) -> None:
             act(
                 self,
-                partial(write_report, sources, self.walk, out),
-                f"writing the HTML report of {label} to {out}",
+                partial(
+                    write_run_report, self.sources, self.scope, self.walk, out, replay=self.settings.replay
+                ),
+                f"writing the HTML report of the whole run ({n} leaf pairs) to {out}",
             )
 
         ask_place(
             self,
             self.sources,
-            f"The report command has no whole-run form yet: write the HTML report of {label} (the leaf highlighted) to:",
+            f"Write the HTML report of the whole run (the rank × graph grid, then each of its {n} leaf pairs; "
+            "H in a leaf writes that leaf's) to:",
             default,
             write,
         )

@@ -217,7 +217,12 @@ def test_v_confirms_the_culprit_and_keeps_the_verdict_beside_the_capture(db, cap
 
     async def scenario(pilot):
         await pilot.press("i", "v")
-        seen["note"] = text_of(pilot.app.screen.query_one("#banner"))
+        # the banner says so once the worker's first message is handled: wait for that state
+        for _ in range(400):
+            seen["note"] = text_of(pilot.app.screen.query_one("#banner"))
+            if "confirming" in seen["note"]:
+                break
+            await pilot.pause(0.05)
         await settle(pilot)
         seen["head"] = text_of(pilot.app.screen.query_one("#detail-head", Static))
         seen["notes"] = _notes(pilot.app)

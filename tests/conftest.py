@@ -1,6 +1,7 @@
 """Shared test set-up: the helper modules in this folder are importable from every test, the
 tests marked ``sole_thread`` run first, and the whole session shares one Inductor cache."""
 
+import importlib.util
 import os
 import sys
 
@@ -21,11 +22,35 @@ def results_database(tmp_path_factory):
         os.environ["FPINSPECT_DB"] = saved
 
 
+#: The optional extra of pyproject.toml that installs each module a test may need.
+EXTRAS = {
+    "torch": "experiments",
+    "matplotlib": "experiments",
+    "distributed": "cluster",
+    "transformers": "zoo",
+    "model_explorer": "explorer",
+}
+
+
+def missing(module: str) -> str | None:
+    """Why a test that needs ``module`` cannot run here (None: it is installed)."""
+    if importlib.util.find_spec(module) is not None:
+        return None
+    extra = EXTRAS.get(module)
+    return f"needs {module}: pip install 'fpinspect[{extra}]'" if extra else f"needs {module}"
+
+
 def pytest_collection_modifyitems(session, config, items):
     """Tests marked ``sole_thread`` (``compare --jobs N`` forking its workers, which it does only
     while it is the process's one thread) first: other tests leave threads behind in this
-    process that are not fpinspect's (torch.compile's pools after the capture tests)."""
+    process that are not fpinspect's (torch.compile's pools after the capture tests). Tests
+    marked ``needs("torch")`` skip before they start where torch is not installed, instead of
+    failing or waiting for a child that cannot start."""
     items.sort(key=lambda item: item.get_closest_marker("sole_thread") is None)  # stable
+    for item in items:
+        reasons = [r for m in item.iter_markers("needs") for r in map(missing, m.args) if r]
+        if reasons:
+            item.add_marker(pytest.mark.skip(reason="; ".join(dict.fromkeys(reasons))))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -66,6 +66,13 @@ class InspectorApp(App[str | None]):
         self.settings = settings
         #: marked by each key or mouse event; the workers' loops wait while it is answered
         self.answering = Answering()
+        #: every message shown to the user in a toast, oldest first (toasts expire; this does not)
+        self.told: list[str] = []
+
+    def notify(self, message: str, **options) -> None:
+        """Textual's ``notify`` (thread-safe, as it is), remembering the message in :attr:`told`."""
+        self.told.append(str(message))
+        super().notify(message, **options)
 
     def on_mount(self) -> None:
         self.theme = self.settings.theme

@@ -55,6 +55,7 @@ def page(results, tmp_path_factory):
     return out / "plan.html", r
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.slow
 def test_the_page_has_every_section_and_needs_no_other_file(page):
     html = page[0].read_text()
@@ -72,6 +73,7 @@ def test_the_page_has_every_section_and_needs_no_other_file(page):
     assert "### B: Error against float64" in s12 and "| mul_add_gelu_mul | float16 | normal | 8 |" in s12
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.slow
 def test_missing_tasks_are_named_on_stderr(page):
     for task in ("A", "C1", "C2", "C3", "E"):
@@ -79,6 +81,7 @@ def test_missing_tasks_are_named_on_stderr(page):
     assert "Traceback" not in page[1].output
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.slow
 def test_a_damaged_or_failed_result_is_named_not_raised(copy, tmp_path):
     (copy / "D" / "result.json").write_text('{"task": "D", "verdicts": [], "title": 3}')
@@ -108,6 +111,7 @@ def _b_with(results: Path, tmp_path: Path, counter: list, within: list) -> Path:
     return root
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.slow
 def test_the_switch_list_names_only_rows_worse_beyond_noise(results, tmp_path):
     worse = {
@@ -138,6 +142,7 @@ def test_the_switch_list_names_only_rows_worse_beyond_noise(results, tmp_path):
     assert "### softmax (B: `softmax(x, -1)`)" in md.read_text()
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.slow
 def test_an_elementwise_chain_can_only_be_switched_off_whole(results, tmp_path):
     worse = {
@@ -172,6 +177,7 @@ def test_bad_usage_is_one_sentence(tmp_path, args, needle):
     assert len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.slow
 def test_run_all_goes_by_priority_past_a_failure_and_ends_with_the_report(results, tmp_path, monkeypatch):
     """The task runner is replaced by one that writes S's result under each task's name (a real
@@ -205,6 +211,7 @@ def test_run_all_goes_by_priority_past_a_failure_and_ends_with_the_report(result
     assert "ended with crash (task C2 failed on device cpu: the child died)" in (out / "plan.md").read_text()
 
 
+@pytest.mark.needs("torch")
 @needs_chromium
 @pytest.mark.slow
 def test_chromium_renders_the_plan_without_errors(page, tmp_path):

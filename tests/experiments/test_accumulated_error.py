@@ -35,6 +35,7 @@ def tiny(inductor_cache):
     return report, events
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.slow
 def test_rows_follow_the_contract_and_the_rule(tiny):
     report, _ = tiny
@@ -76,6 +77,7 @@ def test_rows_follow_the_contract_and_the_rule(tiny):
     assert len(report.histograms) == 2 * len(TINY.chains)
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.slow
 def test_streamed_eager_error_matches_a_direct_recomputation(tiny):
     report, _ = tiny
@@ -96,6 +98,7 @@ def test_streamed_eager_error_matches_a_direct_recomputation(tiny):
     assert row["eager"]["p99_ulp"] == pytest.approx(np.percentile(errs, 99, method="inverted_cdf"))
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.slow
 def test_partial_histograms_and_cdfs_stream_while_running(tiny):
     _, events = tiny

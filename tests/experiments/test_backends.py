@@ -168,6 +168,7 @@ def test_auto_takes_the_first_available_device():
     assert open_backend("auto").name == "cpu"
 
 
+@pytest.mark.needs("torch")
 def test_codegen_variants_apply_inside_the_block_and_are_restored():
     import torch
     import torch._inductor.config as config

@@ -48,6 +48,7 @@ def test_unknown_task_is_one_sentence_and_exit_2():
     assert_one_sentence(invoke("run", "Q"), 2, "unknown task 'Q'; choose one of " + ", ".join(TASK_IDS))
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.skipif(importlib.util.find_spec("torch_npu") is not None, reason="an NPU stack is installed")
 def test_unavailable_device_is_one_sentence_and_exit_2():
     assert_one_sentence(invoke("run", "C1", "--device", "npu"), 2, "device 'npu' is not available")
@@ -61,6 +62,7 @@ def test_unwritable_out_is_one_sentence_and_exit_2(tmp_path):
     )
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.slow
 def test_run_writes_json_report_and_figures(tmp_path):
     # task S, small: the command's outputs are the same for every task, and S needs no compiler
@@ -109,6 +111,7 @@ def test_render_report_shows_verdicts_and_summary_tables():
     assert "Also in report.md" in text and "x\ny" not in text
 
 
+@pytest.mark.needs("matplotlib")
 def test_write_outputs_escapes_markdown_and_flattens_environment(tmp_path):
     written = write_outputs(_report(), tmp_path / "out")
     assert [p.name for p in written] == ["result.json", "report.md", "h1.png"]
@@ -153,6 +156,7 @@ def _tiny_d(*extra):
     )
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.slow
 def test_overrides_reach_the_child_and_out_works_without_matplotlib(tmp_path, monkeypatch):
     import fpinspect.experiments.output as output

@@ -17,6 +17,7 @@ def verdict(result, topic):
     return next(v for v in result.verdicts() if v.topic == topic)
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.slow
 def test_tiny_run_fills_the_table_and_explains_counter_examples(inductor_cache):
     events = []

@@ -16,6 +16,7 @@ def test_unknown_task_fails_before_any_process_starts():
         ExperimentProcess("B7")
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.skipif(UNAVAILABLE is None, reason="every device is available here")
 def test_unavailable_device_is_a_usage_failure():
     with ExperimentProcess("C1", device=UNAVAILABLE) as p:
@@ -32,6 +33,7 @@ def test_unknown_entry_is_a_usage_failure():
     assert info.value.kind == "usage" and "no entry 'nope'" in str(info.value)
 
 
+@pytest.mark.needs("torch")
 def test_cancel_stops_the_run():
     with ExperimentProcess("C2", device="cpu") as p:
         events = []
@@ -45,6 +47,7 @@ def test_cancel_stops_the_run():
     assert not workdir.exists()
 
 
+@pytest.mark.needs("torch")
 def test_a_child_that_dies_is_reported_as_a_crash_with_its_log():
     with ExperimentProcess("C2", device="cpu") as p:
         events = []

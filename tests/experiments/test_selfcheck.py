@@ -43,6 +43,7 @@ def passing():
     return run()
 
 
+@pytest.mark.needs("torch")
 def test_the_real_toolkit_passes_every_check(passing):
     result, verdicts, events = passing
     assert verdicts and all(v is True for v in verdicts.values()), verdicts
@@ -76,6 +77,7 @@ def _off_across_zero(a, b, *, return_status=False):
     return (d, st) if return_status else d
 
 
+@pytest.mark.needs("torch")
 def test_a_toolkit_that_counts_zero_twice_fails(monkeypatch):
     monkeypatch.setattr(selfcheck, "ulp_diff", _off_across_zero)
     result, verdicts, _ = run()
@@ -85,6 +87,7 @@ def test_a_toolkit_that_counts_zero_twice_fails(monkeypatch):
     assert result.exhaustive[0].examples and result.data()["all_passed"] is False
 
 
+@pytest.mark.needs("torch")
 def test_error_stats_with_a_wrong_percentile_fails(monkeypatch):
     def skewed(a, ref, **kw):
         out = error_stats(a, ref, **kw)
@@ -98,6 +101,7 @@ def test_error_stats_with_a_wrong_percentile_fails(monkeypatch):
     assert all("ulp p99" in " ".join(v["disagreements"]) for v in result.data()["error_stats"].values())
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.skipif(importlib.util.find_spec("torch_npu") is not None, reason="an NPU stack is installed")
 def test_s_opens_only_the_device_and_refuses_one_that_is_missing():
     assert get_task("S").fusing is False  # no compiler stack: the child starts in the time torch takes
@@ -108,6 +112,7 @@ def test_s_opens_only_the_device_and_refuses_one_that_is_missing():
     )
 
 
+@pytest.mark.needs("torch")
 def test_a_check_given_nothing_to_check_is_not_run_rather_than_a_verdict():
     empty = replace(SMALL, float32_pairs=0, stats_size=0, device_size=0)
     result, verdicts, _ = run(empty)

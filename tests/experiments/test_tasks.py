@@ -11,7 +11,7 @@ from fpinspect.experiments.registry import get_task
 from fpinspect.experiments.tasks.summation import additions_per_term, chunked_sum_in_dtype, error_bound
 from fpinspect.numerics import ulp_diff
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.needs("torch")]
 
 
 def verdict(report, topic):

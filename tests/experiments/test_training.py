@@ -154,6 +154,7 @@ Root Cause (first observed failure):
     assert root_cause("Traceback: something else entirely") is None
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_move_one_ulp_moves_every_weight_exactly_one_ulp(dtype):
     import torch
@@ -176,6 +177,7 @@ def test_move_one_ulp_moves_every_weight_exactly_one_ulp(dtype):
             assert torch.equal((new - old).abs(), torch.ldexp(torch.ones_like(old), e - 8))
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
 def test_float16_with_a_grad_scaler_and_float32_train_too(tmp_path, dtype):
     from fpinspect.experiments.backends import open_backend
@@ -268,6 +270,7 @@ def check_contract(report: Report, world: int) -> dict:
     return d
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.slow
 def test_one_process_eager_fused_and_noise(one_process, tmp_path):
     report, events = one_process
@@ -282,6 +285,7 @@ def test_one_process_eager_fused_and_noise(one_process, tmp_path):
     assert "first step beyond the noise band" in (tmp_path / "report.md").read_text()
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.slow
 def test_two_processes_under_torchrun(two_processes, one_process):
     d2 = check_contract(two_processes[0], 2)
@@ -291,6 +295,7 @@ def test_two_processes_under_torchrun(two_processes, one_process):
     assert {p.series for p in two_processes[1] if isinstance(p, CurvePoint)} == {"eager", "fused", "noise"}
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.slow
 def test_a_dying_rank_fails_clearly_and_the_run_resumes_bit_exactly(two_processes, tmp_path):
     settings = tiny(nproc=2, run_dir=str(tmp_path))

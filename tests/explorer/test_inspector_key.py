@@ -29,8 +29,8 @@ def test_m_serves_the_run_with_the_highlighted_op_selected(keys):
         await pilot.press("i")  # the first op that introduces an error: autofuse_2_Add_LayerNorm
         await pilot.press(*keys)
         await settle(pilot)
-        told = [n.message for n in app._notifications if n.message.startswith("Model Explorer: ")]
-        assert told, [n.message for n in app._notifications]
+        told = [m for m in app.told if m.startswith("Model Explorer: ")]
+        assert told, list(app.told)
         seen["url"] = url = told[-1].removeprefix("Model Explorer: ")
         with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url, timeout=10) as page:
             assert page.status == 200

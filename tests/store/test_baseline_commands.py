@@ -27,6 +27,7 @@ def _cli(*args, **kw):
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False, **kw)
 
 
+@pytest.mark.needs("torch")
 @pytest.mark.slow
 def test_a_worse_fused_path_fails_the_check_and_the_same_settings_pass(tmp_path):
     """The issue's check: a quick B run tagged, then the fused path rounded through bfloat16."""
@@ -52,6 +53,7 @@ def test_a_worse_fused_path_fails_the_check_and_the_same_settings_pass(tmp_path)
     assert report["regressed"] == [] and report["run"]["artefacts"] == str((tmp_path / "same").resolve())
 
 
+@pytest.mark.needs("torch")
 def test_an_unusable_database_is_one_sentence_and_the_artefacts_are_still_written(tmp_path):
     db = tmp_path / "bad.sqlite"
     db.write_bytes(b"not a database " * 100)
@@ -124,6 +126,7 @@ def _history_db(path):
     return path
 
 
+@pytest.mark.needs("matplotlib")
 def test_history_shows_a_table_bars_and_a_png(tmp_path):
     db = _history_db(tmp_path / "r.sqlite")
     out = _cli(*HISTORY, "--db", db, "--png", tmp_path / "h.png")

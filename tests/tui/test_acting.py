@@ -36,10 +36,6 @@ def db(tmp_path, monkeypatch) -> Path:
     return path
 
 
-def _notes(app) -> list[str]:
-    return [str(n.message) for n in app._notifications]
-
-
 def _panel_text(panel) -> str:
     return "\n".join(text_of(line) for line in panel.query("#switches-text > Static"))
 
@@ -72,7 +68,7 @@ async def _act_on_culprit(pilot, seen: dict) -> None:
     seen["report"] = await _answer(pilot)
     await pilot.press("b")
     seen["tag"] = await _answer(pilot, "before-upgrade")
-    seen["notes"] = _notes(pilot.app)
+    seen["notes"] = list(pilot.app.told)
 
 
 def test_from_the_culprit_to_its_switches_repro_report_and_baseline(db, tmp_path):
@@ -121,7 +117,7 @@ def test_nothing_is_written_inside_the_run_or_the_package(db, tmp_path):
         await _answer(pilot, str(SAMPLE / "repro"))
         await pilot.press("H")
         await _answer(pilot, str(SAMPLE.parent / "report.html"))
-        seen["notes"] = _notes(pilot.app)
+        seen["notes"] = list(pilot.app.told)
 
     drive(app_for(SAMPLE), scenario, size=WIDE)
     assert not (SAMPLE / "repro").exists() and not (SAMPLE.parent / "report.html").exists()
@@ -167,7 +163,7 @@ def test_h_on_the_grid_writes_the_whole_runs_report_and_says_so(db, tmp_path):
         await pilot.press("down", "H")  # whichever cell is highlighted: the whole run
         seen["question"] = text_of(pilot.app.screen.query_one(Label))
         seen["report"] = await _answer(pilot)
-        seen["notes"] = _notes(pilot.app)
+        seen["notes"] = list(pilot.app.told)
 
     app = app_for(
         RUN_SAMPLE / "dumpgraph_af_open" / "Build.json",
@@ -195,7 +191,7 @@ def test_copy_needs_no_clipboard_to_leave_a_file(db, tmp_path):
 
     async def scenario(pilot):
         await pilot.press("i", "f", "y")
-        seen["notes"] = _notes(pilot.app)
+        seen["notes"] = list(pilot.app.told)
 
     drive(app_for(tmp_path / "mine"), scenario, size=WIDE)
     file = tmp_path / f"mine-{CULPRIT}-switches.txt"
@@ -225,7 +221,7 @@ def test_v_confirms_the_culprit_and_keeps_the_verdict_beside_the_capture(db, cap
             await pilot.pause(0.05)
         await settle(pilot)
         seen["head"] = text_of(pilot.app.screen.query_one("#detail-head", Static))
-        seen["notes"] = _notes(pilot.app)
+        seen["notes"] = list(pilot.app.told)
         await pilot.press("f")
         seen["switches"] = _panel_text(pilot.app.screen)
         await pilot.press("i")  # Inductor's switch, verified by running the capture again
@@ -259,7 +255,7 @@ def test_x_cancels_a_confirm_and_nothing_is_kept(db, capture, monkeypatch):
         for key in ("v", "x", "v"):
             pilot.app.simulate_key(key)
         await settle(pilot)  # the confirm's worker runs until its thread has stopped
-        seen["notes"] = _notes(pilot.app)
+        seen["notes"] = list(pilot.app.told)
         seen["note"] = text_of(pilot.app.screen.query_one("#banner"))
 
     drive(app_for(capture), scenario, size=WIDE)
@@ -279,7 +275,7 @@ def test_a_capture_of_a_users_own_model_is_not_run_from_the_inspector(db, captur
     async def scenario(pilot):
         await pilot.press("i", "v")
         await settle(pilot)
-        seen["notes"] = _notes(pilot.app)
+        seen["notes"] = list(pilot.app.told)
 
     drive(app_for(capture), scenario, size=WIDE)
     assert any(
@@ -295,7 +291,7 @@ def test_confirm_writes_nothing_into_a_bundled_sample(db):
     async def scenario(pilot):
         await pilot.press("i", "v")
         await settle(pilot)
-        seen["notes"] = _notes(pilot.app)
+        seen["notes"] = list(pilot.app.told)
 
     drive(app_for(SAMPLE), scenario, size=WIDE)
     assert not (SAMPLE / "confirm.json").exists()
@@ -313,7 +309,7 @@ def test_f_on_an_op_fusion_left_alone_says_no_switch_concerns_it(db):
         screen.go_to(unfused)
         await pilot.press("f")
         seen["screen"] = pilot.app.screen
-        seen["notes"] = _notes(pilot.app)
+        seen["notes"] = list(pilot.app.told)
         seen["op"] = unfused
 
     drive(app_for(SAMPLE, compare=CompareSettings(compare_unfused=True)), scenario, size=WIDE)

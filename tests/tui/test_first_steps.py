@@ -125,7 +125,7 @@ def test_an_empty_cell_of_the_grid_says_why_it_is_empty(tmp_path):
     async def scenario(pilot):
         await pilot.press("S", "down", "right", "enter")  # step 0, rank 1's cell
         await pilot.pause()
-        seen["notes"] = [n.message for n in pilot.app._notifications]
+        seen["notes"] = list(pilot.app.told)
 
     app = app_for(
         RUN_SAMPLE / "dumpgraph_af_open" / "Build.json",
@@ -158,7 +158,7 @@ def test_the_d_picker_lists_raw_dumps_and_says_convert_makes_npy_files(tmp_path)
         seen["listed"] = [str(node.label) for node in tree.root.children]
         await pilot.press("down", "enter")
         await pilot.pause()
-        seen["notes"] = [n.message for n in pilot.app._notifications]
+        seen["notes"] = list(pilot.app.told)
 
     drive(app_for(SAMPLES / "regression"), scenario, size=WIDE)
     assert seen["listed"] == ["Add.add_1.3.44.1783906987170021"]

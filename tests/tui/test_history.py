@@ -73,10 +73,6 @@ def _title(history: HistoryScreen) -> str:
     return str(history.query_one("#history-title").render())
 
 
-def _notes(app) -> list[str]:
-    return [n.message for n in app._notifications]
-
-
 def test_history_lists_the_recorded_runs_and_opens_them(tmp_path, monkeypatch):
     runs, summary = _recorded(tmp_path, monkeypatch)
     app = tasks_app(runs)
@@ -96,7 +92,7 @@ def test_history_lists_the_recorded_runs_and_opens_them(tmp_path, monkeypatch):
 
         await pilot.press("down", "down", "enter")  # the run whose folder was deleted
         assert pilot.app.screen is history
-        assert any("is gone" in n and "20261201-010000-C3-cpu-quick" in n for n in _notes(pilot.app))
+        assert any("is gone" in n and "20261201-010000-C3-cpu-quick" in n for n in pilot.app.told)
 
         await pilot.press("up", "enter")
         assert pilot.app.screen.query_one(ResultView).report.task == "C3"
@@ -128,7 +124,7 @@ def test_t_tags_the_highlighted_run_into_a_baseline(tmp_path, monkeypatch):
         prompt.value = "rel-2"
         await pilot.press("enter")
         await until(pilot, lambda: _rows(history)[1][5] == "rel-2", what="the tag in the table")
-        assert any("is in baseline rel-2" in n for n in _notes(pilot.app))
+        assert any("is in baseline rel-2" in n for n in pilot.app.told)
 
     drive(app, scenario)
     with ResultsDB() as db:
@@ -153,7 +149,7 @@ def test_a_run_that_recorded_nothing_is_listed_with_its_status_and_opens_its_fai
         assert "the child died: boom" in str(history.query_one("#history-detail").render())
         await pilot.press("t")
         assert pilot.app.screen is history
-        assert any("recorded nothing (error)" in n for n in _notes(pilot.app))
+        assert any("recorded nothing (error)" in n for n in pilot.app.told)
         await pilot.press("enter")
         assert pilot.app.screen.query_one(ResultView).failure[1] == "the child died: boom"
 
@@ -177,7 +173,7 @@ def test_a_damaged_database_is_one_sentence_and_the_run_folders_are_listed(tmp_p
         assert row[1] == "C3" and row[-1] == "20261130-101010-C3-cpu-quick"
         await pilot.press("t")
         assert pilot.app.screen is history
-        assert any("is not an SQLite database" in n for n in _notes(pilot.app))
+        assert any("is not an SQLite database" in n for n in pilot.app.told)
         await pilot.press("enter")
         assert pilot.app.screen.query_one(ResultView).report.task == "C3"
 

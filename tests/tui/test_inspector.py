@@ -395,7 +395,7 @@ def test_warnings_about_the_inputs_are_told_and_listed_with_w(regression, tmp_pa
 
     async def scenario(pilot):
         app = pilot.app
-        told = [n.message for n in app._notifications]
+        told = list(app.told)
         assert any("1 warning about the inputs" in m and "backup: ignored" in m for m in told), told
         await pilot.press("w")
         screen = app.screen
@@ -412,7 +412,7 @@ def test_w_says_when_there_is_no_warning(regression):
     async def scenario(pilot):
         await pilot.press("w")
         assert not isinstance(pilot.app.screen, WarningsScreen)
-        assert any("No warning about the inputs" in n.message for n in pilot.app._notifications)
+        assert any("No warning about the inputs" in m for m in pilot.app.told)
 
     drive(app_for(regression), scenario)
 
@@ -425,7 +425,7 @@ def test_a_first_compile_of_the_kernels_is_told_in_a_notification(regression, mo
     monkeypatch.setattr(warmup, "needs_compile", lambda: True)
 
     async def scenario(pilot):
-        told = [n.message for n in pilot.app._notifications]
+        told = list(pilot.app.told)
         assert any(m.startswith("Compiling the numerics kernels once") for m in told), told
 
     drive(app_for(regression), scenario)

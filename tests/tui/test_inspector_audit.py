@@ -11,10 +11,6 @@ from fpinspect.tui.widgets.op_detail import OpDetail
 from fpinspect.tui.widgets.op_list import OpList
 
 
-def _told(pilot) -> list[str]:
-    return [n.message for n in pilot.app._notifications]
-
-
 async def _highlight(pilot, name: str) -> None:
     """Filter the list down to ``name`` and put the cursor on it."""
     await pilot.press("slash", *name, "enter")
@@ -30,7 +26,7 @@ def test_r_on_an_op_fusion_left_alone_says_why_it_is_not_replayed(regression):
         await _highlight(pilot, alone)
         await pilot.press("r")
         await settle(pilot)
-        assert any("left alone by fusion" in m for m in _told(pilot)), _told(pilot)
+        assert any("left alone by fusion" in m for m in pilot.app.told), pilot.app.told
         assert "replaying" not in text_of(pilot.app.screen.query_one(OpDetail))
 
     drive(app_for(regression), scenario)
@@ -46,12 +42,12 @@ def test_a_failing_replay_is_one_sentence_and_stops_the_spinner(regression, monk
         await pilot.press("n")
         await settle(pilot)
         assert current(pilot) == INTRODUCED
-        failed = [m for m in _told(pilot) if "failed" in m]
-        assert failed == ["Replaying ops failed (KeyError: 'autofuse_9')."], _told(pilot)
+        failed = [m for m in pilot.app.told if "failed" in m]
+        assert failed == ["Replaying ops failed (KeyError: 'autofuse_9')."], pilot.app.told
         assert "replaying" not in text_of(pilot.app.screen.query_one(OpDetail))
         await pilot.press("r")  # asking again tries again, and says so again
         await settle(pilot)
-        assert len([m for m in _told(pilot) if "failed" in m]) == 2
+        assert len([m for m in pilot.app.told if "failed" in m]) == 2
 
     drive(app_for(regression), scenario)
 

@@ -3,6 +3,7 @@ newest recorded run is shown against its baseline."""
 
 from __future__ import annotations
 
+import pytest
 from launchkit import SMALL_S, drive, tasks_app, until
 from textual.widgets import Input
 
@@ -27,6 +28,7 @@ def _database(tmp_path, monkeypatch):
     return db_path
 
 
+@pytest.mark.needs("torch")
 def test_the_pane_shows_the_check_of_each_tasks_newest_run_and_records_its_own_runs(tmp_path, monkeypatch):
     db_path = _database(tmp_path, monkeypatch)
     app = tasks_app(tmp_path / "runs", task="S")

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 
+import pytest
 from click.testing import CliRunner
 from launchkit import (
     SMALL_S,
@@ -47,6 +48,7 @@ def child_alive(pid: int) -> bool:
     return bool(state) and not state.startswith("Z")
 
 
+@pytest.mark.needs("torch")
 def test_queue_two_runs_of_s_and_see_the_result(tmp_path):
     seen: list = []
     app = tasks_app(tmp_path / "runs", task="S")
@@ -65,7 +67,7 @@ def test_queue_two_runs_of_s_and_see_the_result(tmp_path):
         # the Runs table says finished as soon as the child says so, before it has exited
         assert "finished" in str(screen.query_one("#queue").get_row(str(second.id)))
         await until(pilot, lambda: second.report is not None, what="the second run's result")
-        assert any(f"{second.label} finished" in n and "r shows it" in n for n in _notes(pilot.app))
+        assert any(f"{second.label} finished" in n and "r shows it" in n for n in pilot.app.told)
         assert pilot.app.screen is screen  # said, not shown: the pane stays where the user is
         await pilot.press("r")
         assert isinstance(pilot.app.screen, ResultScreen)
@@ -105,6 +107,7 @@ def test_queue_two_runs_of_s_and_see_the_result(tmp_path):
 LONG_S = "anchors=65536"
 
 
+@pytest.mark.needs("torch")
 def test_cancel_a_running_task_then_quit_while_another_runs(tmp_path, monkeypatch):
     monkeypatch.setenv(RUN_NICE_ENV, "7")
     app = tasks_app(tmp_path / "runs", task="S", profile="full")
@@ -154,7 +157,7 @@ def test_confirming_the_cancel_of_a_run_that_ended_meanwhile_says_so(tmp_path):
         assert isinstance(pilot.app.screen, ConfirmScreen)
         run.apply(Finished({}), clock())  # the child finished while the question was open
         await pilot.press("y")
-        messages = [n.message for n in pilot.app._notifications]
+        messages = list(pilot.app.told)
         assert any("has already ended" in m for m in messages) and not any("Stopping" in m for m in messages)
         assert run.state == FINISHED and not run.cancel_requested
 
@@ -175,7 +178,7 @@ def test_a_saved_result_opens_from_the_picker_and_from_the_command_line(tmp_path
             await pilot.pause()
             if typed.name == "broken.json":
                 assert isinstance(pilot.app.screen, TasksScreen)  # one sentence, no crash
-                assert any("is not JSON" in n.message for n in pilot.app._notifications)
+                assert any("is not JSON" in m for m in pilot.app.told)
         screen = pilot.app.screen
         assert isinstance(screen, ResultScreen)
         body = "\n".join(text(w) for w in screen.query("Static"))
@@ -245,7 +248,7 @@ def test_bad_overrides_are_one_sentence_and_start_nothing(tmp_path):
         screen.query_one("#task-table").focus()
         await pilot.press("enter")
         assert not screen.queue.runs
-        assert any("'shape'" in n.message and "'a'" in n.message for n in pilot.app._notifications)
+        assert any("'shape'" in m and "'a'" in m for m in pilot.app.told)
 
     drive(app, scenario)
 
@@ -270,6 +273,16 @@ def test_t_opens_the_pane_from_the_inspector_and_escape_returns(regression, tmp_
     drive(app, scenario)
 
 
+def _at_child_start_up(tmp_path, monkeypatch, code: str) -> None:
+    """Every Python child started from here on runs ``code`` first (a ``sitecustomize`` on PYTHONPATH)."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(code)
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(hooks), os.environ.get("PYTHONPATH")]))
+    )
+
+
 #: Run by the experiment child at start-up (through PYTHONPATH): task S raises inside the child.
 _RAISING_S = """
 import dataclasses
@@ -282,20 +295,16 @@ selfcheck.TASK = dataclasses.replace(selfcheck.TASK, run=_raise)
 """
 
 
+@pytest.mark.needs("torch")
 def test_a_run_that_raises_shows_its_failure_and_log_without_the_traceback(tmp_path, monkeypatch):
-    hooks = tmp_path / "hooks"
-    hooks.mkdir()
-    (hooks / "sitecustomize.py").write_text(_RAISING_S)
-    monkeypatch.setenv(
-        "PYTHONPATH", os.pathsep.join(filter(None, [str(hooks), os.environ.get("PYTHONPATH")]))
-    )
+    _at_child_start_up(tmp_path, monkeypatch, _RAISING_S)
     app = tasks_app(tmp_path / "runs", task="S")
 
     async def scenario(pilot):
         screen = pilot.app.screen
         screen.query_one("#overrides", Input).value = SMALL_S
         await pilot.press("enter")
-        await until(pilot, lambda: any("failed (error)" in n for n in _notes(pilot.app)), what="the failure")
+        await until(pilot, lambda: any("failed (error)" in n for n in pilot.app.told), what="the failure")
         assert pilot.app.screen is screen
         await pilot.press("r")
         assert isinstance(pilot.app.screen, ResultScreen)
@@ -316,7 +325,7 @@ def test_an_unavailable_device_asked_for_falls_back_to_cpu(tmp_path):
     async def scenario(pilot):
         screen = pilot.app.screen
         assert screen.device == "cpu" and not screen.queue.runs
-        assert any("no GPU here: runs go to cpu" in n.message for n in pilot.app._notifications)
+        assert any("no GPU here: runs go to cpu" in m for m in pilot.app.told)
 
     drive(app, scenario)
 
@@ -374,25 +383,13 @@ def test_the_runs_priority_setting_is_read_and_checked(monkeypatch):
         assert nice == RUN_NICE and f"${RUN_NICE_ENV} is {bad!r}" in problem
 
 
-#: Runs a module like ``python -m`` with SIGTERM ignored: a child that stops only when killed.
-DEAF_TO_SIGTERM = (
-    "import runpy, signal, sys; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-    "module = sys.argv[2]; sys.argv = [module, *sys.argv[3:]]; "
-    "runpy.run_module(module, run_name='__main__', alter_sys=True)"
-)
+#: Run by the experiment child at start-up (through PYTHONPATH): a child that stops only when killed.
+_DEAF_TO_SIGTERM = "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
 
 
+@pytest.mark.needs("torch")
 def test_quitting_keeps_the_ui_live_while_it_stops_a_child_that_ignores_sigterm(tmp_path, monkeypatch):
-    import sys
-
-    from fpinspect.experiments.engine import ExperimentProcess
-    from fpinspect.tui.screens import tasks as tasks_module
-
-    class Deaf(ExperimentProcess):
-        def __init__(self, *args, **kw):
-            super().__init__(*args, launcher=[sys.executable, "-c", DEAF_TO_SIGTERM], **kw)
-
-    monkeypatch.setattr(tasks_module, "ExperimentProcess", Deaf)
+    _at_child_start_up(tmp_path, monkeypatch, _DEAF_TO_SIGTERM)
     app = tasks_app(tmp_path / "runs", task="S", profile="full")
     seen = {}
 
@@ -409,7 +406,7 @@ def test_quitting_keeps_the_ui_live_while_it_stops_a_child_that_ignores_sigterm(
         assert child_alive(pid) and pilot.app.return_code is None
         await pilot.press("p", "enter")
         assert screen.profile == "quick" and len(screen.queue.runs) == 2
-        assert any(n.message == "Stopping 1 run…" for n in pilot.app._notifications)
+        assert any(m == "Stopping 1 run…" for m in pilot.app.told)
         assert queued.state == FAILED and queued.failure.kind == "cancelled"
         while pilot.app.return_code is None:  # the app exits by itself once the child is gone
             await asyncio.sleep(0.05)
@@ -463,6 +460,7 @@ def clock(seconds: int) -> str:
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
+@pytest.mark.needs("torch")
 def test_run_all_queues_every_task_by_priority_and_writes_the_plans_report_when_they_end(tmp_path):
     runs_dir = tmp_path / "runs"
     app = tasks_app(runs_dir)
@@ -478,13 +476,9 @@ def test_run_all_queues_every_task_by_priority_and_writes_the_plans_report_when_
             screen.cancel(run)
         screen.cancel(runs[0])
         await until(pilot, lambda: (runs_dir / "plan.md").exists(), timeout=60, what="the plan's report")
-        await until(pilot, lambda: any("Run all ended" in n.message for n in pilot.app._notifications))
+        await until(pilot, lambda: any("Run all ended" in m for m in pilot.app.told))
 
     drive(app, scenario)
     md = (runs_dir / "plan.md").read_text()
     assert "| S | P0 | precision toolkit self-check" in md and "| failed |" in md
     assert "ended with cancelled" in md and (runs_dir / "plan.html").is_file()
-
-
-def _notes(app) -> list[str]:
-    return [str(n.message) for n in app._notifications]

@@ -1,13 +1,14 @@
 """Shared test set-up: the helper modules in this folder are importable from every test, the
 tests marked ``sole_thread`` run first, and the whole session shares one Inductor cache."""
 
-import importlib.util
 import os
 import sys
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
+
+from extras import missing  # noqa: E402
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -20,24 +21,6 @@ def results_database(tmp_path_factory):
         os.environ.pop("FPINSPECT_DB", None)
     else:
         os.environ["FPINSPECT_DB"] = saved
-
-
-#: The optional extra of pyproject.toml that installs each module a test may need.
-EXTRAS = {
-    "torch": "experiments",
-    "matplotlib": "experiments",
-    "distributed": "cluster",
-    "transformers": "zoo",
-    "model_explorer": "explorer",
-}
-
-
-def missing(module: str) -> str | None:
-    """Why a test that needs ``module`` cannot run here (None: it is installed)."""
-    if importlib.util.find_spec(module) is not None:
-        return None
-    extra = EXTRAS.get(module)
-    return f"needs {module}: pip install 'fpinspect[{extra}]'" if extra else f"needs {module}"
 
 
 def pytest_collection_modifyitems(session, config, items):

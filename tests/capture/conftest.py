@@ -3,16 +3,28 @@
 Compiling is what costs time (about 20 s for the first Inductor compile of a process, 1-2 s
 per region after that), so every test reads the same captures, and the whole session uses
 one Inductor cache folder (``tests/conftest.py``). Without torch there is nothing to capture:
-the tests are not collected (this file itself imports torch only inside fixtures).
+each test file is one skip that says so, and is not imported (most import torch; this file
+imports it only inside fixtures).
 """
-
-import importlib.util
 
 import pytest
 from capturecases import INJECTED, compare
+from extras import missing
 
-if importlib.util.find_spec("torch") is None:
-    collect_ignore_glob = ["test_*.py"]
+WITHOUT_TORCH = missing("torch")
+
+
+class _Skipped(pytest.File):
+    """A test file that is not imported: it skips, with the reason, as it is collected."""
+
+    def collect(self):
+        pytest.skip(WITHOUT_TORCH)
+
+
+def pytest_pycollect_makemodule(module_path, parent):
+    if WITHOUT_TORCH:
+        return _Skipped.from_parent(parent, path=module_path)
+    return None
 
 
 @pytest.fixture(scope="session")

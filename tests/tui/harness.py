@@ -4,6 +4,7 @@ and wait until every worker is done."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -21,6 +22,17 @@ def app_for(root: Path | str, *args, **settings) -> InspectorApp:
 def _running(app) -> list:
     # a DirectoryTree's loader waits for work for as long as the tree lives
     return [w for w in app.workers if w.is_running and w.group != "_loader"]
+
+
+async def until(pilot, ready, timeout: float = 120.0, what: str = "the condition") -> None:
+    """Wait (in real time: workers and child processes run meanwhile) until ``ready()``, a state
+    the user sees; fail, naming ``what``, after ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)
+    await pilot.pause()
 
 
 async def settle(pilot) -> None:

@@ -7,7 +7,6 @@ import asyncio
 import json
 import sys
 import threading
-import time
 import traceback
 from datetime import datetime
 from pathlib import Path
@@ -48,16 +47,6 @@ def tasks_app(runs_dir: Path, clock=None, **settings) -> InspectorApp:
             **settings,
         )
     )
-
-
-async def until(pilot, ready, timeout: float = 120.0, what: str = "the condition") -> None:
-    """Wait (in real time: runs are real child processes) until ``ready()``."""
-    end = time.monotonic() + timeout
-    while not ready():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
-    await pilot.pause()
 
 
 def watch_a_running_run(screen, clock):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from harness import app_for, drive, settle
+from harness import app_for, drive, settle, until
 from test_inspector import text_of
 from textual.widgets import Input, Label, Static
 
@@ -214,11 +214,9 @@ def test_v_confirms_the_culprit_and_keeps_the_verdict_beside_the_capture(db, cap
     async def scenario(pilot):
         await pilot.press("i", "v")
         # the banner says so once the worker's first message is handled: wait for that state
-        for _ in range(400):
-            seen["note"] = text_of(pilot.app.screen.query_one("#banner"))
-            if "confirming" in seen["note"]:
-                break
-            await pilot.pause(0.05)
+        banner = pilot.app.screen.query_one("#banner")
+        await until(pilot, lambda: "confirming" in text_of(banner), timeout=20, what="the confirming banner")
+        seen["note"] = text_of(banner)
         await settle(pilot)
         seen["head"] = text_of(pilot.app.screen.query_one("#detail-head", Static))
         seen["notes"] = list(pilot.app.told)

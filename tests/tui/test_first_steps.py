@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from harness import app_for, drive, settle
+from harness import app_for, drive, settle, until
 from test_inspector import text_of
 from textual.widgets import Static
 
@@ -151,10 +151,7 @@ def test_the_d_picker_lists_raw_dumps_and_says_convert_makes_npy_files(tmp_path)
     async def scenario(pilot):
         await pilot.app.push_screen(PickFilesScreen(str(raw)))
         tree = pilot.app.screen.query_one(NpyTree)
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if tree.root.children:
-                break
+        await until(pilot, lambda: tree.root.children, timeout=20, what="the picker's listing")
         seen["listed"] = [str(node.label) for node in tree.root.children]
         await pilot.press("down", "enter")
         await pilot.pause()

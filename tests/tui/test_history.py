@@ -9,7 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from click.testing import CliRunner
-from launchkit import drive, sample_report, tasks_app, until, write_result
+from harness import until
+from launchkit import drive, sample_report, tasks_app, write_result
 
 from fpinspect.cli import main as cli
 from fpinspect.experiments.runs import RunRecord, RunStore

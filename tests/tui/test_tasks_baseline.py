@@ -4,7 +4,8 @@ newest recorded run is shown against its baseline."""
 from __future__ import annotations
 
 import pytest
-from launchkit import SMALL_S, drive, tasks_app, until
+from harness import until
+from launchkit import SMALL_S, drive, tasks_app
 from textual.widgets import Input
 
 from fpinspect.store import ResultsDB

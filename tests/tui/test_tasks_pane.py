@@ -9,13 +9,13 @@ import subprocess
 
 import pytest
 from click.testing import CliRunner
+from harness import until
 from launchkit import (
     SMALL_S,
     FakeClock,
     drive,
     sample_report,
     tasks_app,
-    until,
     watch_a_running_run,
     write_result,
 )

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from launchkit import SIZE, FakeClock, sample_report, tasks_app, until, write_result
+from harness import until
+from launchkit import SIZE, FakeClock, sample_report, tasks_app, write_result
 
 from fpinspect.experiments.events import CurveEvent, CurvePoint, HistogramEvent, Message, Progress, Started
 from fpinspect.experiments.registry import get_task

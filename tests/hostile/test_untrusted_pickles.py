@@ -37,6 +37,7 @@ def test_diff_refuses_a_pickled_npy(tmp_path):
     assert "pickled data" in " ".join(result.output.split())  # however the table wraps it
 
 
+@pytest.mark.needs("torch")
 def test_task_d_inputs_refuse_a_pickled_npy(tmp_path):
     from fpinspect.experiments.tensors import load_bits
 

@@ -29,15 +29,15 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...dumps import DumpComparison, InputError, PairPlan
 from ...dumps.graph import split_json
+from ...dumps.leafgraphs import leaf_sources
 from ...dumps.outline import outline_fused_ops
 from ...dumps.runfolder import confirmations
 from ...dumps.sources import Sources
 from ...explorer import missing as explorer_missing
+from ...inspection.pipeline import Inspection
 from ...inspection.settings import CompareSettings
-from ...replay.evidence import OpReplay, replay_op
+from ...replay.evidence import OpReplay
 from ...replay.repro import ReproError
-from ...replay.run import run_with_replay
-from ...replay.tree import leaf_sources
 from ...reports.export import compare_csv
 from ...store import StoreError
 from .. import model_explorer
@@ -68,7 +68,7 @@ from ..messages import (
     RecordsComputed,
     Replayed,
 )
-from ..model import WORST, Inspection, OpRow, view_of
+from ..model import WORST, OpRow, RunView, view_of
 from ..pairs import FilePair, RecordPair
 from ..widgets import styled
 from ..widgets.banner import Banner
@@ -142,11 +142,11 @@ def _first_long_lived() -> Callable[..., T]:
 
 
 def _replayed_localised(
-    comparison: DumpComparison, name: str, evidence: dict[str, OpReplay], on_item: Callable[[], None]
+    inspection: Inspection, name: str, evidence: dict[str, OpReplay], on_item: Callable[[], None]
 ) -> Replayed:
     """The :class:`~..messages.Replayed` of ``name`` with the localisation every replay so far
     gives (made, lookups included, inside :func:`_long_lived`)."""
-    return Replayed(name, evidence[name], comparison.localise(None, dict(evidence), on_item))
+    return Replayed(name, evidence[name], inspection.localise(evidence, on_item))
 
 
 def act(screen: Screen, job: Callable[[], str], what: str, group: str = "act") -> Worker:
@@ -321,9 +321,9 @@ class MainScreen(Screen):
     def __init__(self, sources: Sources, *, settings: CompareSettings | None = None) -> None:
         super().__init__()
         self.sources = sources
-        #: how the run is compared and judged: ``DumpComparison``'s keyword arguments
-        self.walk = (settings or CompareSettings()).walk()
-        self.inspection: Inspection | None = None
+        #: how the run is compared and judged, as ``fpinspect compare`` with the same options
+        self.settings = settings or CompareSettings()
+        self.inspection: RunView | None = None
         #: the fused ops listed while the run loads (:class:`~..messages.Outlined`)
         self.outline: list[OpRow] | None = None
         self.by_worst = False
@@ -386,7 +386,7 @@ class MainScreen(Screen):
                     partial(
                         outline_fused_ops,
                         opened,
-                        self.walk["fused_types"],
+                        self.settings.fused_types,
                         first=FIRST_OPS,
                         on_first=lambda ops: self.post_message(Outlined(ops, complete=False)),
                         on_item=between,
@@ -394,7 +394,7 @@ class MainScreen(Screen):
                 )
             if outline:
                 self.post_message(Outlined(outline))
-            insp = _long_lived(partial(Inspection.load, sources, split=split, on_item=between, **self.walk))
+            insp = _long_lived(partial(RunView.load, sources, self.settings, split=split, on_item=between))
         except _Cancelled:
             return
         except InputError as exc:
@@ -403,19 +403,21 @@ class MainScreen(Screen):
         self.post_message(Loaded(insp))
 
     @work(thread=True, exclusive=True, group="sweep", exit_on_error=False, description="comparing every pair")
-    def sweep(self, comparison: DumpComparison, plans: list[PairPlan], demand: LifoQueue[PairPlan]) -> None:
-        """Compute every pair once, in list order except that pairs the screen asks for on
-        ``demand`` (the highlighted op's) go first, newest first; post batches, then localise."""
+    def sweep(self, view: RunView, plans: list[PairPlan], demand: LifoQueue[PairPlan]) -> None:
+        """Compute every pair of the run's inspection once, in list order except that pairs the
+        screen asks for on ``demand`` (the highlighted op's) go first, newest first; post
+        batches, then localise with the replays done so far."""
         between = _between_items(get_current_worker(), self.app.answering)
         tell_when_compiling(self.app)
-        sweep = comparison.sweep(plans, demand=demand, call=_first_long_lived())
-        batch, last = [], monotonic()
+        inspection = view.inspection
+        batch, last, done, total = [], monotonic(), 0, len(plans)
         try:
-            for record, demanded in sweep:
+            for record, demanded in inspection.records(plans, demand=demand, call=_first_long_lived()):
                 batch.append(record)
+                done += 1
                 between()  # the next pair waits while a key is answered
                 if demanded or monotonic() - last > BATCH_SECONDS:
-                    self.post_message(RecordsComputed(batch, sweep.done, sweep.total))
+                    self.post_message(RecordsComputed(batch, done, total))
                     batch, last = [], monotonic()
                     # the records so far live as long as the screen: frozen, a full collection
                     # never rescans them (on 10 000 dumped ops of 100 000, each one held the
@@ -423,11 +425,12 @@ class MainScreen(Screen):
                     gc.freeze()
         except _Cancelled:
             return
-        self.post_message(RecordsComputed(batch, sweep.done, sweep.total))
+        self.post_message(RecordsComputed(batch, done, total))
+        replays = dict(view.replays)  # those done while the pairs were computed
         try:  # the records of the plans with nothing to compare are made here, in bulk
             # the message too: its lookups (100 000 findings by name, the flagged ops) are
             # long-lived containers, left young they cost the next collections (5-9 ms)
-            localised = _long_lived(lambda: Localised(comparison.localise(on_item=between)))
+            localised = _long_lived(lambda: Localised(inspection.localise(replays, on_item=between)))
         except _Cancelled:
             return
         self.post_message(localised)
@@ -453,7 +456,7 @@ class MainScreen(Screen):
     @work(thread=True, group="replay", exit_on_error=False, description="replaying ops")
     def replay(
         self,
-        comparison: DumpComparison,
+        inspection: Inspection,
         queue: LifoQueue[str],
         known: dict[str, OpReplay],
         localise: Callable[[], bool],
@@ -476,7 +479,7 @@ class MainScreen(Screen):
                 if last is not None and localise():
                     try:  # the message made long-lived too, as Localised
                         replayed = _long_lived(
-                            partial(_replayed_localised, comparison, last, evidence, between)
+                            partial(_replayed_localised, inspection, last, evidence, between)
                         )
                     except _Cancelled:
                         return
@@ -485,7 +488,8 @@ class MainScreen(Screen):
             if name in evidence:
                 continue
             self.app.answering.wait()  # as the next op's replay (Python for tens of ms) would not
-            evidence[name] = replay_op(comparison, name, None, lambda: worker.is_cancelled)
+            (replayed,) = inspection.replays([name], cancelled=lambda: worker.is_cancelled)
+            evidence[name] = replayed.replay
             if worker.is_cancelled:
                 return
             last = name
@@ -512,8 +516,8 @@ class MainScreen(Screen):
         exit_on_error=False,
         description="exporting the comparison",
     )
-    def export(self, comparison: DumpComparison, path: str, fmt: str, known: dict[str, OpReplay]) -> None:
-        report = run_with_replay(comparison, compare_input=True, known=known)
+    def export(self, inspection: Inspection, path: str, fmt: str, known: dict[str, OpReplay]) -> None:
+        report = inspection.report(compare_input=True, known=known)
         if get_current_worker().is_cancelled:
             return
         try:
@@ -616,7 +620,7 @@ class MainScreen(Screen):
         elif insp.comparing:
             plans = insp.sweep_order()
             banner.say(f"Comparing {len(plans)} pairs of {len(insp.rows)} fused ops…", busy=True)
-            self.sweep(insp.comparison, plans, self.demand)
+            self.sweep(insp, plans, self.demand)
         else:
             banner.say(insp.sources.how_to_compare(), tone="browse")
 
@@ -668,7 +672,7 @@ class MainScreen(Screen):
             return
         insp = self.inspection
         self._replaying = self.replay(
-            insp.comparison, self.to_replay, dict(insp.replays), lambda: insp.localisation is not None
+            insp.inspection, self.to_replay, dict(insp.replays), lambda: insp.localisation is not None
         )
 
     def _show_localisation(self, localisation, findings) -> None:
@@ -914,7 +918,7 @@ class MainScreen(Screen):
         def chosen(path: str | None) -> None:
             if path:
                 self.notify(f"Exporting to {path}…", timeout=2)
-                self.export(self.inspection.comparison, path, fmt, dict(self.inspection.replays))
+                self.export(self.inspection.inspection, path, fmt, dict(self.inspection.replays))
 
         self.app.push_screen(PathPrompt(f"Export every record as {fmt.upper()} to:", default), chosen)
 
@@ -1060,7 +1064,7 @@ class MainScreen(Screen):
                 self.notify(f"{out} is not empty: choose a new folder.", severity="error", timeout=8)
                 return
             self._act(
-                partial(write_repro, self.sources, self.walk, name, out),
+                partial(write_repro, self.sources, self.settings, name, out),
                 f"writing the repro bundle of {name}",
             )
 
@@ -1074,7 +1078,7 @@ class MainScreen(Screen):
 
         def write(out: Path) -> None:
             self._act(
-                partial(write_report, self.sources, self.walk, out), f"writing the HTML report to {out}"
+                partial(write_report, self.sources, self.settings, out), f"writing the HTML report to {out}"
             )
 
         self._ask_place("Write the run's HTML report to:", default, write)
@@ -1087,7 +1091,7 @@ class MainScreen(Screen):
         def tag(name: str | None) -> None:
             if name:
                 self._act(
-                    partial(record_baseline, self.sources, self.walk, name),
+                    partial(record_baseline, self.sources, self.settings, name),
                     f"recording this comparison as baseline {name}",
                 )
 

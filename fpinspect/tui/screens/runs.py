@@ -34,7 +34,8 @@ from ...inspection.settings import CompareSettings
 from ..acting import beside_run, write_run_report
 from ..widgets import styled
 from ..widgets.footer import KeysFooter
-from .main import MainScreen, _between_items, _Cancelled, act, ask_place, tell_acted
+from .main import MainScreen, _between_items, _Cancelled
+from .op_actions import act, ask_place, tell_acted
 
 COMPARING = "comparing…"
 _VERDICT_TONE = {"pass": "green", "warn": "yellow", "fail": "bold red"}

@@ -120,7 +120,8 @@ STAGES = """
 import gc, io, sys, time
 from fpinspect.cli.output import write_json_object
 from fpinspect.dumps.compare import DumpComparison
-from fpinspect.replay.run import run_with_replay
+from fpinspect.inspection.pipeline import Inspection
+from fpinspect.inspection.settings import CompareSettings
 open_graph, close_graph, open_data, close_data, pairs = sys.argv[1:6]
 gc.disable()  # as compare runs
 
@@ -130,7 +131,7 @@ def once():
     spent["graphs, dump index, plans"], t = time.process_time() - t, time.process_time()
     cmp.compute_all(jobs=1)
     spent["records (reading, statistics, verdicts)"], t = time.process_time() - t, time.process_time()
-    report = run_with_replay(cmp, replay="failing", jobs=1)
+    report = Inspection(cmp, CompareSettings(replay="failing")).report()
     spent["replay and localisation"], t = time.process_time() - t, time.process_time()
     write_json_object(io.StringIO(), report.json_fields())
     spent["the JSON report"] = time.process_time() - t

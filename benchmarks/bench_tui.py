@@ -26,7 +26,7 @@ table gives the median, the 95th percentile and the maximum over every press.
 
 Baselines from the same run: stdlib ``json.load`` of the fusion-on graph and the way
 ``load_graph`` read it before the outline (``json.load``, then the decoders), and
-``Inspection.load`` alone (reading both graphs and planning the pairs), so ``interactive /
+``RunView.load`` alone (reading both graphs and planning the pairs), so ``interactive /
 load`` is the app's own overhead;
 the op list against Textual's ``DataTable`` holding the same 10 000 rows (first paint); and a
 key press and a filter keystroke in the full list against the same in a run of 4 ops (what a
@@ -62,7 +62,7 @@ from fpinspect.dumps.outline import outline_fused_ops  # noqa: E402
 from fpinspect.dumps.sources import resolve  # noqa: E402
 from fpinspect.dumps.verdict import format_score  # noqa: E402
 from fpinspect.tui.app import Settings, make_app  # noqa: E402
-from fpinspect.tui.model import Inspection  # noqa: E402
+from fpinspect.tui.model import RunView  # noqa: E402
 from fpinspect.tui.widgets.banner import Banner  # noqa: E402
 from fpinspect.tui.widgets.op_list import OpList  # noqa: E402
 
@@ -157,7 +157,7 @@ async def open_run(root: Path) -> dict:
 
 def load_only(root: Path) -> float:
     t0 = time.perf_counter()
-    Inspection.load(resolve(str(root)))
+    RunView.load(resolve(str(root)))
     return time.perf_counter() - t0
 
 
@@ -208,7 +208,7 @@ def peak_rss(root: Path) -> int:
 
 
 class _ListApp(App):
-    def __init__(self, insp: Inspection, table: bool):
+    def __init__(self, insp: RunView, table: bool):
         super().__init__()
         self.insp, self.table = insp, table
 
@@ -236,7 +236,7 @@ class _ListApp(App):
             self.query_one(OpList).set_rows(self.insp.rows, self.insp.view())
 
 
-async def list_paint(insp: Inspection, table: bool) -> float:
+async def list_paint(insp: RunView, table: bool) -> float:
     t0 = time.perf_counter()
     async with _ListApp(insp, table).run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -309,7 +309,7 @@ def main() -> None:
         few = [asyncio.run(open_run(small)) for _ in range(args.repeat)]
         base = {k: statistics.median(r[k] for r in few) for k in few[0] if not isinstance(few[0][k], list)}
         peak = peak_rss(root)
-        insp = Inspection.load(resolve(str(root)))
+        insp = RunView.load(resolve(str(root)))
         table = statistics.median(asyncio.run(list_paint(insp, True)) for _ in range(args.repeat))
         oplist = statistics.median(asyncio.run(list_paint(insp, False)) for _ in range(args.repeat))
         size = graph_file.stat().st_size / MiB
@@ -337,7 +337,7 @@ def main() -> None:
             f"first ops / that = {med['first ops'] / before:.2f}"
         )
         print(
-            f"  baseline: Inspection.load  {load:7.3f} s   interactive / load = {med['interactive'] / load:.2f}"
+            f"  baseline: RunView.load  {load:7.3f} s   interactive / load = {med['interactive'] / load:.2f}"
         )
         print(
             f"  op list first paint        {oplist:7.3f} s   DataTable with the same rows {table:.3f} s "

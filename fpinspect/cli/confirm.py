@@ -108,10 +108,9 @@ def ablate(
     from ..capture.errors import CaptureError
     from ..capture.inject import Injection
     from ..capture.spec import CaptureSpec
-    from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
+    from ..inspection.pipeline import Inspection
     from ..inspection.runs import RunError, leaf_inputs
-    from ..replay.run import run_with_replay
     from .capture import _Progress, captured
 
     try:
@@ -120,9 +119,7 @@ def ablate(
         if report is None:
             try:
                 inputs = leaf_inputs(run_dir)
-                report = run_with_replay(
-                    DumpComparison(*inputs.graphs, **inputs.data, **settings.walk()), replay=settings.replay
-                )
+                report = Inspection.load(inputs.graphs, inputs.data, settings).report()
             except (InputError, RunError) as exc:
                 raise CaptureError(str(exc)) from None
         with _Progress() as progress:

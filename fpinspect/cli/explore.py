@@ -34,12 +34,11 @@ def explore_command(run: str, no_browser: bool, select: str | None, settings) ->
     problem = missing("fpinspect explore")
     if problem is not None:
         raise UsageProblem(problem)
-    from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
+    from ..dumps.leafgraphs import leaf_sources
     from ..explorer.run import StartFailed, explorer_run, start
+    from ..inspection.pipeline import Inspection
     from ..inspection.runs import RunError, run_sources
-    from ..replay.run import run_with_replay
-    from ..replay.tree import leaf_sources
 
     try:
         sources = run_sources(run)
@@ -47,10 +46,13 @@ def explore_command(run: str, no_browser: bool, select: str | None, settings) ->
         raise UsageProblem(str(exc)) from None
     try:
         sources = leaf_sources(sources, warn=lambda w: click.echo(f"fpinspect: warning: {w}", err=True))
-        comparison = DumpComparison(
-            sources.open_graph, sources.close_graph, sources.open_data, sources.close_data, **settings.walk()
+        inspection = Inspection.load(
+            (sources.open_graph, sources.close_graph),
+            {"open_data": sources.open_data, "close_data": sources.close_data},
+            settings,
         )
-        report = run_with_replay(comparison, replay=settings.replay)
+        report = inspection.report()
+        comparison = inspection.comparison
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
     if select is not None and not (

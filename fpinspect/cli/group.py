@@ -332,9 +332,8 @@ def compare(
     af_open_graph, af_close_graph, af_open_data, af_close_data = _compared_inputs(
         run, af_open_graph, af_close_graph, af_open_data, af_close_data
     )
-    from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
-    from ..replay.run import run_with_replay
+    from ..inspection.pipeline import Inspection
 
     check_destination(output)
     _tell_when_compiling()
@@ -346,7 +345,7 @@ def compare(
         gc.disable()
         click.get_current_context().call_on_close(gc.enable)
     table = settings.thresholds
-    options = settings.comparison_options(kl=fmt == "json")  # the only format that shows it
+    kl = fmt == "json"  # the only format that shows msaccucmp's KL divergence
     from ..inspection.runs import RunError, choose_inputs
 
     try:
@@ -374,13 +373,13 @@ def compare(
             raise UsageProblem("--confirm runs one captured model again, not a dump tree.")
         if record:
             raise UsageProblem("--record stores the comparison of one graph pair, not of a dump tree.")
-        from ..replay.tree import compare_leaves
+        from ..inspection.leaves import inspect_leaves
 
-        runs = compare_leaves(
+        runs = inspect_leaves(
             inputs.scope.compared,
             inputs.choosers,
-            comparison_options=options,
-            replay=settings.replay,
+            settings,
+            kl=kl,
             compare_input=compare_input,
             jobs=_jobs(jobs),
             cluster=cluster,
@@ -391,10 +390,11 @@ def compare(
             raise UsageProblem(str(exc)) from None
         return
     try:
-        cmp = DumpComparison(*inputs.graphs, **inputs.data, **options)
-        report = run_with_replay(
-            cmp, replay=settings.replay, compare_input=compare_input, jobs=_jobs(jobs), cluster=cluster
+        inspection = Inspection.load(
+            inputs.graphs, inputs.data, settings, kl=kl, jobs=_jobs(jobs), cluster=cluster
         )
+        report = inspection.report(compare_input=compare_input)
+        cmp = inspection.comparison
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
     report.sources["warnings"] = [*report.sources.get("warnings", []), *inputs.warnings]

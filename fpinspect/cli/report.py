@@ -251,8 +251,8 @@ def _compared_run(folder: str, title: str, command: str, settings) -> str | None
     """The page of the whole run ``folder`` (its data folders dump trees of several leaves),
     compared now; None where it holds one leaf pair (today's one-leaf page says all there is)."""
     from ..dumps.errors import InputError
+    from ..inspection.leaves import inspect_leaves
     from ..inspection.runs import RunError, run_inputs
-    from ..replay.tree import compare_leaves
     from ..reports.html import compared_run_page
 
     try:
@@ -263,13 +263,7 @@ def _compared_run(folder: str, title: str, command: str, settings) -> str | None
         return None
     for warning in inputs.scope.warnings:
         click.echo(f"fpinspect: warning: {warning}", err=True)
-    runs = compare_leaves(
-        inputs.scope.compared,
-        inputs.choosers,
-        comparison_options=settings.walk(),
-        replay=settings.replay,
-        compare_input=True,
-    )
+    runs = inspect_leaves(inputs.scope.compared, inputs.choosers, settings, compare_input=True)
     try:
         return compared_run_page(inputs.scope, runs, title, command)
     except InputError as exc:
@@ -277,13 +271,13 @@ def _compared_run(folder: str, title: str, command: str, settings) -> str | None
 
 
 def _compared(folder: str, title: str, command: str, settings, leaf: dict) -> str:
-    from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
+    from ..inspection.pipeline import Inspection
     from ..reports.html import compared_page
     from .tree import one_leaf
 
     inputs = one_leaf(folder, leaf["ranks"], leaf["graphs"], leaf["steps"])
     try:
-        return compared_page(DumpComparison(*inputs.graphs, **inputs.data, **settings.walk()), title, command)
+        return compared_page(Inspection.load(inputs.graphs, inputs.data, settings), title, command)
     except InputError as exc:
         raise UsageProblem(str(exc)) from None

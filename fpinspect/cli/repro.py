@@ -45,15 +45,14 @@ def repro_command(
     files is refused unless --force. Where the data folders are dump trees of several ranks,
     graphs or steps, --ranks, --graphs and --steps choose the leaf.
     """
-    from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
+    from ..inspection.pipeline import Inspection
     from ..replay.repro import ReproError, write_bundle
 
     check_new_folder(out, force)
     inputs = one_leaf(run_dir, ranks, graphs_chosen, steps)
     try:
-        comparison = DumpComparison(*inputs.graphs, **inputs.data, **settings.walk())
-        manifest = write_bundle(comparison, op, out)
+        manifest = write_bundle(Inspection.load(inputs.graphs, inputs.data, settings).comparison, op, out)
     except (InputError, ReproError) as exc:
         raise UsageProblem(str(exc)) from None
     scripts = [f"python {out}/repro.py"]

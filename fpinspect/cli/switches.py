@@ -181,14 +181,9 @@ def _whole_run(source: str, settings, leaf: dict) -> dict[str | None, tuple[list
             inputs = run_inputs(source, ranks=leaf["ranks"], graphs=leaf["graphs"], steps=leaf["steps"])
             if inputs.scope is None or len(inputs.scope.compared) == 1:
                 return None
-            from ..replay.tree import compare_leaves
+            from ..inspection.leaves import inspect_leaves
 
-            for run in compare_leaves(
-                inputs.scope.compared,
-                inputs.choosers,
-                comparison_options=settings.comparison_options(kl=False),
-                replay=settings.replay,
-            ):
+            for run in inspect_leaves(inputs.scope.compared, inputs.choosers, settings, kl=False):
                 if run.report is None:
                     echo(f"fpinspect: warning: {run.on.label()}: {run.error}", err=True)
                     continue
@@ -340,12 +335,10 @@ def compared_run(inputs, settings):
     """The report of one leaf pair's ``inputs`` (:class:`~fpinspect.inspection.runs.Inputs`),
     compared as ``compare`` does with the same ``settings``
     (:class:`~fpinspect.inspection.settings.CompareSettings`)."""
-    from ..dumps.compare import DumpComparison
     from ..dumps.errors import InputError
-    from ..replay.run import run_with_replay
+    from ..inspection.pipeline import Inspection
 
     try:
-        comparison = DumpComparison(*inputs.graphs, **inputs.data, **settings.walk())
-        return run_with_replay(comparison, replay=settings.replay)
+        return Inspection.load(inputs.graphs, inputs.data, settings).report()
     except InputError as exc:
         raise UsageProblem(str(exc)) from None

@@ -36,7 +36,7 @@ steps_option = click.option(
 
 def compare_tree(scope, runs: Iterator, fmt: str, output: str | None, fail_on: str | None) -> None:
     """Write the run's report: ``runs`` yields each leaf pair's
-    :class:`~fpinspect.replay.tree.LeafRun` as it is compared."""
+    :class:`~fpinspect.inspection.leaves.LeafRun` as it is compared."""
     from ..dumps.runtree import LeafOutcome, cross_run_summary
 
     outcomes: list[LeafOutcome] = []
@@ -87,7 +87,7 @@ def compare_tree(scope, runs: Iterator, fmt: str, output: str | None, fail_on: s
 def _json_fields(runs: Iterator, summary) -> Iterator[tuple[str, object]]:
     """The run's JSON fields: ``runs`` (one object per leaf pair, written as it is compared), then
     the ``summary`` across them, made once every run is written."""
-    from ..replay.tree import leaf_json
+    from ..inspection.leaves import leaf_json
 
     yield "runs", (leaf_json(run, leaf_summary) for run, leaf_summary in runs)
     yield "summary", summary()

@@ -299,12 +299,20 @@ class DumpComparison:
         evidence: Mapping[str, Evidence] | None = None,
         cluster=None,
     ) -> Report:
-        """Compute every record (:meth:`compute_all`, on ``cluster`` if given) and localise."""
+        """Compute every record (:meth:`compute_all`, on ``cluster`` if given) and localise: the
+        engine's report without replay evidence unless ``evidence`` is given. A command's
+        comparison, replays included, is :class:`fpinspect.inspection.pipeline.Inspection`'s."""
         self.compute_all(jobs=jobs, progress=progress, cluster=cluster)
-        loc = self.localise(amplification, evidence)
+        return self.report(self.localise(amplification, evidence), compare_input=compare_input)
+
+    def report(self, localisation: Localisation, *, compare_input: bool = False) -> Report:
+        """The :class:`~.report.Report` of the records (computing those not cached yet) and
+        ``localisation``: output records, and input records too with ``compare_input``."""
         shown = [self.compute(p) for p in self.plans if compare_input or p.kind == "output"]
         fused = sum(1 for op in self.fused if self.is_fused(op.name))
-        return Report(shown, loc, fused, self.thresholds, sources={**self.sources(), **self.walked()})
+        return Report(
+            shown, localisation, fused, self.thresholds, sources={**self.sources(), **self.walked()}
+        )
 
     def is_fused(self, name: str) -> bool:
         """True if op ``name`` of the fusion-on graph is a fused op (not an unfused namesake)."""

@@ -14,9 +14,9 @@ import os
 from dataclasses import dataclass, field
 
 from ..dumps.errors import InputError
+from ..dumps.leafgraphs import GraphChooser, leaf_arguments, pick_graphs
 from ..dumps.runtree import Leaf, pair_trees, parse_choice, scan_tree
 from ..dumps.sources import SourceError, Sources, resolve
-from ..replay.tree import GraphChooser, leaf_arguments, pick_graphs
 
 
 class RunError(ValueError):

@@ -4,7 +4,7 @@ Every command that compares a run (``compare``, ``open``, ``report``, ``switches
 ``repro``, ``explore``) takes the same judging options, derived from this declaration by
 :func:`fpinspect.reports.options.compare_options`, and hands the same settings down: to
 :class:`~fpinspect.dumps.compare.DumpComparison` (:meth:`CompareSettings.walk`), to
-:func:`~fpinspect.replay.run.run_with_replay` (:attr:`~CompareSettings.replay`) and to the
+:class:`~fpinspect.inspection.pipeline.Inspection` (:attr:`~CompareSettings.replay`) and to the
 inspector. So a configured ``compare`` and the inspector agree on the same run.
 
 Importing it imports nothing of the comparison (listing the commands, ``--help``, stays light):

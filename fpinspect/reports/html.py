@@ -304,10 +304,10 @@ def _bins_of(report) -> dict:
 def compared_run_page(scope, runs: Iterable, title: str, command: str | None = None) -> str:
     """The page of a whole run compared now (``fpinspect report RUN`` of dump trees): ``scope``
     the :class:`~fpinspect.dumps.runtree.Scope` and ``runs`` each leaf pair's
-    :class:`~fpinspect.replay.tree.LeafRun` as :func:`~fpinspect.replay.tree.compare_leaves` yields
-    them."""
+    :class:`~fpinspect.inspection.leaves.LeafRun` as :func:`~fpinspect.inspection.leaves.inspect_leaves`
+    yields them."""
     from ..dumps.pair import json_clean
-    from ..replay.tree import leaf_json
+    from ..inspection.leaves import leaf_json
 
     outcomes: list[LeafOutcome] = []
     items: list[dict] = []
@@ -322,11 +322,9 @@ def compared_run_page(scope, runs: Iterable, title: str, command: str | None = N
     return render_run(report, bins, title, command=command)
 
 
-def compared_page(comparison, title: str, command: str | None = None) -> str:
-    """The page of ``comparison`` (a :class:`~fpinspect.dumps.compare.DumpComparison`) compared
-    now, as ``fpinspect report RUN_DIR`` makes it: every pair, inputs too, the failing ops
-    replayed, each output with its ULP histogram. Raises the comparison's ``InputError``."""
-    from ..replay.run import run_with_replay
-
-    report = run_with_replay(comparison, compare_input=True)
+def compared_page(inspection, title: str, command: str | None = None) -> str:
+    """The page of ``inspection`` (an :class:`~fpinspect.inspection.pipeline.Inspection`) compared
+    now, as ``fpinspect report RUN_DIR`` makes it: every pair, inputs too, the ops its settings
+    select replayed, each output with its ULP histogram. Raises the comparison's ``InputError``."""
+    report = inspection.report(compare_input=True)
     return render(report.to_json(), _bins_of(report), title, command=command)

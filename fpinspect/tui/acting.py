@@ -15,15 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..dumps.compare import DumpComparison
 from ..dumps.fusion import fused_ops
 from ..dumps.graph import GeModel
+from ..dumps.leafgraphs import GraphChooser
 from ..dumps.runtree import Scope
 from ..dumps.sources import Sources
 from ..dumps.switches import OpSwitches, autofuse_flags, autofuse_switches
+from ..inspection.leaves import inspect_leaves
+from ..inspection.pipeline import Inspection
+from ..inspection.settings import CompareSettings
 from ..replay.repro import ReproError, write_bundle
-from ..replay.run import run_with_replay
-from ..replay.tree import GraphChooser, compare_leaves
 from ..reports.html import compared_page, compared_run_page
 from ..reports.record import compare_settings, record_compare
 from ..store import ResultsDB
@@ -73,11 +74,13 @@ def new_folder(where: Path, stem: str) -> Path:
     return path
 
 
-def _comparison(sources: Sources, **walk) -> DumpComparison:
-    """The run compared anew, as the commands compare it (the screen's own comparison belongs
-    to its sweep), with the screen's settings (``walk``: ``CompareSettings.walk()``)."""
-    return DumpComparison(
-        sources.open_graph, sources.close_graph, sources.open_data, sources.close_data, **walk
+def _inspection(sources: Sources, settings: CompareSettings) -> Inspection:
+    """The run inspected anew, as the commands inspect it (the screen's own inspection belongs
+    to its sweep), with the screen's ``settings``."""
+    return Inspection.load(
+        (sources.open_graph, sources.close_graph),
+        {"open_data": sources.open_data, "close_data": sources.close_data},
+        settings,
     )
 
 
@@ -119,11 +122,11 @@ def op_switches(model: GeModel, name: str) -> Switches:
 
 
 # -- files ------------------------------------------------------------------------------------------
-def write_repro(sources: Sources, walk: dict, name: str, out: Path) -> str:
+def write_repro(sources: Sources, settings: CompareSettings, name: str, out: Path) -> str:
     """The repro bundle of fused op ``name`` in the new folder ``out`` (for a capture of a
     built-in demo, with ``repro_torch.py`` too): what it holds and the command that runs it.
     Raises the bundle's ``ReproError`` or the run's ``InputError``."""
-    manifest = write_bundle(_comparison(sources, **walk), name, out)
+    manifest = write_bundle(_inspection(sources, settings).comparison, name, out)
     scripts = [f"python {out / 'repro.py'}"]
     note = ""
     if is_capture(sources):
@@ -155,39 +158,36 @@ def _torch_script(run_dir: str, manifest: dict, out: Path) -> None:
         raise ActionRefused(str(exc)) from None
 
 
-def write_report(sources: Sources, walk: dict, out: Path) -> str:
+def write_report(sources: Sources, settings: CompareSettings, out: Path) -> str:
     """The run's HTML report (``fpinspect report``) written to ``out``."""
-    page = compared_page(_comparison(sources, **walk), f"fpinspect: {sources.name}")
+    page = compared_page(_inspection(sources, settings), f"fpinspect: {sources.name}")
     out.write_text(page, encoding="utf-8")
     return f"Wrote the HTML report of {sources.name} to {out}"
 
 
-def write_run_report(
-    sources: Sources, scope: Scope, walk: dict, out: Path, *, replay: str = "failing"
-) -> str:
+def write_run_report(sources: Sources, scope: Scope, settings: CompareSettings, out: Path) -> str:
     """The whole run's HTML report (``fpinspect report RUN``: the rank × graph grid, then each
     leaf) of the leaf pairs of ``scope``, compared now, written to ``out``."""
     choosers = GraphChooser(sources.open_graph, "fusion-on"), GraphChooser(sources.close_graph, "fusion-off")
-    runs = compare_leaves(
-        scope.compared, choosers, comparison_options=walk, replay=replay, compare_input=True
-    )
+    runs = inspect_leaves(scope.compared, choosers, settings, compare_input=True)
     out.write_text(compared_run_page(scope, runs, f"fpinspect: {sources.name}"), encoding="utf-8")
     return (
         f"Wrote the HTML report of the whole run {sources.name} ({len(scope.compared)} leaf pairs) to {out}"
     )
 
 
-def record_baseline(sources: Sources, walk: dict, tag: str, db: Path | None = None) -> str:
+def record_baseline(sources: Sources, settings: CompareSettings, tag: str, db: Path | None = None) -> str:
     """The run compared as ``fpinspect compare --record`` does (same settings, so either checks
     against the other), recorded in the results store and tagged as baseline ``tag``."""
-    cmp = _comparison(sources, **walk)
-    report = run_with_replay(cmp).to_json()
-    settings = compare_settings(
+    inspection = _inspection(sources, settings)
+    report = inspection.report().to_json()
+    cmp = inspection.comparison
+    recorded = compare_settings(
         cmp.thresholds.to_json(),
         cmp.amplification,
-        "failing",
-        tuple(walk["fused_types"] or ()),
-        walk["compare_unfused"],
+        settings.replay,
+        settings.fused_types or (),
+        settings.compare_unfused,
     )
     inputs = {
         "af_open_graph": sources.open_graph,
@@ -196,7 +196,7 @@ def record_baseline(sources: Sources, walk: dict, tag: str, db: Path | None = No
         "af_close_data": sources.close_data,
     }
     with ResultsDB(db) as store:
-        run_id = record_compare(store, report, settings, inputs)
+        run_id = record_compare(store, report, recorded, inputs)
         store.tag(tag, [run_id])
         path = store.path
     return (

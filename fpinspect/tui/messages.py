@@ -8,7 +8,7 @@ from ..dumps import FusedOp, PairResult, Record
 from ..dumps.drilldown import ErrorProfile
 from ..dumps.localise import Localisation, OpFinding
 from ..replay.evidence import OpReplay
-from .model import Inspection, outline_rows
+from .model import RunView, outline_rows
 
 
 class Outlined(Message):
@@ -26,7 +26,7 @@ class Outlined(Message):
 class Loaded(Message):
     """Graphs read and dump folders indexed."""
 
-    def __init__(self, inspection: Inspection) -> None:
+    def __init__(self, inspection: RunView) -> None:
         super().__init__()
         self.inspection = inspection
 

@@ -2,8 +2,8 @@
 per op of the graph), the records computed so far, filtering and ordering, and moves along the
 fusion-on graph.
 
-No Textual here. The screen owns one :class:`Inspection`; workers compute records and the
-screen's handlers feed them in with :meth:`Inspection.add`.
+No Textual here. The screen owns one :class:`RunView`; workers compute records and the
+screen's handlers feed them in with :meth:`RunView.add`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from ..dumps.localise import Localisation, OpFinding
 from ..dumps.plan import PairPlans, plan_pairs
 from ..dumps.runfolder import confirmations
 from ..dumps.sources import Sources
-from ..dumps.verdict import VERDICTS, ThresholdTable, worst_verdict
+from ..dumps.verdict import VERDICTS, worst_verdict
+from ..inspection.pipeline import Inspection
+from ..inspection.settings import CompareSettings
 from ..replay.evidence import OpReplay, ReplayEvidence
 
 #: Worst elements kept per pair: as many as ``fpinspect diff`` lists by default.
@@ -36,7 +38,7 @@ class OpRow:
     """One fused op as the list shows it. ``computed_verdict`` and ``computed_score`` are the
     worst over the op's computed outputs (:func:`~fpinspect.dumps.verdict.worst_verdict`, as the
     localisation). ``findings`` is the localisation's findings by op name, one mapping shared by
-    every row of an :class:`Inspection` and updated in place, so that a localisation of 100 000
+    every row of an :class:`RunView` and updated in place, so that a localisation of 100 000
     ops reaches the list without touching each row; an op's finding, once there, gives its
     ``verdict``, ``score`` and ``role``."""
 
@@ -127,9 +129,10 @@ def view_of(rows: list[OpRow], text: str = "", by_worst: bool = False) -> list[i
     return [r.position for r in shown]
 
 
-class Inspection:
-    """A loaded run: the fusion-on graph's fused ops and their planned pairs, and the comparison
-    when both sides exist.
+class RunView:
+    """A loaded run as the inspector shows it: the fusion-on graph's fused ops and their planned
+    pairs, and the run's :class:`~fpinspect.inspection.pipeline.Inspection` when both sides exist
+    (the screen's workers drive its steps and feed what they give in here).
 
     :attr:`rows` are the fused ops; after :meth:`show_all_ops` every op of the graph, in
     topological order. There an op fusion left alone that the fusion-off graph defines under
@@ -143,13 +146,16 @@ class Inspection:
         open_model: GeModel,
         pairs: PairPlans,
         *,
-        comparison: DumpComparison | None = None,
+        inspection: Inspection | None = None,
         close_model: GeModel | None = None,
         open_index: DumpIndex | None = None,
     ):
         self.sources = sources
         self.open_model = open_model
         self.close_model = close_model
+        #: the run's inspection (``None`` browsing one graph): the comparison and its steps
+        self.inspection = inspection
+        comparison: DumpComparison | None = inspection.comparison if inspection is not None else None
         self.comparison = comparison
         self.open_index = comparison.open_index if comparison is not None else open_index
         self.pairs = pairs
@@ -241,23 +247,18 @@ class Inspection:
     def load(
         cls,
         sources: Sources,
+        settings: CompareSettings | None = None,
         *,
-        fused_types: list[str] | None = None,
-        compare_unfused: bool = False,
-        thresholds: ThresholdTable | None = None,
-        amplification: float | None = None,
         split: Mapping[str, SplitGraph | None] | None = None,
         on_item: Callable[[], object] | None = None,
-    ) -> Inspection:
+    ) -> RunView:
         """Read the graphs and index the dump folders (slow: run it in a worker). Raises
-        :class:`~fpinspect.dumps.InputError` for unreadable input. ``fused_types`` and
-        ``compare_unfused`` choose the ops listed and compared, ``thresholds`` and ``amplification``
-        judge them, as for ``fpinspect compare`` (:meth:`~fpinspect.inspection.CompareSettings.walk`);
-        ``split`` holds graphs :func:`~fpinspect.dumps.graph.split_json` read already, by path;
-        ``on_item()`` is called before each op of the graphs is decoded (what it raises ends the load)."""
+        :class:`~fpinspect.dumps.InputError` for unreadable input. ``settings`` choose the ops
+        listed and compared and judge them, as for ``fpinspect compare``; ``split`` holds graphs
+        :func:`~fpinspect.dumps.graph.split_json` read already, by path; ``on_item()`` is called
+        before each op of the graphs is decoded (what it raises ends the load)."""
         graphs = {path: s for path, s in (split or {}).items() if s is not None}
-        judging = {"thresholds": thresholds, "amplification": amplification}
-        insp = cls._read(sources, fused_types, compare_unfused, judging, graphs, on_item)
+        insp = cls._read(sources, settings or CompareSettings(), graphs, on_item)
         # made here, in the worker, what the screen's thread would otherwise make on its first
         # record or highlight, pausing for 50-250 ms at 100 000 ops: the order of the sweep (a
         # scan of every plan), the rows by name (the first records), the fusion-off order and
@@ -272,31 +273,26 @@ class Inspection:
     def _read(
         cls,
         sources: Sources,
-        fused_types: list[str] | None,
-        compare_unfused: bool,
-        judging: dict,
+        settings: CompareSettings,
         split: dict,
         on_item: Callable[[], object] | None,
-    ) -> Inspection:
+    ) -> RunView:
         open_graph = split.get(sources.open_graph, sources.open_graph)
         close_graph = split.get(sources.close_graph, sources.close_graph)
         if sources.complete:
-            cmp = DumpComparison(
-                open_graph,
-                close_graph,
-                sources.open_data,
-                sources.close_data,
+            inspection = Inspection.load(
+                (open_graph, close_graph),
+                {"open_data": sources.open_data, "close_data": sources.close_data},
+                settings,
                 worst=WORST,
-                fused_types=fused_types,
-                compare_unfused=compare_unfused,
                 on_item=on_item,
-                **judging,
             )
-            return cls(sources, cmp.open_model, cmp.pairs, comparison=cmp, close_model=cmp.close_model)
+            cmp = inspection.comparison
+            return cls(sources, cmp.open_model, cmp.pairs, inspection=inspection, close_model=cmp.close_model)
         model = load_graph(open_graph, on_item)
         close = load_graph(close_graph, on_item) if close_graph else None
         index = DumpIndex.scan(sources.open_data) if sources.open_data else None
-        ops = compared_ops(model, close, types=fused_types, unfused=compare_unfused)
+        ops = compared_ops(model, close, types=settings.fused_types, unfused=settings.compare_unfused)
         return cls(sources, model, plan_pairs(ops, index), close_model=close, open_index=index)
 
     @property

@@ -388,7 +388,8 @@ def test_report_records_are_plain_for_the_writer(tmp_path):
     is written as ``json.dumps`` writes it cleaned."""
     from fpinspect.cli.output import indented_json
     from fpinspect.dumps.pair import json_clean
-    from fpinspect.replay.run import run_with_replay
+    from fpinspect.inspection.pipeline import Inspection
+    from fpinspect.inspection.settings import CompareSettings
 
     h = np.array([0.0, 1.0, np.nan, np.inf], dtype=np.float16)
     outs = [
@@ -411,9 +412,9 @@ def test_report_records_are_plain_for_the_writer(tmp_path):
         "E": np.array([[0.0, 1.0], [2.0, np.inf]], dtype=np.float32),
     }
     small = compare(small_pair(tmp_path / "small", outs, off, on_arrays, off_arrays)).run(compare_input=True)
-    net = run_with_replay(
-        compare(build_network(tmp_path / "net", inject="R3=nan")), replay="all", compare_input=True
-    )
+    net = Inspection(
+        compare(build_network(tmp_path / "net", inject="R3=nan")), CompareSettings(replay="all")
+    ).report(compare_input=True)
     records = [rec for report in (small, net) for rec in report.json_fields()[0][1]]
     assert any((r.get("replay") or {}).get("status") == "ok" for r in records)
     assert any(r["metrics"].get("worst") for r in records) and any(r["verdict"] is None for r in records)

@@ -18,7 +18,8 @@ import numpy as np
 from gefixtures import GraphBuilder, tensor, write_dump
 
 from fpinspect.dumps import DumpComparison
-from fpinspect.replay.run import run_with_replay
+from fpinspect.inspection.pipeline import Inspection
+from fpinspect.inspection.settings import CompareSettings
 
 F32 = np.float32
 F16 = np.float16
@@ -117,4 +118,4 @@ def compare_with_replay(paths: dict[str, Path], replay: str = "failing"):
         str(paths["af_open_data"]),
         str(paths["af_close_data"]),
     )
-    return run_with_replay(c, replay=replay)
+    return Inspection(c, CompareSettings(replay=replay)).report()

@@ -112,17 +112,19 @@ def test_replay_none_leaves_replay_null(cancellation):
 def test_replays_on_threads_are_the_replays_of_one(amplification):
     """``--jobs N`` replays: each thread takes the next op; every op is replayed once, with the
     evidence one thread finds, and the progress counts each."""
-    from fpinspect.replay.run import replay_ops
+    from fpinspect.inspection.pipeline import Inspection
 
     c = DumpComparison(
         *(str(amplification[k]) for k in ("af_open_graph", "af_close_graph", "af_open_data", "af_close_data"))
     )
     c.compute_all()
     names = [op.name for op in c.fused]
-    one = replay_ops(c, names, jobs=1)
-    seen = []
-    three = replay_ops(c, names, jobs=3, progress=lambda done, total: seen.append(total))
-    assert list(three) == names and seen == [len(names)] * len(names)
+    one = {e.name: e.replay for e in Inspection(c).replays(names)}
+    events = list(Inspection(c, jobs=3).replays(names))
+    three = {e.name: e.replay for e in events}
+    assert list(three) == names and [(e.done, e.total) for e in events] == [
+        (i, len(names)) for i in range(1, len(names) + 1)
+    ]
 
     def evidence(replays):
         return {n: {i: e.to_json() for i, e in r.outputs.items()} for n, r in replays.items()}
@@ -134,7 +136,8 @@ def test_replays_on_threads_come_in_the_order_of_the_ops(amplification, monkeypa
     """Threads take the ops in turn and each returns its own in the order it took them; the
     replays come back in the order of the ops asked for, however the threads interleaved (here:
     the second op is slow, so the first thread takes the third while the second replays it)."""
-    from fpinspect.replay import run
+    from fpinspect.inspection.pipeline import Inspection
+    from fpinspect.replay import evidence
 
     c = DumpComparison(
         *(str(amplification[k]) for k in ("af_open_graph", "af_close_graph", "af_open_data", "af_close_data"))
@@ -142,11 +145,11 @@ def test_replays_on_threads_come_in_the_order_of_the_ops(amplification, monkeypa
     names = [op.name for op in c.fused]
     assert len(names) >= 3
     delays = {names[0]: 0.1, names[1]: 0.4}
-    replay = run.replay_op
+    replay = evidence.replay_op
 
-    def slow(comparison, name):
+    def slow(comparison, name, *args):
         time.sleep(delays.get(name, 0))
-        return replay(comparison, name)
+        return replay(comparison, name, *args)
 
-    monkeypatch.setattr(run, "replay_op", slow)
-    assert list(run.replay_ops(c, names, jobs=2)) == names
+    monkeypatch.setattr(evidence, "replay_op", slow)
+    assert [e.name for e in Inspection(c, jobs=2).replays(names)] == names

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from fpinspect.dumps import DumpComparison
-from fpinspect.replay.run import run_with_replay
+from fpinspect.inspection.pipeline import Inspection
+from fpinspect.inspection.settings import CompareSettings
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_dumps"
 
@@ -22,7 +23,7 @@ def _report(case: str):
         str(d / "datadump_af_open"),
         str(d / "datadump_af_close"),
     )
-    return run_with_replay(c, replay="all")
+    return Inspection(c, CompareSettings(replay="all")).report()
 
 
 @pytest.fixture(scope="module", params=sorted(p.name for p in SAMPLES.iterdir() if p.is_dir()))

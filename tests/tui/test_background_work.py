@@ -15,7 +15,7 @@ from synthetic import write_synthetic
 
 from fpinspect.dumps import PairPlan, graph
 from fpinspect.dumps.localise import Localisation
-from fpinspect.tui.model import Inspection
+from fpinspect.tui.model import RunView
 
 
 def test_no_worker_formats_its_arguments_and_a_replaced_localisation_is_freed(regression, monkeypatch):
@@ -26,13 +26,13 @@ def test_no_worker_formats_its_arguments_and_a_replaced_localisation_is_freed(re
             cls, "__repr__", lambda self, shown=shown: formatted.append(type(self).__name__) or shown(self)
         )
     taken: list[weakref.ref] = []
-    localise = Inspection.localise
+    localise = RunView.localise
 
     def localise_and_note(self, localisation, findings=None):
         taken.append(weakref.ref(localisation))
         localise(self, localisation, findings)
 
-    monkeypatch.setattr(Inspection, "localise", localise_and_note)
+    monkeypatch.setattr(RunView, "localise", localise_and_note)
     app = app_for(regression)
 
     async def main() -> None:

@@ -6,7 +6,7 @@ from harness import app_for, drive, settle
 from test_inspector import INTRODUCED, current, text_of
 from textual.widgets import Static
 
-from fpinspect.tui.screens import main
+from fpinspect.replay import evidence
 from fpinspect.tui.widgets.op_detail import OpDetail
 from fpinspect.tui.widgets.op_list import OpList
 
@@ -36,7 +36,7 @@ def test_a_failing_replay_is_one_sentence_and_stops_the_spinner(regression, monk
     def broken(*args, **kwargs):
         raise KeyError("autofuse_9")
 
-    monkeypatch.setattr(main, "replay_op", broken)
+    monkeypatch.setattr(evidence, "replay_op", broken)  # what the inspection replays with
 
     async def scenario(pilot):
         await pilot.press("n")

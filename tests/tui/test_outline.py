@@ -10,7 +10,7 @@ import pytest
 from harness import app_for, settle
 from synthetic import write_synthetic
 
-from fpinspect.tui.model import Inspection
+from fpinspect.tui.model import RunView
 from fpinspect.tui.screens import main as main_screen
 from fpinspect.tui.widgets.banner import Banner
 from fpinspect.tui.widgets.op_list import OpList
@@ -32,7 +32,7 @@ async def _until(ready, limit: float = 120.0) -> None:
 
 
 def test_keys_move_along_the_outline_while_the_run_loads(run20k, monkeypatch):
-    real_load, gate = Inspection.load, threading.Event()
+    real_load, gate = RunView.load, threading.Event()
     real_outline, outlined = main_screen.outline_fused_ops, threading.Event()
 
     def held_load(*args, **kwargs):
@@ -46,7 +46,7 @@ def test_keys_move_along_the_outline_while_the_run_loads(run20k, monkeypatch):
 
         return real_outline(*args, on_first=first, **kwargs)
 
-    monkeypatch.setattr(Inspection, "load", held_load)
+    monkeypatch.setattr(RunView, "load", held_load)
     monkeypatch.setattr(main_screen, "outline_fused_ops", held_outline)
     app = app_for(run20k)
 
@@ -86,13 +86,13 @@ def test_keys_move_along_the_outline_while_the_run_loads(run20k, monkeypatch):
 
 def test_a_filter_typed_while_the_run_loads_applies_at_once_and_stays(tmp_path, monkeypatch):
     root = write_synthetic(tmp_path, 30, dumped=2)
-    real_load, gate = Inspection.load, threading.Event()
+    real_load, gate = RunView.load, threading.Event()
 
     def held_load(*args, **kwargs):
         gate.wait()
         return real_load(*args, **kwargs)
 
-    monkeypatch.setattr(Inspection, "load", held_load)
+    monkeypatch.setattr(RunView, "load", held_load)
     app = app_for(root)
     matching = ["autofuse_2_Mul_Add", *(f"autofuse_{i}_Mul_Add" for i in range(20, 30))]
 

@@ -16,8 +16,7 @@ from runtrees import CULPRIT, SAMPLE, STAMP, write_trees
 from test_inspector import text_of
 from textual.widgets import DataTable, Static
 
-from fpinspect.replay import tree
-from fpinspect.replay.run import run_with_replay
+from fpinspect.inspection.pipeline import Inspection
 from fpinspect.tui.screens.main import MainScreen
 from fpinspect.tui.screens.runs import RunsScreen
 from fpinspect.tui.widgets.op_list import OpList
@@ -164,9 +163,10 @@ def test_q_quits_while_the_leaves_are_compared_and_the_comparing_stops(trees, mo
     def slow(*args, **kwargs):  # the first leaf pair is compared until the app has returned
         started.append(1)
         release.wait(10)
-        return run_with_replay(*args, **kwargs)
+        return report(*args, **kwargs)
 
-    monkeypatch.setattr(tree, "run_with_replay", slow)
+    report = Inspection.report
+    monkeypatch.setattr(Inspection, "report", slow)
     app = _app(trees)
     seen = {}
 
@@ -192,7 +192,7 @@ def test_a_comparison_that_fails_is_said_in_its_rows(trees, monkeypatch):
     def broken(*args, **kwargs):
         raise OSError("the dump storage went away")
 
-    monkeypatch.setattr(tree, "run_with_replay", broken)
+    monkeypatch.setattr(Inspection, "report", broken)
     seen = {}
 
     async def scenario(pilot):

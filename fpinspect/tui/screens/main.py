@@ -6,13 +6,9 @@ from __future__ import annotations
 import gc
 import json
 import os
-import subprocess
 import sys
-import threading
-import webbrowser
 from collections.abc import Callable, Iterable
 from functools import partial
-from pathlib import Path
 from queue import Empty, LifoQueue
 from time import monotonic
 from typing import TypeVar
@@ -23,43 +19,21 @@ from textual.binding import Binding
 from textual.command import SimpleCommand
 from textual.containers import Container
 from textual.content import Content
-from textual.screen import Screen
 from textual.widgets import Header, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...dumps import DumpComparison, InputError, PairPlan
 from ...dumps.graph import split_json
+from ...dumps.leafgraphs import leaf_sources
 from ...dumps.outline import outline_fused_ops
-from ...dumps.runfolder import confirmations
 from ...dumps.sources import Sources
-from ...explorer import missing as explorer_missing
+from ...inspection.pipeline import Inspection
 from ...inspection.settings import CompareSettings
-from ...replay.evidence import OpReplay, replay_op
-from ...replay.repro import ReproError
-from ...replay.run import run_with_replay
-from ...replay.tree import leaf_sources
+from ...replay.evidence import OpReplay
 from ...reports.export import compare_csv
-from ...store import StoreError
-from .. import model_explorer
-from ..acting import (
-    ActionRefused,
-    Cancelled,
-    beside_run,
-    check_place,
-    confirm_op,
-    inductor_check,
-    is_capture,
-    new_folder,
-    op_switches,
-    record_baseline,
-    shown,
-    write_report,
-    write_repro,
-)
 from ..answering import Answering
 from ..compiling import tell_when_compiling
 from ..messages import (
-    ConfirmProgress,
     Exported,
     Loaded,
     LoadFailed,
@@ -68,17 +42,17 @@ from ..messages import (
     RecordsComputed,
     Replayed,
 )
-from ..model import WORST, Inspection, OpRow, view_of
+from ..model import WORST, OpRow, RunView, view_of
 from ..pairs import FilePair, RecordPair
 from ..widgets import styled
 from ..widgets.banner import Banner
 from ..widgets.footer import KeysFooter
 from ..widgets.op_detail import OpDetail, PairCard
 from ..widgets.op_list import OpList
+from .op_actions import OpActionsScreen, tell_acted
 from .pair import PairScreen
 from .pick import PickFilesScreen
 from .prompt import PathPrompt
-from .switches import SwitchesScreen
 from .warnings import WarningsScreen
 
 T = TypeVar("T")
@@ -142,59 +116,16 @@ def _first_long_lived() -> Callable[..., T]:
 
 
 def _replayed_localised(
-    comparison: DumpComparison, name: str, evidence: dict[str, OpReplay], on_item: Callable[[], None]
+    inspection: Inspection, name: str, evidence: dict[str, OpReplay], on_item: Callable[[], None]
 ) -> Replayed:
     """The :class:`~..messages.Replayed` of ``name`` with the localisation every replay so far
     gives (made, lookups included, inside :func:`_long_lived`)."""
-    return Replayed(name, evidence[name], comparison.localise(None, dict(evidence), on_item))
-
-
-def act(screen: Screen, job: Callable[[], str], what: str, group: str = "act") -> Worker:
-    """Run ``job`` on a worker of ``screen``; its sentence (or the one sentence its failure
-    makes) is its result, shown by :func:`tell_acted`."""
-    said = f"{what[:1].upper()}{what[1:]}"
-
-    def run() -> tuple[str, str]:
-        try:
-            return job(), "information"
-        except Cancelled:
-            return f"{said}: cancelled; nothing was kept.", "warning"
-        except (InputError, ReproError, StoreError, ActionRefused) as exc:
-            return f"{said}: {str(exc).rstrip('.')}.", "error"
-        except OSError as exc:
-            return f"{said}: {exc.strerror or exc} ({exc.filename}).", "error"
-
-    screen.notify(f"{said}…", timeout=3)
-    return screen.run_worker(run, thread=True, group=group, exit_on_error=False, description=what)
-
-
-def tell_acted(screen: Screen, event: Worker.StateChanged) -> None:
-    """Show the sentence of an action's worker (:func:`act`) once it is done."""
-    if event.worker.group in ("act", "confirm") and event.state == WorkerState.SUCCESS:
-        sentence, severity = event.worker.result
-        screen.notify(sentence, severity=severity, timeout=20)
-
-
-def ask_place(
-    screen: Screen, sources: Sources, question: str, default: Path, then: Callable[[Path], None]
-) -> None:
-    """Ask where to write (``default`` prefilled); ``then(path)`` once it is a place outside
-    the run ``sources`` and the package."""
-
-    def chosen(answer: str | None) -> None:
-        if not answer:
-            return
-        try:
-            then(check_place(sources, answer))
-        except ActionRefused as exc:
-            screen.notify(str(exc), severity="error", timeout=8)
-
-    screen.app.push_screen(PathPrompt(question, shown(default)), chosen)
+    return Replayed(name, evidence[name], inspection.localise(evidence, on_item))
 
 
 #: Each worker below is given its description: Textual's default, the repr of its arguments
 #: (a sweep's pair plans), would be made on the screen's thread as the worker starts.
-class MainScreen(Screen):
+class MainScreen(OpActionsScreen):
     BINDINGS = [
         Binding(
             "slash",
@@ -319,11 +250,8 @@ class MainScreen(Screen):
     ]
 
     def __init__(self, sources: Sources, *, settings: CompareSettings | None = None) -> None:
-        super().__init__()
-        self.sources = sources
-        #: how the run is compared and judged: ``DumpComparison``'s keyword arguments
-        self.walk = (settings or CompareSettings()).walk()
-        self.inspection: Inspection | None = None
+        super().__init__(sources, settings)
+        self.inspection: RunView | None = None
         #: the fused ops listed while the run loads (:class:`~..messages.Outlined`)
         self.outline: list[OpRow] | None = None
         self.by_worst = False
@@ -334,15 +262,6 @@ class MainScreen(Screen):
         #: fused ops to replay, the one asked for last first, and the worker replaying them
         self.to_replay: LifoQueue[str] = LifoQueue()
         self._replaying: Worker | None = None
-        #: the Model Explorer server started for this run (``m``), stopped with the screen
-        self._explorer: subprocess.Popen | None = None
-        #: the confirm that runs (``v``), one at a time
-        self._confirming: Worker | None = None
-        #: set by ``x``: the confirm stops after its model run under way; its worker runs until
-        #: then (a cancelled thread worker would be let go while its thread still runs the model)
-        self._stop_confirm = threading.Event()
-        #: a folder written by ``fpinspect capture`` (``v`` confirms its ops); asked once, not on each key
-        self.capture = is_capture(sources)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -364,8 +283,7 @@ class MainScreen(Screen):
 
     def on_unmount(self) -> None:
         sys.setswitchinterval(self._switch_interval)
-        if self._explorer is not None:
-            self._explorer.terminate()
+        super().on_unmount()
 
     # -- workers ------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="reading the run")
@@ -386,7 +304,7 @@ class MainScreen(Screen):
                     partial(
                         outline_fused_ops,
                         opened,
-                        self.walk["fused_types"],
+                        self.settings.fused_types,
                         first=FIRST_OPS,
                         on_first=lambda ops: self.post_message(Outlined(ops, complete=False)),
                         on_item=between,
@@ -394,7 +312,7 @@ class MainScreen(Screen):
                 )
             if outline:
                 self.post_message(Outlined(outline))
-            insp = _long_lived(partial(Inspection.load, sources, split=split, on_item=between, **self.walk))
+            insp = _long_lived(partial(RunView.load, sources, self.settings, split=split, on_item=between))
         except _Cancelled:
             return
         except InputError as exc:
@@ -403,19 +321,21 @@ class MainScreen(Screen):
         self.post_message(Loaded(insp))
 
     @work(thread=True, exclusive=True, group="sweep", exit_on_error=False, description="comparing every pair")
-    def sweep(self, comparison: DumpComparison, plans: list[PairPlan], demand: LifoQueue[PairPlan]) -> None:
-        """Compute every pair once, in list order except that pairs the screen asks for on
-        ``demand`` (the highlighted op's) go first, newest first; post batches, then localise."""
+    def sweep(self, view: RunView, plans: list[PairPlan], demand: LifoQueue[PairPlan]) -> None:
+        """Compute every pair of the run's inspection once, in list order except that pairs the
+        screen asks for on ``demand`` (the highlighted op's) go first, newest first; post
+        batches, then localise with the replays done so far."""
         between = _between_items(get_current_worker(), self.app.answering)
         tell_when_compiling(self.app)
-        sweep = comparison.sweep(plans, demand=demand, call=_first_long_lived())
-        batch, last = [], monotonic()
+        inspection = view.inspection
+        batch, last, done, total = [], monotonic(), 0, len(plans)
         try:
-            for record, demanded in sweep:
+            for record, demanded in inspection.records(plans, demand=demand, call=_first_long_lived()):
                 batch.append(record)
+                done += 1
                 between()  # the next pair waits while a key is answered
                 if demanded or monotonic() - last > BATCH_SECONDS:
-                    self.post_message(RecordsComputed(batch, sweep.done, sweep.total))
+                    self.post_message(RecordsComputed(batch, done, total))
                     batch, last = [], monotonic()
                     # the records so far live as long as the screen: frozen, a full collection
                     # never rescans them (on 10 000 dumped ops of 100 000, each one held the
@@ -423,11 +343,12 @@ class MainScreen(Screen):
                     gc.freeze()
         except _Cancelled:
             return
-        self.post_message(RecordsComputed(batch, sweep.done, sweep.total))
+        self.post_message(RecordsComputed(batch, done, total))
+        replays = dict(view.replays)  # those done while the pairs were computed
         try:  # the records of the plans with nothing to compare are made here, in bulk
             # the message too: its lookups (100 000 findings by name, the flagged ops) are
             # long-lived containers, left young they cost the next collections (5-9 ms)
-            localised = _long_lived(lambda: Localised(comparison.localise(on_item=between)))
+            localised = _long_lived(lambda: Localised(inspection.localise(replays, on_item=between)))
         except _Cancelled:
             return
         self.post_message(localised)
@@ -453,7 +374,7 @@ class MainScreen(Screen):
     @work(thread=True, group="replay", exit_on_error=False, description="replaying ops")
     def replay(
         self,
-        comparison: DumpComparison,
+        inspection: Inspection,
         queue: LifoQueue[str],
         known: dict[str, OpReplay],
         localise: Callable[[], bool],
@@ -476,7 +397,7 @@ class MainScreen(Screen):
                 if last is not None and localise():
                     try:  # the message made long-lived too, as Localised
                         replayed = _long_lived(
-                            partial(_replayed_localised, comparison, last, evidence, between)
+                            partial(_replayed_localised, inspection, last, evidence, between)
                         )
                     except _Cancelled:
                         return
@@ -485,7 +406,8 @@ class MainScreen(Screen):
             if name in evidence:
                 continue
             self.app.answering.wait()  # as the next op's replay (Python for tens of ms) would not
-            evidence[name] = replay_op(comparison, name, None, lambda: worker.is_cancelled)
+            (replayed,) = inspection.replays([name], cancelled=lambda: worker.is_cancelled)
+            evidence[name] = replayed.replay
             if worker.is_cancelled:
                 return
             last = name
@@ -512,8 +434,8 @@ class MainScreen(Screen):
         exit_on_error=False,
         description="exporting the comparison",
     )
-    def export(self, comparison: DumpComparison, path: str, fmt: str, known: dict[str, OpReplay]) -> None:
-        report = run_with_replay(comparison, compare_input=True, known=known)
+    def export(self, inspection: Inspection, path: str, fmt: str, known: dict[str, OpReplay]) -> None:
+        report = inspection.report(compare_input=True, known=known)
         if get_current_worker().is_cancelled:
             return
         try:
@@ -616,7 +538,7 @@ class MainScreen(Screen):
         elif insp.comparing:
             plans = insp.sweep_order()
             banner.say(f"Comparing {len(plans)} pairs of {len(insp.rows)} fused ops…", busy=True)
-            self.sweep(insp.comparison, plans, self.demand)
+            self.sweep(insp, plans, self.demand)
         else:
             banner.say(insp.sources.how_to_compare(), tone="browse")
 
@@ -668,7 +590,7 @@ class MainScreen(Screen):
             return
         insp = self.inspection
         self._replaying = self.replay(
-            insp.comparison, self.to_replay, dict(insp.replays), lambda: insp.localisation is not None
+            insp.inspection, self.to_replay, dict(insp.replays), lambda: insp.localisation is not None
         )
 
     def _show_localisation(self, localisation, findings) -> None:
@@ -914,188 +836,11 @@ class MainScreen(Screen):
         def chosen(path: str | None) -> None:
             if path:
                 self.notify(f"Exporting to {path}…", timeout=2)
-                self.export(self.inspection.comparison, path, fmt, dict(self.inspection.replays))
+                self.export(self.inspection.inspection, path, fmt, dict(self.inspection.replays))
 
         self.app.push_screen(PathPrompt(f"Export every record as {fmt.upper()} to:", default), chosen)
 
     # -- acting on the highlighted fused op ---------------------------------------------------
-    def _fused_op(self, what: str) -> str | None:
-        """The highlighted fused op's name, or None (said) where there is none to ``what``."""
-        insp = self.inspection
-        current = self.query_one(OpList).current
-        if insp is None or current is None:
-            self.notify("The run is still being read.", timeout=3)
-            return None
-        if insp.comparison is None:
-            self.notify(
-                f"Browsing one graph: to {what} needs the fusion-off graph and dumps.", severity="warning"
-            )
-            return None
-        if current.name not in insp.pairs.outputs or not current.op.original_op_names:
-            self.notify(f"{current.name} is not a fused op: nothing to {what}.", timeout=5)
-            return None
-        return current.name
-
-    def _act(self, job: Callable[[], str], what: str, group: str = "act") -> Worker:
-        return act(self, job, what, group)
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "confirm":
-            return self.capture
-        if action == "cancel_confirm":
-            return self._confirming is not None
-        return True
-
-    def action_confirm(self, bisect: bool) -> None:
-        if self._confirming is not None:
-            if self._stop_confirm.is_set():
-                self.notify(
-                    "The confirm stops after its model run under way: v again once it has.", timeout=4
-                )
-            else:
-                self.notify("A confirm is running: x cancels it.", timeout=4)
-            return
-        name = self._fused_op("confirm")
-        if name is None:
-            return
-        run_dir = self.sources.run_dir
-        stopping = self._stop_confirm
-        stopping.clear()
-
-        def job() -> str:
-            worker = get_current_worker()
-            return confirm_op(
-                run_dir,
-                name,
-                bisect=bisect,
-                tell=lambda line: self.post_message(ConfirmProgress(line)),
-                stop=lambda: stopping.is_set() or worker.is_cancelled,
-            )
-
-        what = f"confirming {name}" + (" and bisecting every region" if bisect else "")
-        self._confirming = self._act(job, what, group="confirm")
-        self.query_one(Banner).note(Content.styled(f"{what}: starting…   x cancels", "$text-accent"))
-        self.refresh_bindings()
-
-    @on(ConfirmProgress)
-    def _confirm_progress(self, msg: ConfirmProgress) -> None:
-        if self._confirming is not None:
-            self.query_one(Banner).note(
-                Content.assemble(
-                    (f"{self._confirming.description}: ", "$text-accent"),
-                    msg.line,
-                    ("   cancelling…" if self._stop_confirm.is_set() else "   x cancels", styled.MUTED),
-                )
-            )
-
-    def action_cancel_confirm(self) -> None:
-        if self._confirming is not None and not self._stop_confirm.is_set():
-            self._stop_confirm.set()
-            self.query_one(Banner).note(
-                Content.styled(f"{self._confirming.description}: cancelling…", "$text-accent")
-            )
-            self.notify("Confirm cancelled: it stops after the model run under way.", timeout=4)
-
-    def _confirmed(self) -> None:
-        """The confirm worker ended: its verdict (kept in confirm.json) shown on each op."""
-        self._confirming = None
-        self.refresh_bindings()
-        insp = self.inspection
-        self.query_one(Banner).note(self._all_ops_note() if insp is not None and insp.showing_all else None)
-        if insp is None or self.sources.run_dir is None:
-            return
-        insp.confirmed = confirmations(self.sources.run_dir)
-        current = self.query_one(OpList).current
-        if current is not None:
-            self.query_one(OpDetail).show(insp, current.name)
-
-    def _ask_place(self, question: str, default: Path, then: Callable[[Path], None]) -> None:
-        ask_place(self, self.sources, question, default, then)
-
-    def _capture_lines(self, name: str) -> list[str]:
-        """For a capture: what ``confirm`` proved of ``name``, and how to find Inductor's switch."""
-        if not self.capture:
-            return []
-        run = shown(self.sources.run_dir)
-        confirmed = self.inspection.confirmed.get(name)
-        proof = (
-            f"confirm.json: {confirmed.get('verdict')} at the model's outputs (this region left unfused alone)"
-            if confirmed is not None
-            else "not confirmed yet: v proves it at the model's outputs (fpinspect confirm)"
-        )
-        return [
-            proof,
-            f"i (or fpinspect switches {run} --for inductor) finds the torch.compiler.disable lines for the",
-            "regions to leave unfused and runs the capture again without them, to verify them.",
-        ]
-
-    def action_switches(self) -> None:
-        name = self._fused_op("switch off")
-        if name is None:
-            return
-        try:
-            found = op_switches(self.inspection.open_model, name)
-        except ActionRefused as exc:
-            self.notify(f"{exc}.", timeout=5)
-            return
-        file = beside_run(self.sources) / f"{self.sources.name}-{name}-switches.txt"
-        inductor = None
-        localisation = self.inspection.localisation
-        if self.capture and localisation is not None:
-            run_dir, introduced = self.sources.run_dir, [f.name for f in localisation.introduced]
-
-            def inductor(tell, stop) -> list[str]:
-                return inductor_check(run_dir, introduced, tell=tell, stop=stop)
-
-        self.app.push_screen(SwitchesScreen(found, self._capture_lines(name), file, inductor))
-
-    def action_repro(self) -> None:
-        name = self._fused_op("reproduce")
-        if name is None:
-            return
-        default = new_folder(beside_run(self.sources), f"{self.sources.name}-{name}-repro")
-
-        def write(out: Path) -> None:
-            if out.exists() and any(out.iterdir()):
-                self.notify(f"{out} is not empty: choose a new folder.", severity="error", timeout=8)
-                return
-            self._act(
-                partial(write_repro, self.sources, self.walk, name, out),
-                f"writing the repro bundle of {name}",
-            )
-
-        self._ask_place(f"Write the repro bundle of {name} into the new folder:", default, write)
-
-    def action_report(self) -> None:
-        if self.inspection is None or self.inspection.comparison is None:
-            self.notify("Nothing to report: no comparison is loaded.", severity="warning")
-            return
-        default = beside_run(self.sources) / f"{self.sources.name}-report.html"
-
-        def write(out: Path) -> None:
-            self._act(
-                partial(write_report, self.sources, self.walk, out), f"writing the HTML report to {out}"
-            )
-
-        self._ask_place("Write the run's HTML report to:", default, write)
-
-    def action_baseline(self) -> None:
-        if self.inspection is None or self.inspection.comparison is None:
-            self.notify("Nothing to record: no comparison is loaded.", severity="warning")
-            return
-
-        def tag(name: str | None) -> None:
-            if name:
-                self._act(
-                    partial(record_baseline, self.sources, self.walk, name),
-                    f"recording this comparison as baseline {name}",
-                )
-
-        self.app.push_screen(
-            PathPrompt("Record this comparison in the results store, tagged as baseline:", self.sources.name),
-            tag,
-        )
-
     def action_go_to_op(self) -> None:
         if self.inspection is None:
             return
@@ -1109,36 +854,6 @@ class MainScreen(Screen):
             ],
             placeholder="Go to fused op…",
         )
-
-    def action_model_explorer(self) -> None:
-        problem = explorer_missing("Opening the run in Model Explorer")
-        if problem is not None or not self.sources.complete:
-            self.notify(
-                problem or "Model Explorer shows a whole run: both graphs and dumps.", severity="warning"
-            )
-            return
-        if self._explorer is not None:
-            self._explorer.terminate()
-        current = self.query_one(OpList).current
-        self._explorer = model_explorer.start(self.sources, current.name if current else None)
-        self.notify("Starting Model Explorer…", timeout=3)
-        self.await_explorer(self._explorer)
-
-    @work(
-        thread=True, exclusive=True, group="model-explorer", exit_on_error=False, description="Model Explorer"
-    )
-    def await_explorer(self, server: subprocess.Popen) -> None:
-        url, why = model_explorer.page_of(server)
-        if url is None:
-            self.notify(why, severity="error", timeout=10)
-            return
-        self.notify(f"Model Explorer: {url}", timeout=15)
-        if (
-            os.environ.get("DISPLAY")
-            or os.environ.get("WAYLAND_DISPLAY")
-            or sys.platform in ("darwin", "win32")
-        ):
-            webbrowser.open(url)  # not a text browser, which would take this terminal
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         """This screen's entries in the command palette."""

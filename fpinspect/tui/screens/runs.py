@@ -3,7 +3,7 @@ graphs × steps, :mod:`fpinspect.dumps.runtree`), every step both trees hold.
 
 A grid of ranks (rows) × graphs (columns) at one step, each cell the leaf pair's worst verdict
 and how many ops it introduces, filled in as a worker compares the leaves one after the other
-(:func:`~fpinspect.replay.tree.compare_leaves`), the shown step's first. ``s`` / ``S`` show the
+(:func:`~fpinspect.inspection.leaves.inspect_leaves`), the shown step's first. ``s`` / ``S`` show the
 next / previous step; ``l`` shows the list instead: one row per compared leaf pair of every step,
 then one per leaf left out, with the reason. ``enter`` opens a compared leaf in the inspector's
 main screen; ``escape`` or ``backspace`` there comes back."""
@@ -25,15 +25,17 @@ from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...dumps.errors import InputError
+from ...dumps.leafgraphs import GraphChooser
 from ...dumps.runtree import Leaf, Scope, pair_trees, scan_tree
 from ...dumps.sources import Sources
 from ...dumps.verdict import worst_verdict
+from ...inspection.leaves import inspect_leaves
 from ...inspection.settings import CompareSettings
-from ...replay.tree import GraphChooser, compare_leaves
 from ..acting import beside_run, write_run_report
 from ..widgets import styled
 from ..widgets.footer import KeysFooter
-from .main import MainScreen, _between_items, _Cancelled, act, ask_place, tell_acted
+from .main import MainScreen, _between_items, _Cancelled
+from .op_actions import act, ask_place, tell_acted
 
 COMPARING = "comparing…"
 _VERDICT_TONE = {"pass": "green", "warn": "yellow", "fail": "bold red"}
@@ -166,7 +168,6 @@ class RunsScreen(Screen):
         self.grid = scope.grid()
         #: how each leaf is compared and judged, also by the leaf screens opened from here
         self.settings = settings or CompareSettings()
-        self.walk = self.settings.walk()
         #: the step the grid shows: the latest
         self.step = self.grid.steps[-1]
         #: each compared leaf pair's message, once it is compared (or found unreadable)
@@ -284,9 +285,7 @@ class RunsScreen(Screen):
                 GraphChooser(self.sources.open_graph, "fusion-on"),
                 GraphChooser(self.sources.close_graph, "fusion-off"),
             )
-            runs = compare_leaves(
-                self._pairs(), choosers, comparison_options={**self.walk, "on_item": between}, jobs=1
-            )
+            runs = inspect_leaves(self._pairs(), choosers, self.settings, on_item=between)
             for run in runs:
                 if run.report is None:
                     self.post_message(LeafCompared(self._current, error=run.error))
@@ -397,9 +396,7 @@ class RunsScreen(Screen):
         def write(out) -> None:
             act(
                 self,
-                partial(
-                    write_run_report, self.sources, self.scope, self.walk, out, replay=self.settings.replay
-                ),
+                partial(write_run_report, self.sources, self.scope, self.settings, out),
                 f"writing the HTML report of the whole run ({n} leaf pairs) to {out}",
             )
 

@@ -16,7 +16,7 @@ from ...dumps import PairPlan, Record
 from ...dumps.verdict import format_score
 from ...replay.evidence import ReplayEvidence
 from ...reports.format import fmt_num
-from ..model import Inspection, OriginalOp
+from ..model import OriginalOp, RunView
 from . import styled
 from .hanging import Hanging
 from .in_place import update_in_place
@@ -107,7 +107,7 @@ def _value(value) -> str:
     return text if len(text) <= _VALUE else text[: _VALUE - 1] + "…"
 
 
-def op_info_content(insp: Inspection, name: str) -> Content:
+def op_info_content(insp: RunView, name: str) -> Content:
     """Op ``name`` as the graph records it: each input (its producer) and output with its
     tensor description and fusion-on dump file, then every attribute."""
     op = insp.op_info(name)
@@ -215,7 +215,7 @@ class OpDetail(VerticalScroll):
     def cards(self) -> list[PairCard]:
         return list(self.query_one("#detail-pairs").query_children(PairCard))
 
-    def show(self, insp: Inspection, name: str | None) -> None:
+    def show(self, insp: RunView, name: str | None) -> None:
         """Detail op ``name`` (None: nothing is listed)."""
         if name is None:
             self.op_name = None
@@ -267,7 +267,7 @@ class OpDetail(VerticalScroll):
         if insp.showing_all:
             update_in_place(info, op_info_content(insp, name))
 
-    def _originals(self, insp: Inspection, name: str) -> Content:
+    def _originals(self, insp: RunView, name: str) -> Content:
         originals = insp.originals(name)
         where = "in the fusion-off graph" if insp.close_model is not None else "(no fusion-off graph loaded)"
         title = Content.styled(f"Original ops ({len(originals)}) {where}", "bold")
@@ -275,13 +275,13 @@ class OpDetail(VerticalScroll):
         type_width = max((len(o.type) for o in originals), default=0)
         return Content("\n").join([title, *(_original(o, width, type_width) for o in originals)])
 
-    def picked(self, insp: Inspection, name: str) -> PairPlan | None:
+    def picked(self, insp: RunView, name: str) -> PairPlan | None:
         """The pair of op ``name`` that ``enter`` opens: the one highlighted with ``[`` / ``]``,
-        else :meth:`~..model.Inspection.focus_plan` (the worst output)."""
+        else :meth:`~..model.RunView.focus_plan` (the worst output)."""
         chosen = [p for p in insp.plans(name) if p.key == self._picked] if name == self.op_name else []
         return chosen[0] if chosen else insp.focus_plan(name)
 
-    def step_pick(self, insp: Inspection, step: int) -> None:
+    def step_pick(self, insp: RunView, step: int) -> None:
         """Highlight the pair ``step`` cards after the highlighted one (wrapping round)."""
         plans = insp.plans(self.op_name) if self.op_name is not None else []
         if not plans:
@@ -293,7 +293,7 @@ class OpDetail(VerticalScroll):
             if card.plan.key == self._picked:
                 card.scroll_visible(animate=False)
 
-    def _show_pairs(self, insp: Inspection, name: str) -> None:
+    def _show_pairs(self, insp: RunView, name: str) -> None:
         """One card per pair; cards already mounted are reused (moving along the list then
         re-renders text instead of rebuilding widgets)."""
         if name != self.op_name:

@@ -1,50 +1,19 @@
-"""Comparing a whole run: every paired leaf of two dump trees (:mod:`fpinspect.dumps.runtree`),
-one after the other, each as one comparison with replay evidence (:func:`.run.run_with_replay`).
-
-Leaves are compared one at a time and each report is handed on before the next is loaded, so a
-run of many ranks holds one leaf's comparison in memory at a time.
-"""
+"""The graphs of each leaf of a dump tree: which fusion-on and fusion-off graph files a leaf's
+dumps were written by (:class:`GraphChooser`), and the data-folder arguments of one leaf pair's
+comparison (:func:`leaf_arguments`, :func:`leaf_folders`)."""
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..dumps.compare import DumpComparison
-from ..dumps.datadump import DumpIndex, normalise_name
-from ..dumps.errors import InputError
-from ..dumps.graph import GeModel, load_graph
-from ..dumps.report import Report
-from ..dumps.runtree import Leaf, graph_files, scan_tree
-from ..dumps.sources import Sources
-from .run import run_with_replay
-
-
-@dataclass
-class LeafRun:
-    """One leaf pair's comparison: its report, or the sentence why its dumps could not be read;
-    ``graphs`` the fusion-on and fusion-off graph files it was compared against."""
-
-    on: Leaf
-    off: Leaf
-    report: Report | None = None
-    error: str | None = None
-    graphs: tuple[str, str] | None = None
-
-
-def leaf_json(run: LeafRun, summary: dict | None) -> dict:
-    """``run`` as an entry of a whole run's ``runs`` (``compare --format json``): its rank, graph,
-    step and folders, then its ``records`` and ``summary`` (the report's ``summary()``, given once
-    made), or its ``error``."""
-    from ..dumps.pair import json_clean
-
-    item = {**run.on.fields(), "fusion_on": run.on.rel, "fusion_off": run.off.rel}
-    if run.report is None:
-        return {**item, "error": run.error, "records": [], "summary": None}
-    records = [run.report.record_fields(r) for r in run.report.records]
-    return {**item, "records": records, "summary": json_clean(summary)}
+from .datadump import DumpIndex, normalise_name
+from .errors import InputError
+from .graph import GeModel, load_graph
+from .runtree import Leaf, graph_files, scan_tree
+from .sources import Sources
 
 
 @dataclass(frozen=True)
@@ -199,73 +168,3 @@ def leaf_sources(sources: Sources, warn: Callable[[str], object]) -> Sources:
         if pick.warning is not None:
             warn(pick.warning)
     return replace(sources, **chosen)
-
-
-def compare_leaves(
-    pairs: Iterable[tuple[Leaf, Leaf]],
-    graphs: tuple[GraphChooser, GraphChooser],
-    *,
-    comparison_options: dict,
-    replay: str = "failing",
-    compare_input: bool = False,
-    jobs: int = 1,
-    cluster=None,
-) -> Iterator[LeafRun]:
-    """Each leaf pair of ``pairs`` (a :class:`~fpinspect.dumps.runtree.Scope`'s ``compared``), taken
-    one at a time as the one before is done, against its fusion-on and fusion-off graphs
-    chosen by ``graphs``. ``comparison_options`` are the further keyword arguments of
-    :class:`~fpinspect.dumps.compare.DumpComparison` (thresholds, fused types, amplification, ...:
-    :meth:`~fpinspect.inspection.settings.CompareSettings.comparison_options`); ``cluster``, a
-    Dask client, computes every leaf's records on its workers, the next leaf's already sent while
-    this one's come back (so the workers never wait for the client to load and plan a leaf)."""
-    used: dict[tuple, Leaf] = {}  # (rank, step, fusion-on graph file) -> the first leaf compared against it
-
-    def start(on: Leaf, off: Leaf) -> LeafRun | tuple:
-        try:
-            picks = pick_graphs(graphs, on, off)
-            chosen = graphs[0].model(picks[0].file), graphs[1].model(picks[1].file)
-            comparison = DumpComparison(*chosen, **leaf_folders(on, off), **comparison_options)
-        except InputError as exc:
-            return LeafRun(on, off, error=str(exc))
-        if cluster is not None:
-            comparison.submit_to(cluster)
-        return on, off, picks, comparison
-
-    def finish(started: LeafRun | tuple) -> LeafRun:
-        if isinstance(started, LeafRun):
-            return started
-        on, off, picks, comparison = started
-        report = run_with_replay(
-            comparison,
-            replay=replay,
-            compare_input=compare_input,
-            jobs=jobs,
-            cluster=cluster,
-        )
-        warnings = [pick.warning for pick in picks if pick.warning is not None]
-        first = used.setdefault((on.rank, on.step, picks[0].file), on)
-        if first.graph != on.graph:
-            warnings.append(
-                f"the dumps of graph {first.graph} and of graph {on.graph} were both compared against "
-                f"the fusion-on graph {picks[0].file}: is a graph dump missing?"
-            )
-        if warnings:
-            report.sources["warnings"] = [*report.sources.get("warnings", []), *warnings]
-        return LeafRun(on, off, report=report, graphs=(picks[0].file, picks[1].file))
-
-    if cluster is None:
-        for on, off in pairs:
-            yield finish(start(on, off))
-        return
-    ahead = None
-    try:
-        for on, off in pairs:
-            previous, ahead = ahead, start(on, off)
-            if previous is not None:
-                yield finish(previous)
-        if ahead is not None:
-            last, ahead = ahead, None
-            yield finish(last)
-    finally:
-        if isinstance(ahead, tuple):  # interrupted: take back what was sent ahead
-            ahead[3].cancel_submitted(cluster)

@@ -81,8 +81,7 @@ def run_with_replay(
     evidence = {op.name: OpReplay(op.name, {}) for op in comparison.fused}
     evidence.update({**known, **replay_ops(comparison, todo, jobs)})
     report = comparison.run(compare_input=compare_input, jobs=jobs, evidence=evidence)
-    report.annotate(
+    return report.with_annotation(
         "replay",
         {(name, "output", i): ev.to_json() for name, r in evidence.items() for i, ev in r.outputs.items()},
     )
-    return report

@@ -181,7 +181,7 @@ def record_baseline(sources: Sources, walk: dict, tag: str, db: Path | None = No
     """The run compared as ``fpinspect compare --record`` does (same settings, so either checks
     against the other), recorded in the results store and tagged as baseline ``tag``."""
     cmp = _comparison(sources, **walk)
-    report = run_with_replay(cmp).to_json()
+    report = run_with_replay(cmp)
     settings = compare_settings(
         cmp.thresholds.to_json(),
         cmp.amplification,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
 
 import msgspec
 
@@ -35,7 +34,7 @@ class Report:
     #: more fields of records from evidence beyond the dumps: ``{field: {record key: value}}``;
     #: every output record carries each field (``None`` where it has no value), and ``replay``
     #: always (the records contract)
-    annotations: Mapping[str, Mapping] = field(default_factory=lambda: MappingProxyType({}))
+    annotations: Mapping[str, Mapping] = field(default_factory=dict)
     #: the ablation of ``compare --confirm``, where one ran
     confirm: ConfirmSummary | UnsetType = UNSET
 
@@ -55,7 +54,7 @@ class Report:
     def with_annotation(self, name: str, values: Mapping[tuple, object]) -> Report:
         """This report with field ``name`` added to its output records, ``values`` by record key
         (``plan.key``)."""
-        return replace(self, annotations=MappingProxyType({**self.annotations, name: dict(values)}))
+        return replace(self, annotations={**self.annotations, name: dict(values)})
 
     def with_confirm(self, confirm: ConfirmSummary) -> Report:
         """This report with the ablation's ``confirm`` in its summary."""

@@ -1,13 +1,13 @@
 """A comparison as one self-contained HTML page: no network, no external asset, any browser.
 
-The page is made from the ``--format json`` report of ``compare`` as its types
-(:class:`~fpinspect.dumps.report_types.SavedReport`, :class:`~fpinspect.dumps.report_types.SavedRun`),
-read by attribute, so a report saved last week renders as well as a run compared now; a run compared now also gives each
-output's ULP histogram in log2 bins (``bins``), where a saved report has only the shares at 0,
-1 and 2+ ULP. Sections: the summary and the localisation's sentence; a table of every record,
-sortable by any column and filtered by a text box; a card per fused op with each output's
-metrics, the replay's three-way view, its histogram (inline SVG) and its worst elements. A link
-may carry the filter: ``report.html#q=autofuse_2 fail``.
+The page is made from the ``--format json`` report of ``compare`` as its types, read by
+attribute (:mod:`fpinspect.dumps.report_types`), so a report saved last week renders as well as
+a run compared now; a run compared now also gives each output's ULP histogram in log2 bins
+(``bins``), where a saved report has only the shares at 0, 1 and 2+ ULP. Sections: the summary
+and the localisation's sentence; a table of every record, sortable by any column and filtered by
+a text box; a card per fused op with each output's metrics, the replay's three-way view, its
+histogram (inline SVG) and its worst elements. A link may carry the filter:
+``report.html#q=autofuse_2 fail``.
 
 This module gathers what the page shows; ``templates/comparison.html`` lays it out (and holds the
 page's script), escaping every value.
@@ -198,10 +198,10 @@ def render(
     command: str | None = None,
     when: datetime | None = None,
 ) -> str:
-    """The HTML page of ``report`` (``compare --format json``'s object, as its types: made now,
-    :func:`typed_report`, or read back, :func:`~fpinspect.dumps.report_types.saved_report`), saying when it was made
-    (``when``, now by default), by which fpinspect and, given, with which ``command``, and the
-    thresholds the report's verdicts were judged by."""
+    """The HTML page of ``report`` (``compare --format json``'s object as its types: made now,
+    :func:`typed_report`; read back, :func:`~fpinspect.dumps.report_types.saved_report`), saying
+    when it was made (``when``, now by default), by which fpinspect and, given, with which
+    ``command``, and the thresholds the report's verdicts were judged by."""
     return page(
         "comparison.html",
         title=title,

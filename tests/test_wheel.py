@@ -28,8 +28,9 @@ OPEN_THE_SAMPLE = textwrap.dedent(
     prefix = Path(sys.prefix).resolve()
     assert Path(fpinspect.__file__).resolve().is_relative_to(prefix), fpinspect.__file__
     assert SAMPLE.is_relative_to(prefix), SAMPLE
+    from fpinspect.dumps.report_types import SavedReport
     from fpinspect.reports.html import render  # the page's templates come from the package
-    assert "This report does not record its thresholds." in render({"records": []})
+    assert "This report does not record its thresholds." in render(SavedReport(records=[]))
     app = make_app(Settings(resolve()))
 
     async def main():

@@ -35,6 +35,8 @@ import torch
 
 from ..dumps.outcomes import worst_verdict
 from ..dumps.pair import compare_arrays
+from ..dumps.report import Report
+from ..dumps.report_types import ConfirmDisagreement, ConfirmSummary
 from ..dumps.verdict import ThresholdTable, judge
 from ..replay.evidence import CLOSER_RATIO, red_against
 from .eager import KERNEL_ERRORS, source_values
@@ -160,14 +162,15 @@ def report_role(finding) -> str:
     return finding.role or finding.verdict or "not compared"
 
 
-def annotate(report, confirmation: Confirmation) -> list[Disagreement]:
+def annotate(report, confirmation: Confirmation) -> tuple[Report, list[Disagreement]]:
     """The ablation as evidence in a comparison's ``report`` of the same capture (``compare
-    --confirm``): each output record of an ablated region carries ``confirm`` (its verdict and
-    the final outputs' distances), the summary ``confirm`` (the regions' verdicts, where the two
-    disagree, what the float64 run could not run in float64). Returns the disagreements."""
+    --confirm``): the report whose output records of an ablated region each carry ``confirm`` (its
+    verdict and the final outputs' distances), and whose summary carries ``confirm`` (the regions'
+    verdicts, where the two disagree, what the float64 run could not run in float64); and the
+    disagreements."""
     disagreements = cross_check(report.localisation, confirmation)
     by_name = {r.name: r for r in confirmation.regions}
-    report.annotate(
+    report = report.with_annotation(
         "confirm",
         {
             rec.plan.key: {
@@ -178,12 +181,12 @@ def annotate(report, confirmation: Confirmation) -> list[Disagreement]:
             if rec.plan.kind == "output" and rec.plan.fused_op in by_name
         },
     )
-    report.extra["confirm"] = {
-        "regions": {r.name: r.verdict for r in confirmation.regions},
-        "disagreements": [d.to_json() for d in disagreements],
-        "float64_run_narrower": dict(confirmation.narrower),
-    }
-    return disagreements
+    confirm = ConfirmSummary(
+        regions={r.name: r.verdict for r in confirmation.regions},
+        disagreements=[ConfirmDisagreement(**d.to_json()) for d in disagreements],
+        float64_run_narrower=dict(confirmation.narrower),
+    )
+    return report.with_confirm(confirm), disagreements
 
 
 def cross_check(localisation, confirmation: Confirmation) -> list[Disagreement]:

@@ -78,10 +78,9 @@ def record_result(
     )
 
 
-def record_compare(
-    db: Path | None, report: dict[str, Any], settings: dict[str, Any], inputs: dict[str, str]
-) -> None:
-    """Store a ``compare`` report (:func:`fpinspect.reports.record.record_compare`)."""
+def record_compare(db: Path | None, report, settings: dict[str, Any], inputs: dict[str, str]) -> None:
+    """Store a ``compare`` report (a :class:`~fpinspect.dumps.report.Report`:
+    :func:`fpinspect.reports.record.record_compare`)."""
     from ..reports.record import record_compare as record
 
     _store(db, lambda store: record(store, report, settings, inputs))

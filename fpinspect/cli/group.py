@@ -397,9 +397,11 @@ def compare(
         cmp = inspection.comparison
     except InputError as exc:
         raise UsageProblem(str(exc)) from None
-    report.sources["warnings"] = [*report.sources.get("warnings", []), *inputs.warnings]
-    disagreements = _confirmed(run, report, settings, model) if confirm_regions else None
-    available = report.sources["fused_types"]
+    report = report.with_warnings(inputs.warnings)
+    disagreements = None
+    if confirm_regions:
+        report, disagreements = _confirmed(run, report, settings, model)
+    available = report.sources.fused_types
     for wanted in sorted(cmp.fused_types or ()):
         if wanted not in available:
             listed = ", ".join(f"{t} {n}" for t, n in available.items()) or "none"
@@ -407,7 +409,7 @@ def compare(
                 f"fpinspect: warning: --fused-types {wanted}: no fused op of that type (fused types: {listed})",
                 err=True,
             )
-    for warning in report.sources.get("warnings", []):
+    for warning in report.sources.warnings:
         echo(f"fpinspect: warning: {warning}", err=True)
     with report_file(output) as out:
         if fmt == "json":
@@ -434,7 +436,7 @@ def compare(
 
         record_compare(
             db,
-            report.to_json(),
+            report,
             compare_settings(
                 table.to_json(),
                 cmp.amplification,
@@ -455,9 +457,9 @@ def compare(
             sys.exit(1)  # a run that compared nothing is never clean
 
 
-def _confirmed(run: str | None, report, settings, model: str | None) -> list:
-    """``compare --confirm``: the ablation of the report's failing and warned fused ops, added to
-    ``report`` as evidence; the disagreements with its localisation."""
+def _confirmed(run: str | None, report, settings, model: str | None) -> tuple:
+    """``compare --confirm``: the ablation of the report's failing and warned fused ops: ``report``
+    with it as evidence, and the disagreements with its localisation."""
     from ..capture.spec import FILE
 
     if run is None or not os.path.isfile(os.path.join(run, FILE)):
@@ -477,7 +479,7 @@ def _confirmed(run: str | None, report, settings, model: str | None) -> list:
 def confirm_lines(report, disagreements) -> str:
     """What ``compare --confirm`` says after the table: each ablated region's verdict, then where the
     ablation and the localisation disagree."""
-    regions = report.extra["confirm"]["regions"]
+    regions = report.confirm.regions
     if not regions:
         return "Ablation (--confirm): no fused op fails or warns, so none was run again."
     lines = ["Ablation (--confirm), each region the only one fused:"]

@@ -97,21 +97,18 @@ def compare_table(report) -> Group:
             style="on #3a0000" if rec.verdict == "fail" else None,
         )
     s = report.summary()
-    v = s["verdicts"]
+    v = s.verdicts
     line = Text()
-    types = printable(", ".join(f"{t} {n}" for t, n in s.get("compared_types", {}).items()))
-    unfused = f" and {s['unfused_ops']} unfused ops" if s.get("unfused_ops") else ""
-    line.append(
-        f"{s['records']} records of {s['fused_ops']} fused ops{f' ({types})' if types else ''}{unfused}: "
-    )
+    types = printable(", ".join(f"{t} {n}" for t, n in s.compared_types.items()))
+    unfused = f" and {s.unfused_ops} unfused ops" if s.unfused_ops else ""
+    line.append(f"{s.records} records of {s.fused_ops} fused ops{f' ({types})' if types else ''}{unfused}: ")
     line.append_text(Text(", ").join(Text(f"{v[k]} {k}", style=VERDICT_STYLE[k]) for k in VERDICTS))
     line.append(f", {v['none']} not compared")
-    for key in ("introduced", "more_accurate"):
-        if s.get(key):
-            names = f"{', '.join(s[key][:3])}{' …' if len(s[key]) > 3 else ''}"
+    for key, ops in (("introduced", s.introduced), ("more_accurate", s.more_accurate)):
+        if ops:
+            names = f"{', '.join(ops[:3])}{' …' if len(ops) > 3 else ''}"
             line.append(f" · {key.replace('_', ' ')}: {printable(names)}", style=outcomes.styled(key, _RICH))
-    it = s.get("iteration", {})
-    on, off = (it.get(side, ".") for side in ("fusion_on", "fusion_off"))
+    on, off = (".", ".") if s.iteration is None else (s.iteration.fusion_on, s.iteration.fusion_off)
     read = Text(
         "dumps read from the dump folders themselves"
         if on == off == "."
@@ -119,6 +116,6 @@ def compare_table(report) -> Group:
         f"fusion-off {'its dump folder itself' if off == '.' else off}",
         style="dim",
     )
-    nothing = not s.get("compared", 1)
-    look_first = Text(printable(s["look_first"]), style="bold" if s["introduced"] or nothing else "")
+    nothing = not s.compared
+    look_first = Text(printable(s.look_first), style="bold" if s.introduced or nothing else "")
     return Group(t, line, read, look_first)

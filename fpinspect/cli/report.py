@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import TYPE_CHECKING
 
 import click
 import msgspec
@@ -12,6 +12,9 @@ from ..reports.options import compare_options
 from .output import check_destination, read_report, report_file
 from .tree import leaf_options
 from .usage import UsageProblem
+
+if TYPE_CHECKING:
+    from ..dumps.report_types import SavedReport, SavedRun
 
 
 @click.command("report")
@@ -117,20 +120,23 @@ def write_plan_report(results_dir: str, out: str, markdown: str | None) -> None:
         click.echo(f"wrote {markdown}")
 
 
-def _saved(path: str, leaf: dict, report: dict) -> dict:
+def _saved(path: str, leaf: dict, report: dict) -> SavedReport:
     """The one leaf's report of the saved report ``report`` (read from ``path``), checked."""
+    from ..dumps.report_types import saved_report
     from ..inspection.runs import RunError, saved_leaf
 
     try:
         report = saved_leaf(report, path, **leaf)
     except RunError as exc:
         raise UsageProblem(str(exc)) from None
-    return _checked(report, path)
+    _check_records(report, path)
+    return _decoded(saved_report, report, path)
 
 
-def _saved_run(report: dict, path: str) -> dict:
+def _saved_run(report: dict, path: str) -> SavedRun:
     """The saved whole-run report ``report`` (read from ``path``), each compared leaf checked as
-    :func:`_checked` checks one leaf's."""
+    :func:`_saved` checks one leaf's."""
+    from ..dumps.report_types import saved_run
     from ..inspection.runs import RunError, saved_leaves
 
     try:
@@ -139,112 +145,30 @@ def _saved_run(report: dict, path: str) -> dict:
         raise UsageProblem(str(exc)) from None
     for run in runs:
         if run.get("error") is None:
-            _checked({"records": run.get("records"), "summary": run.get("summary")}, path)
+            _check_records({"records": run.get("records")}, path)
     if not isinstance(report.get("summary"), dict | None):
         raise UsageProblem(f"report {path} is damaged: its summary is not an object.")
-    return report
+    return _decoded(saved_run, report, path)
 
 
-def _checked(report: dict, path: str) -> dict:
-    """``report`` (one leaf's, from ``path``) when the page can read it; else one sentence."""
+def _check_records(report: dict, path: str) -> None:
+    """One sentence where ``report`` (one leaf's, from ``path``) has no records the page can read."""
     if not isinstance(report.get("records"), list):
         raise UsageProblem(f"report {path} has no records: give a `fpinspect compare --format json` report.")
     if not all(
         isinstance(r, dict) and {"fused_op", "kind", "fused_index"} <= set(r) for r in report["records"]
     ):
         raise UsageProblem(f"report {path} has records without fused_op, kind and fused_index.")
+
+
+def _decoded(decode, report: dict, path: str):
+    """``decode(report)``: the saved report (from ``path``) as the types of the JSON contract
+    (:mod:`fpinspect.dumps.report_types`); a damaged or hand-edited field is one sentence naming
+    it, never a traceback."""
     try:
-        msgspec.convert(report, _Report)
+        return decode(report)
     except msgspec.ValidationError as exc:
         raise UsageProblem(f"report {path} is damaged: {exc}.") from None
-    return report
-
-
-# What the page reads of a saved report (the JSON contract, docs/design.md), checked before it is
-# drawn: a damaged or hand-edited field is one sentence naming it, never a traceback.
-class _Figure(msgspec.Struct):
-    red: float | None = None
-    max_ulp: float | None = None
-    verdict: str | None = None
-
-
-class _Standard(msgspec.Struct):
-    verdict: str | None = None
-    op_class: str | None = None
-
-
-class _Replay(msgspec.Struct):
-    status: str | None = None
-    reason: str | None = None
-    fidelity: _Figure | None = None
-    fused_vs_replay: _Figure | None = None
-    fused_vs_fp64: _Figure | None = None
-    eager_vs_fp64: _Figure | None = None
-    closer_to_truth: str | None = None
-    standard: _Standard | None = None
-
-
-class _Worst(msgspec.Struct):
-    index: list[int] | int | None = None
-    a: float | None = None
-    b: float | None = None
-    abs: float | None = None
-    ulp: float | None = None
-    a_bits: str | None = None
-    b_bits: str | None = None
-
-
-class _Ulp(msgspec.Struct):
-    share: dict[str, float] | None = None
-    max: float | None = None
-    p50: float | None = None
-    p99: float | None = None
-
-
-class _Metrics(msgspec.Struct):
-    red_eps: float | None = None
-    finite: int | None = None
-    nan_mismatch: int | None = None
-    inf_mismatch: int | None = None
-    ulp: _Ulp | None = None
-    worst: list[_Worst] | None = None
-
-
-class _Record(msgspec.Struct):
-    kind: Literal["output", "input"]
-    fused_op: str
-    fused_index: int
-    fused_type: str | None = None
-    origin_op: str | None = None
-    origin_index: int | None = None
-    status: list[str] = []
-    cosine: float | None = None
-    max_abs: float | None = None
-    max_rel: float | None = None
-    metrics: _Metrics | None = None
-    verdict: Literal["pass", "warn", "fail"] | None = None
-    reasons: list[str] = []
-    message: str | None = None
-    conversion: str | None = None
-    fused_file: str | None = None
-    origin_file: str | None = None
-    replay: _Replay | None = None
-
-
-class _Summary(msgspec.Struct):
-    fused_ops: int | None = None
-    verdicts: dict[str, int] = {}
-    introduced: list[str] = []
-    inherited: list[str] = []
-    more_accurate: list[str] = []
-    unverified: list[str] = []
-    look_first: str | None = None
-    warnings: list[str] = []
-
-
-class _Report(msgspec.Struct):
-    records: list[_Record]
-    summary: _Summary | None = None
 
 
 def _compared_run(folder: str, title: str, command: str, settings) -> str | None:

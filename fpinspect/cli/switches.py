@@ -187,7 +187,7 @@ def _whole_run(source: str, settings, leaf: dict) -> dict[str | None, tuple[list
                 if run.report is None:
                     echo(f"fpinspect: warning: {run.on.label()}: {run.error}", err=True)
                     continue
-                add(run.on.graph, run.report.summary()["introduced"], run.graphs[0] if run.graphs else None)
+                add(run.on.graph, run.report.summary().introduced, run.graphs[0] if run.graphs else None)
             return by_graph
         report = read_report(source)
         if "runs" not in report:
@@ -298,7 +298,7 @@ def _introduced(source: str, settings, leaf: dict) -> tuple[list[str], object]:
 
     if os.path.isdir(source):
         inputs = one_leaf(source, leaf["ranks"], leaf["graphs"], leaf["steps"])
-        return compared_run(inputs, settings).summary()["introduced"], inputs.graphs[0]
+        return compared_run(inputs, settings).summary().introduced, inputs.graphs[0]
     try:
         report = saved_leaf(read_report(source), source, **leaf)
     except RunError as exc:

@@ -47,7 +47,7 @@ def inductor_switches_of(
     try:
         CaptureSpec.read(run_dir).to_run(model, run_dir)  # refused before anything is run
         if introduced is None:
-            introduced = compared_run(one_leaf(run_dir, None, None, None), settings).summary()["introduced"]
+            introduced = compared_run(one_leaf(run_dir, None, None, None), settings).summary().introduced
     except (CaptureError, InputError) as exc:
         raise UsageProblem(f"{str(exc).rstrip('.')}.") from None
     if not last_confirmation(run_dir) and os.path.exists(os.path.join(run_dir, CONFIRM_FILE)):

@@ -54,7 +54,7 @@ def compare_tree(scope, runs: Iterator, fmt: str, output: str | None, fail_on: s
                 continue
             summary = run.report.summary()
             outcomes.append(LeafOutcome(run.on, summary=summary))
-            for warning in summary.get("warnings", []):
+            for warning in summary.warnings:
                 echo(f"fpinspect: warning: {run.on.label()}: {warning}", err=True)
             if fail_on:
                 levels = ("warn", "fail") if fail_on == "warn" else ("fail",)
@@ -129,26 +129,24 @@ def _write_tables(runs: Iterator, out, terminal: bool, summary) -> None:
         con.print(compare_table(run.report))
     s = summary()
     con.rule("the whole run")
-    verdicts = ", ".join(f"{n} {v}" for v, n in s["verdicts"].items() if n)
-    con.print(
-        f"{s['runs']} leaf pairs compared ({s['unreadable']} unreadable); records: {verdicts or 'none'}"
-    )
-    if s["introduced"]:
+    verdicts = ", ".join(f"{n} {v}" for v, n in s.verdicts.items() if n)
+    con.print(f"{s.runs} leaf pairs compared ({s.unreadable} unreadable); records: {verdicts or 'none'}")
+    if s.introduced:
         t = Table(title="introduced", title_justify="left")
         for col in ("fused op", "graph", "ranks", "on", "first step"):
             t.add_column(col)
-        for e in s["introduced"]:
-            on = "-" if not e["ranks"] else "every rank" if e["everywhere"] else "some ranks"
+        for e in s.introduced:
+            on = "-" if not e.ranks else "every rank" if e.everywhere else "some ranks"
             t.add_row(
-                printable(e["op"]),
-                printable(e["graph"] or "-"),
-                ",".join(e["ranks"]) or "-",
+                printable(e.op),
+                printable(e.graph or "-"),
+                ",".join(e.ranks) or "-",
                 on,
-                e["first_step"] or "-",
+                e.first_step or "-",
             )
         con.print(t)
-    for skipped in s["scope"]["skipped"]:
-        con.print(f"skipped {skipped['what']}: {skipped['why']}")
+    for skipped in s.scope.skipped:
+        con.print(f"skipped {skipped.what}: {skipped.why}")
 
 
 def leaf_options(command):

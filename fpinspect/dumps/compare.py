@@ -16,6 +16,8 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property
 
+import msgspec
+
 from .datadump import DumpIndex
 from .fusion import FusedOp, compared_ops, fused_type_counts, is_fused
 from .graph import GeModel, SplitGraph, load_graph
@@ -24,6 +26,7 @@ from .pair import PairResult, compare_arrays
 from .plan import PairPlan, PairPlans, plan_pairs
 from .records import Record, Sweep
 from .report import Report
+from .report_types import Sources
 from .sides import SIDE_ERRORS, OpSides, Sides, load_op_sides, load_sides
 from .verdict import ThresholdTable, judge
 from .workers import can_fork, compute_in_processes
@@ -310,9 +313,8 @@ class DumpComparison:
         ``localisation``: output records, and input records too with ``compare_input``."""
         shown = [self.compute(p) for p in self.plans if compare_input or p.kind == "output"]
         fused = sum(1 for op in self.fused if self.is_fused(op.name))
-        return Report(
-            shown, localisation, fused, self.thresholds, sources={**self.sources(), **self.walked()}
-        )
+        sources = msgspec.convert({**self.sources(), **self.walked()}, Sources)
+        return Report(shown, localisation, fused, self.thresholds, sources=sources)
 
     def is_fused(self, name: str) -> bool:
         """True if op ``name`` of the fusion-on graph is a fused op (not an unfused namesake)."""

@@ -174,8 +174,10 @@ _PLAIN = frozenset((str, int, bool, type(None)))
 
 
 def json_clean(obj, *, strict: bool = False):
-    """``obj`` (dicts, lists, numbers, numpy scalars) with every number through :func:`json_number`
-    and every key a string: what ``json.dumps`` writes without NaN or Infinity.
+    """``obj`` (dicts, lists, numbers, numpy scalars, a report's msgspec structs) with every number
+    through :func:`json_number` and every key a string: what ``json.dumps`` writes without NaN or
+    Infinity. A struct is the object of its fields in order, those unset left out
+    (:mod:`fpinspect.dumps.report_types`).
 
     With ``strict``, anything that is not a dict, list, tuple, string, number or ``None`` raises
     ``TypeError``, as ``json.dumps`` would: the report writer
@@ -212,6 +214,8 @@ def _clean(obj, strict: bool):
         return _clean(list(obj), strict)
     if isinstance(obj, (float, int, np.floating, np.integer, np.bool_)) and not isinstance(obj, bool):
         return _clean(json_number(obj), strict)
+    if isinstance(obj, msgspec.Struct):
+        return _clean(msgspec.to_builtins(obj, enc_hook=json_number), strict)
     if strict:  # msgspec would encode what json.dumps refuses (sets, bytes, dates): it decides
         raise TypeError(f"{type(obj).__name__} is left to json.dumps")
     return obj

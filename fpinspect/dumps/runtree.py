@@ -30,6 +30,7 @@ from pathlib import Path
 
 from .datadump import dump_folders
 from .errors import InputError, missing
+from .report_types import ComparedPair, Introduced, RunScope, RunSummary, Skipped, Summary
 
 _DIGITS = re.compile(r"\d+")
 _MSPROBE_STEP = re.compile(r"step(\d+)")
@@ -326,13 +327,14 @@ class Scope:
             cells=cells,
         )
 
-    def to_json(self) -> dict:
-        return {
-            "compared": [
-                {**on.fields(), "fusion_on": on.rel, "fusion_off": off.rel} for on, off in self.compared
+    def summary(self) -> RunScope:
+        """The scope as a whole run's summary gives it: the leaf pairs compared, what was left out."""
+        return RunScope(
+            compared=[
+                ComparedPair(**on.fields(), fusion_on=on.rel, fusion_off=off.rel) for on, off in self.compared
             ],
-            "skipped": list(self.skipped),
-        }
+            skipped=[Skipped(**entry) for entry in self.skipped],
+        )
 
 
 @dataclass
@@ -648,11 +650,11 @@ class LeafOutcome:
     report (``--format json``'s ``summary``) or the sentence saying why it could not be read."""
 
     leaf: Leaf
-    summary: dict | None = None
+    summary: Summary | None = None
     error: str | None = None
 
 
-def cross_run_summary(scope: Scope, outcomes: list[LeafOutcome]) -> dict:
+def cross_run_summary(scope: Scope, outcomes: list[LeafOutcome]) -> RunSummary:
     """The run's summary across its leaves: the scope, record counts by verdict, warnings (the
     scope's, then each leaf's prefixed by its leaf), and per introduced op where it was introduced.
 
@@ -671,10 +673,10 @@ def cross_run_summary(scope: Scope, outcomes: list[LeafOutcome]) -> dict:
             warnings.append(f"{where}: {o.error}")
             continue
         ranks_of.setdefault((leaf.graph, leaf.step), set()).add(leaf.rank)
-        for v, n in o.summary.get("verdicts", {}).items():
+        for v, n in o.summary.verdicts.items():
             verdicts[v] = verdicts.get(v, 0) + n
-        warnings += [f"{where}: {w}" for w in o.summary.get("warnings", [])]
-        for op in o.summary.get("introduced", []):
+        warnings += [f"{where}: {w}" for w in o.summary.warnings]
+        for op in o.summary.introduced:
             entry = seen.setdefault((leaf.graph, op), {"at": set()})
             entry["at"].add((leaf.step, leaf.rank))
     introduced = []
@@ -684,20 +686,12 @@ def cross_run_summary(scope: Scope, outcomes: list[LeafOutcome]) -> dict:
         everywhere = all(
             {r for s, r in entry["at"] if s == step} >= ranks_of.get((graph, step), set()) for step in steps
         )
-        introduced.append(
-            {
-                "op": op,
-                "graph": graph,
-                "ranks": ranks,
-                "everywhere": everywhere,
-                "first_step": steps[0],
-            }
-        )
-    return {
-        "scope": scope.to_json(),
-        "runs": len(outcomes),
-        "unreadable": sum(1 for o in outcomes if o.error is not None),
-        "verdicts": verdicts,
-        "introduced": introduced,
-        "warnings": warnings,
-    }
+        introduced.append(Introduced(op, graph, ranks, everywhere, steps[0]))
+    return RunSummary(
+        scope=scope.summary(),
+        runs=len(outcomes),
+        unreadable=sum(1 for o in outcomes if o.error is not None),
+        verdicts=verdicts,
+        introduced=introduced,
+        warnings=warnings,
+    )

@@ -87,8 +87,7 @@ def inspect_leaves(
                 f"the dumps of graph {first.graph} and of graph {on.graph} were both compared against "
                 f"the fusion-on graph {picks[0].file}: is a graph dump missing?"
             )
-        if warnings:
-            report.sources["warnings"] = [*report.sources.get("warnings", []), *warnings]
+        report = report.with_warnings(warnings)
         return LeafRun(on, off, report=report, graphs=(picks[0].file, picks[1].file))
 
     if cluster is None:

@@ -253,7 +253,7 @@ class Inspection:
     ) -> Report:
         cmp = self.comparison
         report = cmp.report(localisation, compare_input=compare_input)
-        report.annotate(
+        return report.with_annotation(
             "replay",
             {
                 (name, "output", i): ev.to_json()
@@ -261,4 +261,3 @@ class Inspection:
                 for i, ev in r.outputs.items()
             },
         )
-        return report

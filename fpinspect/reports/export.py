@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import msgspec
+
+from ..dumps.report_types import Metrics, RecordFields, Ulp
 from .format import printable
 
 CSV_COLUMNS = (
@@ -34,47 +37,51 @@ CSV_COLUMNS = (
 )
 
 
+_NO_METRICS, _NO_ULP = Metrics(), Ulp()
+
+
 def compare_csv(report, out) -> None:
+    """Write ``report`` (a :class:`~fpinspect.dumps.report.Report`) as CSV to ``out``."""
     import csv
 
     w = csv.writer(out)
     w.writerow(CSV_COLUMNS)
     loc = report.localisation.by_name
     for rec in report.records:  # one record's JSON at a time, not the whole report's
-        j = report.record_json(rec)
-        m = j["metrics"]
-        replay = j.get("replay") or {}
-        versus = replay.get("fused_vs_replay") or {}
-        u = m.get("ulp", {})
-        finding = loc.get(j["fused_op"])
-        role = finding.role if finding and j["kind"] == "output" and rec.verdict == "fail" else None
+        r = msgspec.convert(report.record_json(rec), RecordFields)
+        m = r.metrics or _NO_METRICS
+        u = m.ulp or _NO_ULP
+        replay = r.replay
+        versus = replay.fused_vs_replay if replay is not None else None
+        finding = loc.get(r.fused_op)
+        role = finding.role if finding and r.kind == "output" and rec.verdict == "fail" else None
         row = [
-            j["kind"],
-            j["fused_op"],
-            j["fused_type"],
-            j["fused_index"],
-            j["origin_op"],
-            j["origin_index"],
-            "|".join(j["status"]),
-            j["verdict"],
+            r.kind,
+            r.fused_op,
+            r.fused_type,
+            r.fused_index,
+            r.origin_op,
+            r.origin_index,
+            "|".join(r.status),
+            r.verdict,
             role,
-            j["cosine"],
-            j["max_abs"],
-            j["max_rel"],
-            m.get("red_eps"),
-            m.get("rmse"),
-            u.get("p50"),
-            u.get("p99"),
-            u.get("max"),
-            m.get("nan_mismatch"),
-            m.get("inf_mismatch"),
-            "; ".join(j["reasons"]),
-            j["conversion"],
-            j["fused_file"],
-            j["origin_file"],
-            replay.get("status"),
-            versus.get("red"),
-            replay.get("closer_to_truth"),
+            r.cosine,
+            r.max_abs,
+            r.max_rel,
+            m.red_eps,
+            m.rmse,
+            u.p50,
+            u.p99,
+            u.max,
+            m.nan_mismatch,
+            m.inf_mismatch,
+            "; ".join(r.reasons),
+            r.conversion,
+            r.fused_file,
+            r.origin_file,
+            None if replay is None else replay.status,
+            None if versus is None else versus.red,
+            None if replay is None else replay.closer_to_truth,
         ]
         # names and paths come from the files: no control character reaches a terminal showing it
         w.writerow([printable(cell) if isinstance(cell, str) else cell for cell in row])

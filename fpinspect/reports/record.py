@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..dumps.report import Report
 from ..store import ResultsDB
 
 
@@ -27,14 +28,17 @@ def compare_settings(
     }
 
 
-def record_compare(
-    store: ResultsDB, report: dict[str, Any], settings: dict[str, Any], inputs: dict[str, str]
-) -> int:
-    """Store a ``compare`` report (its JSON object); the compared folders are part of its
-    environment (a new compiler's dumps sit elsewhere). Returns the run's id."""
+def record_compare(store: ResultsDB, report: Report, settings: dict[str, Any], inputs: dict[str, str]) -> int:
+    """Store a ``compare`` report (as its ``--format json`` object); the compared folders are part
+    of its environment (a new compiler's dumps sit elsewhere). Returns the run's id."""
     from .. import __version__
 
     environment = {"fpinspect": __version__, "inputs": {k: str(Path(v).resolve()) for k, v in inputs.items()}}
     return store.record(
-        "compare", report, task="compare", settings=settings, environment=environment, device="dumps"
+        "compare",
+        report.to_json(),
+        task="compare",
+        settings=settings,
+        environment=environment,
+        device="dumps",
     )

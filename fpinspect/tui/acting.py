@@ -180,7 +180,7 @@ def record_baseline(sources: Sources, settings: CompareSettings, tag: str, db: P
     """The run compared as ``fpinspect compare --record`` does (same settings, so either checks
     against the other), recorded in the results store and tagged as baseline ``tag``."""
     inspection = _inspection(sources, settings)
-    report = inspection.report().to_json()
+    report = inspection.report()
     cmp = inspection.comparison
     recorded = compare_settings(
         cmp.thresholds.to_json(),

@@ -10,8 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
+import msgspec
+
+from ..dumps.report_types import Summary
 from ..store import CheckResult, ResultsDB, StoredRun, StoreError
 from ..store.check import newest_check
 
@@ -26,8 +28,9 @@ class RecordedRun:
     figures: int
     #: the run against the most recently tagged baseline that can judge it
     check: CheckResult | None
-    #: ``compare``'s summary as it was recorded (None for task runs)
-    summary: dict[str, Any] | None
+    #: ``compare``'s summary as it was recorded (None for task runs, and for a summary the
+    #: report's types cannot read)
+    summary: Summary | None
     #: whether the artefacts folder was there when the history was read
     folder_exists: bool
 
@@ -50,11 +53,11 @@ class RecordedRun:
         figures the run has."""
         parts = []
         if self.summary is not None:
-            verdicts = self.summary.get("verdicts") or {}
+            verdicts = self.summary.verdicts
             parts.append(
                 ", ".join(f"{n} {v}" for v, n in verdicts.items() if n and v != "none") or "no verdict"
             )
-            introduced = self.summary.get("introduced") or []
+            introduced = self.summary.introduced
             if introduced:
                 more = f" and {len(introduced) - 1} more" if len(introduced) > 1 else ""
                 parts.append(f"introduced by {introduced[0]}{more}")
@@ -83,8 +86,8 @@ class RecordedRun:
             lines.append("no artefacts folder")
         else:
             lines.append(f"artefacts {self.folder}" + ("" if self.folder_exists else " (gone)"))
-        if self.summary is not None and self.summary.get("look_first"):
-            lines.append(str(self.summary["look_first"]))
+        if self.summary is not None and self.summary.look_first:
+            lines.append(self.summary.look_first)
         elif self.check is not None and self.check.regressed:
             names = [f.name for f in self.check.regressed]
             more = len(names) - NAMED_FIGURES
@@ -113,8 +116,16 @@ def read_recorded_runs(path: Path, stop: Callable[[], bool] = lambda: False) -> 
                     db.baseline_names(run.id),
                     len(db.figures(run.id)),
                     newest_check(db, run),
-                    summary[0] if summary else None,
+                    _summary(summary[0]) if summary else None,
                     bool(run.artefacts) and Path(run.artefacts).is_dir(),
                 )
             )
     return out
+
+
+def _summary(row) -> Summary | None:
+    """A recorded ``compare`` summary as its type; None where it is not one (a hand-made row)."""
+    try:
+        return msgspec.convert(row, Summary)
+    except msgspec.ValidationError:
+        return None

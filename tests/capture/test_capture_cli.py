@@ -81,7 +81,7 @@ def test_a_factory_model_is_captured_and_compares_clean(factories):
     assert result.exit_code == 0, result.output
     assert "fpinspect compare --af-open-graph" in result.stdout
     report = compare(DumpPair.under(factories / "out"))
-    assert report.summary()["fused_ops"] == 1
+    assert report.summary().fused_ops == 1
     assert all(r.verdict in ("pass", None) for r in report.records)
 
 

@@ -61,16 +61,16 @@ def test_without_injection_every_record_passes(case, request):
     skipped = [r for r in report.records if r.verdict is None]
     assert all(r.status == ["SKIPPED_CONST_DATA"] for r in skipped)  # model inputs and weights only
     summary = report.summary()
-    assert summary["introduced"] == [] and summary["inherited"] == []
+    assert summary.introduced == [] and summary.inherited == []
 
 
 def test_injected_region_is_the_only_one_introduced(transformer_injected):
     _, report = transformer_injected
     summary = report.summary()
-    assert summary["introduced"] == [INJECTED_REGION]
+    assert summary.introduced == [INJECTED_REGION]
     failing = {o.name for o in report.localisation.ops if o.verdict == "fail"}
-    assert set(summary["inherited"]) == failing - {INJECTED_REGION}
-    assert summary["inherited"] == ["autofuse_3_GeluV2", "autofuse_4_Add"]
+    assert set(summary.inherited) == failing - {INJECTED_REGION}
+    assert summary.inherited == ["autofuse_3_GeluV2", "autofuse_4_Add"]
     names = [o.name for o in report.localisation.ops]
     upstream = report.localisation.ops[: names.index(INJECTED_REGION)]
     assert upstream and all(o.verdict == "pass" for o in upstream)
@@ -96,8 +96,8 @@ def test_ascend_storage_layouts_compare_exactly_as_plain(transformer_injected, t
             p.result and p.result.cosine,
             p.result and p.result.max_abs,
         ) == (a.plan.key, a.verdict, a.score, a.result and a.result.cosine, a.result and a.result.max_abs)
-    assert plain.summary()["introduced"] == ascend.summary()["introduced"]
-    assert plain.summary()["inherited"] == ascend.summary()["inherited"]
+    assert plain.summary().introduced == ascend.summary().introduced
+    assert plain.summary().inherited == ascend.summary().inherited
 
 
 def test_dump_files_follow_the_msaccucmp_naming(transformer_clean):
@@ -123,7 +123,7 @@ def test_capture_on_cuda_compares_clean(tmp_path):
     cap = Capture(module, inputs, dtype="float16", device="cuda", name="transformer")
     report = compare(cap.write(tmp_path))
     assert all(r.verdict in ("pass", None) for r in report.records)
-    assert report.summary()["introduced"] == []
+    assert report.summary().introduced == []
 
 
 class _Numbers(torch.nn.Module):

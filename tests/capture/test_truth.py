@@ -64,7 +64,7 @@ def _report(cap, out, injections=()):
 
 def test_float32_statistics_of_a_bfloat16_residual_are_not_an_error(norm_capture, tmp_path):
     report = _report(norm_capture, tmp_path)
-    assert report.summary()["introduced"] == []
+    assert report.summary().introduced == []
     stats = [r for r in report.records if r.plan.fused_op.startswith("autofuse_0_") and r.budget]
     # the float32 cast of the residual and its mean square: judged in bfloat16's eps, and within them
     assert stats and {r.budget for r in stats} == {"bfloat16"}
@@ -76,7 +76,7 @@ def test_a_planted_fault_there_is_introduced_first_and_confirmed(norm_capture, t
     planted = [Injection("0", "scale")]
     report = _report(norm_capture, tmp_path, planted)
     name = norm_capture.regions[0].name
-    assert report.summary()["introduced"] == [name]
+    assert report.summary().introduced == [name]
     result = confirm(Ablation(norm_capture, planted), [r.region.index for r in norm_capture.regions])
     assert [r.name for r in result.regions if r.verdict == "confirmed"] == [name]
     assert cross_check(report.localisation, result) == []

@@ -107,9 +107,9 @@ class ZooCase:
             disagreements = [d.sentence() for d in cross_check(self.report.localisation, result)]
         return ZooRow(
             self.planted_name,
-            summary["introduced"],
-            summary["more_accurate"],
-            summary["inherited"],
+            summary.introduced,
+            summary.more_accurate,
+            summary.inherited,
             confirmed,
             disagreements,
             self.inert,

@@ -32,5 +32,5 @@ def test_a_planted_fault_is_the_only_culprit_and_confirmed(model, tmp_path, indu
     case = ZooCase(cap, tmp_path / "planted", planted)
     row = case.run()
     assert row.introduced == [case.planted_name], row
-    assert case.report.summary()["first_introduced"]["op"] == case.planted_name
+    assert case.report.summary().first_introduced.op == case.planted_name
     assert row.confirmed == [case.planted_name] and row.disagreements == [], row

@@ -100,6 +100,38 @@ def test_report_of_a_whole_run_escapes_what_it_shows(saved, tmp_path):
     assert evil not in page and f"introduced: {html.escape(evil)}" in page
 
 
+@pytest.mark.parametrize(
+    ("where", "value", "said"),
+    [
+        (("summary", "introduced"), "autofuse_2", "Expected `array`, got `str` - at `$.summary.introduced`"),
+        (
+            ("summary", "scope", "skipped", 0),
+            1,
+            "Expected `object`, got `int` - at `$.summary.scope.skipped[0]`",
+        ),
+        (
+            ("runs", 0, "summary", "thresholds"),
+            5,
+            "Expected `object`, got `int` - at `$.runs[0].summary.thresholds`",
+        ),
+    ],
+)
+def test_report_of_a_saved_whole_run_names_a_wrong_typed_field(saved, tmp_path, where, value, said):
+    # read back into the report's types, as a leaf's report is: the field is named, no page is
+    # drawn with it left out
+    report = json.loads(saved.read_text(encoding="utf-8"))
+    inner = report
+    for key in where[:-1]:
+        inner = inner[key]
+    inner[where[-1]] = value
+    source = tmp_path / "edited.json"
+    source.write_text(json.dumps(report), encoding="utf-8")
+    r = cli("report", source, "--out", tmp_path / "edited.html")
+    assert r.exit_code == 2
+    assert r.stderr == f"fpinspect: report {source} is damaged: {said}.\n"
+    assert not (tmp_path / "edited.html").exists()
+
+
 @pytest.mark.parametrize("source", ["run_dir", "saved"])
 def test_report_of_a_whole_run_reports_the_leaf_chosen(source, request, tmp_path):
     src = request.getfixturevalue(source)

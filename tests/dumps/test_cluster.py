@@ -83,7 +83,7 @@ def test_a_worker_killed_mid_run_loses_no_pair(client, chain):
     assert killed
     report = comparison.run(compare_input=True)
     assert sum(1 for r in report.records if r.verdict is not None) == 640
-    assert any("left during the run" in w for w in report.summary()["warnings"])
+    assert any("left during the run" in w for w in report.summary().warnings)
     clean = json.loads(expected)
     got = report.to_json()
     got["summary"]["warnings"] = clean["summary"]["warnings"]
@@ -149,9 +149,7 @@ def test_a_worker_missing_from_a_refreshed_snapshot_is_not_reported_gone(client,
         monkeypatch.setattr(client, "scheduler_info", lambda **_: {"type": "Scheduler", "workers": {}})
 
     comparison.compute_all(progress=progress, cluster=client)
-    assert not any(
-        "left during the run" in w for w in comparison.run(compare_input=True).summary()["warnings"]
-    )
+    assert not any("left during the run" in w for w in comparison.run(compare_input=True).summary().warnings)
 
 
 @contextlib.contextmanager

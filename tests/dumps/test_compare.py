@@ -32,9 +32,9 @@ def by_key(report):
 def test_ordinary_fusion_noise_passes_everywhere(tmp_path):
     report = compare(build_network(tmp_path)).run(compare_input=True)
     s = report.summary()
-    assert s["verdicts"]["fail"] == 0 and s["verdicts"]["warn"] == 0
-    assert s["introduced"] == [] and s["first_introduced"] is None
-    assert "within thresholds" in s["look_first"]
+    assert s.verdicts["fail"] == 0 and s.verdicts["warn"] == 0
+    assert s.introduced == [] and s.first_introduced is None
+    assert "within thresholds" in s.look_first
     # the fused outputs really differ from eager: this is noise, not identity
     assert all(r.result.metrics.errors.ulp.share.zero < 1 for r in report.records if r.plan.kind == "output")
 
@@ -44,9 +44,9 @@ def test_planted_regression_is_the_only_introduced_op(tmp_path, kind):
     where = "R3" if kind == "nan" else "R2"
     report = compare(build_network(tmp_path, inject=f"{where}={kind}")).run()
     s = report.summary()
-    assert s["introduced"] == [fused_name(where)]
-    assert s["first_introduced"]["op"] == fused_name(where)
-    assert s["look_first"].startswith(f"Look first at {fused_name(where)}")
+    assert s.introduced == [fused_name(where)]
+    assert s.first_introduced.op == fused_name(where)
+    assert s.look_first.startswith(f"Look first at {fused_name(where)}")
     loc = report.localisation.by_name
     later = [r for r in REGIONS if r > where]
     for region in later:
@@ -276,12 +276,12 @@ def test_whole_input_problems_raise_one_sentence(tmp_path):
 def test_thresholds_can_be_overridden(tmp_path):
     paths = build_network(tmp_path, inject="R2=bf16")
     strict = compare(paths).run()
-    assert strict.summary()["introduced"] == [fused_name("R2")]
+    assert strict.summary().introduced == [fused_name("R2")]
     loose = compare(
         paths,
         thresholds=load_table(None, ("red_fail=5", "red_warn=4", "ulp2_share_fail=1", "ulp2_share_warn=1")),
     ).run()
-    assert loose.summary()["verdicts"]["fail"] == 0
+    assert loose.summary().verdicts["fail"] == 0
     cfg = tmp_path / "t.json"
     cfg.write_text(json.dumps({"float16": {"red_fail": 5, "ulp2_share_fail": 1}}))
     table = load_table(str(cfg))
@@ -295,7 +295,7 @@ def test_missing_input_dumps_fall_back_to_the_producer_output(tmp_path):
     for f in paths["af_open_data"].glob("*.input.*"):
         f.unlink()
     report = compare(paths).run(compare_input=True)
-    assert report.summary()["introduced"] == [fused_name("R2")]
+    assert report.summary().introduced == [fused_name("R2")]
 
 
 def test_unverifiable_ops_are_not_blamed(tmp_path):
@@ -308,8 +308,8 @@ def test_unverifiable_ops_are_not_blamed(tmp_path):
     report = compare(paths).run()
     loc = report.localisation.by_name
     assert loc[fused_name("R3")].role == "unverified"
-    assert report.summary()["introduced"] == []
-    assert "No fused op is confirmed" in report.summary()["look_first"]
+    assert report.summary().introduced == []
+    assert "No fused op is confirmed" in report.summary().look_first
 
 
 def test_grouped_weights_are_refused_not_misread(tmp_path):

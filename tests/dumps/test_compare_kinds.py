@@ -23,10 +23,10 @@ def test_fused_types_narrow_and_are_reported(tmp_path):
     everything = DumpComparison(*args).run()
     assert [r.plan.fused_op for r in everything.records] == ["conv1", "autofuse_0"]
     s = everything.summary()
-    assert s["fused_types"] == {"AscBackend": 1, "Conv2D": 1} and s["unfused_ops"] == 0
+    assert s.fused_types == {"AscBackend": 1, "Conv2D": 1} and s.unfused_ops == 0
     narrowed = DumpComparison(*args, fused_types=["Conv2D"]).run()
     assert [r.plan.fused_op for r in narrowed.records] == ["conv1"]
-    assert narrowed.summary()["compared_types"] == {"Conv2D": 1}
+    assert narrowed.summary().compared_types == {"Conv2D": 1}
     assert narrowed.records[0].status == ["OK"] and narrowed.records[0].plan.origin_op == "bn1"
 
 
@@ -34,12 +34,12 @@ def test_compare_unfused_shows_where_a_divergence_starts(tmp_path):
     args = _run(tmp_path, shift_matmul=True)
     fused_only = DumpComparison(*args).run()
     # without the MatMul in view the fused op inherits an error nobody introduced
-    assert fused_only.summary()["introduced"] == [] and fused_only.summary()["inherited"] == ["autofuse_0"]
+    assert fused_only.summary().introduced == [] and fused_only.summary().inherited == ["autofuse_0"]
     report = DumpComparison(*args, compare_unfused=True).run(compare_input=True)
     rows = [(r.plan.fused_op, r.plan.kind, r.verdict) for r in report.records]
     assert ("mm", "output", "fail") in rows and ("autofuse_0", "input", "fail") in rows
     s = report.summary()
-    assert s["introduced"] == ["mm"] and s["inherited"] == ["autofuse_0"] and s["unfused_ops"] == 1
+    assert s.introduced == ["mm"] and s.inherited == ["autofuse_0"] and s.unfused_ops == 1
 
 
 def test_cli_flags(tmp_path):

@@ -48,7 +48,7 @@ def test_a_namesake_of_another_type_is_a_type_mismatch_not_a_verdict(tmp_path):
         assert "Relu" in record.fields()["message"] and "Mul" in record.fields()["message"]
     assert by_pair[("autofuse_0", "output")].verdict == "pass"
     summary = report.summary()
-    assert "Mul_2" not in summary["introduced"] and "Mul_2" not in summary["inherited"]
+    assert "Mul_2" not in summary.introduced and "Mul_2" not in summary.inherited
 
 
 def test_namesakes_of_the_same_type_are_still_compared(tmp_path):

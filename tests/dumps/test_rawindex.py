@@ -57,7 +57,7 @@ def test_raw_and_npy_folders_mix_and_damage_is_a_status_per_op(tmp_path):
     assert got["A"].status == ["OK"] and got["B"].status == ["OK"] and got["A"].result.max_abs == 0
     assert got["C"].status == ["RAW_LOAD_ERROR"] and "add up" in got["C"].to_json()["message"]
     assert got["D"].status == ["RAW_LOAD_ERROR"] and "header length" in got["D"].to_json()["message"]
-    assert report.summary()["statuses"]["RAW_LOAD_ERROR"] == 2
+    assert report.summary().statuses["RAW_LOAD_ERROR"] == 2
 
 
 def test_header_layout_and_shapes_win_over_the_graph(tmp_path):

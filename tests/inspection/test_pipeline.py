@@ -45,7 +45,7 @@ def test_the_steps_come_in_order_and_the_last_is_the_report():
     flagged = {r.plan.fused_op for r in events[-1].report.records if r.verdict in ("fail", "warn")}
     assert {e.name for e in replayed} == flagged
     assert [(e.done, e.total) for e in replayed] == [(i, len(replayed)) for i in range(1, len(replayed) + 1)]
-    assert summary["introduced"] == [o.name for o in events[-2].localisation.introduced] != []
+    assert summary.introduced == [o.name for o in events[-2].localisation.introduced] != []
 
 
 def test_the_settings_reach_every_step():

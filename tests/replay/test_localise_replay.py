@@ -43,9 +43,9 @@ def test_amplification_blames_only_the_planted_regression(amplification):
     assert loc["autofuse_1_Square"].role == "inherited"
     assert "reproduces eager on its own inputs" in loc["autofuse_1_Square"].reason
     summary = report.summary()
-    assert summary["introduced"] == ["autofuse_2_Muls"]
-    assert summary["more_accurate"] == []
-    assert summary["look_first"].startswith("Look first at autofuse_2_Muls")
+    assert summary.introduced == ["autofuse_2_Muls"]
+    assert summary.more_accurate == []
+    assert summary.look_first.startswith("Look first at autofuse_2_Muls")
     square_rec = next(r for r in report.to_json()["records"] if r["fused_op"] == "autofuse_1_Square")
     rep = square_rec["replay"]
     assert rep["status"] == "ok" and rep["fidelity"]["max_ulp"] <= 1
@@ -55,8 +55,8 @@ def test_amplification_blames_only_the_planted_regression(amplification):
 def test_without_replay_the_threshold_rule_blames_the_amplifier(amplification):
     report = _compare(amplification, replay="none")
     summary = report.summary()
-    assert summary["introduced"][0] == "autofuse_1_Square"  # the wrong op: what replay fixes
-    assert "autofuse_2_Muls" not in summary["introduced"]
+    assert summary.introduced[0] == "autofuse_1_Square"  # the wrong op: what replay fixes
+    assert "autofuse_2_Muls" not in summary.introduced
     assert (
         "threshold rule: no usable replay of output 0, not replayed"
         in report.localisation.by_name["autofuse_1_Square"].reason
@@ -72,8 +72,8 @@ def cancellation(tmp_path_factory):
 def test_cancellation_chain_is_more_accurate_not_introduced(cancellation):
     report = _compare(cancellation)
     summary = report.summary()
-    assert summary["introduced"] == []
-    assert summary["more_accurate"] == ["autofuse_0_Muls_Exp_Adds_Muls"]
+    assert summary.introduced == []
+    assert summary.more_accurate == ["autofuse_0_Muls_Exp_Adds_Muls"]
     rec = report.to_json()["records"][0]
     assert rec["verdict"] == "fail"
     rep = rec["replay"]
@@ -83,7 +83,7 @@ def test_cancellation_chain_is_more_accurate_not_introduced(cancellation):
     )
     assert rep["fused_vs_replay"]["verdict"] == "fail"
     assert "closer to fp64 than eager" in report.localisation.by_name["autofuse_0_Muls_Exp_Adds_Muls"].reason
-    assert "more accurate" in summary["look_first"]
+    assert "more accurate" in summary.look_first
 
 
 def test_an_unreplayable_op_keeps_the_threshold_rule_and_says_so(cancellation, tmp_path):

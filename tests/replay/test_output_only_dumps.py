@@ -40,8 +40,8 @@ def issue_case(tmp_path_factory):
 def test_fused_input_fed_by_data_serves_both_runs(issue_case):
     report = _compare(issue_case)
     summary = report.summary()
-    assert summary["more_accurate"] == ["autofuse_0_Muls_Exp_Adds_Muls"]
-    assert summary["introduced"] == []
+    assert summary.more_accurate == ["autofuse_0_Muls_Exp_Adds_Muls"]
+    assert summary.introduced == []
     rep = report.to_json()["records"][0]["replay"]
     assert rep["status"] == "ok"
     assert rep["fidelity"]["max_ulp"] <= 1  # checked: the fusion-off output against the eager replay

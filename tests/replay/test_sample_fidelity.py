@@ -54,7 +54,7 @@ def test_each_sample_localises_as_its_readme_says(sample):
         "device": ([], []),  # the clean conv block as raw device dumps, NC1HWC0 storage
         "more_accurate": ([], ["autofuse_0_Muls_Exp_Adds"]),  # the fused kernel is the side closer to fp64
     }
-    assert (summary["introduced"], summary["more_accurate"]) == expected[case]
+    assert (summary.introduced, summary.more_accurate) == expected[case]
 
 
 def test_every_replayed_output_has_msprobes_standard(sample):

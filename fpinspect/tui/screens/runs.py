@@ -294,7 +294,7 @@ class RunsScreen(Screen):
                         LeafCompared(
                             self._current,
                             worst=worst_verdict(r.verdict for r in run.report.records),
-                            introduced=len(run.report.summary()["introduced"]),
+                            introduced=len(run.report.summary().introduced),
                             graphs=run.graphs,
                         )
                     )

@@ -7,6 +7,7 @@ import pytest
 from fpinspect.experiments.bootstrap import InputTops, compare
 from fpinspect.experiments.engine import run_experiment
 from fpinspect.experiments.events import CurveEvent, HistogramEvent, Progress
+from fpinspect.experiments.registry import get_task
 from fpinspect.experiments.tasks.accumulated_error import (
     CHAINS,
     AccumulatedErrorResult,
@@ -33,6 +34,12 @@ def tiny(inductor_cache):
     events = []
     report = run_experiment("B", TINY, device="cpu", on_event=events.append)
     return report, events
+
+
+@pytest.mark.slow
+def test_each_figure_b_declares_is_in_its_result(tiny):
+    report, _ = tiny
+    assert get_task("B").figures.unmatched(report.to_dict()) == []
 
 
 @pytest.mark.slow

@@ -4,6 +4,7 @@ import pytest
 
 from fpinspect.experiments.engine import run_experiment
 from fpinspect.experiments.events import HistogramEvent
+from fpinspect.experiments.registry import get_task
 from fpinspect.experiments.tasks.data_movement import Cell, DataMovementResult, DataMovementSettings
 
 TINY = DataMovementSettings(
@@ -17,10 +18,16 @@ def verdict(result, topic):
     return next(v for v in result.verdicts() if v.topic == topic)
 
 
-@pytest.mark.slow
-def test_tiny_run_fills_the_table_and_explains_counter_examples(inductor_cache):
+@pytest.fixture(scope="module")
+def tiny(inductor_cache):
     events = []
     report = run_experiment("D", TINY, device="cpu", on_event=events.append)
+    return report, events
+
+
+@pytest.mark.slow
+def test_tiny_run_fills_the_table_and_explains_counter_examples(tiny):
+    report, events = tiny
     d = report.data
     rows = {r["chain"]: r for r in d["table"]}
     assert set(rows) == set(TINY.chains)
@@ -46,6 +53,12 @@ def test_tiny_run_fills_the_table_and_explains_counter_examples(inductor_cache):
         assert "hidden computation" in example["cause"] and "confirmed" in example["cause"]
     charts = [e.histogram for e in events if isinstance(e, HistogramEvent)]
     assert [len(h.bins) for h in charts] == [1, 2, 3]
+
+
+@pytest.mark.slow
+def test_each_figure_d_declares_is_in_its_result(tiny):
+    report, _ = tiny
+    assert get_task("D").figures.unmatched(report.to_dict()) == []
 
 
 def _cell(chain, bit_equal, **kw):

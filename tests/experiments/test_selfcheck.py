@@ -13,6 +13,7 @@ import pytest
 from fpinspect.experiments.engine import ExperimentProcess
 from fpinspect.experiments.events import HistogramEvent, Progress
 from fpinspect.experiments.registry import get_task
+from fpinspect.experiments.results import jsonable
 from fpinspect.experiments.tasks import selfcheck
 from fpinspect.numerics import FORMATS, error_stats, ulp_diff
 
@@ -58,6 +59,11 @@ def test_the_real_toolkit_passes_every_check(passing):
     }
     stages = {e.stage for e in events if isinstance(e, Progress)}
     assert {"S exhaustive float16", "S sampled float32", "S error_stats"} <= stages
+
+
+def test_each_figure_s_declares_is_in_its_result(passing):
+    result, _, _ = passing
+    assert get_task("S").figures.unmatched(jsonable(result.data())) == []
 
 
 def test_rank_oracles_agree_with_known_values():

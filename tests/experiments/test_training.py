@@ -15,6 +15,7 @@ import pytest
 from fpinspect.experiments.engine import ExperimentFailed, ExperimentProcess, collect
 from fpinspect.experiments.events import CurvePoint
 from fpinspect.experiments.output import write_outputs
+from fpinspect.experiments.registry import get_task
 from fpinspect.experiments.results import Report
 from fpinspect.experiments.tasks.training import TrainingResult, TrainingSettings
 from fpinspect.experiments.training.corpus import Corpus, eval_offsets, train_batch
@@ -280,6 +281,12 @@ def test_one_process_eager_fused_and_noise(one_process, tmp_path):
     assert {"e_train_loss.png", "e_eval_loss.png", "e_grad_norm.png"} <= names
     assert all(p.stat().st_size > 10_000 for p in written if p.suffix == ".png")
     assert "first step beyond the noise band" in (tmp_path / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_each_figure_e_declares_is_in_its_result(one_process):
+    report, _ = one_process
+    assert get_task("E").figures.unmatched(report.to_dict()) == []
 
 
 @pytest.mark.slow

@@ -18,16 +18,10 @@ def verdict(result, topic):
     return next(v for v in result.verdicts() if v.topic == topic)
 
 
-@pytest.fixture(scope="module")
-def tiny(inductor_cache):
+@pytest.mark.slow
+def test_tiny_run_fills_the_table_and_explains_counter_examples(inductor_cache):
     events = []
     report = run_experiment("D", TINY, device="cpu", on_event=events.append)
-    return report, events
-
-
-@pytest.mark.slow
-def test_tiny_run_fills_the_table_and_explains_counter_examples(tiny):
-    report, events = tiny
     d = report.data
     rows = {r["chain"]: r for r in d["table"]}
     assert set(rows) == set(TINY.chains)
@@ -53,11 +47,7 @@ def test_tiny_run_fills_the_table_and_explains_counter_examples(tiny):
         assert "hidden computation" in example["cause"] and "confirmed" in example["cause"]
     charts = [e.histogram for e in events if isinstance(e, HistogramEvent)]
     assert [len(h.bins) for h in charts] == [1, 2, 3]
-
-
-@pytest.mark.slow
-def test_each_figure_d_declares_is_in_its_result(tiny):
-    report, _ = tiny
+    # every figure the task declares for baseline checks is a field of its result
     assert get_task("D").figures.unmatched(report.to_dict()) == []
 
 

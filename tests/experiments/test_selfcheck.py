@@ -59,10 +59,7 @@ def test_the_real_toolkit_passes_every_check(passing):
     }
     stages = {e.stage for e in events if isinstance(e, Progress)}
     assert {"S exhaustive float16", "S sampled float32", "S error_stats"} <= stages
-
-
-def test_each_figure_s_declares_is_in_its_result(passing):
-    result, _, _ = passing
+    # every figure the task declares for baseline checks is a field of its result
     assert get_task("S").figures.unmatched(jsonable(result.data())) == []
 
 

@@ -71,11 +71,13 @@ def _store(db: Path | None, write: Callable[[ResultsDB], int]) -> None:
 def record_result(
     db: Path | None, result: dict[str, Any], out: Path | None, workload: dict[str, Any]
 ) -> None:
-    """Store an experiment's ``result.json`` object (:meth:`~fpinspect.store.ResultsDB.record_result`)."""
-    _store(
-        db,
-        lambda store: store.record_result(result, str(out.resolve()) if out is not None else None, workload),
-    )
+    """Store an experiment's ``result.json`` object with the figures its task declares
+    (:meth:`~fpinspect.store.ResultsDB.record_result`)."""
+    from ..experiments.registry import get_task
+
+    folder = str(out.resolve()) if out is not None else None
+    figures = get_task(result["task"]).figures
+    _store(db, lambda store: store.record_result(result, folder, workload, figures=figures))
 
 
 def record_compare(db: Path | None, report, settings: dict[str, Any], inputs: dict[str, str]) -> None:

@@ -1,10 +1,11 @@
-"""What a task is: settings, a ``run`` function, and optional internal entries.
+"""What a task is: settings, a ``run`` function, its figures, and optional internal entries.
 
 A task module defines one module-level ``TASK``. ``run(settings, backend, emit)`` executes
 the experiment on a :class:`~.backends.base.Backend`, calls ``emit(event)`` for progress
-and partial histograms, and returns a :class:`~.results.TaskResult`. ``entries`` are
-further functions a task may run in a child process of its own (task A's cold-start
-round); they take ``(settings, backend, emit, workdir)`` and return a JSON-ready dict.
+and partial histograms, and returns a :class:`~.results.TaskResult`; ``figures`` name the
+numbers of its result a baseline check compares. ``entries`` are further functions a task
+may run in a child process of its own (task A's cold-start round); they take
+``(settings, backend, emit, workdir)`` and return a JSON-ready dict.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..store.figures import Figures
 from .events import Event
 from .results import TaskResult
 from .settings import TaskSettings
@@ -40,6 +42,9 @@ class Task:
     claim: str
     settings: type[TaskSettings]
     run: Callable[[Any, Backend, Emit], TaskResult]
+    #: The numbers of its ``result.json`` a baseline check compares, declared beside its
+    #: result type; whoever records a run hands them to the results store.
+    figures: Figures
     entries: Mapping[str, Entry] = field(default_factory=dict)
     #: The plan's priority: ``P0`` blocks other work, ``P1`` and ``P2`` follow.
     priority: str = ""

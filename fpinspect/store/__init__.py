@@ -7,20 +7,23 @@ read it); it imports neither torch nor textual, and nothing of fpinspect outside
 
 from .check import REGRESSED, CheckResult, FigureCheck, check_run, judge
 from .database import DB_ENV, SCHEMA_VERSION, ResultsDB, StoredRun, StoreError, default_path
-from .figures import TASK_FIGURES, Figure, Rule
+from .figures import Fields, Figure, Figures, Rows, Rule, Whole
 
 __all__ = [
     "DB_ENV",
     "REGRESSED",
     "SCHEMA_VERSION",
-    "TASK_FIGURES",
     "CheckResult",
     "Figure",
     "FigureCheck",
+    "Figures",
+    "Fields",
     "ResultsDB",
+    "Rows",
     "Rule",
     "StoreError",
     "StoredRun",
+    "Whole",
     "check_run",
     "default_path",
     "judge",

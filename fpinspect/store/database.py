@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .figures import Figure, Rule, extract, tables
+from .figures import Figure, Figures, Rule
 
 DB_ENV = "FPINSPECT_DB"
 BUSY_SECONDS = 10.0
@@ -234,13 +234,21 @@ class ResultsDB:
         device: str | None = None,
         artefacts: str | None = None,
         compared_settings: dict[str, Any] | None = None,
-        figures: list[Figure] | None = None,
+        figures: Figures | list[Figure] | None = None,
     ) -> int:
-        """Store one run and its figures (default: by the mapping of ``kind``, a task id or
-        ``compare``); returns its id. ``compared_settings`` (default: ``settings``) is what its
-        hash covers: runs are checked against baselines with the same hash."""
+        """Store one run and its figures; returns its id. ``figures``: the declaration to read
+        them (and the per-row tables) from ``result`` — a task's ``Task.figures`` — or the
+        figures themselves; a ``compare`` report's are :data:`.comparison.COMPARE_FIGURES`.
+        ``compared_settings`` (default: ``settings``) is what its hash covers: runs are checked
+        against baselines with the same hash."""
+        if figures is None and kind == "compare":
+            from .comparison import COMPARE_FIGURES
+
+            figures = COMPARE_FIGURES
         if figures is None:
-            figures = extract(kind, result)
+            raise ValueError(f"a {kind!r} run needs its figures: the declaration of its result type")
+        declared = figures if isinstance(figures, Figures) else Figures()
+        measured = declared.extract(result) if isinstance(figures, Figures) else figures
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
         with self._write() as c:
             run_id = c.execute(
@@ -262,22 +270,29 @@ class ResultsDB:
             c.executemany(
                 "INSERT OR REPLACE INTO figures (run_id, name, value, direction, rel_tolerance, abs_tolerance) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                [(run_id, f.name, f.value, f.rule.direction, f.rule.rel, f.rule.abs) for f in figures],
+                [(run_id, f.name, f.value, f.rule.direction, f.rule.rel, f.rule.abs) for f in measured],
             )
             c.executemany(
                 "INSERT INTO row_tables (run_id, name, rows) VALUES (?, ?, ?)",
-                [(run_id, name, json.dumps(rows)) for name, rows in tables(kind, result).items()],
+                [(run_id, name, json.dumps(rows)) for name, rows in declared.tables(result).items()],
             )
         return run_id
 
     def record_result(
-        self, result: dict[str, Any], artefacts: str | None, workload: dict[str, Any] | None = None
+        self,
+        result: dict[str, Any],
+        artefacts: str | None,
+        workload: dict[str, Any] | None = None,
+        *,
+        figures: Figures,
     ) -> int:
-        """Store an experiment's ``result.json`` object (its folder: ``artefacts``); ``workload``:
-        the settings a baseline must share with it (default: all of them)."""
+        """Store an experiment's ``result.json`` object (its folder: ``artefacts``) with the
+        figures its task declares (``Task.figures``); ``workload``: the settings a baseline
+        must share with it (default: all of them)."""
         return self.record(
             result["task"],
             result,
+            figures=figures,
             task=result["task"],
             settings=result["settings"],
             environment=result["environment"],

@@ -1,4 +1,11 @@
-"""Which numbers of a result are its figures: one declared mapping per task.
+"""Which numbers of a result are its figures, and the words to declare them in.
+
+Each kind of result declares its figures next to its type: every task of the test plan has a
+``FIGURES`` beside its result class (``fpinspect/experiments/tasks/``, handed over as
+``Task.figures`` by whoever records a run), and a comparison's are in :mod:`.comparison`
+(its report is a type of :mod:`fpinspect.dumps`, beneath the store). A declaration that
+names a field its result does not have is caught by :meth:`Figures.unmatched`, which each
+task's tests run on a real result.
 
 A figure is one number a baseline check compares, named by where it sits in ``result.json``
 (``layernorm/float16/normal/fused.p99_ulp``: the row of B's ``chains`` table with those key
@@ -20,14 +27,15 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..dumps.outcomes import VERDICTS
-
 
 @dataclass(frozen=True)
 class Rule:
     direction: str
     rel: float = 0.0
     abs: float = 0.0
+    #: Words a figure of this rule may hold for a number: each word's place in ``levels``
+    #: (a comparison's verdicts, least severe first: a worse verdict is a larger number).
+    levels: tuple[str, ...] = ()
 
 
 EXACT = Rule("exact")
@@ -37,7 +45,6 @@ REL = Rule("lower", rel=0.05)
 COUNT = Rule("lower")
 SHARE = Rule("either", abs=0.01)
 FLAG = Rule("higher")
-TRAINING = Rule("either", rel=0.02, abs=1e-3)
 
 
 @dataclass(frozen=True)
@@ -67,82 +74,8 @@ class Whole:
     field: str
 
 
-_B_PATHS = {
-    f"{path}.{stat}": rule
-    for path in ("eager", "fused")
-    for stat, rule in (
-        ("p50_ulp", ULP),
-        ("p99_ulp", ULP),
-        ("max_ulp", ULP),
-        ("p99_rel", REL),
-        ("max_rel", REL),
-    )
-}
-
-#: The mapping of every task (and of ``compare``): figures and the per-row tables kept whole.
-TASK_FIGURES: dict[str, tuple[Rows | Fields | Whole, ...]] = {
-    "S": (
-        Fields(
-            {
-                "all_passed": EXACT,
-                "arithmetic_rank_matches_sorted_rank": EXACT,
-                "error_stats.*.agrees": EXACT,
-                "error_stats.*.rounded_max_ulp": ULP,
-                "device_rounding.*.differing": COUNT,
-            }
-        ),
-    ),
-    "A": (Fields({"unique_output_hashes": EXACT, "max_ulp": EXACT}),),
-    "B": (
-        Rows(
-            "chains",
-            ("chain", "dtype", "distribution"),
-            {**_B_PATHS, "fused_no_worse": FLAG},
-            drop=("per_input_max_ulp",),
-        ),
-        Fields({"verdict.rows_worse": COUNT}),
-    ),
-    "C1": (Fields({"ulp_share.*": SHARE, "eager_ulp_share.*": SHARE, "bit_equal": EXACT, "max_ulp": COUNT}),),
-    "C2": (
-        Fields(
-            {
-                "ulp_matrix.*.*": EXACT,
-                "eager_vs_fused_bit_equal.*": EXACT,
-                "self_deterministic.*": EXACT,
-            }
-        ),
-    ),
-    "C3": (
-        Rows("by_iterations", ("iterations",), {"max_ulp": ULP, "p99_ulp": ULP, "mean_ulp": ULP}),
-        Fields({"framework.eager_vs_fused_bit_equal": EXACT}),
-    ),
-    "D": (
-        Rows("table", ("chain", "dtype", "shape"), {"bit_equal": EXACT, "max_ulp": COUNT}),
-        Fields({"all_pure_movement_bit_equal": EXACT}),
-    ),
-    "E": (Fields({"final.*.*": TRAINING, "divergence.size": Rule("lower", rel=0.1)}),),
-    "compare": (
-        Rows(
-            "records",
-            ("fused_op", "kind", "fused_index"),
-            {
-                "cosine": Rule("higher", abs=1e-6),
-                "max_abs": REL,
-                "max_rel": REL,
-                "metrics.red_eps": REL,  # the relative L2 error (in eps) that decides verdicts
-                "metrics.ulp.p50": ULP,
-                "metrics.ulp.p99": ULP,
-                "metrics.ulp.max": ULP,
-                "verdict": EXACT,
-            },
-        ),
-        Fields({"summary.verdicts.fail": COUNT, "summary.verdicts.warn": COUNT}),
-        Whole("summary"),
-    ),
-}
-
-#: Verdicts of ``compare`` as numbers: a worse verdict is a larger number.
-VERDICT_LEVELS = {v: float(level) for level, v in enumerate(VERDICTS)}
+#: The part of a declaration: per-row figures, figures of the result itself, an object kept whole.
+Part = Rows | Fields | Whole
 
 
 @dataclass(frozen=True)
@@ -152,16 +85,16 @@ class Figure:
     rule: Rule
 
 
-def _number(value: Any) -> float | None:
-    """A figure's value: booleans as 0/1, verdicts by :data:`VERDICT_LEVELS`, the strings
-    :func:`~fpinspect.experiments.results.jsonable` writes for non-finite floats as floats;
-    NaN and anything else as None."""
+def _number(value: Any, levels: tuple[str, ...] = ()) -> float | None:
+    """A figure's value: booleans as 0/1, a word of ``levels`` (:attr:`Rule.levels`) by its
+    place, the strings :func:`~fpinspect.experiments.results.jsonable` writes for non-finite
+    floats as floats; NaN and anything else as None."""
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, (int, float)):
         v = float(value)
-    elif isinstance(value, str) and value in VERDICT_LEVELS:
-        v = VERDICT_LEVELS[value]
+    elif isinstance(value, str) and value in levels:
+        v = float(levels.index(value))
     elif isinstance(value, str) and value in ("Infinity", "-Infinity"):
         v = math.inf if value == "Infinity" else -math.inf
     else:
@@ -197,33 +130,86 @@ def _rows(result: dict[str, Any], table: str) -> list[dict[str, Any]]:
     return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
 
 
-def extract(kind: str, result: dict[str, Any]) -> list[Figure]:
-    """The figures of ``result`` (a ``result.json`` object, or compare's JSON for ``compare``)
-    by the mapping of ``kind``; none for a kind without one."""
-    out: list[Figure] = []
-    for part in TASK_FIGURES.get(kind, ()):
-        if isinstance(part, Rows):
-            for row in _rows(result, part.table):
-                prefix = _row_name(row, part.key)
+def _found(data: Any, parts: list[str], levels: tuple[str, ...]) -> bool:
+    """Whether the dotted path ``parts`` leads to a figure somewhere in ``data``: to a number
+    (or a value :func:`_number` reads), or to a null on the way (the field is there, this
+    result has no value in it)."""
+    if data is None:
+        return True
+    if not parts:
+        return not isinstance(data, (dict, list)) and (_number(data, levels) is not None or data == "NaN")
+    head, rest = parts[0], parts[1:]
+    if isinstance(data, dict):
+        values = list(data.values()) if head == "*" else ([data[head]] if head in data else [])
+    elif isinstance(data, list) and head == "*":
+        values = data
+    else:
+        values = []
+    return any(_found(v, rest, levels) for v in values)
+
+
+@dataclass(frozen=True, init=False)
+class Figures:
+    """The figures of one kind of result, as :class:`Rows`, :class:`Fields` and :class:`Whole`
+    parts; :meth:`~fpinspect.store.ResultsDB.record` reads them from each result it stores."""
+
+    parts: tuple[Part, ...]
+
+    def __init__(self, *parts: Part):
+        object.__setattr__(self, "parts", parts)
+
+    def extract(self, result: dict[str, Any]) -> list[Figure]:
+        """The figures of ``result`` (a ``result.json`` object, or compare's JSON)."""
+        out: list[Figure] = []
+        for part in self.parts:
+            if isinstance(part, Rows):
+                for row in _rows(result, part.table):
+                    prefix = _row_name(row, part.key)
+                    for path, rule in part.paths.items():
+                        for name, value in _walk(row, path.split("."), ""):
+                            out.append(Figure(f"{prefix}/{name}", _number(value, rule.levels), rule))
+            elif isinstance(part, Fields):
                 for path, rule in part.paths.items():
-                    for name, value in _walk(row, path.split("."), ""):
-                        out.append(Figure(f"{prefix}/{name}", _number(value), rule))
-        elif isinstance(part, Fields):
-            for path, rule in part.paths.items():
-                for name, value in _walk(result, path.split("."), ""):
-                    out.append(Figure(name, _number(value), rule))
-    return out
+                    for name, value in _walk(result, path.split("."), ""):
+                        out.append(Figure(name, _number(value, rule.levels), rule))
+        return out
 
+    def tables(self, result: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+        """The per-row tables the declaration reads, and the objects it keeps whole (as
+        one-row tables), for histories and reports."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for part in self.parts:
+            if isinstance(part, Rows):
+                out[part.table] = [
+                    {k: v for k, v in row.items() if k not in part.drop} for row in _rows(result, part.table)
+                ]
+            elif isinstance(part, Whole) and isinstance(result.get(part.field), dict):
+                out[part.field] = [result[part.field]]
+        return out
 
-def tables(kind: str, result: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """The per-row tables the mapping of ``kind`` reads, and the objects it keeps whole (as
-    one-row tables), for histories and reports."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    for part in TASK_FIGURES.get(kind, ()):
-        if isinstance(part, Rows):
-            out[part.table] = [
-                {k: v for k, v in row.items() if k not in part.drop} for row in _rows(result, part.table)
-            ]
-        elif isinstance(part, Whole) and isinstance(result.get(part.field), dict):
-            out[part.field] = [result[part.field]]
-    return out
+    def unmatched(self, result: dict[str, Any]) -> list[str]:
+        """The declared fields ``result`` does not have, as ``table[].path`` or ``path``: a row
+        table with no rows, a key, figure or dropped field no row has, a figure path that leads
+        to no number, an object kept whole that is not one. Empty for a result whose every
+        declared field is there (a renamed field would otherwise record nothing, silently)."""
+        missing: list[str] = []
+        for part in self.parts:
+            if isinstance(part, Rows):
+                rows = _rows(result, part.table)
+                if not rows:
+                    missing.append(f"{part.table}[]")
+                    continue
+                wanted = [*part.key, *part.drop]
+                missing += [f"{part.table}[].{k}" for k in wanted if not any(k in row for row in rows)]
+                missing += [
+                    f"{part.table}[].{path}"
+                    for path, rule in part.paths.items()
+                    if not any(_found(row, path.split("."), rule.levels) for row in rows)
+                ]
+            elif isinstance(part, Fields):
+                missing += [
+                    p for p, rule in part.paths.items() if not _found(result, p.split("."), rule.levels)
+                ]
+            elif not isinstance(result.get(part.field), dict):
+                missing.append(part.field)
+        return missing

@@ -116,10 +116,13 @@ def settle(run: TrackedRun, process: ExperimentProcess, final: Event | None, sec
 def _record(result: dict, folder: Path, run: TrackedRun) -> None:
     """Record a finished run in the results database as ``fpinspect run`` does (for baseline
     checks); when the database cannot be used, the run's folder stays its only record."""
+    from ..experiments.registry import get_task
     from ..store import ResultsDB, StoreError
 
     with suppress(StoreError), ResultsDB() as db:
-        db.record_result(result, str(folder), run.settings.workload())
+        db.record_result(
+            result, str(folder), run.settings.workload(), figures=get_task(result["task"]).figures
+        )
 
 
 def follow_run(

@@ -7,6 +7,7 @@ import pytest
 from fpinspect.experiments.bootstrap import InputTops, compare
 from fpinspect.experiments.engine import run_experiment
 from fpinspect.experiments.events import CurveEvent, HistogramEvent, Progress
+from fpinspect.experiments.registry import get_task
 from fpinspect.experiments.tasks.accumulated_error import (
     CHAINS,
     AccumulatedErrorResult,
@@ -75,6 +76,8 @@ def test_rows_follow_the_contract_and_the_rule(tiny):
     assert all(n >= 1 for per_dtype in d["fused_kernels"].values() for n in per_dtype.values())
     assert {c.name for c in report.curves} == {f"b_{c}_cdf" for c in TINY.chains}
     assert len(report.histograms) == 2 * len(TINY.chains)
+    # every figure the task declares for baseline checks is a field of its result
+    assert get_task("B").figures.unmatched(report.to_dict()) == []
 
 
 @pytest.mark.needs("torch")

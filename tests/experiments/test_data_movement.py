@@ -4,6 +4,7 @@ import pytest
 
 from fpinspect.experiments.engine import run_experiment
 from fpinspect.experiments.events import HistogramEvent
+from fpinspect.experiments.registry import get_task
 from fpinspect.experiments.tasks.data_movement import Cell, DataMovementResult, DataMovementSettings
 
 TINY = DataMovementSettings(
@@ -47,6 +48,8 @@ def test_tiny_run_fills_the_table_and_explains_counter_examples(inductor_cache):
         assert "hidden computation" in example["cause"] and "confirmed" in example["cause"]
     charts = [e.histogram for e in events if isinstance(e, HistogramEvent)]
     assert [len(h.bins) for h in charts] == [1, 2, 3]
+    # every figure the task declares for baseline checks is a field of its result
+    assert get_task("D").figures.unmatched(report.to_dict()) == []
 
 
 def _cell(chain, bit_equal, **kw):

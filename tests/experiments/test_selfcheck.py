@@ -13,6 +13,7 @@ import pytest
 from fpinspect.experiments.engine import ExperimentProcess
 from fpinspect.experiments.events import HistogramEvent, Progress
 from fpinspect.experiments.registry import get_task
+from fpinspect.experiments.results import jsonable
 from fpinspect.experiments.tasks import selfcheck
 from fpinspect.numerics import FORMATS, error_stats, ulp_diff
 
@@ -59,6 +60,8 @@ def test_the_real_toolkit_passes_every_check(passing):
     }
     stages = {e.stage for e in events if isinstance(e, Progress)}
     assert {"S exhaustive float16", "S sampled float32", "S error_stats"} <= stages
+    # every figure the task declares for baseline checks is a field of its result
+    assert get_task("S").figures.unmatched(jsonable(result.data())) == []
 
 
 def test_rank_oracles_agree_with_known_values():

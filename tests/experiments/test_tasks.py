@@ -32,6 +32,11 @@ def test_report_records_where_and_how_it_ran(quick_report, task_id):
     assert report.histograms and report.tables
 
 
+@pytest.mark.parametrize("task_id", ["A", "C1", "C2", "C3"])
+def test_each_figure_the_task_declares_is_in_its_result(quick_report, task_id):
+    assert get_task(task_id).figures.unmatched(quick_report(task_id).to_dict()) == []
+
+
 def test_a_determinism(quick_report):
     report = quick_report("A")
     d = report.data

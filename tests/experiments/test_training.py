@@ -15,6 +15,7 @@ import pytest
 from fpinspect.experiments.engine import ExperimentFailed, ExperimentProcess, collect
 from fpinspect.experiments.events import CurvePoint
 from fpinspect.experiments.output import write_outputs
+from fpinspect.experiments.registry import get_task
 from fpinspect.experiments.results import Report
 from fpinspect.experiments.tasks.training import TrainingResult, TrainingSettings
 from fpinspect.experiments.training.corpus import Corpus, eval_offsets, train_batch
@@ -267,6 +268,8 @@ def check_contract(report: Report, world: int) -> dict:
     assert d["eager"]["eval_loss"][-1] < d["eager"]["eval_loss"][0] < math.log(256) + 0.1
     (v,) = report.verdicts
     assert v.topic == "curves overlap within normal noise" and v.agrees is (d["divergence"] is None)
+    # every figure the task declares for baseline checks is a field of its result
+    assert get_task("E").figures.unmatched(d) == []
     return d
 
 

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from fpinspect.cli import main
+from fpinspect.experiments.registry import get_task
 from fpinspect.store import ResultsDB
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,6 +115,7 @@ HISTORY = ("baseline", "history", "B", "--figure", "gelu/float16/normal/fused.p9
 
 
 def _history_db(path):
+    figures = get_task("B").figures
     with ResultsDB(path) as store:
         for torch, p99 in (("2.4", 1.0), ("2.5", 1.0), ("2.6", 3.0)):
             result = {
@@ -122,7 +124,7 @@ def _history_db(path):
                 ]
             }
             env = {"device": "cpu", "device_name": "cpu0", "torch": torch}
-            store.record("B", result, task="B", settings={}, environment=env, device="cpu")
+            store.record("B", result, task="B", settings={}, environment=env, device="cpu", figures=figures)
     return path
 
 

@@ -2,6 +2,7 @@
 
 import pytest
 
+from fpinspect.experiments.registry import get_task
 from fpinspect.store import REGRESSED, ResultsDB, Rule, StoreError, check_run, judge
 from fpinspect.store.check import IMPROVED, UNCHANGED, WITHIN_NOISE
 
@@ -35,7 +36,9 @@ def db(tmp_path):
 
 def _record(db, result, settings=None, device_name="cpu0", torch="2.5"):
     env = {"device": "cpu", "device_name": device_name, "torch": torch}
-    return db.record("B", result, task="B", settings=settings or {"seed": 1}, environment=env, device="cpu")
+    settings = settings or {"seed": 1}
+    figures = get_task("B").figures
+    return db.record("B", result, task="B", settings=settings, environment=env, device="cpu", figures=figures)
 
 
 def test_a_worse_fused_path_regresses_and_names_the_figures(db):

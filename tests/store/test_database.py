@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 
+from fpinspect.experiments.registry import get_task
 from fpinspect.store import SCHEMA_VERSION, ResultsDB, StoreError
 from fpinspect.store.database import MIGRATIONS
 
@@ -29,7 +30,11 @@ B_RESULT = {
 
 def _record(db, result=B_RESULT, **kw):
     args = dict(
-        task="B", settings={"seed": 1}, environment={"device": "cpu", "device_name": "cpu0"}, device="cpu"
+        task="B",
+        settings={"seed": 1},
+        environment={"device": "cpu", "device_name": "cpu0"},
+        device="cpu",
+        figures=get_task("B").figures,
     )
     return db.record("B", result, **{**args, **kw})
 
@@ -95,7 +100,7 @@ WRITER = textwrap.dedent(
     from fpinspect.store import ResultsDB
     with ResultsDB(sys.argv[1]) as db:
         for i in range(int(sys.argv[2])):
-            db.record("B", {}, task="B", settings={"i": i}, environment={}, device=sys.argv[3])
+            db.record("B", {}, task="B", settings={"i": i}, environment={}, device=sys.argv[3], figures=[])
     """
 )
 

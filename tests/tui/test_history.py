@@ -13,6 +13,7 @@ from harness import until
 from launchkit import drive, sample_report, tasks_app, write_result
 
 from fpinspect.cli import main as cli
+from fpinspect.experiments.registry import get_task
 from fpinspect.experiments.runs import RunRecord, RunStore
 from fpinspect.store import ResultsDB
 from fpinspect.tui.screens.baseline_check import BaselineCheckScreen
@@ -46,7 +47,8 @@ def _recorded(tmp_path, monkeypatch) -> tuple[Path, dict]:
     with ResultsDB(db_path) as db:
         for name, max_ulp in (("old", 3.2), ("gone", 3.2), ("new", 9.0)):
             write_result(folders[name], _c3(max_ulp))
-            run_id = db.record_result(_c3(max_ulp).to_dict(), str(folders[name]))
+            result = _c3(max_ulp).to_dict()
+            run_id = db.record_result(result, str(folders[name]), figures=get_task(result["task"]).figures)
             if name == "old":
                 db.tag("v1", [run_id])
     shutil.rmtree(folders["gone"])

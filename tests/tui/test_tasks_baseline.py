@@ -8,6 +8,7 @@ from harness import until
 from launchkit import SMALL_S, drive, tasks_app
 from textual.widgets import Input
 
+from fpinspect.experiments.registry import get_task
 from fpinspect.store import ResultsDB
 from fpinspect.tui.launcher import FINISHED
 from fpinspect.tui.screens.baseline_check import BaselineCheckScreen
@@ -23,9 +24,10 @@ def _database(tmp_path, monkeypatch):
     db_path = tmp_path / "results.sqlite"
     monkeypatch.setenv("FPINSPECT_DB", str(db_path))
     env = {"device": "cpu", "device_name": "cpu0", "torch": "2.5"}
+    b = {"task": "B", "settings": {}, "device": "cpu", "figures": get_task("B").figures}
     with ResultsDB(db_path) as db:
-        db.tag("v1", [db.record("B", _b(1.0), task="B", settings={}, environment=env, device="cpu")])
-        db.record("B", _b(3.0), task="B", settings={}, environment={**env, "torch": "2.6"}, device="cpu")
+        db.tag("v1", [db.record("B", _b(1.0), environment=env, **b)])
+        db.record("B", _b(3.0), environment={**env, "torch": "2.6"}, **b)
     return db_path
 
 

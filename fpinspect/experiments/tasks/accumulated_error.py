@@ -32,6 +32,7 @@ import numpy as np
 
 from fpinspect.numerics import accumulate, fp64_reference, ulp_error
 from fpinspect.numerics.quantiles import RealQuantiles
+from fpinspect.store.figures import COUNT, FLAG, REL, ULP, Fields, Figures, Rows
 
 from ..backends.base import Backend
 from ..bootstrap import InputTops, compare
@@ -378,6 +379,33 @@ def _chain_class(rows: list[Row]) -> str:
 def _fmt(v: float | None) -> str:
     """Six significant digits: P99s of correctly rounded paths differ in the fifth."""
     return "-" if v is None else f"{v:.6g}"
+
+
+#: The figures a baseline check compares (:mod:`fpinspect.store.figures`): both paths'
+#: statistics and the rule of each :meth:`Row.contract` in ``chains`` (its per-input series
+#: stay in result.json only), and the count of worse rows.
+FIGURES = Figures(
+    Rows(
+        "chains",
+        ("chain", "dtype", "distribution"),
+        {
+            **{
+                f"{path}.{stat}": rule
+                for path in PATHS
+                for stat, rule in (
+                    ("p50_ulp", ULP),
+                    ("p99_ulp", ULP),
+                    ("max_ulp", ULP),
+                    ("p99_rel", REL),
+                    ("max_rel", REL),
+                )
+            },
+            "fused_no_worse": FLAG,
+        },
+        drop=("per_input_max_ulp",),
+    ),
+    Fields({"verdict.rows_worse": COUNT}),
+)
 
 
 @dataclass
@@ -796,5 +824,6 @@ TASK = Task(
     "accumulated error is no worse than eager (which rounds after every operator)",
     settings=AccumulatedErrorSettings,
     run=run,
+    figures=FIGURES,
     priority="P1",
 )

@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fpinspect.numerics import bit_equal, ulp_diff
+from fpinspect.store.figures import COUNT, EXACT, Fields, Figures, Rows
 
 from ..backends.base import Backend
 from ..events import HistogramEvent, Message, Progress
@@ -206,6 +207,14 @@ def cause(cell: Cell, out_dtype: str) -> str:
 
 def _label(shape: tuple[int, int]) -> str:
     return "×".join(map(str, shape))
+
+
+#: The figures a baseline check compares (:mod:`fpinspect.store.figures`): each :class:`Cell`
+#: of :meth:`DataMovementResult.data`'s ``table``, and the verdict's bit-equality.
+FIGURES = Figures(
+    Rows("table", ("chain", "dtype", "shape"), {"bit_equal": EXACT, "max_ulp": COUNT}),
+    Fields({"all_pure_movement_bit_equal": EXACT}),
+)
 
 
 @dataclass
@@ -429,5 +438,6 @@ TASK = Task(
     claim="§2: pure data movement (transpose, reshape, slice, concat, split, broadcast) can be bit-identical",
     settings=DataMovementSettings,
     run=run,
+    figures=FIGURES,
     priority="P1",
 )

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fpinspect.numerics import bit_equal, ulp_diff, ulp_nan
+from fpinspect.store.figures import EXACT, Fields, Figures
 
 from ..backends.base import Backend, count_files, kernel_hash
 from ..engine import ExperimentProcess, collect
@@ -193,6 +194,11 @@ def _cold_start(s: DeterminismSettings, backend: Backend, emit: Emit, workdir: P
         TASK.id, s, device=backend.name, entry="cold_round", env=env, workdir=workdir
     ) as p:
         return Round(**collect(p, forward))
+
+
+#: The figures a baseline check compares (:mod:`fpinspect.store.figures`): fields of
+#: :meth:`DeterminismResult.data`.
+FIGURES = Figures(Fields({"unique_output_hashes": EXACT, "max_ulp": EXACT}))
 
 
 @dataclass
@@ -385,6 +391,7 @@ TASK = Task(
     claim="§3.3: the same compile inputs give the same kernel, and the same kernel and inputs give bit-identical outputs",
     settings=DeterminismSettings,
     run=run,
+    figures=FIGURES,
     entries={"cold_round": cold_round},
     priority="P0",
 )

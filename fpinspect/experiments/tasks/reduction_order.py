@@ -54,6 +54,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fpinspect.numerics import bit_equal, error_stats, fp64_reference, ulp_diff, ulp_of
+from fpinspect.store.figures import EXACT, Fields, Figures
 
 from ..backends.base import Backend, kernel_hash
 from ..events import HistogramEvent, Message, Progress
@@ -273,6 +274,19 @@ def _observe(backend: Backend, s: ReductionOrderSettings, host, emit: Emit) -> l
         with backend.variant(v):
             out.append(observe(v.label, "compiler", x))
     return out
+
+
+#: The figures a baseline check compares (:mod:`fpinspect.store.figures`): fields of
+#: :meth:`ReductionOrderResult.data`.
+FIGURES = Figures(
+    Fields(
+        {
+            "ulp_matrix.*.*": EXACT,
+            "eager_vs_fused_bit_equal.*": EXACT,
+            "self_deterministic.*": EXACT,
+        }
+    ),
+)
 
 
 @dataclass
@@ -794,5 +808,6 @@ TASK = Task(
     claim="§1.2 (3): floating-point addition is not associative, so different chunk (tile) sizes give last-bit differences",
     settings=ReductionOrderSettings,
     run=run,
+    figures=FIGURES,
     priority="P0",
 )

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fpinspect.numerics import bit_equal, error_stats, fp64_reference, ulp_error
+from fpinspect.store.figures import EXACT, ULP, Fields, Figures, Rows
 
 from ..backends.base import Backend, computation_lines
 from ..events import HistogramEvent, Message, Progress
@@ -89,6 +90,14 @@ def _stats(a: np.ndarray, reference: np.ndarray) -> dict[str, Any]:
 
 def _summary(st: dict[str, Any]) -> dict[str, Any]:
     return {k: st[k] for k in ("max_ulp", "mean_ulp", "p99_ulp")}
+
+
+#: The figures a baseline check compares (:mod:`fpinspect.store.figures`): each row of
+#: :meth:`RsqrtResult.data`'s ``by_iterations``, and the framework's bit-equality.
+FIGURES = Figures(
+    Rows("by_iterations", ("iterations",), {"max_ulp": ULP, "p99_ulp": ULP, "mean_ulp": ULP}),
+    Fields({"framework.eager_vs_fused_bit_equal": EXACT}),
+)
 
 
 @dataclass
@@ -328,5 +337,6 @@ TASK = Task(
     claim="§1.2 (4): iterative approximations (rsqrt, div) with different iteration counts give different last-bit error",
     settings=RsqrtSettings,
     run=run,
+    figures=FIGURES,
     priority="P0",
 )

@@ -28,6 +28,7 @@ import numpy as np
 
 from fpinspect.numerics import bit_equal, error_stats, fp64_reference, ulp_diff, ulp_error, ulp_nan
 from fpinspect.numerics.results import to_builtins
+from fpinspect.store.figures import COUNT, EXACT, SHARE, Fields, Figures
 
 from ..backends.base import Backend, computation_lines, input_buffers, kernel_hash
 from ..events import HistogramEvent, Message, Progress
@@ -125,6 +126,13 @@ PAIR_LABELS = {
     "A": "fused A vs eager A",
     "B": "fused B vs eager B",
 }
+
+
+#: The figures a baseline check compares (:mod:`fpinspect.store.figures`): fields of
+#: :meth:`ScalarMulResult.data`.
+FIGURES = Figures(
+    Fields({"ulp_share.*": SHARE, "eager_ulp_share.*": SHARE, "bit_equal": EXACT, "max_ulp": COUNT})
+)
 
 
 @dataclass
@@ -400,5 +408,6 @@ TASK = Task(
     claim="§1.2 (2): x * scalar lowered to a scalar multiply or to broadcast + vector multiply can differ in the last bit",
     settings=ScalarMulSettings,
     run=run,
+    figures=FIGURES,
     priority="P0",
 )

@@ -54,6 +54,7 @@ from fpinspect.numerics import (
     ulp_nan,
 )
 from fpinspect.numerics.dtypes import FloatFormat
+from fpinspect.store.figures import COUNT, EXACT, ULP, Fields, Figures
 
 from ..backends.base import Backend
 from ..backends.device_only import DeviceOnly
@@ -477,6 +478,21 @@ def _not_run(claim: tuple[str, str], setting: str) -> Verdict:
     return Verdict(*claim, f"not run: {setting} is 0, so nothing was checked.", None)
 
 
+#: The figures a baseline check compares (:mod:`fpinspect.store.figures`): fields of
+#: :meth:`SelfCheckResult.data`.
+FIGURES = Figures(
+    Fields(
+        {
+            "all_passed": EXACT,
+            "arithmetic_rank_matches_sorted_rank": EXACT,
+            "error_stats.*.agrees": EXACT,
+            "error_stats.*.rounded_max_ulp": ULP,
+            "device_rounding.*.differing": COUNT,
+        }
+    ),
+)
+
+
 @dataclass
 class SelfCheckResult:
     settings: SelfCheckSettings
@@ -683,6 +699,7 @@ TASK = Task(
     "against independent oracles",
     settings=SelfCheckSettings,
     run=run,
+    figures=FIGURES,
     priority="P0",
     fusing=False,
 )

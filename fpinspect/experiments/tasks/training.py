@@ -30,6 +30,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from fpinspect.store.figures import Fields, Figures, Rule
+
 from ..backends.base import Backend
 from ..engine import ExperimentProcess
 from ..events import CurvePoint, Failed, Finished, Message, Progress
@@ -149,6 +151,14 @@ def resolution(values: np.ndarray, averaged: int) -> np.ndarray:
     float32 numbers accumulates like a random walk)."""
     v = np.abs(np.asarray(values, np.float64)).astype(np.float32)
     return 2.0 * np.spacing(v).astype(np.float64) * np.sqrt(averaged)
+
+
+#: A final loss (or norm) against its eager twin has no better side; it moves by rounding.
+FINAL_RULE = Rule("either", rel=0.02, abs=1e-3)
+
+#: The figures a baseline check compares (:mod:`fpinspect.store.figures`): the final values
+#: of :meth:`TrainingResult.data`, and how far the fused curve left the noise band.
+FIGURES = Figures(Fields({"final.*.*": FINAL_RULE, "divergence.size": Rule("lower", rel=0.1)}))
 
 
 @dataclass
@@ -412,6 +422,7 @@ TASK = Task(
     claim="§3.2 in practice: fused training curves overlap eager ones within normal noise",
     settings=TrainingSettings,
     run=run,
+    figures=FIGURES,
     entries={"train": train_entry},
     priority="P2",
 )

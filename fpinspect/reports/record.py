@@ -9,6 +9,7 @@ from typing import Any
 
 from ..dumps.report import Report
 from ..store import ResultsDB
+from ..store.comparison import COMPARE_FIGURES
 
 
 def compare_settings(
@@ -41,4 +42,5 @@ def record_compare(store: ResultsDB, report: Report, settings: dict[str, Any], i
         settings=settings,
         environment=environment,
         device="dumps",
+        figures=COMPARE_FIGURES,
     )

@@ -241,10 +241,6 @@ class ResultsDB:
         figures themselves; a ``compare`` report's are :data:`.comparison.COMPARE_FIGURES`.
         ``compared_settings`` (default: ``settings``) is what its hash covers: runs are checked
         against baselines with the same hash."""
-        if figures is None and kind == "compare":
-            from .comparison import COMPARE_FIGURES
-
-            figures = COMPARE_FIGURES
         if figures is None:
             raise ValueError(f"a {kind!r} run needs its figures: the declaration of its result type")
         declared = figures if isinstance(figures, Figures) else Figures()

@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # loaded when a command runs: ``fpinspect --help`` needs only
     from rich.console import Console
 
     from ..experiments.events import Event
-    from ..experiments.results import Report
+    from ..experiments.results import TaskReport
     from ..experiments.settings import TaskSettings
 
 
@@ -189,7 +189,7 @@ class ProgressView:
             self.progress.update(bar, completed=event.done, total=event.total)
 
 
-def render_report(console: Console, report: Report) -> None:
+def render_report(console: Console, report: TaskReport) -> None:
     from rich.markup import escape
     from rich.table import Table as RichTable
     from rich.text import Text
@@ -266,12 +266,12 @@ def _training_options(
 
 def _run_and_write(
     task_id: str, settings: TaskSettings, device: str, profile: str, out: Path | None, err: Console
-) -> tuple[dict, Report]:
+) -> tuple[dict, TaskReport]:
     """Run the task in its child with progress on ``err``, write ``out``; the payload and report.
     Raises :class:`TaskFailed` when the task ends without a result."""
     from ..experiments.engine import ExperimentFailed, ExperimentProcess, collect
     from ..experiments.output import undrawn_figures, write_outputs
-    from ..experiments.results import Report
+    from ..experiments.results import TaskReport
 
     failure: ExperimentFailed | None = None
     with (
@@ -287,7 +287,7 @@ def _run_and_write(
             raise TaskFailed(f"{failure}.", failure.kind)
         log = f" (log: {failure.log_path})" if failure.log_path else ""
         raise TaskFailed(f"task {task_id} failed on device {device}: {failure}{log}", failure.kind)
-    report = Report.from_dict(payload)
+    report = TaskReport.from_dict(payload)
     if out is not None:
         written = write_outputs(report, out)
         err.print(f"wrote {len(written)} files to {out}", highlight=False)

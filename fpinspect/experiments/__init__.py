@@ -1,7 +1,7 @@
 """The test plan's experiments: tasks, device backends, and the child-process runner.
 
 ``run_experiment("C1", device="cpu", profile="quick")`` runs a task in a child process and
-returns its :class:`Report`; :class:`ExperimentProcess` gives the same run as a live
+returns its :class:`TaskReport`; :class:`ExperimentProcess` gives the same run as a live
 stream of events (progress, messages, partial histograms and curves, the result) for a
 progress bar or the TUI. ``write_outputs(report, folder)`` writes ``result.json``, ``report.md`` and
 the figures. Nothing in this package imports torch at import time; the child does.
@@ -35,7 +35,7 @@ _EXPORTS = {
     "get_task": ".registry",
     "Curve": ".results",
     "Histogram": ".results",
-    "Report": ".results",
+    "TaskReport": ".results",
     "Series": ".results",
     "Table": ".results",
     "Verdict": ".results",

@@ -32,7 +32,7 @@ from .backends import DEVICES, Backend, BackendUnavailable, open_backend
 from .engine import ExperimentFailed
 from .events import Emitter, Failed, Finished, Started
 from .registry import get_task
-from .results import Report, jsonable, task_curves
+from .results import TaskReport, jsonable, task_curves
 from .settings import PROFILES
 from .task import InputRefused
 
@@ -91,7 +91,7 @@ def _run(args: argparse.Namespace, emit: Emitter) -> int:
         emit(Finished(jsonable(task.entries[args.entry](settings, backend, emit, args.workdir))))
         return 0
     result = task.run(settings, backend, emit)
-    report = Report(
+    report = TaskReport(
         task=task.id,
         title=task.title,
         claim=task.claim,

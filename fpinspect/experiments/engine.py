@@ -27,7 +27,7 @@ import fpinspect
 
 from .events import Event, Failed, Finished, ProtocolError, read_events
 from .registry import get_task
-from .results import Report
+from .results import TaskReport
 from .settings import TaskSettings
 
 #: The folder holding the ``fpinspect`` package, put on the child's ``PYTHONPATH``.
@@ -225,7 +225,7 @@ def run_experiment(
     device: str = "auto",
     profile: str = "quick",
     on_event: Callable[[Event], None] | None = None,
-) -> Report:
+) -> TaskReport:
     """Run one task in a child process and return its report."""
     with ExperimentProcess(task_id, settings, device=device, profile=profile) as process:
-        return Report.from_dict(collect(process, on_event))
+        return TaskReport.from_dict(collect(process, on_event))

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .results import Curve, Histogram, Report
+from .results import Curve, Histogram, TaskReport
 
 Chart = Histogram | Curve
 
@@ -25,12 +25,12 @@ def can_draw() -> bool:
     return importlib.util.find_spec("matplotlib") is not None
 
 
-def figures_of(report: Report) -> list[Chart]:
+def figures_of(report: TaskReport) -> list[Chart]:
     """The report's figures in report order: histograms, then curves."""
     return [*report.histograms, *report.curves]
 
 
-def undrawn_figures(report: Report) -> list[str]:
+def undrawn_figures(report: TaskReport) -> list[str]:
     """Titles of the figures :func:`write_outputs` skips here (all of them without matplotlib)."""
     return [] if can_draw() else [f.title for f in figures_of(report)]
 
@@ -153,7 +153,7 @@ def _flatten(d: dict[str, Any], prefix: str = "") -> list[list[Any]]:
     return rows
 
 
-def render_markdown(report: Report, figures: dict[str, Path]) -> str:
+def render_markdown(report: TaskReport, figures: dict[str, Path]) -> str:
     env = report.environment
     lines = [
         f"# {report.task} — {report.title}",
@@ -190,7 +190,7 @@ def render_markdown(report: Report, figures: dict[str, Path]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_outputs(report: Report, out_dir: Path) -> list[Path]:
+def write_outputs(report: TaskReport, out_dir: Path) -> list[Path]:
     """Write ``result.json``, ``figures/<name>.png`` (when matplotlib is installed, see
     :func:`undrawn_figures`) and ``report.md`` into ``out_dir`` (created if needed);
     returns the paths written.
@@ -217,7 +217,7 @@ RESULT = "result.json"
 FIGURES = "figures"
 
 
-def _write_set(report: Report, folder: Path) -> list[Path]:
+def _write_set(report: TaskReport, folder: Path) -> list[Path]:
     """The output set written into ``folder``; returns the paths relative to it."""
     (folder / RESULT).write_text(
         json.dumps(report.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n", "utf-8"

@@ -2,8 +2,8 @@
 
 A task's ``run`` returns a :class:`TaskResult`: its contract data (the JSON keys the issue
 fixes for that task), tables, histograms and :class:`Verdict` statements. The child process
-wraps that into a :class:`Report` with the environment and settings; the parent gets the
-report back as a dict and rebuilds it with :meth:`Report.from_dict`.
+wraps that into a :class:`TaskReport` with the environment and settings; the parent gets the
+report back as a dict and rebuilds it with :meth:`TaskReport.from_dict`.
 """
 
 from __future__ import annotations
@@ -225,7 +225,7 @@ RESERVED_KEYS = (
 
 
 @dataclass
-class Report:
+class TaskReport:
     """A finished experiment: what ran where, the task's contract data, and its evidence.
 
     :meth:`to_dict` puts the task's contract keys (for example A's ``runs`` and
@@ -276,7 +276,7 @@ class Report:
         )
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Report:
+    def from_dict(cls, d: dict[str, Any]) -> TaskReport:
         return cls(
             task=d["task"],
             title=d["title"],

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # numpy: loaded by load_result, not by the CLI's option defaults
-    from .results import Report
+    from .results import TaskReport
 
 #: Where runs are kept unless told otherwise (relative to the current directory).
 DEFAULT_RUNS_DIR = "fpinspect-runs"
@@ -37,7 +37,7 @@ def default_runs_dir() -> Path:
     return Path(os.environ.get(RUNS_DIR_ENV) or DEFAULT_RUNS_DIR)
 
 
-def verdict_summary(report: Report) -> str:
+def verdict_summary(report: TaskReport) -> str:
     """``agrees`` when every verdict agrees with the plan, ``disagrees`` when any
     contradicts it, ``cannot tell`` otherwise (no verdict, or some the device cannot show)."""
     agrees = [v.agrees for v in report.verdicts]
@@ -76,7 +76,7 @@ def read_json(path: Path) -> Any:
         raise ResultError(f"{path} is not JSON ({exc}).") from None
 
 
-def load_result(path: Path | str) -> Report:
+def load_result(path: Path | str) -> TaskReport:
     """The report in ``path`` (a ``result.json``, or a run folder holding one)."""
     path = Path(path)
     if path.is_dir():
@@ -85,11 +85,11 @@ def load_result(path: Path | str) -> Report:
     if not isinstance(data, dict) or "task" not in data or "verdicts" not in data:
         raise ResultError(f"{path} is not an fpinspect result (no task and verdicts in it).")
     from .result_check import ResultFieldError, check_report
-    from .results import Report
+    from .results import TaskReport
 
     try:
         check_report(data)
-        return Report.from_dict(data)
+        return TaskReport.from_dict(data)
     except ResultFieldError as exc:
         raise ResultError(f"{path} is not a result this version can show: {exc}.") from None
     except (KeyError, TypeError, ValueError) as exc:

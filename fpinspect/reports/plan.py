@@ -30,7 +30,7 @@ from ..experiments.output import (
     markdown_table,
 )
 from ..experiments.registry import TASK_IDS, UnknownTask, canonical_id, get_task
-from ..experiments.results import Curve, Histogram, Report, Table
+from ..experiments.results import Curve, Histogram, Table, TaskReport
 from ..experiments.runs import ResultError, load_result, read_json, verdict_summary
 from .markup import Chart, chart, md_code, md_escape, page
 from .plan_switches import SwitchList, switch_list
@@ -55,7 +55,7 @@ class TaskEntry:
     task: str
     status: str = "missing"
     folder: Path | None = None
-    report: Report | None = None
+    report: TaskReport | None = None
     problem: str = ""
     #: Other runs of the task found in the folder, not shown.
     others: int = 0
@@ -76,7 +76,7 @@ class PlanResults:
     entries: list[TaskEntry] = field(default_factory=list)
 
     @property
-    def reports(self) -> dict[str, Report]:
+    def reports(self) -> dict[str, TaskReport]:
         return {e.task: e.report for e in self.entries if e.report is not None}
 
     @property
@@ -250,7 +250,7 @@ def _agree_class(agrees: bool | None) -> str:
     return {True: "yes", False: "no", None: "cannot"}[agrees]
 
 
-def _measured_on(report: Report) -> str:
+def _measured_on(report: TaskReport) -> str:
     env = report.environment
     return (
         f"{report.device} ({env.get('device_name', 'unknown device')}), torch {env.get('torch')}, "

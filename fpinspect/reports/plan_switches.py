@@ -15,7 +15,7 @@ from typing import Any
 
 from ..dumps.fusion import FusedOp
 from ..dumps.switches import OpSwitches, Switch, autofuse_switches
-from ..experiments.results import Report
+from ..experiments.results import TaskReport
 
 
 class DataError(ValueError):
@@ -113,7 +113,7 @@ def _chain_op(name: str) -> FusedOp | None:
     return FusedOp(name, "AscBackend", "", [], [], list(chain.ge_types), [])
 
 
-def _from_b(report: Report, out: SwitchList) -> None:
+def _from_b(report: TaskReport, out: SwitchList) -> None:
     data = report.data
     rows = data.get("counter_examples")
     within = data.get("worse_within_noise", [])
@@ -149,7 +149,7 @@ def _from_b(report: Report, out: SwitchList) -> None:
         )
 
 
-def _from_e(report: Report, out: SwitchList) -> None:
+def _from_e(report: TaskReport, out: SwitchList) -> None:
     divergence = report.data.get("divergence")
     if divergence is None:
         out.notes.append(
@@ -185,7 +185,7 @@ def _from_e(report: Report, out: SwitchList) -> None:
     )
 
 
-def switch_list(reports: dict[str, Report]) -> SwitchList:
+def switch_list(reports: dict[str, TaskReport]) -> SwitchList:
     """The §6.1 list from the reports of tasks B and E among ``reports`` (by task id)."""
     out = SwitchList()
     for task, read in (("B", _from_b), ("E", _from_e)):

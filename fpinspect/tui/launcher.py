@@ -19,7 +19,7 @@ from ..experiments.events import (
     Progress,
     Started,
 )
-from ..experiments.results import Histogram, Report
+from ..experiments.results import Histogram, TaskReport
 
 #: Messages kept per run for the log pane.
 LOG_LINES = 200
@@ -54,7 +54,7 @@ class TrackedRun:
     curves: dict[str, dict[str, tuple[tuple[float, ...], tuple[float, ...]]]] = field(default_factory=dict)
     #: Each chart's x label and whether its x axis is logarithmic.
     curve_axes: dict[str, tuple[str, bool]] = field(default_factory=dict)
-    report: Report | None = None
+    report: TaskReport | None = None
     failure: Failed | None = None
     folder: Path | None = None
     written: list[Path] = field(default_factory=list)

@@ -16,7 +16,7 @@ from queue import Empty, SimpleQueue
 from ..experiments.engine import ExperimentProcess
 from ..experiments.events import Event, Failed, Finished
 from ..experiments.output import write_outputs
-from ..experiments.results import Report
+from ..experiments.results import TaskReport
 from ..experiments.runs import RunRecord, RunStore, readable_tail, verdict_summary
 from .launcher import TrackedRun
 from .messages import RunEnded
@@ -92,7 +92,7 @@ def settle(run: TrackedRun, process: ExperimentProcess, final: Event | None, sec
     )
     if isinstance(final, Finished):
         try:
-            report = Report.from_dict(final.result)
+            report = TaskReport.from_dict(final.result)
             written = write_outputs(report, folder)
         except Exception as exc:
             tail = f"{type(exc).__name__}: {exc}"

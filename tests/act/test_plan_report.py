@@ -184,7 +184,7 @@ def test_run_all_goes_by_priority_past_a_failure_and_ends_with_the_report(result
     run of every task is far too slow for the suite); C2 fails."""
     import fpinspect.cli.experiments as experiments
     from fpinspect.experiments.output import write_outputs
-    from fpinspect.experiments.results import Report
+    from fpinspect.experiments.results import TaskReport
 
     calls = []
 
@@ -193,7 +193,7 @@ def test_run_all_goes_by_priority_past_a_failure_and_ends_with_the_report(result
         if task_id == "C2":
             raise experiments.TaskFailed("task C2 failed on device cpu: the child died", "crash")
         payload = {**json.loads((results / "S" / "result.json").read_text()), "task": task_id}
-        report = Report.from_dict(payload)
+        report = TaskReport.from_dict(payload)
         write_outputs(report, out)
         return payload, report
 

@@ -9,7 +9,7 @@ from rich.console import Console
 from fpinspect.cli.experiments import render_report, run_command, tasks_command
 from fpinspect.experiments.output import write_outputs
 from fpinspect.experiments.registry import TASK_IDS
-from fpinspect.experiments.results import Histogram, Report, Table, Verdict
+from fpinspect.experiments.results import Histogram, Table, TaskReport, Verdict
 
 
 @click.group()
@@ -81,7 +81,7 @@ def test_run_writes_json_report_and_figures(tmp_path):
 
 
 def _report():
-    return Report(
+    return TaskReport(
         task="C2",
         title="Reduction order",
         claim="§1.2 (3)",

@@ -5,8 +5,8 @@ import pytest
 
 from fpinspect.experiments.results import (
     Histogram,
-    Report,
     Table,
+    TaskReport,
     Verdict,
     jsonable,
     ulp_diff_histogram,
@@ -49,7 +49,7 @@ def test_jsonable_converts_numpy_and_non_finite():
 
 
 def _report(**data):
-    return Report(
+    return TaskReport(
         task="C1",
         title="t",
         claim="c",
@@ -67,7 +67,7 @@ def test_report_round_trips_with_contract_keys_on_top():
     r = _report(ulp_share={"0": 1.0, "1": 0.0, ">=2": 0.0})
     d = r.to_dict()
     assert d["ulp_share"]["0"] == 1.0 and d["device"] == "cpu" and d["seeds"] == {"inputs": 1}
-    assert Report.from_dict(json.loads(json.dumps(d))) == r
+    assert TaskReport.from_dict(json.loads(json.dumps(d))) == r
 
 
 def test_task_data_cannot_shadow_report_keys():

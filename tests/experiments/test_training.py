@@ -16,7 +16,7 @@ from fpinspect.experiments.engine import ExperimentFailed, ExperimentProcess, co
 from fpinspect.experiments.events import CurvePoint
 from fpinspect.experiments.output import write_outputs
 from fpinspect.experiments.registry import get_task
-from fpinspect.experiments.results import Report
+from fpinspect.experiments.results import TaskReport
 from fpinspect.experiments.tasks.training import TrainingResult, TrainingSettings
 from fpinspect.experiments.training.corpus import Corpus, eval_offsets, train_batch
 from fpinspect.experiments.training.distributed import root_cause
@@ -223,7 +223,7 @@ def test_training_options_refuse_bad_usage_in_one_sentence(tmp_path, args, sente
 # -- slow: real runs -------------------------------------------------------------------
 
 
-def run_set(settings: TrainingSettings, env: dict | None = None) -> tuple[Report, list]:
+def run_set(settings: TrainingSettings, env: dict | None = None) -> tuple[TaskReport, list]:
     """Run task E in a child; a watchdog cancels it after DEADLINE_S so a hang fails."""
     events: list = []
     with ExperimentProcess("E", settings, device="cpu", env=env) as process:
@@ -233,7 +233,7 @@ def run_set(settings: TrainingSettings, env: dict | None = None) -> tuple[Report
             payload = collect(process, events.append)
         finally:
             watchdog.cancel()
-    return Report.from_dict(payload), events
+    return TaskReport.from_dict(payload), events
 
 
 @pytest.fixture(scope="module")
@@ -246,7 +246,7 @@ def two_processes(tmp_path_factory, inductor_cache):
     return run_set(tiny(nproc=2, run_dir=str(tmp_path_factory.mktemp("e-two"))))
 
 
-def check_contract(report: Report, world: int) -> dict:
+def check_contract(report: TaskReport, world: int) -> dict:
     d = report.to_dict()
     s = TINY
     assert d["task"] == "E" and d["world_size"] == world

@@ -14,7 +14,7 @@ from test_escape_sequences import OP, renamed_sample
 
 from fpinspect.cli import main
 from fpinspect.dumps.datadump import normalise_name
-from fpinspect.experiments.results import Report, Table, Verdict
+from fpinspect.experiments.results import Table, TaskReport, Verdict
 
 NAMES = {
     "attribute": 'autofuse_2_"><img src=x onerror=alert(1)>Add',
@@ -87,7 +87,7 @@ def test_an_op_name_is_shown_as_written_wherever_the_comparison_page_names_it(ho
 
 def test_text_read_from_a_result_is_shown_as_written_in_the_plan_page(tmp_path):
     evil = NAMES["attribute"] + NAMES["script"]
-    report = Report(
+    report = TaskReport(
         task="C3",
         title=evil,
         claim=evil,

@@ -13,13 +13,13 @@ from click.testing import CliRunner
 from markdown_it import MarkdownIt
 
 from fpinspect.cli import main
-from fpinspect.experiments.results import Histogram, Report, Table, Verdict
+from fpinspect.experiments.results import Histogram, Table, TaskReport, Verdict
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def _result(folder, *, figure="h", claim="§1.2 (4)", cell="x", measured="measured") -> None:
-    report = Report(
+    report = TaskReport(
         task="C3",
         title="rsqrt",
         claim=claim,

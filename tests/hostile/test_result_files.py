@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from fpinspect.cli import main
-from fpinspect.experiments.results import Curve, Histogram, Report, Series, Table, Verdict
+from fpinspect.experiments.results import Curve, Histogram, Series, Table, TaskReport, Verdict
 
 
 def _good() -> dict:
-    return Report(
+    return TaskReport(
         task="C3",
         title="rsqrt",
         claim="§1.2 (4)",

@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 import fpinspect.experiments.output as output
-from fpinspect.experiments.results import Histogram, Report, Verdict
+from fpinspect.experiments.results import Histogram, TaskReport, Verdict
 
 
-def _report(title: str) -> Report:
-    return Report(
+def _report(title: str) -> TaskReport:
+    return TaskReport(
         task="C2",
         title=title,
         claim="§1.2 (3)",

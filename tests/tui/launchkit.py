@@ -11,7 +11,7 @@ import traceback
 from datetime import datetime
 from pathlib import Path
 
-from fpinspect.experiments.results import Histogram, Report, Table, Verdict
+from fpinspect.experiments.results import Histogram, Table, TaskReport, Verdict
 from fpinspect.tui.app import InspectorApp, Settings, make_app
 from fpinspect.tui.launcher import RUNNING
 
@@ -57,8 +57,8 @@ def watch_a_running_run(screen, clock):
     return run
 
 
-def sample_report(task: str = "C3", agrees=(True, True)) -> Report:
-    return Report(
+def sample_report(task: str = "C3", agrees=(True, True)) -> TaskReport:
+    return TaskReport(
         task=task,
         title="rsqrt: Newton–Raphson iteration count",
         claim="§1.2 (4): iteration counts change the last bit",
@@ -87,7 +87,7 @@ def sample_report(task: str = "C3", agrees=(True, True)) -> Report:
     )
 
 
-def write_result(folder: Path, report: Report) -> Path:
+def write_result(folder: Path, report: TaskReport) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "result.json"
     path.write_text(json.dumps(report.to_dict()), "utf-8")

@@ -14,7 +14,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from ...experiments.output import agreement, dtypes_of, format_cell
-from ...experiments.results import Report
+from ...experiments.results import TaskReport
 from ...experiments.runs import shown_path, verdict_summary
 from . import styled
 from .charts import LineChart, TaskHistogram
@@ -26,7 +26,7 @@ LONG_TABLE = 50
 _TONE = {"agrees": "bold $text-success", "disagrees": "bold $text-error", "cannot tell": "bold $text-warning"}
 
 
-def verdict_table(report: Report) -> RichTable:
+def verdict_table(report: TaskReport) -> RichTable:
     table = RichTable("topic", "expectation", "measured", "agrees", box=box.SIMPLE_HEAD, expand=True)
     for v in report.verdicts:
         style = {True: "green", False: "red", None: "yellow"}[v.agrees]
@@ -56,7 +56,7 @@ class ResultView(VerticalScroll):
 
     def __init__(
         self,
-        report: Report | None = None,
+        report: TaskReport | None = None,
         *,
         source: Path | None = None,
         written: list[Path] | None = None,

@@ -39,7 +39,7 @@ from textual.widgets import Input  # noqa: E402
 from fpinspect.experiments.events import Failed, HistogramEvent, Message, Progress  # noqa: E402
 from fpinspect.experiments.registry import get_task  # noqa: E402
 from fpinspect.experiments.results import Histogram  # noqa: E402
-from fpinspect.tui.app import Settings, make_app  # noqa: E402
+from fpinspect.tui.app import AppSettings, make_app  # noqa: E402
 from fpinspect.tui.launcher import RUNNING  # noqa: E402
 
 SIZE = (120, 40)
@@ -95,7 +95,7 @@ class FloodProcess:
 
 async def measure(args, runs_dir: Path) -> dict[str, list[float]]:
     app = make_app(
-        Settings(None, start="tasks", task="S", profile="full", devices=DEVICES, runs_dir=runs_dir)
+        AppSettings(None, start="tasks", task="S", profile="full", devices=DEVICES, runs_dir=runs_dir)
     )
     out: dict[str, list[float]] = {}
     async with app.run_test(size=SIZE) as pilot:

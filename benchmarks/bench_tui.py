@@ -61,7 +61,7 @@ from fpinspect.dumps import graph  # noqa: E402
 from fpinspect.dumps.outline import outline_fused_ops  # noqa: E402
 from fpinspect.dumps.sources import resolve  # noqa: E402
 from fpinspect.dumps.verdict import format_score  # noqa: E402
-from fpinspect.tui.app import Settings, make_app  # noqa: E402
+from fpinspect.tui.app import AppSettings, make_app  # noqa: E402
 from fpinspect.tui.model import RunView  # noqa: E402
 from fpinspect.tui.widgets.banner import Banner  # noqa: E402
 from fpinspect.tui.widgets.op_list import OpList  # noqa: E402
@@ -118,7 +118,7 @@ async def open_run(root: Path) -> dict:
     sources = resolve(str(root))
     last = outline_fused_ops(sources.open_graph)[-1].name  # where G must land (read before timing)
     t0 = time.perf_counter()
-    app = make_app(Settings(sources))
+    app = make_app(AppSettings(sources))
     out, painted = {}, []
     async with app.run_test(size=SIZE):
         await _until(lambda: app.screen.query(Banner))
@@ -246,13 +246,13 @@ async def list_paint(insp: RunView, table: bool) -> float:
 LARGE_CHILD = """
 import asyncio, sys, time
 sys.path[:0] = sys.argv[2:4]
-from fpinspect.tui.app import Settings, make_app
+from fpinspect.tui.app import AppSettings, make_app
 from fpinspect.dumps.sources import resolve
 from fpinspect.tui.screens.pair import PairScreen
 from fpinspect.tui.widgets.profile import ProfileView
 
 async def main():
-    app = make_app(Settings(resolve(sys.argv[1])))
+    app = make_app(AppSettings(resolve(sys.argv[1])))
     t0 = time.perf_counter()
     async with app.run_test(size=(100, 30)) as pilot:
         while getattr(app.screen, "inspection", None) is None:

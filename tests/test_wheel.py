@@ -22,7 +22,7 @@ OPEN_THE_SAMPLE = textwrap.dedent(
     from pathlib import Path
 
     import fpinspect
-    from fpinspect.tui.app import Settings, make_app
+    from fpinspect.tui.app import AppSettings, make_app
     from fpinspect.dumps.sources import SAMPLE, resolve
 
     prefix = Path(sys.prefix).resolve()
@@ -31,7 +31,7 @@ OPEN_THE_SAMPLE = textwrap.dedent(
     from fpinspect.dumps.report_types import SavedReport
     from fpinspect.reports.html import render  # the page's templates come from the package
     assert "This report does not record its thresholds." in render(SavedReport(records=[]))
-    app = make_app(Settings(resolve()))
+    app = make_app(AppSettings(resolve()))
 
     async def main():
         async with app.run_test(size=(100, 30)) as pilot:

@@ -1,4 +1,4 @@
-"""The Textual app of ``fpinspect open``, built from a :class:`Settings` by :func:`make_app`."""
+"""The Textual app of ``fpinspect open``, built from an :class:`AppSettings` by :func:`make_app`."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from .widgets.footer import COMPACT_WIDTH
 
 
 @dataclass
-class Settings:
+class AppSettings:
     """What to open and how: the inputs (None: no dumps, as ``fpinspect launch``), key remaps
     (binding id -> keys) and the theme; for the Tasks pane the results directory, what to
     start on (``inspect``, ``tasks`` or ``result``), the preselected task, device and profile,
@@ -61,7 +61,7 @@ class InspectorApp(App[str | None]):
         Binding("t", "tasks", "Tasks", tooltip="Run the test plan's tasks", id="tasks"),
     ]
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: AppSettings) -> None:
         super().__init__()
         self.settings = settings
         #: marked by each key or mouse event; the workers' loops wait while it is answered
@@ -140,5 +140,5 @@ class InspectorApp(App[str | None]):
             yield from commands()
 
 
-def make_app(settings: Settings) -> InspectorApp:
+def make_app(settings: AppSettings) -> InspectorApp:
     return InspectorApp(settings)

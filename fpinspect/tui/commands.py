@@ -25,9 +25,9 @@ runs_dir_option = click.option(
 
 
 def _run_app(ctx: click.Context, **settings) -> None:
-    from .app import Settings, make_app
+    from .app import AppSettings, make_app
 
-    app = make_app(Settings(None, **settings))
+    app = make_app(AppSettings(None, **settings))
     problem = app.run()
     if app.return_code:
         if problem:
@@ -132,9 +132,9 @@ def open_command(
     except SourceError as exc:
         click.echo(f"fpinspect: {exc}", err=True)
         ctx.exit(2)
-    from .app import Settings, make_app
+    from .app import AppSettings, make_app
 
-    app = make_app(Settings(sources, runs_dir=runs_dir, compare=settings))
+    app = make_app(AppSettings(sources, runs_dir=runs_dir, compare=settings))
     problem = app.run()
     if app.return_code:
         if problem:

@@ -9,14 +9,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from fpinspect.dumps.sources import resolve
-from fpinspect.tui.app import InspectorApp, Settings, make_app
+from fpinspect.tui.app import AppSettings, InspectorApp, make_app
 
 SIZE = (100, 30)
 
 
 def app_for(root: Path | str, *args, **settings) -> InspectorApp:
     """The app as ``fpinspect open ROOT [ARGS...]`` builds it."""
-    return make_app(Settings(resolve(str(root), *args), **settings))
+    return make_app(AppSettings(resolve(str(root), *args), **settings))
 
 
 def _running(app) -> list:

@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 
 from fpinspect.experiments.results import Histogram, Table, TaskReport, Verdict
-from fpinspect.tui.app import InspectorApp, Settings, make_app
+from fpinspect.tui.app import AppSettings, InspectorApp, make_app
 from fpinspect.tui.launcher import RUNNING
 
 DEVICES = {
@@ -38,7 +38,7 @@ class FakeClock:
 def tasks_app(runs_dir: Path, clock=None, **settings) -> InspectorApp:
     settings.setdefault("start", "tasks")
     return make_app(
-        Settings(
+        AppSettings(
             None,
             runs_dir=runs_dir,
             devices=DEVICES,

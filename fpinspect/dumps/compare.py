@@ -278,10 +278,11 @@ class DumpComparison:
             else:
                 records = self.sweep(todo, jobs=jobs)
         keep = self._cache.setdefault
-        for record, _ in records:
-            keep(record.plan.key, record)
-            if progress is not None:
-                progress(records.done, records.total)
+        with records:  # interrupted here too (in ``progress``), no worker keeps computing
+            for record, _ in records:
+                keep(record.plan.key, record)
+                if progress is not None:
+                    progress(records.done, records.total)
         self._run_warnings += records.warnings
 
     def run(

@@ -408,7 +408,10 @@ class Records:
             self._pending[self.way.submit(self.executor, self.plans, batch[0])] = batch
 
     def close(self) -> None:
-        """Stop every batch sent and not done (the executor's own way); idempotent."""
+        """Stop every batch sent and not done (the executor's own way), or, where none is left,
+        shut down an executor made for these records; once. Leaving a ``with`` block of the
+        records closes them, however the block ends (an interrupt in the caller's own code
+        between two records stops the workers too)."""
         if not self._closed:
             self._closed = True
             if self._pending:
@@ -416,9 +419,14 @@ class Records:
             elif self.owned:
                 self.executor.shutdown(wait=True)
 
+    def __enter__(self) -> Records:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     def __iter__(self) -> Iterator[tuple[Record, bool]]:
         way, pending = self.way, self._pending
-        ended = False
         try:
             if self._here:
                 here, self._here = self._here, []
@@ -440,13 +448,8 @@ class Records:
                         yield record, demanded
                 self.start()
             self.warnings = way.finished()
-            ended = True
-        finally:
-            if ended:
-                self.close()
-            else:  # interrupted or failed: no batch of ours keeps running
-                self._closed = True
-                way.stop(self.executor)
+        finally:  # done, or interrupted or failed: then no batch of ours keeps running
+            self.close()
 
 
 def inline(

@@ -89,6 +89,23 @@ def test_a_worker_that_dies_leaves_its_batch_to_the_caller(paths, monkeypatch, s
     assert two.sources()["warnings"] == [*one.sources()["warnings"], said]
 
 
+@pytest.mark.sole_thread
+def test_an_interrupt_between_two_records_stops_every_worker(paths, monkeypatch, sole_thread):
+    """ctrl+c can land in the caller's own code between two records (here its progress): the
+    workers stop then too, before the interrupt leaves compute_all."""
+    import multiprocessing
+
+    monkeypatch.setattr(W, "BATCH_PAIRS", 1)  # a batch per pair: batches are left to do
+
+    def progress(done, total):
+        if done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        comparison(paths).compute_all(jobs=2, progress=progress)
+    assert multiprocessing.active_children() == []
+
+
 @pytest.mark.parametrize(
     ("sizes", "runs"),
     [

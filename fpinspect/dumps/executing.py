@@ -436,7 +436,10 @@ class Records:
                     yield record, False
             self.start()
             while pending:
-                finished = wait(pending, return_when=FIRST_COMPLETED)[0]
+                if len(pending) == 1 and next(iter(pending)).done():  # one by one (the inline executor)
+                    finished = list(pending)  # wait() would make five objects more for the collector
+                else:
+                    finished = wait(pending, return_when=FIRST_COMPLETED)[0]
                 for future in finished:
                     positions, demanded = pending.pop(future)
                     try:

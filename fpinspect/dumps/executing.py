@@ -30,6 +30,7 @@ terminated, a pool's queued batches cancelled, a cluster's batches cancelled on 
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing
 import signal
@@ -104,10 +105,10 @@ class InlineExecutor(Executor):
 class Way:
     """How records are computed on one kind of executor (a strategy of :class:`Records`).
 
-    ``pairs``: at most this many plans a batch (1: one by one, in demand order); ``ahead``: at
-    most this many batches in flight (``None``: every batch sent at once)."""
+    ``batched``: plans travel in :func:`batches` (else one by one, in demand order); ``ahead``:
+    at most this many batches in flight (``None``: every batch sent at once)."""
 
-    pairs: int = 1
+    batched: bool = False
     ahead: int | None = 1
     #: the first plan is computed in the caller (:meth:`here`) before any batch is sent
     first_here: bool = False
@@ -193,7 +194,7 @@ class Forked(Way):
     machine) happens once, in this process, and the workers inherit the compiled code instead of
     each compiling it again at the same time."""
 
-    pairs = BATCH_PAIRS
+    batched = True
     ahead = None
     first_here = True
 
@@ -264,7 +265,7 @@ class OnDask(Way):
     one of them again. A failed batch (the scheduler gone) ends the run with a
     :class:`~.cluster.ClusterError`."""
 
-    pairs = BATCH_PAIRS
+    batched = True
     ahead = None
 
     def __init__(self, client, settings: tuple[ThresholdTable, int, bool]):
@@ -323,18 +324,16 @@ class OnDask(Way):
     def stop(self, executor):
         """Cancel every batch not done; nothing to do where the connection is gone."""
         if self.client.status == "running":
-            try:
+            with contextlib.suppress(Exception):  # gone meanwhile: nothing runs for us any more
                 executor.shutdown(wait=False)
-            except Exception:  # gone meanwhile: nothing runs for us any more
-                pass
 
 
 class Records:
     """The records of ``plans`` computed over ``executor`` the ``way`` says; iterating yields
     ``(record, demanded)`` as each batch is done (in the order they finish), once per plan.
 
-    Batches are taken in order (``sizes``, each plan's bytes, bound a batch of
-    :attr:`Way.pairs` > 1 by :data:`BATCH_BYTES`), except that plans put on ``demand`` (a queue
+    Batches are taken in order (for a :attr:`Way.batched` way, :func:`batches` of ``sizes``,
+    each plan's bytes), except that plans put on ``demand`` (a queue
     the caller keeps filling, e.g. with the pairs of the op a user looks at) go first, newest
     first when it is a ``LifoQueue``, each a batch alone. :meth:`start` sends the first batches
     without waiting (for a cluster: every batch, so that it computes while the caller plans the
@@ -363,11 +362,11 @@ class Records:
         first = min(int(way.first_here), len(self.plans))
         #: the positions computed in the caller before any batch is sent
         self._here = list(range(first))
-        if way.pairs == 1:
-            self._order: Iterator[range] = (range(i, i + 1) for i in range(first, len(self.plans)))
-        else:
+        if way.batched:
             sized = sizes[first:] if sizes is not None else [0] * (len(self.plans) - first)
-            self._order = (range(r.start + first, r.stop + first) for r in batches(sized))
+            self._order: Iterator[range] = (range(r.start + first, r.stop + first) for r in batches(sized))
+        else:
+            self._order = (range(i, i + 1) for i in range(first, len(self.plans)))
         self._seen: set[tuple] = set()
         self._positions: dict[tuple, int] | None = None
         self._pending: dict[Future, tuple[list[int], bool]] = {}

@@ -1,6 +1,6 @@
 """`fpinspect compare` of a whole dump tree against comparing each of its leaves alone.
 
-    .venv/bin/python benchmarks/bench_tree.py [--ranks 8] [--graphs 2] [--steps 2] [--ops 156] [--dir TMP]
+    .venv/bin/python benchmarks/bench_tree.py [--ranks 8] [--graphs 2] [--steps 2] [--ops 156] [--dir TMP] [--before SRC]
 
 Generates a GE dump tree per side, ``{time}/{rank}/{graph}/1/{step}/``, each leaf holding one
 float16 output of 2 Ki elements per fused op (the defaults: 8 ranks x 2 graphs x 2 steps x 312
@@ -13,9 +13,10 @@ fresh process with the compile cache warm:
 * the whole tree on a Dask ``LocalCluster`` of two worker processes: ``--scheduler local:2``
   (the engine's overhead over ``--jobs 2``; the cluster's start is in it).
 
-Printed: the wall time, CPU time and peak RSS of each, and the ratios the issue sets: the whole
-tree at most 1.1x the sum of the leaves and 1.2x one leaf's peak memory; ``local:2`` at most 1.3x
-``--jobs 2``; and the pairs per second the scaling model rests on.
+With ``--before SRC`` the whole tree and ``local:2`` also run from that source tree, alternating
+with this one's runs. Printed: the wall time, CPU time and peak RSS of each, and the ratios the
+issue sets: the whole tree at most 1.1x the sum of the leaves and 1.2x one leaf's peak memory;
+``local:2`` at most 1.3x ``--jobs 2``; and the pairs per second the scaling model rests on.
 """
 
 from __future__ import annotations
@@ -93,8 +94,9 @@ def write_tree(root: Path, ranks: int, graphs: int, steps: int, ops: int) -> lis
     return leaves
 
 
-def run(args: list[str]) -> tuple[float, float, int]:
-    """``fpinspect`` with ``args`` in a fresh process: (wall s, CPU s of the child, peak RSS bytes)."""
+def run(args: list[str], source: str | None = None) -> tuple[float, float, int]:
+    """``fpinspect`` with ``args`` in a fresh process: (wall s, CPU s of the child, peak RSS bytes);
+    ``source``: the source tree it imports fpinspect from (default: this interpreter's)."""
     before = os.times()
     t0 = time.perf_counter()
     code = (
@@ -105,8 +107,13 @@ def run(args: list[str]) -> tuple[float, float, int]:
         "finally:\n"
         "    sys.stderr.write(f'\\nHWM {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\n"
     )
+    env = None if source is None else {**os.environ, "PYTHONPATH": source}
     proc = subprocess.run(
-        [sys.executable, "-c", code, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", code, *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     wall = time.perf_counter() - t0
     after = os.times()
@@ -133,6 +140,12 @@ def main() -> None:
         help="run the whole tree and local:2 this many times, alternating; the fastest counts",
     )
     parser.add_argument("--no-leaves", action="store_true", help="skip comparing each leaf alone")
+    parser.add_argument(
+        "--before",
+        metavar="SRC",
+        default=None,
+        help="also run the whole tree and local:2 from this source tree (an older commit), alternating",
+    )
     a = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=a.dir) as tmp:
         root = Path(tmp)
@@ -163,25 +176,36 @@ def main() -> None:
             *common,
         ]
         run(one_leaf)
-        wholes, clusters = [], []
+        whole_args = ["compare", *graphs, *data, "--steps", "all", *common]
+        cluster_args = [
+            "compare",
+            *graphs,
+            *data,
+            "--steps",
+            "all",
+            "--format",
+            "json",
+            "--scheduler",
+            "local:2",
+        ]
+        wholes, clusters, before = [], [], {"--jobs 2": [], "--scheduler local:2": []}
+        if a.before:
+            run(one_leaf, a.before)
         for _ in range(a.repeat):
-            wholes.append(run(["compare", *graphs, *data, "--steps", "all", *common]))
-            clusters.append(
-                run(
-                    [
-                        "compare",
-                        *graphs,
-                        *data,
-                        "--steps",
-                        "all",
-                        "--format",
-                        "json",
-                        "--scheduler",
-                        "local:2",
-                    ]
-                )
-            )
+            if a.before:  # the older tree's runs alternating with this one's
+                before["--jobs 2"].append(run(whole_args, a.before))
+            wholes.append(run(whole_args))
+            if a.before:
+                before["--scheduler local:2"].append(run(cluster_args, a.before))
+            clusters.append(run(cluster_args))
         whole, cluster = min(wholes), min(clusters)
+        if a.before:
+            for case, now in (("--jobs 2", whole), ("--scheduler local:2", cluster)):
+                then = min(before[case])
+                print(
+                    f"whole tree {case}: {now[0]:.2f} s wall, {now[1]:.2f} s CPU; before {then[0]:.2f} s wall, "
+                    f"{then[1]:.2f} s CPU; {now[0] / then[0]:.2f}x before's wall (fastest of {a.repeat})"
+                )
         print(
             f"--scheduler local:2: {cluster[0]:.2f} s wall, {cluster[0] / whole[0]:.2f}x --jobs 2 "
             f"({whole[0]:.2f} s; target <= 1.3x); client peak {cluster[2] / 2**20:.0f} MiB"

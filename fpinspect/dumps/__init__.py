@@ -3,8 +3,9 @@ verdicts and localisation. Pure numpy + networkx: no torch, no textual.
 
 The comparison model every front end uses, one job a file: :mod:`.plan` (which tensors pair
 up), :mod:`.sides` (loading a pair's two tensors once, converted), :mod:`.records` (one
-record per pair, and the sweep that computes many), :mod:`.localise` (which op introduced an
-error), :mod:`.report` (the summary), tied together by :class:`~.compare.DumpComparison`.
+record per pair), :mod:`.executing` (computing many, on any executor), :mod:`.localise`
+(which op introduced an error), :mod:`.report` (the summary), tied together by
+:class:`~.compare.DumpComparison`.
 
 Importing this package imports none of its modules: each name below loads its module on
 first use, so ``fpinspect diff`` (:mod:`.pair` only) does not pay for the graph readers.
@@ -40,7 +41,6 @@ _EXPORTS = {
     "PairPlans": ".plan",
     "plan_pairs": ".plan",
     "Record": ".records",
-    "Sweep": ".records",
     "Report": ".report",
     "OpSides": ".sides",
     "SIDE_ERRORS": ".sides",

@@ -1,19 +1,20 @@
-"""Computing records on a Dask cluster: ``fpinspect compare --scheduler ADDRESS|local:N``.
+"""Connecting to a Dask cluster: ``fpinspect compare --scheduler ADDRESS|local:N``.
 
 For dump trees too large for one machine: the graphs are loaded and every pair planned here (the
-client); the pairs travel to the cluster's workers in batches (:func:`~.workers.batches`), each
-worker reads the pairs' dump files itself from storage every worker sees, and the records come
-back as each batch is done. A plan holds paths and tensor descriptions only, so it pickles small;
-a record comes back without its plan (the client holds it).
+client); the pairs travel to the cluster's workers in batches through the client's own executor
+(:class:`~.executing.OnDask`), each worker reads the pairs' dump files itself from storage every
+worker sees, and the records come back as each batch is done. A plan holds paths and tensor
+descriptions only, so it pickles small; a record comes back without its plan (the client holds
+it). A worker that dies or leaves mid-run loses no pair: the scheduler runs its batches again on
+the others, and the run names the workers whose leaving made it do so (from the scheduler's own
+``remove-worker`` events, never from a snapshot of its worker list, which a periodic refresh can
+replace by one listing none).
 
 Dask is an optional extra (``pip install 'fpinspect[cluster]'``): this module imports it only
-when a cluster is asked for. A worker that dies or leaves mid-run loses no pair: the scheduler
-runs its batches again on the others, and the run names the workers whose leaving made it do so
-(from the scheduler's own ``remove-worker`` events, never from a snapshot of its worker list,
-which a periodic refresh can replace by one listing none). Interrupted, the client cancels every
-batch not done and closes its connection (and a local cluster). A scheduler lost mid-run is a
-:class:`ClusterError`, as is an address where no Dask scheduler answers within
-:data:`CONNECT_TIMEOUT` s or a scheduler no worker joins within :data:`WORKERS_TIMEOUT` s.
+when a cluster is asked for. Interrupted, the client cancels every batch not done and closes its
+connection (and a local cluster). A scheduler lost mid-run is a :class:`ClusterError`, as is an
+address where no Dask scheduler answers within :data:`CONNECT_TIMEOUT` s or a scheduler no
+worker joins within :data:`WORKERS_TIMEOUT` s.
 """
 
 from __future__ import annotations
@@ -23,17 +24,9 @@ import logging
 import re
 import signal
 import sys
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
 
 from .errors import InputError
-from .plan import PairPlan
-from .records import Record
-from .workers import batches
-
-if TYPE_CHECKING:
-    from .verdict import ThresholdTable
 
 #: How long the client waits for a scheduler to answer before it says it cannot be reached (seconds;
 #: said in compare's --scheduler help, as is the next).
@@ -185,95 +178,3 @@ def dask_setup(worker) -> None:
     closes the cluster); a worker that took ctrl+c itself would print its own traceback."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
-
-
-def _portable(record: Record) -> tuple:
-    return (record.result, record.verdict, record.reasons, record.score, record.conversion, record.budget)
-
-
-@dataclass(frozen=True)
-class BatchRecords:
-    """A batch's records, without their plans, as one object: Dask serialises a returned list item
-    by item, which costs the worker and the client more than the statistics of a small pair."""
-
-    records: list[tuple]
-
-
-def compute_batch(plans: list[PairPlan], thresholds: ThresholdTable, worst: int, kl: bool) -> BatchRecords:
-    """A worker's task: the records of ``plans`` (what goes wrong with one pair is that pair's
-    ``COMPUTE_ERROR``, as on one machine)."""
-    from .compare import compute_record, contained
-
-    return BatchRecords(
-        [_portable(contained(p, lambda p=p: compute_record(p, thresholds, worst, kl))) for p in plans]
-    )
-
-
-@dataclass
-class Submitted:
-    """One comparison's batches on the cluster: each future and the positions of its plans."""
-
-    plans: list[PairPlan]
-    futures: dict = field(default_factory=dict)
-
-    def cancel(self, client) -> None:
-        """Cancel every batch not done; nothing to do where the connection is gone."""
-        if client.status == "running":
-            with contextlib.suppress(Exception):
-                client.cancel(list(self.futures), force=True)
-
-
-def submit(
-    client, plans: list[PairPlan], sizes: list[int], settings: tuple[ThresholdTable, int, bool]
-) -> Submitted:
-    """Send the records of ``plans`` (``sizes``: their bytes) to ``client``'s cluster in batches,
-    without waiting for them: the client can plan the next comparison meanwhile. Raises
-    :class:`ClusterError` when the scheduler is gone."""
-    job = Submitted(plans)
-    try:
-        for run in batches(sizes):
-            part = [plans[i] for i in run]
-            job.futures[client.submit(compute_batch, part, *settings, pure=False)] = run
-    except BaseException as exc:
-        job.cancel(client)
-        if isinstance(exc, Exception):
-            raise _lost(client, exc) from None
-        raise
-    return job
-
-
-def _lost(client, exc: Exception) -> ClusterError:
-    """The sentence for a cluster that failed mid-run (``exc``: what the client raised)."""
-    address = getattr(client.scheduler, "address", None) or "the scheduler"
-    if client.status != "running":
-        return ClusterError(f"--scheduler {address}", "closed the connection mid-run: nothing was reported")
-    return ClusterError(f"--scheduler {address}", f"failed mid-run ({_said(exc)}): nothing was reported")
-
-
-def collect(client, job: Submitted, done: Callable[[PairPlan, Record], None]) -> list[str]:
-    """Wait for ``job``, calling ``done(plan, record)`` as each batch comes back. Returns the
-    addresses of the workers whose leaving made the scheduler run a batch of ``job`` again,
-    from its ``remove-worker`` events. Interrupted or failed, it cancels every batch of ``job``
-    not done; a scheduler lost (or any failure of the cluster) is a :class:`ClusterError`."""
-    distributed = _distributed()
-    finished = False
-    try:
-        for future in distributed.as_completed(list(job.futures)):
-            run = job.futures[future]
-            for i, rest in zip(run, future.result().records):
-                done(job.plans[i], Record(job.plans[i], *rest))
-        events = client.get_events("all")
-        finished = True
-    except Exception as exc:
-        raise _lost(client, exc) from None
-    finally:
-        if not finished:  # interrupted or failed: nothing keeps running for us
-            job.cancel(client)
-    keys = {future.key for future in job.futures}
-    left = set()
-    for _, event in events:
-        if isinstance(event, dict) and event.get("action") == "remove-worker":
-            rerun = {*event.get("processing-tasks", ()), *event.get("lost-computed-tasks", ())}
-            if keys & rerun:
-                left.add(event.get("worker"))
-    return sorted(left)

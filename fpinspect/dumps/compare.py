@@ -4,7 +4,8 @@ records computed on demand.
 :class:`DumpComparison` loads both graphs and both datadump folders and plans every pair
 (:mod:`.plan`, no tensor read). :meth:`~DumpComparison.compute` turns one plan into a
 :class:`~.records.Record` (cached; safe to call from worker threads), loading its two sides
-once (:mod:`.sides`); :class:`~.records.Sweep` computes many in demand order;
+once (:mod:`.sides`); :meth:`~DumpComparison.sweep` computes many in demand order and
+:meth:`~DumpComparison.compute_all` every one, on any executor (:mod:`.executing`);
 :meth:`~DumpComparison.run` computes everything, localises (:mod:`.localise`) and returns the
 :class:`~.report.Report` of docs/design.md.
 """
@@ -15,21 +16,22 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property
+from queue import Queue
 
 import msgspec
 
 from .datadump import DumpIndex
+from .executing import Records, can_fork, in_forks, inline, on_dask, on_threads
 from .fusion import FusedOp, compared_ops, fused_type_counts, is_fused
 from .graph import GeModel, SplitGraph, load_graph
 from .localise import AMPLIFICATION, Evidence, Localisation, OpRecords, localise
 from .pair import PairResult, compare_arrays
 from .plan import PairPlan, PairPlans, plan_pairs
-from .records import Record, Sweep
+from .records import Record
 from .report import Report
 from .report_types import Sources
 from .sides import SIDE_ERRORS, OpSides, Sides, load_op_sides, load_sides
 from .verdict import ThresholdTable, judge
-from .workers import can_fork, compute_in_processes
 
 __all__ = ["DumpComparison", "PairPlan", "Record", "Report", "Sides"]
 
@@ -73,7 +75,7 @@ class DumpComparison:
         #: what went wrong computing the records, for the report's warnings (a worker that died)
         self._run_warnings: list[str] = []
         #: Records sent to a cluster by :meth:`submit_to`, not collected yet.
-        self._submitted = None
+        self._submitted: Records | None = None
         self._inflight: dict[tuple, threading.Lock] = {}
         self._lock = threading.Lock()
 
@@ -182,9 +184,27 @@ class DumpComparison:
     def _record(self, plan: PairPlan, sides: Sides) -> Record:
         return record_of_sides(plan, sides, self.thresholds, self.worst, self.kl)
 
-    def sweep(self, plans: list[PairPlan] | None = None, **options) -> Sweep:
-        """A :class:`~.records.Sweep` over ``plans`` (default: every plan); ``options`` are its own."""
-        return Sweep(self, self.plans if plans is None else plans, **options)
+    def sweep(
+        self,
+        plans: list[PairPlan] | None = None,
+        *,
+        demand: Queue | None = None,
+        call: Callable | None = None,
+        jobs: int = 1,
+    ) -> Records:
+        """The records of ``plans`` (default: every plan), each computed once by :meth:`compute`
+        (:class:`~.executing.Records`: iterating yields ``(record, demanded)`` as they are done).
+        Plans are taken in order, except that plans put on ``demand`` (a queue the caller keeps
+        filling, e.g. with the pairs of the op a user looks at) go first, newest first when it
+        is a ``LifoQueue``. ``call`` runs each computation of a comparable plan
+        (``call(fn, plan)``). With ``jobs`` > 1, that many threads compute at once and records
+        come in the order they finish; else each is computed in the caller's thread as the one
+        before is taken, so whatever the caller does between two records runs between them."""
+        plans = self.plans if plans is None else plans
+        options = {"demand": demand} if call is None else {"demand": demand, "call": call}
+        if jobs > 1:
+            return on_threads(self, plans, jobs, **options)
+        return inline(self, plans, **options)
 
     # -- localising and reporting ------------------------------------------------------------
     def op_records(self, on_item: Callable[[], object] | None = None) -> list[OpRecords]:
@@ -231,66 +251,42 @@ class DumpComparison:
         """Send every comparable record to ``cluster``'s workers (a Dask client) and return at
         once; :meth:`compute_all` with the same cluster collects them. :meth:`cancel_submitted`
         takes them back. One pair or none is left to :meth:`compute_all` to compute here."""
-        from .cluster import submit
-
         if self._submitted is None:
             todo, sizes = self._todo()
             if len(todo) > 1:
-                self._submitted = submit(cluster, todo, sizes, (self.thresholds, self.worst, self.kl))
+                self._submitted = on_dask(cluster, self, todo, sizes)
 
     def cancel_submitted(self, cluster) -> None:
+        """Cancel what :meth:`submit_to` sent and is not done."""
         if self._submitted is not None:
-            self._submitted.cancel(cluster)
+            self._submitted.close()
             self._submitted = None
-
-    def _keep(self, total: int, progress) -> Callable[[PairPlan, Record], None]:
-        """What a pool calls with each record it computed: cache it, report progress."""
-        count = 0
-
-        def done(plan: PairPlan, record: Record) -> None:
-            nonlocal count
-            self._cache.setdefault(plan.key, record)
-            count += 1
-            if progress is not None:
-                progress(count, total)
-
-        return done
 
     def compute_all(self, *, jobs: int = 1, progress=None, cluster=None) -> None:
         """Compute every comparable record (inputs too: localisation needs them; cached ones are
         not computed again); ``progress(done, total)`` after each record. ``jobs`` > 1 computes
-        that many at once: on worker processes (:mod:`.workers`) where they can be forks of this
-        one, else on threads. ``cluster``, a Dask client, computes them on its workers instead
-        (:mod:`.cluster`), collecting what :meth:`submit_to` sent."""
+        that many at once: on worker processes forked from this one where it can fork, else on
+        threads. ``cluster``, a Dask client, computes them on its workers instead, collecting what
+        :meth:`submit_to` sent (:mod:`.executing`)."""
+        records = None
         if cluster is not None:
-            from .cluster import collect
-
             self.submit_to(cluster)
-            if self._submitted is not None:
-                job, self._submitted = self._submitted, None
-                left = collect(cluster, job, self._keep(len(job.plans), progress))
-                if left:
-                    self._run_warnings.append(
-                        f"{len(left)} cluster worker(s) left during the run ({', '.join(left)}); "
-                        "the scheduler compared their pairs on the others"
-                    )
-                return
-        todo, sizes = self._todo()
-        if jobs <= 1 or cluster is not None or len(todo) <= 1:
-            sweep = self.sweep(todo)
-        elif can_fork():
-            lost = compute_in_processes(self, todo, sizes, jobs, self._keep(len(todo), progress))
-            if lost:
-                self._run_warnings.append(
-                    f"a worker process died (killed or out of memory); its {lost} pairs were "
-                    "compared by the main process instead"
-                )
-            return
-        else:
-            sweep = self.sweep(todo, jobs=jobs)
-        for _ in sweep:
-            if progress is not None:
-                progress(sweep.done, sweep.total)
+            records, self._submitted = self._submitted, None
+        if records is None:
+            todo, sizes = self._todo()
+            if jobs <= 1 or cluster is not None or len(todo) <= 1:
+                records = self.sweep(todo)
+            elif can_fork():
+                records = in_forks(self, todo, sizes, jobs)
+            else:
+                records = self.sweep(todo, jobs=jobs)
+        keep = self._cache.setdefault
+        with records:  # interrupted here too (in ``progress``), no worker keeps computing
+            for record, _ in records:
+                keep(record.plan.key, record)
+                if progress is not None:
+                    progress(records.done, records.total)
+        self._run_warnings += records.warnings
 
     def run(
         self,

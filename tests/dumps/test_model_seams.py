@@ -86,3 +86,43 @@ def test_evidence_revises_a_role_and_the_summary_lists_it(paths):
     assert report.localisation.by_name[name].role == "more_accurate"
     assert report.summary().introduced == []
     assert report.to_json()["summary"]["more_accurate"] == [name]
+
+
+def test_one_by_one_each_record_is_computed_as_the_one_before_is_taken(paths):
+    """The inspector's sweep (no ``jobs``): nothing is computed ahead of the caller, so what it
+    does between two records (answering a key, putting pairs on demand) comes first."""
+    cmp = comparison(paths)
+    plans = [p for p in cmp.plans if p.comparable]
+    called = []
+
+    def call(fn, plan):
+        called.append(plan.key)
+        return fn(plan)
+
+    demand: LifoQueue = LifoQueue()
+    sweep = iter(cmp.sweep(plans, demand=demand, call=call))
+    first, demanded = next(sweep)
+    assert (first.plan.key, demanded) == (plans[0].key, False) and called == [plans[0].key]
+    demand.put(plans[-2])
+    demand.put(plans[-1])  # the newest first
+    assert [(r.plan.key, d) for r, d in (next(sweep), next(sweep))] == [
+        (plans[-1].key, True),
+        (plans[-2].key, True),
+    ]
+    assert called == [plans[0].key, plans[-1].key, plans[-2].key]
+    rest = [r.plan.key for r, _ in sweep]
+    assert sorted([*called[:3], *rest]) == sorted(called) == sorted(p.key for p in plans)
+
+
+def test_threads_take_demanded_pairs_too_and_compute_each_once(paths):
+    cmp = comparison(paths)
+    plans = [p for p in cmp.plans if p.comparable]
+    called = []
+    demand: LifoQueue = LifoQueue()
+    demand.put(plans[-1])
+    sweep = cmp.sweep(plans, demand=demand, jobs=2, call=lambda fn, p: called.append(p.key) or fn(p))
+    seen = [(rec.plan.key, demanded) for rec, demanded in sweep]
+    assert called.index(plans[-1].key) < 2  # taken before any other plan (by one of the two threads)
+    assert (plans[-1].key, True) in seen
+    assert sorted(called) == sorted(k for k, _ in seen) == sorted(p.key for p in plans)
+    assert sweep.done == sweep.total == len(plans)

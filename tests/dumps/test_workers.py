@@ -13,7 +13,7 @@ from gefixtures import stop_compare_with_workers
 from network import build_network
 
 from fpinspect.dumps import DumpComparison
-from fpinspect.dumps import workers as W
+from fpinspect.dumps import executing as W
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forks (Linux)")
 
@@ -87,6 +87,23 @@ def test_a_worker_that_dies_leaves_its_batch_to_the_caller(paths, monkeypatch, s
     left = sum(p.comparable for p in two.plans) - 1  # all but the first, computed before the fork
     said = f"a worker process died (killed or out of memory); its {left} pairs were compared by the main process instead"
     assert two.sources()["warnings"] == [*one.sources()["warnings"], said]
+
+
+@pytest.mark.sole_thread
+def test_an_interrupt_between_two_records_stops_every_worker(paths, monkeypatch, sole_thread):
+    """ctrl+c can land in the caller's own code between two records (here its progress): the
+    workers stop then too, before the interrupt leaves compute_all."""
+    import multiprocessing
+
+    monkeypatch.setattr(W, "BATCH_PAIRS", 1)  # a batch per pair: batches are left to do
+
+    def progress(done, total):
+        if done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        comparison(paths).compute_all(jobs=2, progress=progress)
+    assert multiprocessing.active_children() == []
 
 
 @pytest.mark.parametrize(

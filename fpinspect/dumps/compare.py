@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cached_property
 from queue import Queue
 
@@ -268,24 +268,35 @@ class DumpComparison:
         that many at once: on worker processes forked from this one where it can fork, else on
         threads. ``cluster``, a Dask client, computes them on its workers instead, collecting what
         :meth:`submit_to` sent (:mod:`.executing`)."""
-        records = None
+        records = self.uncomputed(jobs=jobs, cluster=cluster)
+        with records:  # interrupted here too (in ``progress``), no worker keeps computing
+            for _ in self.kept(records):
+                if progress is not None:
+                    progress(records.done, records.total)
+
+    def uncomputed(self, *, jobs: int = 1, cluster=None) -> Records:
+        """The :class:`~.executing.Records` of every comparable plan not computed yet, on the
+        executor ``jobs`` and ``cluster`` choose (:meth:`compute_all`'s), not started: iterate
+        them through :meth:`kept`, inside ``with``, which stops every worker however it ends."""
         if cluster is not None:
             self.submit_to(cluster)
             records, self._submitted = self._submitted, None
-        if records is None:
-            todo, sizes = self._todo()
-            if jobs <= 1 or cluster is not None or len(todo) <= 1:
-                records = self.sweep(todo)
-            elif can_fork():
-                records = in_forks(self, todo, sizes, jobs)
-            else:
-                records = self.sweep(todo, jobs=jobs)
+            if records is not None:
+                return records
+        todo, sizes = self._todo()
+        if jobs <= 1 or cluster is not None or len(todo) <= 1:
+            return self.sweep(todo)
+        if can_fork():
+            return in_forks(self, todo, sizes, jobs)
+        return self.sweep(todo, jobs=jobs)
+
+    def kept(self, records: Records) -> Iterator[Record]:
+        """Each record of ``records`` as it comes, kept in the cache; what went wrong computing
+        them (a worker that died, a cluster worker that left) goes to the report's warnings."""
         keep = self._cache.setdefault
-        with records:  # interrupted here too (in ``progress``), no worker keeps computing
-            for record, _ in records:
-                keep(record.plan.key, record)
-                if progress is not None:
-                    progress(records.done, records.total)
+        for record, _ in records:
+            keep(record.plan.key, record)
+            yield record
         self._run_warnings += records.warnings
 
     def run(

@@ -5,9 +5,9 @@ by :class:`~fpinspect.dumps.compare.DumpComparison`) judged with one :class:`~.s
 It goes through the same steps wherever it is made — ``fpinspect compare``, ``report``,
 ``switches``, ``confirm``, ``repro``, ``explore``, the HTML page and the inspector:
 
-1. compute every pair's record (:meth:`Inspection.records`; on threads, worker processes or a
-   Dask cluster, as the engine's :meth:`~fpinspect.dumps.compare.DumpComparison.compute_all`
-   chooses);
+1. compute every pair's record, in the caller's thread, on threads, forked worker processes or
+   a Dask cluster (``jobs``, ``cluster``): the records of many plans over any
+   :class:`concurrent.futures.Executor`, :mod:`fpinspect.dumps.executing`;
 2. replay the fused ops the settings select (:meth:`Inspection.replays`, :mod:`fpinspect.replay`);
 3. localise the op that introduced an error, with that evidence (:meth:`Inspection.localise`);
 4. report (:class:`~fpinspect.dumps.report.Report`, the ``--format json`` contract).
@@ -42,6 +42,10 @@ if TYPE_CHECKING:
 
 
 # -- events -------------------------------------------------------------------------------------
+#: At most this many records in one :class:`RecordsComputed` event of :meth:`Inspection.events`.
+BATCH_RECORDS = 1024
+
+
 @dataclass(frozen=True, slots=True)
 class RecordsComputed:
     """Records computed since the last event: ``done`` of the ``total`` pairs to compute are."""
@@ -137,11 +141,7 @@ class Inspection:
         ``call(fn, plan)`` runs each computation (the inspector's gives up when its worker is
         cancelled). Computed records are kept: every later step reads them."""
         options = {} if call is None else {"call": call}
-        return iter(self.comparison.sweep(plans, demand=demand, **options))
-
-    def compute_all(self, progress: Callable[[int, int], object] | None = None) -> None:
-        """Every record, on this inspection's workers; ``progress(done, total)`` after each."""
-        self.comparison.compute_all(jobs=self.jobs, progress=progress, cluster=self.cluster)
+        return iter(self.comparison.sweep(plans, demand=demand, **options))  # in the caller's thread
 
     def submit(self) -> None:
         """Send the records to the cluster's workers now and return (a whole run sends the next
@@ -228,10 +228,7 @@ class Inspection:
         """Every step, as it moves on; the last event is :class:`Reported`. ``compare_input``:
         the report shows input records too; ``known``: replays done already (the inspector's),
         used as they are."""
-        computed: list[int] = []
-        self.compute_all(progress=lambda done, total: computed.append(total))
-        total = computed[-1] if computed else 0
-        yield RecordsComputed((), total, total)
+        yield from self._computed()
         replays = dict(known or {})
         for event in self.replays(n for n in self.to_replay() if n not in replays):
             replays[event.name] = event.replay
@@ -240,6 +237,20 @@ class Inspection:
         localisation = self.comparison.localise(None, evidence)
         yield Localised(localisation)
         yield Reported(self._report(localisation, evidence, compare_input))
+
+    def _computed(self) -> Iterator[RecordsComputed]:
+        """Every record not computed yet, in events of up to :data:`BATCH_RECORDS` records (one
+        event, of none, when every record is computed already)."""
+        records = self.comparison.uncomputed(jobs=self.jobs, cluster=self.cluster)
+        batch: list[Record] = []
+        with records:  # interrupted (the consumer stops iterating), no worker keeps computing
+            for record in self.comparison.kept(records):
+                batch.append(record)
+                if len(batch) == BATCH_RECORDS:
+                    yield RecordsComputed(tuple(batch), records.done, records.total)
+                    batch = []
+            if batch or records.done == 0:
+                yield RecordsComputed(tuple(batch), records.done, records.total)
 
     def report(self, *, compare_input: bool = False, known: Mapping[str, OpReplay] | None = None) -> Report:
         """:meth:`events` consumed to the end: the report."""

@@ -15,13 +15,13 @@ def test_compare_pauses_the_collector_only_while_it_runs(monkeypatch):
     seen = []
     from fpinspect.dumps import compare
 
-    real = compare.DumpComparison.compute_all
+    real = compare.DumpComparison.uncomputed
 
     def noted(self, *args, **kwargs):
         seen.append(gc.isenabled())
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(compare.DumpComparison, "compute_all", noted)
+    monkeypatch.setattr(compare.DumpComparison, "uncomputed", noted)
     assert gc.isenabled()
     result = CliRunner().invoke(
         main,

@@ -40,6 +40,9 @@ def test_the_steps_come_in_order_and_the_last_is_the_report():
     replayed = [e for e in events if isinstance(e, Replayed)]
     assert computed and kinds.index(Replayed) > max(i for i, k in enumerate(kinds) if k is RecordsComputed)
     assert computed[-1].done == computed[-1].total > 0
+    # every pair's record comes in one of them, once
+    inspection_plans = {r.plan.key for e in computed for r in e.records}
+    assert len(inspection_plans) == sum(len(e.records) for e in computed) == computed[-1].total
     # the replays are those of the failing and warned ops, counted one by one
     summary = events[-1].report.summary()
     flagged = {r.plan.fused_op for r in events[-1].report.records if r.verdict in ("fail", "warn")}
@@ -55,6 +58,15 @@ def test_the_settings_reach_every_step():
     events = list(_inspection(settings).events())
     assert not [e for e in events if isinstance(e, Replayed)]
     assert json.loads(json.dumps(events[-1].report.to_json())) == _compare("--replay", "none")
+
+
+def test_records_on_worker_processes_are_the_records_of_one():
+    """--jobs 2: the records come from forked workers, in batches, and the report is the same."""
+    one = _inspection().report()
+    two = _inspection(jobs=2)
+    events = list(two.events())
+    assert sum(len(e.records) for e in events if isinstance(e, RecordsComputed)) == events[0].total
+    assert json.dumps(events[-1].report.to_json()) == json.dumps(one.to_json())
 
 
 def test_replays_done_already_are_kept_not_done_again():

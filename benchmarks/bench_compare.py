@@ -119,7 +119,7 @@ OTHER_SOURCE = (
 STAGES = """
 import gc, io, sys, time
 from fpinspect.cli.output import write_json_object
-from fpinspect.dumps.compare import DumpComparison
+from fpinspect.dumps.engine.compare import DumpComparison
 from fpinspect.inspection.pipeline import Inspection
 from fpinspect.inspection.settings import CompareSettings
 open_graph, close_graph, open_data, close_data, pairs = sys.argv[1:6]

@@ -39,7 +39,7 @@ import gc, json, sys, time
 t0 = time.perf_counter()
 import model_explorer
 from fpinspect.explorer.main import GeAdapter
-from fpinspect.dumps.graph import load_graph
+from fpinspect.dumps.formats.graph import load_graph
 t1 = time.perf_counter()
 times = {"import": t1 - t0}
 case, path = sys.argv[1], sys.argv[2]

@@ -30,22 +30,22 @@ SAMPLE = ROOT / "sample_dumps" / "regression" / "dumpgraph_af_open" / "Build.jso
 
 LOAD = """
 import sys
-from fpinspect.dumps.graph import load_graph
+from fpinspect.dumps.formats.graph import load_graph
 m = load_graph(sys.argv[1])
 print(len(m.ops))
 """
 
 TEXT_FORMAT = """
 import sys
-from fpinspect.dumps.ge_text import parse_text_graph
+from fpinspect.dumps.formats.ge_text import parse_text_graph
 with open(sys.argv[1], encoding="utf-8") as f:
     print(len(parse_text_graph(f)["graph"][0]["op"]))
 """
 
 STREAM = """
 import sys
-from fpinspect.dumps.datadump import DumpIndex
-from fpinspect.dumps.tensors import open_dump
+from fpinspect.dumps.formats.datadump import DumpIndex
+from fpinspect.dumps.formats.tensors import open_dump
 from fpinspect.numerics.chunks import iter_chunks
 index = DumpIndex.scan(sys.argv[1])
 total = 0.0
@@ -58,7 +58,7 @@ print(len(index.files), total)
 
 def write_text_graph(path: Path, target_bytes: int) -> int:
     """Repeat the sample graph's ops (renamed ``name_c{k}``) until the text reaches ``target_bytes``."""
-    from fpinspect.dumps.ge_text import format_text_graph
+    from fpinspect.dumps.formats.ge_text import format_text_graph
 
     model = json.loads(SAMPLE.read_text(encoding="utf-8"))
     names = {op["name"] for op in model["graph"][0]["op"]}
@@ -83,7 +83,7 @@ def write_text_graph(path: Path, target_bytes: int) -> int:
 
 
 def bench_text_graph(tmp: Path, full: bool) -> None:
-    from fpinspect.dumps.ge_text import read_text_graph
+    from fpinspect.dumps.formats.ge_text import read_text_graph
 
     text, as_json = tmp / "ge_proto_00000001_graph_1_Build.txt", tmp / "Build.json"
     ops = write_text_graph(text, (130 if full else 5) * 10**6)
@@ -109,7 +109,7 @@ def bench_text_graph(tmp: Path, full: bool) -> None:
 
 
 def write_raw_folder(folder: Path, files: int, elements: int) -> None:
-    from fpinspect.dumps.rawdump import RawPayload, write_raw_dump
+    from fpinspect.dumps.formats.rawdump import RawPayload, write_raw_dump
 
     folder.mkdir()
     rng = np.random.default_rng(0)
@@ -124,7 +124,7 @@ def write_raw_folder(folder: Path, files: int, elements: int) -> None:
 
 
 def bench_raw_folder(tmp: Path, full: bool) -> None:
-    from fpinspect.dumps.convert import convert_folder
+    from fpinspect.dumps.formats.convert import convert_folder
 
     files, elements = 64, (8 if full else 0.5) * MiB
     raw, npy = tmp / "raw", tmp / "npy"

@@ -57,10 +57,10 @@ from synthetic import TIMESTAMP, write_synthetic  # noqa: E402
 from textual.app import App  # noqa: E402
 from textual.widgets import DataTable  # noqa: E402
 
-from fpinspect.dumps import graph  # noqa: E402
-from fpinspect.dumps.outline import outline_fused_ops  # noqa: E402
-from fpinspect.dumps.sources import resolve  # noqa: E402
-from fpinspect.dumps.verdict import format_score  # noqa: E402
+from fpinspect.dumps.engine.verdict import format_score  # noqa: E402
+from fpinspect.dumps.formats import graph  # noqa: E402
+from fpinspect.dumps.formats.outline import outline_fused_ops  # noqa: E402
+from fpinspect.dumps.runs.sources import resolve  # noqa: E402
 from fpinspect.tui.app import AppSettings, make_app  # noqa: E402
 from fpinspect.tui.model import RunView  # noqa: E402
 from fpinspect.tui.widgets.banner import Banner  # noqa: E402
@@ -180,7 +180,7 @@ def stdlib_json(path: Path) -> float:
 
 def previous_load(path: Path) -> float:
     """Seconds to load the graph as ``load_graph`` did before msgspec: ``json.load``, then the
-    same decoders (:func:`~fpinspect.dumps.graph._model`)."""
+    same decoders (:func:`~fpinspect.dumps.formats.graph._model`)."""
     t0 = time.perf_counter()
     with _collector_paused(), open(path, encoding="utf-8") as f:
         graph._model(str(path), json.load(f))
@@ -247,7 +247,7 @@ LARGE_CHILD = """
 import asyncio, sys, time
 sys.path[:0] = sys.argv[2:4]
 from fpinspect.tui.app import AppSettings, make_app
-from fpinspect.dumps.sources import resolve
+from fpinspect.dumps.runs.sources import resolve
 from fpinspect.tui.screens.pair import PairScreen
 from fpinspect.tui.widgets.profile import ProfileView
 

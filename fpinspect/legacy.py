@@ -18,7 +18,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from .dumps.pair import compare_npy, reference_status
+from .dumps.engine.pair import compare_npy, reference_status
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -194,7 +194,7 @@ def format_table(rows: list[_Row]) -> str:
 def run_mode1(
     open_graph: str, close_graph: str, open_data: str, close_data: str, *, compare_input: bool
 ) -> int:
-    from .dumps.compare import DumpComparison
+    from .dumps.engine.compare import DumpComparison
     from .dumps.errors import InputError
 
     print(f"解析开启融合 dump 图: {open_graph}")

@@ -14,7 +14,7 @@ import sys
 import msprobe
 from google.protobuf import json_format
 
-from fpinspect.dumps.dump_data import message_classes
+from fpinspect.dumps.formats.dump_data import message_classes
 
 MSACCUCMP = os.path.join(os.path.dirname(msprobe.__file__), "msaccucmp")
 sys.path.insert(0, MSACCUCMP)  # msaccucmp imports its modules from its own folder

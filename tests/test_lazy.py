@@ -13,7 +13,7 @@ def _run(code: str) -> str:
 @pytest.mark.parametrize(
     ("package", "name", "module"),
     [
-        ("fpinspect.dumps", "DumpComparison", "fpinspect.dumps.compare"),
+        ("fpinspect.dumps", "DumpComparison", "fpinspect.dumps.engine.compare"),
         ("fpinspect.experiments", "get_task", "fpinspect.experiments.registry"),
         ("fpinspect.capture", "CaptureError", "fpinspect.capture.errors"),
     ],

@@ -23,12 +23,12 @@ OPEN_THE_SAMPLE = textwrap.dedent(
 
     import fpinspect
     from fpinspect.tui.app import AppSettings, make_app
-    from fpinspect.dumps.sources import SAMPLE, resolve
+    from fpinspect.dumps.runs.sources import SAMPLE, resolve
 
     prefix = Path(sys.prefix).resolve()
     assert Path(fpinspect.__file__).resolve().is_relative_to(prefix), fpinspect.__file__
     assert SAMPLE.is_relative_to(prefix), SAMPLE
-    from fpinspect.dumps.report_types import SavedReport
+    from fpinspect.dumps.engine.report_types import SavedReport
     from fpinspect.reports.html import render  # the page's templates come from the package
     assert "This report does not record its thresholds." in render(SavedReport(records=[]))
     app = make_app(AppSettings(resolve()))

@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..dumps.outcomes import worst_verdict
-from ..dumps.pair import compare_arrays
-from ..dumps.report import Report
-from ..dumps.report_types import ConfirmDisagreement, ConfirmSummary
-from ..dumps.verdict import ThresholdTable, judge
+from ..dumps.engine.outcomes import worst_verdict
+from ..dumps.engine.pair import compare_arrays
+from ..dumps.engine.report import Report
+from ..dumps.engine.report_types import ConfirmDisagreement, ConfirmSummary
+from ..dumps.engine.verdict import ThresholdTable, judge
 from ..replay.evidence import CLOSER_RATIO, red_against
 from .eager import KERNEL_ERRORS, source_values
 from .errors import CaptureError, first_line
@@ -157,7 +157,7 @@ class Disagreement:
 
 
 def report_role(finding) -> str:
-    """A fused op's finding (:class:`~fpinspect.dumps.localise.OpFinding`) in one word: its role
+    """A fused op's finding (:class:`~fpinspect.dumps.engine.localise.OpFinding`) in one word: its role
     where it fails, else its verdict (``pass``, ``warn``), ``not compared`` without one."""
     return finding.role or finding.verdict or "not compared"
 
@@ -281,7 +281,7 @@ def _budget(graph, ref: ValueRef) -> str | None:
     """The narrowest floating format of the tensors eager computes on the way to output ``ref``
     (the model's inputs and weights left out: both runs read the same). A float32 output of a
     bfloat16 model (logits upcast at the end) carries bfloat16's rounding, and is judged in
-    bfloat16's eps (:func:`~fpinspect.dumps.verdict.judge`)."""
+    bfloat16's eps (:func:`~fpinspect.dumps.engine.verdict.judge`)."""
     narrowest: torch.dtype | None = None
     seen, todo = set(), [ref]
     while todo:

@@ -3,11 +3,11 @@
 ``.npy`` mode (``ascend_formats.md`` §2.3): one ``.npy`` per tensor, named
 ``{type}.{name}.{task}.{stream}.{timestamp}.{input|output}.{i}.npy``. Raw mode (§2.2): one raw
 dump file per op, ``{type}.{name}.{task}.{stream}.{timestamp}``, a ``DumpData`` header then
-every payload (:func:`fpinspect.dumps.rawdump.write_raw_dump`). In type and name ``.``, ``/``,
+every payload (:func:`fpinspect.dumps.formats.rawdump.write_raw_dump`). In type and name ``.``, ``/``,
 ``\\`` and space are replaced by ``_``. Each executed op is one task; timestamps are a fixed
 base plus the task number (µs), so captures are reproducible byte for byte. Names of 255
 characters or more are stored under another name listed in ``mapping.csv``, as the tool
-chain does (:func:`fpinspect.dumps.npywrite.save_named`).
+chain does (:func:`fpinspect.dumps.formats.npywrite.save_named`).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..dumps.datadump import normalise_name
-from ..dumps.npywrite import MAX_FILE_NAME, add_mapping, save_named
-from ..dumps.rawdump import RawPayload, write_raw_dump
+from ..dumps.formats.datadump import normalise_name
+from ..dumps.formats.npywrite import MAX_FILE_NAME, add_mapping, save_named
+from ..dumps.formats.rawdump import RawPayload, write_raw_dump
 from .storage import Desc
 
 #: 2023-11-14 22:13:20 UTC in µs: a fixed, realistic 16-digit dump timestamp.

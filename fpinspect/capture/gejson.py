@@ -1,7 +1,7 @@
 """Write a dump graph as ``atc --mode=5 --json`` writes GE's ``Build`` graph.
 
 The JSON is GE's ``ModelDef`` protobuf through Pb2Json (``ascend_formats.md`` §1.3-1.5), so
-it has the same quirks the reader (:mod:`fpinspect.dumps.ge_decode`) absorbs: maps as lists of
+it has the same quirks the reader (:mod:`fpinspect.dumps.formats.ge_decode`) absorbs: maps as lists of
 ``{"key", "value"}``; ``AttrDef`` as a oneof (``"i": 0`` is written); fields at their proto3
 default omitted (``id`` 0, the ``shape`` of a scalar, empty ``input`` or ``attr``); enums by
 name (``"DT_FLOAT16"``, ``"VT_LIST_INT"``); singular strings C-escaped, repeated ones raw.
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dumps.ge_text import c_escape as c_escape_bytes
+from ..dumps.formats.ge_text import c_escape as c_escape_bytes
 from .storage import Desc
 
 #: GE ``Format`` enum numbers (``format_for_int``) of the layouts capture writes.

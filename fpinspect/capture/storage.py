@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dumps.ge_types import GE_TO_NUMPY
-from ..dumps.layouts import pack_layout
+from ..dumps.formats.ge_types import GE_TO_NUMPY
+from ..dumps.formats.layouts import pack_layout
 
 #: Channel / column block of NC1HWC0 and FRACTAL_NZ for 16- and 32-bit floats.
 C0 = 16

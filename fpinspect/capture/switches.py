@@ -232,7 +232,7 @@ def capture_switches(
     also the names ``confirm.json`` gives that this capture has no region of. ``model``: the model
     the user named (``--model``); a factory only capture.json names is refused
     (:meth:`~.spec.CaptureSpec.to_run`), never run. Raises :class:`CaptureError`."""
-    from ..dumps.runfolder import last_confirmation
+    from ..dumps.runs.runfolder import last_confirmation
     from .inject import Injection
     from .pipeline import capture_of
 

@@ -81,7 +81,7 @@ def record_result(
 
 
 def record_compare(db: Path | None, report, settings: dict[str, Any], inputs: dict[str, str]) -> None:
-    """Store a ``compare`` report (a :class:`~fpinspect.dumps.report.Report`:
+    """Store a ``compare`` report (a :class:`~fpinspect.dumps.engine.report.Report`:
     :func:`fpinspect.reports.record.record_compare`)."""
     from ..reports.record import record_compare as record
 

@@ -126,7 +126,7 @@ def capture_command(
     from ..capture.inject import Injection
     from ..capture.spec import FILE as CAPTURE_FILE
     from ..capture.spec import CaptureSpec
-    from ..dumps.runfolder import CONFIRM_FILE
+    from ..dumps.runs.runfolder import CONFIRM_FILE
 
     own = [f"{kind}_af_{side}" for kind in ("dumpgraph", "datadump") for side in ("open", "close")]
     check_new_folder(out, force, {*own, CAPTURE_FILE, CONFIRM_FILE})

@@ -170,11 +170,11 @@ def _chosen(text: str, report, cap) -> list[int]:
 
 def _keep(run_dir: str, result: dict) -> None:
     """The result beside the capture (``confirm.json``), where the inspector shows it on each op
-    (:func:`~fpinspect.dumps.runfolder.keep_confirmation`, as the inspector's ``v`` keeps it), with
+    (:func:`~fpinspect.dumps.runs.runfolder.keep_confirmation`, as the inspector's ``v`` keeps it), with
     the mode ``open`` would give it; a folder that cannot take it is said, not fatal."""
     import os
 
-    from ..dumps.runfolder import CONFIRM_FILE, keep_confirmation
+    from ..dumps.runs.runfolder import CONFIRM_FILE, keep_confirmation
     from .output import _umask
 
     try:

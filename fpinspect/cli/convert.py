@@ -22,8 +22,8 @@ def convert_command(raw_dir: str, out_dir: str) -> None:
     be read (each named on stderr), 2 bad input or an OUT_DIR that cannot be written (a
     full disk stops the conversion; no incomplete .npy is left).
     """
-    from ..dumps.convert import OutputError, convert_folder
     from ..dumps.errors import InputError
+    from ..dumps.formats.convert import OutputError, convert_folder
 
     try:
         result = convert_folder(raw_dir, out_dir)

@@ -35,7 +35,7 @@ def explore_command(run: str, no_browser: bool, select: str | None, settings) ->
     if problem is not None:
         raise UsageProblem(problem)
     from ..dumps.errors import InputError
-    from ..dumps.leafgraphs import leaf_sources
+    from ..dumps.runs.leafgraphs import leaf_sources
     from ..explorer.run import StartFailed, explorer_run, start
     from ..inspection.pipeline import Inspection
     from ..inspection.runs import RunError, run_sources

@@ -174,7 +174,7 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
     counts and the worst elements. Exit status: 0 compared, 1 over --max-ulp, 2 bad input or
     nothing compared (SHAPE_MISMATCH, COMPUTE_ERROR).
     """
-    from ..dumps.pair import compare_npy
+    from ..dumps.engine.pair import compare_npy
 
     _existing_file(a, "file")
     _existing_file(b, "file")
@@ -207,10 +207,10 @@ def diff(a: str, b: str, fmt: str, worst: int, jobs: int, max_ulp: int | None) -
 
 def _compared_inputs(run: str | None, *given: str | None) -> tuple[str, str, str, str]:
     """The four inputs of ``compare``: the options given, the rest found from ``run`` by the
-    naming ``open`` uses (:func:`~fpinspect.dumps.sources.resolve`)."""
+    naming ``open`` uses (:func:`~fpinspect.dumps.runs.sources.resolve`)."""
     found: tuple = (None,) * 4
     if run is not None:
-        from ..dumps.sources import SourceError, resolve
+        from ..dumps.runs.sources import SourceError, resolve
 
         try:
             s = resolve(run)
@@ -362,7 +362,7 @@ def compare(
         raise UsageProblem(str(exc)) from None
     cluster = None
     if scheduler:
-        from ..dumps.cluster import connect
+        from ..dumps.engine.cluster import connect
 
         try:
             cluster = click.get_current_context().with_resource(connect(scheduler))
@@ -415,7 +415,7 @@ def compare(
         if fmt == "json":
             write_json_object(out, report.json_fields())
         elif fmt == "model-explorer":
-            from ..dumps.model_explorer import node_data
+            from ..dumps.engine.model_explorer import node_data
 
             graph_of = {op.name: op.graph for op in cmp.fused}
             out.write(indented_json(node_data(report, graph_of, table)) + "\n")

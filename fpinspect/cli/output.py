@@ -150,7 +150,7 @@ def _quiet_stdout() -> None:
 def indented_json(obj, *, plain: bool = False) -> str:
     """``json.dumps(json_clean(obj), indent=2)``, byte for byte, at the speed of msgspec's C encoder:
     ``obj`` with NaN and infinities as ``null`` and numpy scalars as numbers
-    (:func:`~fpinspect.dumps.pair.json_clean`).
+    (:func:`~fpinspect.dumps.engine.pair.json_clean`).
 
     ``json.dumps`` with an indent falls back to its pure-Python encoder (a second per 10 000
     compare records), and even its C encoder spent half of a compare record's time spelling
@@ -161,12 +161,12 @@ def indented_json(obj, *, plain: bool = False) -> str:
     not decode) and what msgspec cannot encode are written by ``json.dumps``.
 
     ``plain``: the caller vouches that ``obj`` holds only dicts with string keys, lists, tuples,
-    strings, ints, floats, bools and ``None`` (a compare record: :meth:`~fpinspect.dumps.report.
+    strings, ints, floats, bools and ``None`` (a compare record: :meth:`~fpinspect.dumps.engine.report.
     Report.json_fields`), which msgspec then encodes as they are, without the walk that cleans
     them (a third of a small pair's report time). Anything else msgspec refuses (numpy scalars,
     subclasses) still comes out as ``json.dumps`` writes it.
     """
-    from ..dumps.pair import json_clean  # here: listing the commands imports no numpy
+    from ..dumps.engine.pair import json_clean  # here: listing the commands imports no numpy
 
     try:
         text = msgspec.json.format(

@@ -10,8 +10,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from ..dumps import outcomes
-from ..dumps.outcomes import VERDICTS
+from ..dumps.engine import outcomes
+from ..dumps.engine.outcomes import VERDICTS
 from ..reports.format import fmt_num, printable, short_name, status_text
 
 

@@ -14,7 +14,7 @@ from .tree import leaf_options
 from .usage import UsageProblem
 
 if TYPE_CHECKING:
-    from ..dumps.report_types import SavedReport, SavedRun
+    from ..dumps.engine.report_types import SavedReport, SavedRun
 
 
 @click.command("report")
@@ -122,7 +122,7 @@ def write_plan_report(results_dir: str, out: str, markdown: str | None) -> None:
 
 def _saved(path: str, leaf: dict, report: dict) -> SavedReport:
     """The one leaf's report of the saved report ``report`` (read from ``path``), checked."""
-    from ..dumps.report_types import saved_report
+    from ..dumps.engine.report_types import saved_report
     from ..inspection.runs import RunError, saved_leaf
 
     try:
@@ -136,7 +136,7 @@ def _saved(path: str, leaf: dict, report: dict) -> SavedReport:
 def _saved_run(report: dict, path: str) -> SavedRun:
     """The saved whole-run report ``report`` (read from ``path``), each compared leaf checked as
     :func:`_saved` checks one leaf's."""
-    from ..dumps.report_types import saved_run
+    from ..dumps.engine.report_types import saved_run
     from ..inspection.runs import RunError, saved_leaves
 
     try:
@@ -163,7 +163,7 @@ def _check_records(report: dict, path: str) -> None:
 
 def _decoded(decode, report: dict, path: str):
     """``decode(report)``: the saved report (from ``path``) as the types of the JSON contract
-    (:mod:`fpinspect.dumps.report_types`); a damaged or hand-edited field is one sentence naming
+    (:mod:`fpinspect.dumps.engine.report_types`); a damaged or hand-edited field is one sentence naming
     it, never a traceback."""
     try:
         return decode(report)

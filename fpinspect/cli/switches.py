@@ -216,8 +216,8 @@ def _switches_of(source: str, introduced: list[str], graph_path, compiler: str, 
     """The switches of the fused ops ``introduced`` of the graph ``graph_path`` (a path or a graph
     read already), printed with ``fmt`` text; their JSON."""
     from ..dumps.errors import InputError
-    from ..dumps.fusion import fused_ops
-    from ..dumps.graph import load_graph
+    from ..dumps.formats.fusion import fused_ops
+    from ..dumps.formats.graph import load_graph
     from ..dumps.switches import autofuse_flags, autofuse_switches, fusion_switch_file, ge_switches
 
     if graph_path is None:
@@ -321,7 +321,7 @@ def _introduced(source: str, settings, leaf: dict) -> tuple[list[str], object]:
 def _graph_of_dump(path: str) -> str | None:
     """The fusion-on graph beside the data folder that holds the dump file ``path``, however deep
     in a dump tree (``datadump_af_open/{time}/{device}/...``)."""
-    from ..dumps.runfolder import graph_beside
+    from ..dumps.runs.runfolder import graph_beside
 
     folder = os.path.dirname(path)
     while folder and os.path.dirname(folder) != folder:

@@ -39,7 +39,7 @@ def inductor_switches_of(
     from ..capture.spec import CaptureSpec
     from ..capture.switches import capture_switches
     from ..dumps.errors import InputError
-    from ..dumps.runfolder import CONFIRM_FILE, last_confirmation
+    from ..dumps.runs.runfolder import CONFIRM_FILE, last_confirmation
     from .capture import _Progress
     from .switches import compared_run
     from .tree import one_leaf

@@ -37,7 +37,7 @@ steps_option = click.option(
 def compare_tree(scope, runs: Iterator, fmt: str, output: str | None, fail_on: str | None) -> None:
     """Write the run's report: ``runs`` yields each leaf pair's
     :class:`~fpinspect.inspection.leaves.LeafRun` as it is compared."""
-    from ..dumps.runtree import LeafOutcome, cross_run_summary
+    from ..dumps.runs.runtree import LeafOutcome, cross_run_summary
 
     outcomes: list[LeafOutcome] = []
     failing = False

@@ -25,8 +25,8 @@ import json
 from dataclasses import dataclass, field
 
 from .errors import InputError
-from .fusion import FusedOp
-from .ge_types import FUSED_TYPES
+from .formats.fusion import FusedOp
+from .formats.ge_types import FUSED_TYPES
 
 #: The extended fusion kinds of ``--autofuse_disable_pass`` and the GE op types that make a fused
 #: op of that kind (reductions also inside normalisations and softmax).

@@ -1,7 +1,7 @@
 """Every graph fpinspect reads, as Model Explorer's graphs (its ``graph_builder`` classes).
 
 A GE graph file (atc's JSON, ``ge_proto_*.txt``, ``capture``'s ``Build.json``), read by
-:func:`~fpinspect.dumps.graph.load_graph`, is one :class:`GraphCollection`, one Model Explorer
+:func:`~fpinspect.dumps.formats.graph.load_graph`, is one :class:`GraphCollection`, one Model Explorer
 graph per GE graph (the root and each subgraph). A node is an op: its id the op's name (the key
 of the comparison's node data), its label the op type (so Model Explorer's default of hiding
 ``Const`` nodes applies), its namespace the op's scope. Its attributes, each output's and input's
@@ -28,12 +28,12 @@ from model_explorer.graph_builder import (
     MetadataItem,
 )
 
-from ..dumps.fusion import ORIGINAL_OP_NAMES, is_fused, original_op_names, output_origin
-from ..dumps.ge_decode import OpInfo, TensorDesc
-from ..dumps.ge_types import numpy_dtype_name
-from ..dumps.graph import GeModel, load_graph
-from ..dumps.runtree import graph_files
-from ..dumps.sources import swap_side
+from ..dumps.formats.fusion import ORIGINAL_OP_NAMES, is_fused, original_op_names, output_origin
+from ..dumps.formats.ge_decode import OpInfo, TensorDesc
+from ..dumps.formats.ge_types import numpy_dtype_name
+from ..dumps.formats.graph import GeModel, load_graph
+from ..dumps.runs.runtree import graph_files
+from ..dumps.runs.sources import swap_side
 
 #: The longest attribute value shown whole; a longer one (a Const's weights) is cut there.
 LONGEST_VALUE = 200
@@ -185,7 +185,7 @@ def collection(model: GeModel, label: str, replaced_by: Mapping[str, str] | None
 def collections_of(path: str | os.PathLike) -> list[GraphCollection]:
     """The graphs at ``path``: a graph file (one collection, labelled ``""``: Model Explorer
     names it after the file), or a folder: each graph file under it
-    (:func:`~fpinspect.dumps.runtree.graph_files`; in a run folder, under its ``dumpgraph_*``
+    (:func:`~fpinspect.dumps.runs.runtree.graph_files`; in a run folder, under its ``dumpgraph_*``
     folders only, beside which ``capture`` writes other JSON), labelled by its path in the folder. A
     fusion-off graph whose fusion-on twin is there too (``…af_open…`` -> ``…af_close…``, as in a
     run folder) names the fused op that replaced each original op. Raises

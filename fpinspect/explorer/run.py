@@ -2,7 +2,7 @@
 comparison's node data on both, started on a local server (``fpinspect explore``).
 
 The fusion-on graph's fused ops are coloured by their worst verdict and show their worst error in
-eps (:func:`~fpinspect.dumps.model_explorer.node_data`); each original op of the fusion-off
+eps (:func:`~fpinspect.dumps.engine.model_explorer.node_data`); each original op of the fusion-off
 graph carries the same colour and value, and names the fused op that replaced it. Model
 Explorer's page opens on both graphs (its ``uiState`` of two panes), the highlighted op selected.
 
@@ -29,10 +29,10 @@ from model_explorer import ModelExplorerGraphs
 from model_explorer.config import ModelExplorerConfig
 from model_explorer.node_data_builder import GraphNodeData, ModelNodeData, NodeDataResult, ThresholdItem
 
-from ..dumps.compare import DumpComparison
-from ..dumps.model_explorer import node_data
-from ..dumps.report import Report
-from ..dumps.verdict import ThresholdTable
+from ..dumps.engine.compare import DumpComparison
+from ..dumps.engine.model_explorer import node_data
+from ..dumps.engine.report import Report
+from ..dumps.engine.verdict import ThresholdTable
 from .graphs import collection, collector_paused, fused_into
 
 #: The collection labels of the two sides (Model Explorer shows them after the run's name).

@@ -1,4 +1,4 @@
-"""A whole run: every paired leaf of two dump trees (:mod:`fpinspect.dumps.runtree`), one
+"""A whole run: every paired leaf of two dump trees (:mod:`fpinspect.dumps.runs.runtree`), one
 :class:`~.pipeline.Inspection` after the other.
 
 Leaves are compared one at a time and each report is handed on before the next is loaded, so a
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from ..dumps.engine.report import Report
 from ..dumps.errors import InputError
-from ..dumps.leafgraphs import GraphChooser, leaf_folders, pick_graphs
-from ..dumps.report import Report
-from ..dumps.runtree import Leaf
+from ..dumps.runs.leafgraphs import GraphChooser, leaf_folders, pick_graphs
+from ..dumps.runs.runtree import Leaf
 from .pipeline import Inspection
 from .settings import CompareSettings
 
@@ -34,7 +34,7 @@ def leaf_json(run: LeafRun, summary: dict | None) -> dict:
     """``run`` as an entry of a whole run's ``runs`` (``compare --format json``): its rank, graph,
     step and folders, then its ``records`` and ``summary`` (the report's ``summary()``, given once
     made), or its ``error``."""
-    from ..dumps.pair import json_clean
+    from ..dumps.engine.pair import json_clean
 
     item = {**run.on.fields(), "fusion_on": run.on.rel, "fusion_off": run.off.rel}
     if run.report is None:
@@ -54,7 +54,7 @@ def inspect_leaves(
     cluster=None,
     on_item: Callable[[], object] | None = None,
 ) -> Iterator[LeafRun]:
-    """Each leaf pair of ``pairs`` (a :class:`~fpinspect.dumps.runtree.Scope`'s ``compared``), taken
+    """Each leaf pair of ``pairs`` (a :class:`~fpinspect.dumps.runs.runtree.Scope`'s ``compared``), taken
     one at a time as the one before is done, inspected with ``settings`` against its fusion-on
     and fusion-off graphs chosen by ``graphs``. ``cluster``, a Dask client, computes every leaf's
     records on its workers, the next leaf's already sent while this one's come back (so the

@@ -1,16 +1,16 @@
 """The one place a comparison is assembled: :class:`Inspection`.
 
 An inspection is one leaf pair of a run (its two graphs and two dump folders, loaded and planned
-by :class:`~fpinspect.dumps.compare.DumpComparison`) judged with one :class:`~.settings.CompareSettings`.
+by :class:`~fpinspect.dumps.engine.compare.DumpComparison`) judged with one :class:`~.settings.CompareSettings`.
 It goes through the same steps wherever it is made — ``fpinspect compare``, ``report``,
 ``switches``, ``confirm``, ``repro``, ``explore``, the HTML page and the inspector:
 
 1. compute every pair's record, in the caller's thread, on threads, forked worker processes or
    a Dask cluster (``jobs``, ``cluster``): the records of many plans over any
-   :class:`concurrent.futures.Executor`, :mod:`fpinspect.dumps.executing`;
+   :class:`concurrent.futures.Executor`, :mod:`fpinspect.dumps.engine.executing`;
 2. replay the fused ops the settings select (:meth:`Inspection.replays`, :mod:`fpinspect.replay`);
 3. localise the op that introduced an error, with that evidence (:meth:`Inspection.localise`);
-4. report (:class:`~fpinspect.dumps.report.Report`, the ``--format json`` contract).
+4. report (:class:`~fpinspect.dumps.engine.report.Report`, the ``--format json`` contract).
 
 :meth:`Inspection.events` yields a typed event as each step moves on (:class:`RecordsComputed`,
 :class:`Replayed`, :class:`Localised`, :class:`Reported`). A command consumes them to the end
@@ -33,11 +33,11 @@ from .settings import REPLAY_CHOICES, CompareSettings
 if TYPE_CHECKING:
     from queue import Queue
 
-    from ..dumps.compare import DumpComparison
-    from ..dumps.localise import Localisation
-    from ..dumps.plan import PairPlan
-    from ..dumps.records import Record
-    from ..dumps.report import Report
+    from ..dumps.engine.compare import DumpComparison
+    from ..dumps.engine.localise import Localisation
+    from ..dumps.engine.plan import PairPlan
+    from ..dumps.engine.records import Record
+    from ..dumps.engine.report import Report
     from ..replay.evidence import OpReplay
 
 
@@ -118,7 +118,7 @@ class Inspection:
         (a second pass over each pair; only the JSON shows it); ``worst``: how many of the worst
         elements each record lists (``None``: the settings'). Raises
         :class:`~fpinspect.dumps.errors.InputError` for inputs that cannot be read."""
-        from ..dumps.compare import DumpComparison
+        from ..dumps.engine.compare import DumpComparison
 
         settings = settings or CompareSettings()
         options = settings.comparison_options(kl=kl)
@@ -164,7 +164,7 @@ class Inspection:
             raise ValueError(f"replay must be one of {', '.join(REPLAY_CHOICES)}, not {which!r}")
         if which == "none":
             return []
-        from ..dumps.outcomes import worst_verdict
+        from ..dumps.engine.outcomes import worst_verdict
 
         cmp = self.comparison
         names = []

@@ -1,8 +1,8 @@
 """What a RUN argument names, for every command: one resolver.
 
 RUN is a capture folder or a run folder (``dumpgraph_af_open/``, ``datadump_af_open/`` and their
-``af_close`` siblings, :mod:`fpinspect.dumps.sources`) whose data folders hold one leaf of dumps
-or whole rank/graph/step trees (:mod:`fpinspect.dumps.runtree`), or a saved ``compare --format
+``af_close`` siblings, :mod:`fpinspect.dumps.runs.sources`) whose data folders hold one leaf of dumps
+or whole rank/graph/step trees (:mod:`fpinspect.dumps.runs.runtree`), or a saved ``compare --format
 json`` report of one leaf or of a whole run. :func:`choose_inputs` says what a comparison of it
 compares (one leaf pair, or a whole tree); a command that needs one leaf (``repro``,
 ``switches``, ``report`` of one leaf) takes it with ``--ranks/--graphs/--steps``
@@ -14,9 +14,9 @@ import os
 from dataclasses import dataclass, field
 
 from ..dumps.errors import InputError
-from ..dumps.leafgraphs import GraphChooser, leaf_arguments, pick_graphs
-from ..dumps.runtree import Leaf, pair_trees, parse_choice, scan_tree
-from ..dumps.sources import SourceError, Sources, resolve
+from ..dumps.runs.leafgraphs import GraphChooser, leaf_arguments, pick_graphs
+from ..dumps.runs.runtree import Leaf, pair_trees, parse_choice, scan_tree
+from ..dumps.runs.sources import SourceError, Sources, resolve
 
 
 class RunError(ValueError):
@@ -26,7 +26,7 @@ class RunError(ValueError):
 @dataclass
 class Inputs:
     """What a comparison compares: one leaf pair (``graphs``, paths or loaded graphs, and ``data``, the
-    data folder and iteration arguments of :class:`~fpinspect.dumps.compare.DumpComparison`), or a
+    data folder and iteration arguments of :class:`~fpinspect.dumps.engine.compare.DumpComparison`), or a
     whole tree (``scope`` and the graph ``choosers`` of its leaves); ``warnings`` about the graphs
     chosen for one leaf pair."""
 
@@ -69,7 +69,7 @@ def choose_inputs(
     one_leaf: bool = False,
 ) -> Inputs:
     """The inputs of a comparison. ``--iteration`` names one folder of each side, as it always
-    did; else both data folders are read as dump trees (:mod:`fpinspect.dumps.runtree`): one leaf
+    did; else both data folders are read as dump trees (:mod:`fpinspect.dumps.runs.runtree`): one leaf
     pair keeps today's report, several make a run's. ``one_leaf``: what needs one leaf alone
     (Model Explorer's format, ``repro``, ``report``): one leaf pair compared is taken, whatever
     was left out; more than one is a :class:`RunError` naming them. Raises :class:`RunError`

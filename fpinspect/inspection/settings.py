@@ -3,7 +3,7 @@
 Every command that compares a run (``compare``, ``open``, ``report``, ``switches``, ``confirm``,
 ``repro``, ``explore``) takes the same judging options, derived from this declaration by
 :func:`fpinspect.reports.options.compare_options`, and hands the same settings down: to
-:class:`~fpinspect.dumps.compare.DumpComparison` (:meth:`CompareSettings.walk`), to
+:class:`~fpinspect.dumps.engine.compare.DumpComparison` (:meth:`CompareSettings.walk`), to
 :class:`~fpinspect.inspection.pipeline.Inspection` (:attr:`~CompareSettings.replay`) and to the
 inspector. So a configured ``compare`` and the inspector agree on the same run.
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..dumps.verdict import ThresholdTable
+    from ..dumps.engine.verdict import ThresholdTable
 
 #: ``--replay``: which fused ops have their original ops replayed on their own inputs.
 REPLAY_CHOICES = ("failing", "all", "none")
@@ -41,7 +41,7 @@ class CompareSettings:
             "config_help": "JSON or TOML file of thresholds",
         },
     )
-    #: ``None``: the localisation's (:data:`~fpinspect.dumps.localise.AMPLIFICATION`)
+    #: ``None``: the localisation's (:data:`~fpinspect.dumps.engine.localise.AMPLIFICATION`)
     amplification: float | None = field(
         default=None,
         metadata={
@@ -85,8 +85,8 @@ class CompareSettings:
         """The settings the command-line options give: ``overrides`` (``--threshold``, repeatable),
         ``config`` (``--config``), ``fused_types`` (``--fused-types``, repeatable, comma-separated)
         and the other fields by name. Raises :class:`SettingsError` for a bad threshold or config."""
+        from ..dumps.engine.verdict import load_table
         from ..dumps.errors import InputError
-        from ..dumps.verdict import load_table
 
         try:
             table = load_table(config, tuple(overrides))
@@ -117,7 +117,7 @@ class CompareSettings:
         ]
 
     def _thresholds_json(self) -> dict:
-        from ..dumps.verdict import ThresholdTable
+        from ..dumps.engine.verdict import ThresholdTable
 
         return (self.thresholds or ThresholdTable()).to_json()
 
@@ -133,7 +133,7 @@ class CompareSettings:
         )
 
     def walk(self) -> dict[str, Any]:
-        """The keyword arguments of :class:`~fpinspect.dumps.compare.DumpComparison` that choose the
+        """The keyword arguments of :class:`~fpinspect.dumps.engine.compare.DumpComparison` that choose the
         ops compared and judge them (the inspector's screens pass them on as they are)."""
         return {
             "fused_types": None if self.fused_types is None else list(self.fused_types),

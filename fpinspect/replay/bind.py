@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..dumps.datadump import DumpFile
-from ..dumps.ge_decode import TensorDesc
-from ..dumps.ge_types import is_data_source
-from ..dumps.npyio import as_array
-from ..dumps.plan import PairPlan
-from ..dumps.sides import SIDE_ERRORS, load_sides
+from ..dumps.engine.plan import PairPlan
+from ..dumps.engine.sides import SIDE_ERRORS, load_sides
+from ..dumps.formats.datadump import DumpFile
+from ..dumps.formats.ge_decode import TensorDesc
+from ..dumps.formats.ge_types import is_data_source
+from ..dumps.formats.npyio import as_array
 from ..numerics.chunks import CastView
 from .subgraph import Key, Subgraph, logical_shape
 
@@ -83,7 +83,7 @@ def _where(index, looked: Looked) -> str:
 
 def bind(comparison, sub: Subgraph) -> Bindings:
     """The boundary values of ``sub`` (whose fused op is in ``comparison``, a
-    :class:`~fpinspect.dumps.compare.DumpComparison`)."""
+    :class:`~fpinspect.dumps.engine.compare.DumpComparison`)."""
     out = Bindings()
     open_index, close_index = comparison.open_index, comparison.close_index
     plans = {(p.origin_op, p.origin_index): p for p in comparison.inputs.get(sub.fused.name, [])}

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dumps.ge_types import numpy_dtype_name
+from ..dumps.formats.ge_types import numpy_dtype_name
 from ..numerics import dtype_of, float_format, is_supported
 from .ops import ELEMENTWISE, OPS, ROWS_INDEPENDENT, OpCall, Unsupported
 from .subgraph import Subgraph, logical_shape
@@ -91,7 +91,7 @@ def _kept(sub: Subgraph, key: Key, value: np.ndarray, mode: str) -> np.ndarray:
 def run_op(
     op, inputs: list[np.ndarray | None], mode: str, *, row_block: tuple[int, int] | None = None
 ) -> list[np.ndarray]:
-    """The outputs of original op ``op`` (an :class:`~fpinspect.dumps.graph.OpInfo`).
+    """The outputs of original op ``op`` (an :class:`~fpinspect.dumps.formats.graph.OpInfo`).
 
     ``row_block = (full rows, block rows)``: the op is evaluated on a block of rows, so
     output shapes whose first dim is the full row count are scaled to the block.

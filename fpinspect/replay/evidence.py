@@ -29,10 +29,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..dumps.localise import OpFinding, OpRecords
-from ..dumps.pair import PairResult, compare_arrays, json_number
-from ..dumps.sides import SIDE_ERRORS, load_sides
-from ..dumps.verdict import ThresholdTable, format_score, judge
+from ..dumps.engine.localise import OpFinding, OpRecords
+from ..dumps.engine.pair import PairResult, compare_arrays, json_number
+from ..dumps.engine.sides import SIDE_ERRORS, load_sides
+from ..dumps.engine.verdict import ThresholdTable, format_score, judge
 from ..numerics import accumulate, float_format, is_supported, metrics_from_stats
 from .bind import array_of, bind
 from .evaluate import EAGER, FP64, evaluate
@@ -223,7 +223,7 @@ class ReplayEvidence:
 @dataclass
 class OpReplay:
     """The replay of one fused op: evidence per output number. It revises the op's finding
-    (the :class:`~fpinspect.dumps.localise.Evidence` seam of the localisation)."""
+    (the :class:`~fpinspect.dumps.engine.localise.Evidence` seam of the localisation)."""
 
     name: str
     outputs: dict[int, ReplayEvidence]
@@ -260,7 +260,7 @@ class OpReplay:
 
 
 def replay_op(comparison, name: str, thresholds: ThresholdTable | None = None, cancelled=None) -> OpReplay:
-    """Replay fused op ``name`` of ``comparison`` (a :class:`~fpinspect.dumps.compare.DumpComparison`)
+    """Replay fused op ``name`` of ``comparison`` (a :class:`~fpinspect.dumps.engine.compare.DumpComparison`)
     for each of its comparable outputs. Never raises for bad data: problems are statuses."""
     thresholds = thresholds or comparison.thresholds
     fused = comparison.fused_op(name)

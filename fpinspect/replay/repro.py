@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..dumps.ge_types import numpy_dtype_name
-from ..dumps.sides import SIDE_ERRORS, load_sides
+from ..dumps.engine.sides import SIDE_ERRORS, load_sides
+from ..dumps.formats.ge_types import numpy_dtype_name
 from ..numerics import float_format, is_supported
 from .bind import array_of, bind
 from .evidence import replay_op
@@ -74,7 +74,7 @@ def _plain(value):
 
 def write_bundle(comparison, name: str, out: str | os.PathLike) -> dict:
     """Write the repro bundle of fused op ``name`` of ``comparison`` (a
-    :class:`~fpinspect.dumps.compare.DumpComparison`) into the folder ``out``; returns the manifest.
+    :class:`~fpinspect.dumps.engine.compare.DumpComparison`) into the folder ``out``; returns the manifest.
     Raises :class:`ReproError` when the op is unknown or cannot be replayed."""
     try:
         fused = comparison.fused_op(name)

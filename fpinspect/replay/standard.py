@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dumps.pair import json_number
+from ..dumps.engine.pair import json_number
 
 #: The metrics of the standard, in msprobe's names and order of its report.
 METRICS = ("MaxRelErr", "MeanRelErr", "RMSE", "SmallValueErrRatio")

@@ -13,9 +13,9 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..dumps.fusion import FusedOp
-from ..dumps.ge_decode import OpInfo, TensorDesc
-from ..dumps.graph import GeModel
+from ..dumps.formats.fusion import FusedOp
+from ..dumps.formats.ge_decode import OpInfo, TensorDesc
+from ..dumps.formats.graph import GeModel
 
 Key = tuple[str, int]  #: (op name, output index)
 

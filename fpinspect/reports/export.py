@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from ..dumps.report_types import Metrics, RecordFields, Ulp
+from ..dumps.engine.report_types import Metrics, RecordFields, Ulp
 from .format import printable
 
 CSV_COLUMNS = (
@@ -41,7 +41,7 @@ _NO_METRICS, _NO_ULP = Metrics(), Ulp()
 
 
 def compare_csv(report, out) -> None:
-    """Write ``report`` (a :class:`~fpinspect.dumps.report.Report`) as CSV to ``out``."""
+    """Write ``report`` (a :class:`~fpinspect.dumps.engine.report.Report`) as CSV to ``out``."""
     import csv
 
     w = csv.writer(out)

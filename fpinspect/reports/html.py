@@ -1,7 +1,7 @@
 """A comparison as one self-contained HTML page: no network, no external asset, any browser.
 
 The page is made from the ``--format json`` report of ``compare`` as its types, read by
-attribute (:mod:`fpinspect.dumps.report_types`), so a report saved last week renders as well as
+attribute (:mod:`fpinspect.dumps.engine.report_types`), so a report saved last week renders as well as
 a run compared now; a run compared now also gives each output's ULP histogram in log2 bins
 (``bins``), where a saved report has only the shares at 0, 1 and 2+ ULP. Sections: the summary
 and the localisation's sentence; a table of every record, sortable by any column and filtered by
@@ -23,8 +23,8 @@ from typing import Literal
 import msgspec
 
 from .. import __version__
-from ..dumps.outcomes import ROLES, worst_verdict
-from ..dumps.report_types import (
+from ..dumps.engine.outcomes import ROLES, worst_verdict
+from ..dumps.engine.report_types import (
     Figure,
     LeafReport,
     Metrics,
@@ -37,7 +37,7 @@ from ..dumps.report_types import (
     Summary,
     Ulp,
 )
-from ..dumps.runtree import Leaf, LeafOutcome, cross_run_summary, sorted_labels
+from ..dumps.runs.runtree import Leaf, LeafOutcome, cross_run_summary, sorted_labels
 from .format import REL_REFERENCE
 from .markup import Chart, chart, number, page
 
@@ -199,7 +199,7 @@ def render(
     when: datetime | None = None,
 ) -> str:
     """The HTML page of ``report`` (``compare --format json``'s object as its types: made now,
-    :func:`typed_report`; read back, :func:`~fpinspect.dumps.report_types.saved_report`), saying
+    :func:`typed_report`; read back, :func:`~fpinspect.dumps.engine.report_types.saved_report`), saying
     when it was made (``when``, now by default), by which fpinspect and, given, with which
     ``command``, and the thresholds the report's verdicts were judged by."""
     return page(
@@ -305,8 +305,8 @@ def render_run(
 
 def _bins_of(report) -> dict:
     """The ULP histogram (log2 bins) of each compared record of ``report`` (a
-    :class:`~fpinspect.dumps.report.Report`)."""
-    from ..dumps.drilldown import ulp_bins
+    :class:`~fpinspect.dumps.engine.report.Report`)."""
+    from ..dumps.engine.drilldown import ulp_bins
 
     bins = {}
     for rec in report.records:
@@ -318,7 +318,7 @@ def _bins_of(report) -> dict:
 
 def compared_run_page(scope, runs: Iterable, title: str, command: str | None = None) -> str:
     """The page of a whole run compared now (``fpinspect report RUN`` of dump trees): ``scope``
-    the :class:`~fpinspect.dumps.runtree.Scope` and ``runs`` each leaf pair's
+    the :class:`~fpinspect.dumps.runs.runtree.Scope` and ``runs`` each leaf pair's
     :class:`~fpinspect.inspection.leaves.LeafRun` as :func:`~fpinspect.inspection.leaves.inspect_leaves`
     yields them."""
     outcomes: list[LeafOutcome] = []
@@ -344,7 +344,7 @@ def _records(records: list[dict]) -> list[RecordFields]:
 
 
 def typed_report(report) -> SavedReport:
-    """``report`` (a :class:`~fpinspect.dumps.report.Report` made now) as the page reads a saved
+    """``report`` (a :class:`~fpinspect.dumps.engine.report.Report` made now) as the page reads a saved
     one: its records' JSON objects and its summary, as their types."""
     return SavedReport(_records([report.record_json(r) for r in report.records]), report.summary())
 

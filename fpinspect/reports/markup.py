@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import jinja2
 
-from ..dumps import outcomes
+from ..dumps.engine import outcomes
 
 _MD_SPECIAL = re.compile(r"[\\`*\[\]<>&]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 

@@ -13,7 +13,7 @@ from rich.text import Text
 from .format import REL_REFERENCE, REL_TO_B, WORST_COLUMNS, fmt_num, status_text, worst_row
 
 if TYPE_CHECKING:  # the CLI's help imports this module without the numerics
-    from ..dumps.pair import PairResult
+    from ..dumps.engine.pair import PairResult
 
 
 def _kv_table(title: str, rows: list[tuple[str, str]]) -> Table:

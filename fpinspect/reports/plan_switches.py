@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..dumps.fusion import FusedOp
+from ..dumps.formats.fusion import FusedOp
 from ..dumps.switches import OpSwitches, Switch, autofuse_switches
 from ..experiments.results import TaskReport
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..dumps.report import Report
+from ..dumps.engine.report import Report
 from ..store import ResultsDB
 from ..store.comparison import COMPARE_FIGURES
 

@@ -5,7 +5,7 @@ child process loads no dumps layer."""
 
 from __future__ import annotations
 
-from ..dumps.outcomes import VERDICTS
+from ..dumps.engine.outcomes import VERDICTS
 from .figures import COUNT, REL, ULP, Fields, Figures, Rows, Rule, Whole
 
 #: Each record's statistics and verdict, the counts of failed and warned records, the summary

@@ -15,11 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..dumps.fusion import fused_ops
-from ..dumps.graph import GeModel
-from ..dumps.leafgraphs import GraphChooser
-from ..dumps.runtree import Scope
-from ..dumps.sources import Sources
+from ..dumps.formats.fusion import fused_ops
+from ..dumps.formats.graph import GeModel
+from ..dumps.runs.leafgraphs import GraphChooser
+from ..dumps.runs.runtree import Scope
+from ..dumps.runs.sources import Sources
 from ..dumps.switches import OpSwitches, autofuse_flags, autofuse_switches
 from ..inspection.leaves import inspect_leaves
 from ..inspection.pipeline import Inspection
@@ -321,7 +321,7 @@ def confirm_op(
     Only a built-in demo is run: a capture folder's ``capture.json`` may name any module, and
     opening a folder must never import it."""
     from ..capture.errors import CaptureError
-    from ..dumps.runfolder import keep_confirmation
+    from ..dumps.runs.runfolder import keep_confirmation
 
     if _inside(Path(run_dir).resolve(), PACKAGE):
         raise ActionRefused(

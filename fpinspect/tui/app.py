@@ -13,7 +13,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from ..dumps.sources import Sources
+from ..dumps.runs.sources import Sources
 from ..experiments.runs import RunStore, default_runs_dir
 from ..inspection.settings import CompareSettings
 from .answering import Answering

@@ -125,7 +125,7 @@ def open_command(
     and of those left out); enter opens a leaf, escape comes back. Keys: ? for help, t for the
     test plan's tasks, q to quit.
     """
-    from ..dumps.sources import SourceError, resolve
+    from ..dumps.runs.sources import SourceError, resolve
 
     try:
         sources = resolve(graph, data, close_graph, close_data)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from textual.message import Message
 
 from ..dumps import FusedOp, PairResult, Record
-from ..dumps.drilldown import ErrorProfile
-from ..dumps.localise import Localisation, OpFinding
+from ..dumps.engine.drilldown import ErrorProfile
+from ..dumps.engine.localise import Localisation, OpFinding
 from ..replay.evidence import OpReplay
 from .model import RunView, outline_rows
 
@@ -49,7 +49,7 @@ class RecordsComputed(Message):
 
 
 def _lookups(localisation: Localisation) -> dict[str, OpFinding]:
-    """The localisation's :attr:`~fpinspect.dumps.localise.Localisation.by_name`, with its
+    """The localisation's :attr:`~fpinspect.dumps.engine.localise.Localisation.by_name`, with its
     ``introduced`` list made too: built by the worker that posts the message, as both are kept
     once built (for 100 000 ops, scans the screen's thread need not take)."""
     localisation.introduced  # noqa: B018 (made now, kept by the localisation)
@@ -58,7 +58,7 @@ def _lookups(localisation: Localisation) -> dict[str, OpFinding]:
 
 class Localised(Message):
     """Every pair is computed and each failing op is classified. ``findings`` is the
-    localisation's :attr:`~fpinspect.dumps.localise.Localisation.by_name` and ``flagged`` the
+    localisation's :attr:`~fpinspect.dumps.engine.localise.Localisation.by_name` and ``flagged`` the
     names of the ops whose verdict is ``fail`` or ``warn``, in order; both made by the worker."""
 
     def __init__(self, localisation: Localisation) -> None:

@@ -14,13 +14,13 @@ from functools import cached_property
 from types import MappingProxyType
 
 from ..dumps import DumpComparison, DumpIndex, FusedOp, GeModel, PairPlan, Record, input_warnings, load_graph
-from ..dumps.fusion import compared_ops, fused_op, is_fused, original_subgraph
-from ..dumps.graph import SplitGraph
-from ..dumps.localise import Localisation, OpFinding
-from ..dumps.plan import PairPlans, plan_pairs
-from ..dumps.runfolder import confirmations
-from ..dumps.sources import Sources
-from ..dumps.verdict import VERDICTS, worst_verdict
+from ..dumps.engine.localise import Localisation, OpFinding
+from ..dumps.engine.plan import PairPlans, plan_pairs
+from ..dumps.engine.verdict import VERDICTS, worst_verdict
+from ..dumps.formats.fusion import compared_ops, fused_op, is_fused, original_subgraph
+from ..dumps.formats.graph import SplitGraph
+from ..dumps.runs.runfolder import confirmations
+from ..dumps.runs.sources import Sources
 from ..inspection.pipeline import Inspection
 from ..inspection.settings import CompareSettings
 from ..replay.evidence import OpReplay, ReplayEvidence
@@ -36,7 +36,7 @@ _NO_FINDINGS: Mapping[str, OpFinding] = MappingProxyType({})
 @dataclass(slots=True)
 class OpRow:
     """One fused op as the list shows it. ``computed_verdict`` and ``computed_score`` are the
-    worst over the op's computed outputs (:func:`~fpinspect.dumps.verdict.worst_verdict`, as the
+    worst over the op's computed outputs (:func:`~fpinspect.dumps.engine.verdict.worst_verdict`, as the
     localisation). ``findings`` is the localisation's findings by op name, one mapping shared by
     every row of an :class:`RunView` and updated in place, so that a localisation of 100 000
     ops reaches the list without touching each row; an op's finding, once there, gives its
@@ -87,7 +87,7 @@ def _data_neighbours(model: GeModel, name: str, upstream: bool) -> list[str]:
 
 
 def outline_rows(ops: list[FusedOp]) -> list[OpRow]:
-    """Rows of the fused ops of an outline (:func:`~fpinspect.dumps.outline.outline_fused_ops`),
+    """Rows of the fused ops of an outline (:func:`~fpinspect.dumps.formats.outline.outline_fused_ops`),
     listed while the run loads."""
     return _rows(ops)
 
@@ -255,7 +255,7 @@ class RunView:
         """Read the graphs and index the dump folders (slow: run it in a worker). Raises
         :class:`~fpinspect.dumps.InputError` for unreadable input. ``settings`` choose the ops
         listed and compared and judge them, as for ``fpinspect compare``; ``split`` holds graphs
-        :func:`~fpinspect.dumps.graph.split_json` read already, by path; ``on_item()`` is called
+        :func:`~fpinspect.dumps.formats.graph.split_json` read already, by path; ``on_item()`` is called
         before each op of the graphs is decoded (what it raises ends the load)."""
         graphs = {path: s for path, s in (split or {}).items() if s is not None}
         insp = cls._read(sources, settings or CompareSettings(), graphs, on_item)

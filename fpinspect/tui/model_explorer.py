@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from ..dumps.sources import Sources
+from ..dumps.runs.sources import Sources
 
 
 def explore_command(sources: Sources, op: str | None) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from ..dumps import DumpComparison, PairPlan, PairResult, Record, Sides, compare_npy
-from ..dumps.npyio import open_npy
+from ..dumps.formats.npyio import open_npy
 from .model import WORST
 
 

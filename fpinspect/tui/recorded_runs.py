@@ -13,7 +13,7 @@ from pathlib import Path
 
 import msgspec
 
-from ..dumps.report_types import Summary
+from ..dumps.engine.report_types import Summary
 from ..store import CheckResult, ResultsDB, StoredRun, StoreError
 from ..store.check import newest_check
 

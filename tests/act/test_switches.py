@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from fpinspect.cli import main
-from fpinspect.dumps.fusion import FusedOp
+from fpinspect.dumps.formats.fusion import FusedOp
 from fpinspect.dumps.switches import autofuse_flags, autofuse_switches, effective_passes, ge_switches
 
 SAMPLE = Path(__file__).resolve().parents[2] / "fpinspect" / "sample_dumps" / "regression"

@@ -1,6 +1,6 @@
 """What the capture tests share: the planted regression and how a pair is compared."""
 
-from fpinspect.dumps.compare import DumpComparison
+from fpinspect.dumps.engine.compare import DumpComparison
 from fpinspect.inspection.pipeline import Inspection
 from fpinspect.inspection.settings import CompareSettings
 

@@ -12,8 +12,8 @@ from fpinspect.capture.gejson import GraphWriter, attr_value
 from fpinspect.capture.geops import GE_DATATYPE
 from fpinspect.capture.storage import describe
 from fpinspect.capture.trace import build_graph, export
-from fpinspect.dumps.ge_decode import decode_attr_value
-from fpinspect.dumps.graph import load_graph
+from fpinspect.dumps.formats.ge_decode import decode_attr_value
+from fpinspect.dumps.formats.graph import load_graph
 
 
 def _ops(module: nn.Module, *inputs: torch.Tensor) -> dict:

@@ -18,10 +18,10 @@ from fpinspect.capture.optable import OPAQUE, POINTWISE, REDUCTION, check_suppor
 from fpinspect.capture.partition import Region, partition
 from fpinspect.capture.storage import describe, store
 from fpinspect.capture.trace import build_graph, export
-from fpinspect.dumps.datadump import DumpIndex
-from fpinspect.dumps.fusion import fused_ops
-from fpinspect.dumps.graph import load_graph
-from fpinspect.dumps.layouts import convert_layout
+from fpinspect.dumps.formats.datadump import DumpIndex
+from fpinspect.dumps.formats.fusion import fused_ops
+from fpinspect.dumps.formats.graph import load_graph
+from fpinspect.dumps.formats.layouts import convert_layout
 
 
 def test_demo_names_are_the_demos():

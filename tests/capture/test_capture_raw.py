@@ -8,8 +8,8 @@ from capturecases import compare
 from click.testing import CliRunner
 
 from fpinspect.cli import main
-from fpinspect.dumps.datadump import DumpIndex
-from fpinspect.dumps.rawdump import read_raw_header
+from fpinspect.dumps.formats.datadump import DumpIndex
+from fpinspect.dumps.formats.rawdump import read_raw_header
 
 pytestmark = pytest.mark.slow  # compiles a small conv block with Inductor
 
@@ -35,7 +35,7 @@ def pairs(odd_channels, tmp_path_factory):
 
 
 def _records(pair, open_data=None, close_data=None):
-    from fpinspect.dumps.compare import DumpComparison
+    from fpinspect.dumps.engine.compare import DumpComparison
 
     if open_data is None:
         return compare(pair).to_json()

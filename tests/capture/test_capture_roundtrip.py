@@ -7,9 +7,9 @@ import pytest
 import torch
 from capturecases import INJECTED_REGION, compare
 
-from fpinspect.dumps.datadump import DumpIndex
-from fpinspect.dumps.fusion import fused_ops
-from fpinspect.dumps.graph import load_graph
+from fpinspect.dumps.formats.datadump import DumpIndex
+from fpinspect.dumps.formats.fusion import fused_ops
+from fpinspect.dumps.formats.graph import load_graph
 
 pytestmark = pytest.mark.slow  # the session's captures compile with Inductor
 

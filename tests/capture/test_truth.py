@@ -130,7 +130,7 @@ def test_compare_confirm_adds_the_ablation_to_the_report(tmp_path, inductor_cach
 def test_compare_confirm_needs_a_capture(tmp_path):
     import shutil
 
-    from fpinspect.dumps.sources import SAMPLE
+    from fpinspect.dumps.runs.sources import SAMPLE
 
     run = tmp_path / "run"
     shutil.copytree(SAMPLE, run)

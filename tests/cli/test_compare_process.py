@@ -13,7 +13,7 @@ from fpinspect.cli import main
 def test_compare_pauses_the_collector_only_while_it_runs(monkeypatch):
     case = Path(fpinspect.__file__).parent / "sample_dumps" / "regression"
     seen = []
-    from fpinspect.dumps import compare
+    from fpinspect.dumps.engine import compare
 
     real = compare.DumpComparison.uncomputed
 

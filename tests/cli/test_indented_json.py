@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fpinspect.cli.output import BATCH, indented_json, write_json_object
-from fpinspect.dumps.pair import json_clean
+from fpinspect.dumps.engine.pair import json_clean
 
 
 class _Name(str):

@@ -21,8 +21,8 @@ HEAVY = (
     "fpinspect.experiments",
     "fpinspect.capture",
     "fpinspect.replay",
-    "fpinspect.dumps.graph",
-    "fpinspect.dumps.compare",
+    "fpinspect.dumps.formats.graph",
+    "fpinspect.dumps.engine.compare",
     "ml_dtypes",  # bfloat16 and float8 only: ~0.7 s with ml_dtypes 0.7
 )
 

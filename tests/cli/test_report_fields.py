@@ -1,5 +1,5 @@
 """The fields the HTML page, the CSV export and the inspector's History read of a report are
-declared once (fpinspect/dumps/report_types.py), and read by attribute: every one of them is in the
+declared once (fpinspect/dumps/engine/report_types.py), and read by attribute: every one of them is in the
 JSON that `compare` writes, so a field renamed on either side (in the types, or in what a
 comparison makes) fails here, and a reader misspelling one raises, where a dict's
 ``.get("old name")`` showed a dash without a word."""
@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from runtrees import SAMPLE, write_run
 
 from fpinspect.cli import main
-from fpinspect.dumps.report_types import SavedReport, SavedRun, Summary
+from fpinspect.dumps.engine.report_types import SavedReport, SavedRun, Summary
 
 #: Fields a report leaves out where they have nothing to say: a leaf compared has no ``error``.
 ABSENT_WHEN_EMPTY = {"error"}

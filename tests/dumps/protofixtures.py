@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fpinspect.dumps.ge_text import format_text_graph
+from fpinspect.dumps.formats.ge_text import format_text_graph
 
 #: The ``ModelDef`` text of an atc-JSON model dict (``GraphBuilder.to_json()``, a ``Build.json``).
 text_graph = format_text_graph

@@ -4,12 +4,12 @@ judged in that format's eps, and the localisation reads inputs and outputs in on
 import ml_dtypes
 import numpy as np
 
-from fpinspect.dumps.fusion import FusedOp
-from fpinspect.dumps.localise import OpRecords, localise
-from fpinspect.dumps.pair import compare_arrays
-from fpinspect.dumps.plan import PairPlan
-from fpinspect.dumps.records import Record
-from fpinspect.dumps.verdict import ThresholdTable, judge
+from fpinspect.dumps.engine.localise import OpRecords, localise
+from fpinspect.dumps.engine.pair import compare_arrays
+from fpinspect.dumps.engine.plan import PairPlan
+from fpinspect.dumps.engine.records import Record
+from fpinspect.dumps.engine.verdict import ThresholdTable, judge
+from fpinspect.dumps.formats.fusion import FusedOp
 from fpinspect.replay.evidence import decisive
 
 TABLE = ThresholdTable()

@@ -22,7 +22,7 @@ from gefixtures import big_run, chain_run, stop_compare_with_workers
 from network import build_network
 
 from fpinspect.dumps import DumpComparison
-from fpinspect.dumps.cluster import ClusterError, connect
+from fpinspect.dumps.engine.cluster import ClusterError, connect
 
 distributed = pytest.importorskip("distributed", reason="Dask is the optional extra fpinspect[cluster]")
 
@@ -121,7 +121,7 @@ def test_a_local_clusters_workers_keep_their_log_lines_to_themselves():
     (In a process of its own: pytest's logging capture changes the handlers this looks at.)"""
     script = (
         "import logging\n"
-        "from fpinspect.dumps.cluster import connect\n"
+        "from fpinspect.dumps.engine.cluster import connect\n"
         "def printed():\n"
         "    handlers = logging.getLogger('distributed').handlers\n"
         "    return [h.level for h in handlers if isinstance(h, logging.StreamHandler)]\n"

@@ -9,10 +9,10 @@ from gefixtures import GraphBuilder, tensor, write_dump
 from network import REGIONS, build_network, fused_name
 from refscript import reference_trio
 
-from fpinspect.dumps.compare import DumpComparison
+from fpinspect.dumps.engine.compare import DumpComparison
+from fpinspect.dumps.engine.verdict import ThresholdTable, load_table
 from fpinspect.dumps.errors import InputError
-from fpinspect.dumps.layouts import pack_layout
-from fpinspect.dumps.verdict import ThresholdTable, load_table
+from fpinspect.dumps.formats.layouts import pack_layout
 
 
 def compare(paths, **kw):
@@ -387,7 +387,7 @@ def test_report_records_are_plain_for_the_writer(tmp_path):
     values, worst elements, a cast, a flattening, integers, a 2-D shape, pairs that failed — and
     is written as ``json.dumps`` writes it cleaned."""
     from fpinspect.cli.output import indented_json
-    from fpinspect.dumps.pair import json_clean
+    from fpinspect.dumps.engine.pair import json_clean
     from fpinspect.inspection.pipeline import Inspection
     from fpinspect.inspection.settings import CompareSettings
 

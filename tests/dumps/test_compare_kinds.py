@@ -10,7 +10,7 @@ from gefixtures import fusion_kinds_run, write_dump
 from protofixtures import real_ge
 
 from fpinspect.cli import main
-from fpinspect.dumps.compare import DumpComparison
+from fpinspect.dumps.engine.compare import DumpComparison
 
 
 def _run(tmp_path, *, shift_matmul=False):

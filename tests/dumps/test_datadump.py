@@ -8,8 +8,8 @@ from gefixtures import DEFAULT_TIMESTAMP, dump_name, write_dump
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fpinspect.dumps.datadump import DumpIndex, normalise_name, parse_dump_name, resolve_name
 from fpinspect.dumps.errors import InputError
+from fpinspect.dumps.formats.datadump import DumpIndex, normalise_name, parse_dump_name, resolve_name
 
 A = np.arange(6, dtype=np.float16).reshape(2, 3)
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from network import build_cast_and_flatten
 
-from fpinspect.dumps.compare import DumpComparison
-from fpinspect.dumps.drilldown import OFF_ULP, axis_names, error_profile, ulp_bins
-from fpinspect.dumps.npyio import open_npy
-from fpinspect.dumps.pair import compare_arrays
+from fpinspect.dumps.engine.compare import DumpComparison
+from fpinspect.dumps.engine.drilldown import OFF_ULP, axis_names, error_profile, ulp_bins
+from fpinspect.dumps.engine.pair import compare_arrays
+from fpinspect.dumps.formats.npyio import open_npy
 from fpinspect.numerics import ulp_diff, ulp_error
 from fpinspect.numerics.chunks import NpyFile
 

@@ -5,7 +5,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from fpinspect.dumps.pair import compare_npy
+from fpinspect.dumps.engine.pair import compare_npy
 
 
 def _pair(tmp_path, order):

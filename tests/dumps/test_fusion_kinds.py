@@ -3,8 +3,8 @@
 from gefixtures import GraphBuilder, tensor
 from protofixtures import real_ge
 
-from fpinspect.dumps.fusion import fused_ops, fused_type_counts, is_fused
-from fpinspect.dumps.graph import load_graph
+from fpinspect.dumps.formats.fusion import fused_ops, fused_type_counts, is_fused
+from fpinspect.dumps.formats.graph import load_graph
 
 
 def _ub_graph(tmp_path):
@@ -89,7 +89,7 @@ def test_real_ub_fusion_graph_lists_its_fused_convolutions():
 def test_unfused_ops_present_in_both_runs_are_compared_by_name(tmp_path):
     from gefixtures import chain_pair
 
-    from fpinspect.dumps.fusion import compared_ops
+    from fpinspect.dumps.formats.fusion import compared_ops
 
     on, off = chain_pair()
     on_model, off_model = (

@@ -1,5 +1,5 @@
-"""atc's JSON ops decoded by the typed structs (:mod:`fpinspect.dumps.ge_json`) give the op the dict
-decoder (:func:`~fpinspect.dumps.ge_decode.op_info`) gives — values, the shapes the structs leave
+"""atc's JSON ops decoded by the typed structs (:mod:`fpinspect.dumps.formats.ge_json`) give the op the dict
+decoder (:func:`~fpinspect.dumps.formats.ge_decode.op_info`) gives — values, the shapes the structs leave
 to it, and the problems it names."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from fpinspect.dumps.ge_decode import Malformed, TensorDesc, op_info
-from fpinspect.dumps.ge_json import decode_op
+from fpinspect.dumps.formats.ge_decode import Malformed, TensorDesc, op_info
+from fpinspect.dumps.formats.ge_json import decode_op
 
 DESC = {
     "dtype": "DT_FLOAT16",

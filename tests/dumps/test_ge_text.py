@@ -9,10 +9,10 @@ from protofixtures import real_ge as _real
 from protofixtures import text_graph
 
 from fpinspect.dumps.errors import InputError
-from fpinspect.dumps.fusion import fused_ops
-from fpinspect.dumps.ge_decode import c_unescape
-from fpinspect.dumps.ge_text import c_escape, parse_text_graph
-from fpinspect.dumps.graph import load_graph
+from fpinspect.dumps.formats.fusion import fused_ops
+from fpinspect.dumps.formats.ge_decode import c_unescape
+from fpinspect.dumps.formats.ge_text import c_escape, parse_text_graph
+from fpinspect.dumps.formats.graph import load_graph
 
 SAMPLE = (
     Path(__file__).resolve().parents[2] / "sample_dumps" / "regression" / "dumpgraph_af_open" / "Build.json"
@@ -114,8 +114,8 @@ def test_real_ub_fused_graph_values():
 
 
 def _fast_and_reference(text: str):
-    from fpinspect.dumps.ge_ir import message_classes
-    from fpinspect.dumps.ge_text_lines import parse_printer_lines
+    from fpinspect.dumps.formats.ge_ir import message_classes
+    from fpinspect.dumps.formats.ge_text_lines import parse_printer_lines
 
     root = message_classes()["ModelDef"].DESCRIPTOR
     return parse_printer_lines(text.splitlines(), root), parse_text_graph(text.splitlines())
@@ -144,8 +144,8 @@ def test_fast_reader_equals_text_format_on_escapes_defaults_and_unknowns():
 
 
 def test_text_outside_the_printer_form_goes_through_text_format(tmp_path):
-    from fpinspect.dumps.ge_ir import message_classes
-    from fpinspect.dumps.ge_text_lines import NotPrinterForm, parse_printer_lines
+    from fpinspect.dumps.formats.ge_ir import message_classes
+    from fpinspect.dumps.formats.ge_text_lines import NotPrinterForm, parse_printer_lines
 
     text = 'graph { name: "g" op { name: "a" type: "Data" } }  # all on one line\n'
     with pytest.raises(NotPrinterForm):

@@ -10,16 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fpinspect.dumps.errors import InputError
-from fpinspect.dumps.fusion import fused_ops, original_subgraph
-from fpinspect.dumps.ge_decode import InputRef, TensorDesc, c_unescape, decode_attr_value
-from fpinspect.dumps.ge_types import (
+from fpinspect.dumps.formats.fusion import fused_ops, original_subgraph
+from fpinspect.dumps.formats.ge_decode import InputRef, TensorDesc, c_unescape, decode_attr_value
+from fpinspect.dumps.formats.ge_types import (
     DATA_SOURCE_TYPES,
     FUSED_TYPES,
     GE_TO_NUMPY,
     is_data_source,
     numpy_dtype_name,
 )
-from fpinspect.dumps.graph import load_graph
+from fpinspect.dumps.formats.graph import load_graph
 
 
 def load(tmp_path, builder_or_json, name="g.json"):

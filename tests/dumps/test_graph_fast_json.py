@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from fpinspect.dumps.fusion import compared_ops
-from fpinspect.dumps.graph import _model, load_graph, split_json
-from fpinspect.dumps.outline import outline_fused_ops
+from fpinspect.dumps.formats.fusion import compared_ops
+from fpinspect.dumps.formats.graph import _model, load_graph, split_json
+from fpinspect.dumps.formats.outline import outline_fused_ops
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = Path("/work/shared/data/real-ge")

@@ -10,9 +10,9 @@ from click.testing import CliRunner
 from gefixtures import GraphBuilder, tensor, write_dump
 
 from fpinspect.cli import main
-from fpinspect.dumps.compare import DumpComparison
+from fpinspect.dumps.engine.compare import DumpComparison
 from fpinspect.dumps.errors import InputError
-from fpinspect.dumps.graph import load_graph
+from fpinspect.dumps.formats.graph import load_graph
 
 SAMPLE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "sample_dumps", "regression"))
 

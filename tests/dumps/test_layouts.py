@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fpinspect.dumps.layouts import (
+from fpinspect.dumps.formats.layouts import (
     PLAIN_LAYOUTS,
     FormatConversionError,
     FormatUnsupported,

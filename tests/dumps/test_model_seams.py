@@ -11,8 +11,8 @@ import pytest
 from network import build_network, fused_name
 
 from fpinspect.dumps import DumpComparison, DumpIndex, fused_ops, load_graph, plan_pairs
-from fpinspect.dumps.localise import OpFinding, OpRecords
-from fpinspect.dumps.npyio import load_npy
+from fpinspect.dumps.engine.localise import OpFinding, OpRecords
+from fpinspect.dumps.formats.npyio import load_npy
 
 
 @pytest.fixture(scope="module")

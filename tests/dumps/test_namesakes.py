@@ -4,7 +4,7 @@ are TYPE_MISMATCH, with no verdict, and never blamed."""
 import numpy as np
 from gefixtures import GraphBuilder, tensor, write_dump
 
-from fpinspect.dumps.compare import DumpComparison
+from fpinspect.dumps.engine.compare import DumpComparison
 
 
 def _namesake_run(root):

@@ -8,9 +8,9 @@ import struct
 import numpy as np
 import pytest
 
-from fpinspect.dumps import npyio
 from fpinspect.dumps.errors import InputError
-from fpinspect.dumps.npyio import open_npy
+from fpinspect.dumps.formats import npyio
+from fpinspect.dumps.formats.npyio import open_npy
 
 ARRAYS = [
     np.zeros(()),
@@ -127,7 +127,7 @@ def test_data_read_with_the_header_is_aligned(tmp_path, pad):
     """A small file's data comes aligned for its dtype, whatever the data offset another writer
     chose (the compiled pass takes aligned arrays only: an unaligned one is another compile),
     and the pair compares as any other."""
-    from fpinspect.dumps.pair import compare_arrays
+    from fpinspect.dumps.engine.pair import compare_arrays
 
     values = np.linspace(-1, 1, 6)
     header = b"{'descr': '<f8', 'fortran_order': False, 'shape': (6,), }"

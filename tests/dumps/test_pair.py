@@ -4,7 +4,7 @@ import pickle
 
 import numpy as np
 
-from fpinspect.dumps.pair import compare_arrays, reference_status
+from fpinspect.dumps.engine.pair import compare_arrays, reference_status
 
 
 def test_special_value_statuses_and_counts():
@@ -37,7 +37,7 @@ def test_identical_tensors_have_no_worst_elements():
 def test_bfloat16_saved_by_numpy_gets_a_hint(tmp_path):
     import ml_dtypes
 
-    from fpinspect.dumps.pair import compare_npy
+    from fpinspect.dumps.engine.pair import compare_npy
 
     np.save(tmp_path / "bf.npy", np.ones(4, ml_dtypes.bfloat16))  # numpy writes it as raw |V2
     res = compare_npy(tmp_path / "bf.npy", tmp_path / "bf.npy")

@@ -6,9 +6,15 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from fpinspect.dumps.dump_data import message_classes
 from fpinspect.dumps.errors import InputError
-from fpinspect.dumps.rawdump import RawPayload, read_raw_header, tensor_array, tensor_file, write_raw_dump
+from fpinspect.dumps.formats.dump_data import message_classes
+from fpinspect.dumps.formats.rawdump import (
+    RawPayload,
+    read_raw_header,
+    tensor_array,
+    tensor_file,
+    write_raw_dump,
+)
 
 
 def _varint(n: int) -> bytes:

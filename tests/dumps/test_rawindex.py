@@ -5,10 +5,10 @@ import struct
 import numpy as np
 from gefixtures import GraphBuilder, tensor, write_dump
 
-from fpinspect.dumps.compare import DumpComparison
-from fpinspect.dumps.datadump import DumpIndex
-from fpinspect.dumps.layouts import pack_layout
-from fpinspect.dumps.rawdump import RawPayload, write_raw_dump
+from fpinspect.dumps.engine.compare import DumpComparison
+from fpinspect.dumps.formats.datadump import DumpIndex
+from fpinspect.dumps.formats.layouts import pack_layout
+from fpinspect.dumps.formats.rawdump import RawPayload, write_raw_dump
 
 TS = 1700000000000001
 

@@ -9,8 +9,8 @@ import dataclasses
 import pytest
 
 from fpinspect.dumps import DumpComparison
-from fpinspect.dumps.report_types import ConfirmSummary
-from fpinspect.dumps.sources import resolve
+from fpinspect.dumps.engine.report_types import ConfirmSummary
+from fpinspect.dumps.runs.sources import resolve
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fpinspect.dumps.errors import InputError
-from fpinspect.dumps.runtree import pair_trees, parse_choice, scan_tree
+from fpinspect.dumps.runs.runtree import pair_trees, parse_choice, scan_tree
 
 DUMP = "Add.add.1.0.1700000000000001.output.0.npy"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from fpinspect.cli import main
-from fpinspect.dumps.compare import DumpComparison
-from fpinspect.dumps.datadump import DumpIndex
+from fpinspect.dumps.engine.compare import DumpComparison
+from fpinspect.dumps.formats.datadump import DumpIndex
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_dumps" / "device"
 

@@ -13,7 +13,7 @@ from gefixtures import stop_compare_with_workers
 from network import build_network
 
 from fpinspect.dumps import DumpComparison
-from fpinspect.dumps import executing as W
+from fpinspect.dumps.engine import executing as W
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forks (Linux)")
 

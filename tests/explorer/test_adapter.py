@@ -17,7 +17,7 @@ import msgspec  # noqa: E402
 from model_explorer.graph_builder import Graph, GraphNode  # noqa: E402
 from model_explorer.utils import convert_adapter_response  # noqa: E402
 
-from fpinspect.dumps.graph import load_graph  # noqa: E402
+from fpinspect.dumps.formats.graph import load_graph  # noqa: E402
 from fpinspect.explorer.main import GeAdapter  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "dumps"))

@@ -14,7 +14,7 @@ import pytest
 from chromium import LivePage, needs_chromium
 
 ROOT = Path(__file__).resolve().parents[2]
-#: The colour of a failing verdict (fpinspect.dumps.model_explorer.COLOURS["fail"]).
+#: The colour of a failing verdict (fpinspect.dumps.engine.model_explorer.COLOURS["fail"]).
 FAIL = (0xEF, 0x9A, 0x9A)
 needs_explorer = pytest.mark.skipif(
     __import__("importlib").util.find_spec("model_explorer") is None,

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-import fpinspect.dumps.convert as convert_module
+import fpinspect.dumps.formats.convert as convert_module
 from fpinspect.cli import main
-from fpinspect.dumps.dump_data import message_classes
-from fpinspect.dumps.ge_types import GE_DTYPES
-from fpinspect.dumps.rawdump import RawPayload, write_raw_dump
+from fpinspect.dumps.formats.dump_data import message_classes
+from fpinspect.dumps.formats.ge_types import GE_DTYPES
+from fpinspect.dumps.formats.rawdump import RawPayload, write_raw_dump
 
 TS = 1700000000000001
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 import fpinspect
 from fpinspect.cli import main
-from fpinspect.dumps.datadump import normalise_name
+from fpinspect.dumps.formats.datadump import normalise_name
 
 SAMPLE = Path(fpinspect.__file__).parent / "sample_dumps" / "regression"
 OP = "autofuse_2_Add_LayerNorm"

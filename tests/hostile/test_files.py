@@ -8,12 +8,12 @@ import numpy as np
 import numpy.lib.format as npformat
 import pytest
 
+from fpinspect.dumps.engine.pair import compare_arrays, compare_npy
+from fpinspect.dumps.engine.verdict import ThresholdTable, judge
 from fpinspect.dumps.errors import InputError
-from fpinspect.dumps.layouts import convert_layout
-from fpinspect.dumps.layouts.registry import FormatConversionError
-from fpinspect.dumps.npyio import load_npy, open_npy
-from fpinspect.dumps.pair import compare_arrays, compare_npy
-from fpinspect.dumps.verdict import ThresholdTable, judge
+from fpinspect.dumps.formats.layouts import convert_layout
+from fpinspect.dumps.formats.layouts.registry import FormatConversionError
+from fpinspect.dumps.formats.npyio import load_npy, open_npy
 
 
 def _raw_header(path, header: str, version=(1, 0)) -> None:

@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fpinspect.cli import main
-from fpinspect.dumps.datadump import DumpIndex, parse_dump_name
 from fpinspect.dumps.errors import InputError
-from fpinspect.dumps.graph import load_graph
-from fpinspect.dumps.npyio import open_npy
+from fpinspect.dumps.formats.datadump import DumpIndex, parse_dump_name
+from fpinspect.dumps.formats.graph import load_graph
+from fpinspect.dumps.formats.npyio import open_npy
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_dumps" / "regression"

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from fpinspect.cli import main
 from fpinspect.dumps.errors import InputError
-from fpinspect.dumps.ge_text import format_text_graph
-from fpinspect.dumps.graph import load_graph
+from fpinspect.dumps.formats.ge_text import format_text_graph
+from fpinspect.dumps.formats.graph import load_graph
 
 SAMPLE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "sample_dumps", "regression"))
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from test_escape_sequences import OP, renamed_sample
 
 from fpinspect.cli import main
-from fpinspect.dumps.datadump import normalise_name
+from fpinspect.dumps.formats.datadump import normalise_name
 from fpinspect.experiments.results import Table, TaskReport, Verdict
 
 NAMES = {

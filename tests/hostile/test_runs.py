@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import fpinspect.dumps.compare as compare_module
+import fpinspect.dumps.engine.compare as compare_module
 from fpinspect.cli import main
-from fpinspect.dumps.compare import DumpComparison
+from fpinspect.dumps.engine.compare import DumpComparison
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_dumps" / "regression"
 

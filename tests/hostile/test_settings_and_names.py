@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fpinspect.dumps.datadump import DumpIndex, parse_dump_name
+from fpinspect.dumps.engine.verdict import ThresholdTable, load_table
 from fpinspect.dumps.errors import InputError
-from fpinspect.dumps.verdict import ThresholdTable, load_table
+from fpinspect.dumps.formats.datadump import DumpIndex, parse_dump_name
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1"])

@@ -19,7 +19,7 @@ def test_numpy_formats_import_no_ml_dtypes():
         import sys
         import numpy as np
         from fpinspect.numerics import accumulate, common_format, float_format, is_supported
-        from fpinspect.dumps.pair import compare_arrays
+        from fpinspect.dumps.engine.pair import compare_arrays
         a = np.linspace(-2, 2, 100, dtype=np.float16)
         res = compare_arrays(a, np.nextafter(a, np.float16(9)), worst=3)
         assert res.metrics.errors.ulp.max == 1, res.metrics.errors.ulp
@@ -41,7 +41,7 @@ def test_ml_dtypes_formats_by_name_before_ml_dtypes_is_imported(tmp_path):
         import sys
         import numpy as np
         from fpinspect.numerics import FORMATS, dtype_of, float_format, is_supported
-        from fpinspect.dumps.rawdump import RawPayload, read_raw_header, tensor_array, write_raw_dump
+        from fpinspect.dumps.formats.rawdump import RawPayload, read_raw_header, tensor_array, write_raw_dump
         assert "ml_dtypes" not in sys.modules
         b = np.array([1.0, -0.5, 3.0], dtype=np.float32)
         write_raw_dump({str(path)!r}, "mul", [RawPayload(b, "DT_BF16", "ND")], [])

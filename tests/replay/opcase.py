@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fpinspect.dumps.ge_decode import InputRef, OpInfo, TensorDesc
+from fpinspect.dumps.formats.ge_decode import InputRef, OpInfo, TensorDesc
 
 GE = {
     np.dtype(np.float16): "DT_FLOAT16",

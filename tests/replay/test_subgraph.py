@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from gefixtures import GraphBuilder, chain_pair, tensor
 
-from fpinspect.dumps.fusion import fused_op
-from fpinspect.dumps.graph import load_graph
+from fpinspect.dumps.formats.fusion import fused_op
+from fpinspect.dumps.formats.graph import load_graph
 from fpinspect.replay import evaluate as ev
 from fpinspect.replay.evaluate import EAGER, FP64, evaluate
 from fpinspect.replay.subgraph import extract

@@ -8,7 +8,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from fpinspect.dumps.sources import resolve
+from fpinspect.dumps.runs.sources import resolve
 from fpinspect.tui.app import AppSettings, InspectorApp, make_app
 
 SIZE = (100, 30)

@@ -14,7 +14,7 @@ from harness import app_for, settle
 from synthetic import write_synthetic
 
 from fpinspect.dumps import PairPlan, graph
-from fpinspect.dumps.localise import Localisation
+from fpinspect.dumps.engine.localise import Localisation
 from fpinspect.tui.model import RunView
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness import app_for, drive
 from test_inspector import text_of
 
-import fpinspect.dumps.compare as compare_module
+import fpinspect.dumps.engine.compare as compare_module
 from fpinspect.tui.widgets.banner import Banner
 from fpinspect.tui.widgets.op_detail import OpDetail
 from fpinspect.tui.widgets.op_list import OpList

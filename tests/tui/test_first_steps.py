@@ -98,7 +98,7 @@ def test_the_op_list_shows_whole_scores_and_causes_at_160_columns():
 
 
 def test_the_op_list_fits_a_score_of_twelve_characters():
-    from fpinspect.dumps.verdict import format_score
+    from fpinspect.dumps.engine.verdict import format_score
 
     seen = {}
 

@@ -22,7 +22,7 @@ from textual.widgets import Input, Static
 
 from fpinspect.cli import main as cli
 from fpinspect.dumps import DumpComparison
-from fpinspect.dumps.layouts import pack_layout
+from fpinspect.dumps.formats.layouts import pack_layout
 from fpinspect.tui.model import WORST
 from fpinspect.tui.screens.main import MainScreen
 from fpinspect.tui.screens.pair import PairScreen

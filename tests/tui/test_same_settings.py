@@ -15,7 +15,7 @@ from harness import app_for, drive
 
 import fpinspect
 from fpinspect.cli import main
-from fpinspect.dumps.verdict import worst_verdict
+from fpinspect.dumps.engine.verdict import worst_verdict
 from fpinspect.inspection import CompareSettings
 
 SAMPLE = Path(fpinspect.__file__).parent / "sample_dumps" / "regression"

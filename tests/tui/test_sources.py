@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from fpinspect.cli import main
-from fpinspect.dumps.sources import SourceError, Sources, resolve, swap_side
+from fpinspect.dumps.runs.sources import SourceError, Sources, resolve, swap_side
 
 
 def test_swap_side_renames_the_last_af_open_part():

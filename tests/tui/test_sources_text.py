@@ -3,8 +3,8 @@
 import json
 import shutil
 
-from fpinspect.dumps.ge_text import format_text_graph
-from fpinspect.dumps.sources import resolve
+from fpinspect.dumps.formats.ge_text import format_text_graph
+from fpinspect.dumps.runs.sources import resolve
 
 
 def _as_text_run(regression, tmp_path):

@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 from textual.worker import get_current_worker
 
-from ...dumps.sources import Sources
+from ...dumps.runs.sources import Sources
 from ...experiments.runs import KeptRun, RunStore, shown_path
 from ...store import ResultsDB, StoreError, default_path
 from ..messages import HistoryRead

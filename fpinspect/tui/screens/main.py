@@ -23,10 +23,10 @@ from textual.widgets import Header, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...dumps import DumpComparison, InputError, PairPlan
-from ...dumps.graph import split_json
-from ...dumps.leafgraphs import leaf_sources
-from ...dumps.outline import outline_fused_ops
-from ...dumps.sources import Sources
+from ...dumps.formats.graph import split_json
+from ...dumps.formats.outline import outline_fused_ops
+from ...dumps.runs.leafgraphs import leaf_sources
+from ...dumps.runs.sources import Sources
 from ...inspection.pipeline import Inspection
 from ...inspection.settings import CompareSettings
 from ...replay.evidence import OpReplay

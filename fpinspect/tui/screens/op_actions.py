@@ -25,8 +25,8 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...dumps import InputError
-from ...dumps.runfolder import confirmations
-from ...dumps.sources import Sources
+from ...dumps.runs.runfolder import confirmations
+from ...dumps.runs.sources import Sources
 from ...explorer import missing as explorer_missing
 from ...inspection.settings import CompareSettings
 from ...replay.repro import ReproError

@@ -15,8 +15,8 @@ from textual.widgets import Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ...dumps import InputError
-from ...dumps.drilldown import error_profile, ulp_bins
-from ...dumps.layouts import LayoutError
+from ...dumps.engine.drilldown import error_profile, ulp_bins
+from ...dumps.formats.layouts import LayoutError
 from ...replay.evidence import ReplayEvidence
 from ...reports.pair import pair_report
 from ..compiling import tell_when_compiling

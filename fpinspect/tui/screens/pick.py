@@ -14,8 +14,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DirectoryTree, Input, Static
 
-from ...dumps.datadump import read_mapping, resolve_raw_name
 from ...dumps.errors import InputError
+from ...dumps.formats.datadump import read_mapping, resolve_raw_name
 from ..widgets import styled
 
 

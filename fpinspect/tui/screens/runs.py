@@ -1,5 +1,5 @@
 """The overview of a whole run: ``fpinspect open`` on two dump trees of several leaves (ranks ×
-graphs × steps, :mod:`fpinspect.dumps.runtree`), every step both trees hold.
+graphs × steps, :mod:`fpinspect.dumps.runs.runtree`), every step both trees hold.
 
 A grid of ranks (rows) × graphs (columns) at one step, each cell the leaf pair's worst verdict
 and how many ops it introduces, filled in as a worker compares the leaves one after the other
@@ -24,11 +24,11 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from ...dumps.engine.verdict import worst_verdict
 from ...dumps.errors import InputError
-from ...dumps.leafgraphs import GraphChooser
-from ...dumps.runtree import Leaf, Scope, pair_trees, scan_tree
-from ...dumps.sources import Sources
-from ...dumps.verdict import worst_verdict
+from ...dumps.runs.leafgraphs import GraphChooser
+from ...dumps.runs.runtree import Leaf, Scope, pair_trees, scan_tree
+from ...dumps.runs.sources import Sources
 from ...inspection.leaves import inspect_leaves
 from ...inspection.settings import CompareSettings
 from ..acting import beside_run, write_run_report

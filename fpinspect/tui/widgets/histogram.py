@@ -10,7 +10,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
-from ...dumps.drilldown import UlpBins
+from ...dumps.engine.drilldown import UlpBins
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 
@@ -132,7 +132,7 @@ class LogBars(Widget):
 
 
 class UlpHistogram(LogBars):
-    """Bars of :class:`~fpinspect.dumps.drilldown.UlpBins`: exact matches, errors of up to
+    """Bars of :class:`~fpinspect.dumps.engine.drilldown.UlpBins`: exact matches, errors of up to
     one ULP and larger errors each in their own colour."""
 
     bins: reactive[UlpBins | None] = reactive(None)

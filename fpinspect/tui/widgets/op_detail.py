@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from ...dumps import PairPlan, Record
-from ...dumps.verdict import format_score
+from ...dumps.engine.verdict import format_score
 from ...replay.evidence import ReplayEvidence
 from ...reports.format import fmt_num
 from ..model import OriginalOp, RunView

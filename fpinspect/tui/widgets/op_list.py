@@ -12,7 +12,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ...dumps.verdict import format_score
+from ...dumps.engine.verdict import format_score
 from ...reports.format import short_name
 from ..model import OpRow
 

@@ -7,7 +7,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Sparkline, Static
 
-from ...dumps.drilldown import OFF_ULP, AxisProfile, ErrorProfile
+from ...dumps.engine.drilldown import OFF_ULP, AxisProfile, ErrorProfile
 from ...reports.format import fmt_num
 from . import styled
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from ...dumps.verdict import format_score
+from ...dumps.engine.verdict import format_score
 from ...replay.evidence import ReplayEvidence, max_ulp
 from . import styled
 

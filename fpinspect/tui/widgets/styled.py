@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from ...dumps import outcomes
-from ...dumps.ge_decode import TensorDesc
-from ...dumps.ge_types import numpy_dtype_name
-from ...dumps.outcomes import ROLES, VERDICTS
+from ...dumps.engine import outcomes
+from ...dumps.engine.outcomes import ROLES, VERDICTS
+from ...dumps.formats.ge_decode import TensorDesc
+from ...dumps.formats.ge_types import numpy_dtype_name
 from ...reports.format import BAD_STATUSES
 
 #: The palette's tones as the theme's variables.

@@ -16,14 +16,14 @@ from functools import cache
 
 import numpy as np
 
-from ..numerics import float_format, is_supported
-from ..numerics.chunks import CastView
-from .errors import InputError
-from .ge_decode import TensorDesc
-from .ge_types import numpy_dtype_name
-from .layouts import PLAIN_LAYOUTS, LayoutError, convert_layout, needs_conversion
+from ...numerics import float_format, is_supported
+from ...numerics.chunks import CastView
+from ..errors import InputError
+from ..formats.ge_decode import TensorDesc
+from ..formats.ge_types import numpy_dtype_name
+from ..formats.layouts import PLAIN_LAYOUTS, LayoutError, convert_layout, needs_conversion
+from ..formats.tensors import dump_desc, load_dump, open_dump
 from .plan import PairPlan
-from .tensors import dump_desc, load_dump, open_dump
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .errors import InputError, missing
+from ..errors import InputError, missing
 from .rawdump import RawTensor, read_raw_header
 
 IO_KINDS = ("input", "output")

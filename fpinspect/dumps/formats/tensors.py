@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..numerics.chunks import NpyFile
+from ...numerics.chunks import NpyFile
+from ..errors import InputError
 from .datadump import DumpFile
-from .errors import InputError
 from .ge_decode import TensorDesc
 from .npyio import as_array, open_npy
 from .rawdump import RAW_LOAD_ERROR, tensor_array, tensor_file

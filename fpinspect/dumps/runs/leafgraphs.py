@@ -9,9 +9,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from .datadump import DumpIndex, normalise_name
-from .errors import InputError
-from .graph import GeModel, load_graph
+from ..errors import InputError
+from ..formats.datadump import DumpIndex, normalise_name
+from ..formats.graph import GeModel, load_graph
 from .runtree import Leaf, graph_files, scan_tree
 from .sources import Sources
 
@@ -26,7 +26,7 @@ class GraphPick:
 
 
 def leaf_arguments(on: Leaf, off: Leaf) -> dict:
-    """The data folder and iteration arguments of a :class:`~fpinspect.dumps.compare.DumpComparison`
+    """The data folder and iteration arguments of a :class:`~fpinspect.dumps.engine.compare.DumpComparison`
     for one leaf pair: the tree's root and the leaf as its iteration where the index reads it as
     one (a numbered folder), else the leaf's folder itself."""
 
@@ -79,7 +79,7 @@ def _same_graph(a: str, b: str) -> bool:
 
 
 class GraphChooser:
-    """The graph of each leaf among those a graph path gives (:func:`~fpinspect.dumps.runtree.graph_files`):
+    """The graph of each leaf among those a graph path gives (:func:`~fpinspect.dumps.runs.runtree.graph_files`):
     the only one, or the one whose ops the leaf's dumps name most. Each graph is loaded once and
     shared by every leaf that uses it."""
 

@@ -28,9 +28,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .datadump import dump_folders
-from .errors import InputError, missing
-from .report_types import ComparedPair, Introduced, RunScope, RunSummary, Skipped, Summary
+from ..engine.report_types import ComparedPair, Introduced, RunScope, RunSummary, Skipped, Summary
+from ..errors import InputError, missing
+from ..formats.datadump import dump_folders
 
 _DIGITS = re.compile(r"\d+")
 _MSPROBE_STEP = re.compile(r"step(\d+)")

@@ -20,10 +20,10 @@ from queue import Queue
 
 import msgspec
 
-from .datadump import DumpIndex
+from ..formats.datadump import DumpIndex
+from ..formats.fusion import FusedOp, compared_ops, fused_type_counts, is_fused
+from ..formats.graph import GeModel, SplitGraph, load_graph
 from .executing import Records, can_fork, in_forks, inline, on_dask, on_threads
-from .fusion import FusedOp, compared_ops, fused_type_counts, is_fused
-from .graph import GeModel, SplitGraph, load_graph
 from .localise import AMPLIFICATION, Evidence, Localisation, OpRecords, localise
 from .pair import PairResult, compare_arrays
 from .plan import PairPlan, PairPlans, plan_pairs

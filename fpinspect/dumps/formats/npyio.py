@@ -14,8 +14,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..numerics.chunks import WHOLE_READ, NpyFile
-from .errors import InputError
+from ...numerics.chunks import WHOLE_READ, NpyFile
+from ..errors import InputError
 
 #: numpy's own limit on the header of a ``.npy`` file it will parse without being told to trust it.
 MAX_HEADER = 10_000

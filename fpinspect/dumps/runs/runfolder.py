@@ -63,7 +63,7 @@ def keep_confirmation(run_dir: str, result: dict) -> str:
     spelled as ``fpinspect confirm --format json`` prints it, where the inspector shows it on each
     op; written whole (a temporary file renamed into place) or not at all. Returns the path;
     raises ``OSError``."""
-    from .pair import json_clean
+    from ..engine.pair import json_clean
 
     path = os.path.join(run_dir, CONFIRM_FILE)
     fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=f".{CONFIRM_FILE}.", suffix=".tmp")

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol
 
-from ..numerics import float_format
-from .fusion import FusedOp
+from ...numerics import float_format
+from ..formats.fusion import FusedOp
 from .records import Record
 from .verdict import ThresholdTable, format_score, worst_verdict
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..numerics.chunks import iter_chunks, unravel
-from ..numerics.results import ErrorBlock, UlpShare, UlpStats
+from ...numerics.chunks import iter_chunks, unravel
+from ...numerics.results import ErrorBlock, UlpShare, UlpStats
 
 #: Differences below this are counted one by one (exact percentiles); above, by power of two.
 EXACT_BELOW = 1 << 16

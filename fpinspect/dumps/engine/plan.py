@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..numerics import float_format, is_supported
-from .datadump import DumpFile, DumpIndex, name_clashes
-from .fusion import FusedOp, origin_problem
-from .ge_decode import TensorDesc
-from .ge_types import is_data_source, numpy_dtype_name
-from .graph import GeModel
+from ...numerics import float_format, is_supported
+from ..formats.datadump import DumpFile, DumpIndex, name_clashes
+from ..formats.fusion import FusedOp, origin_problem
+from ..formats.ge_decode import TensorDesc
+from ..formats.ge_types import is_data_source, numpy_dtype_name
+from ..formats.graph import GeModel
 
 #: Plan statuses that leave nothing to compare.
 _NOT_COMPARABLE = frozenset(

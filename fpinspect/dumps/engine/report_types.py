@@ -1,8 +1,8 @@
 """The types of a comparison's report, one declaration for a report made now and a report read
 back from its ``--format json`` file (the JSON contract, docs/design.md).
 
-:meth:`~fpinspect.dumps.report.Report.summary` makes a :class:`Summary`, and
-:func:`~fpinspect.dumps.runtree.cross_run_summary` a :class:`RunSummary`; a saved report decodes
+:meth:`~fpinspect.dumps.engine.report.Report.summary` makes a :class:`Summary`, and
+:func:`~fpinspect.dumps.runs.runtree.cross_run_summary` a :class:`RunSummary`; a saved report decodes
 into :class:`SavedReport` or :class:`SavedRun` (:func:`saved_report`, :func:`saved_run`), so the
 page, the exports and the inspector read the same fields by attribute, whichever way the report
 came. Field order is the JSON's key order. A field a report made now always has is given a
@@ -84,7 +84,7 @@ class Metrics(_Frozen):
 
 
 class RecordFields(_Frozen):
-    """One record of a report's ``records`` (:meth:`~fpinspect.dumps.report.Report.record_fields`):
+    """One record of a report's ``records`` (:meth:`~fpinspect.dumps.engine.report.Report.record_fields`):
     the fields the page and the CSV read."""
 
     kind: Literal["output", "input"]
@@ -111,7 +111,7 @@ class RecordFields(_Frozen):
 
 
 class FirstIntroduced(_Frozen):
-    """The first op that introduces an error (:meth:`~fpinspect.dumps.localise.Localisation.first`)."""
+    """The first op that introduces an error (:meth:`~fpinspect.dumps.engine.localise.Localisation.first`)."""
 
     op: str | None = None
     type: str | None = None
@@ -226,7 +226,7 @@ class Introduced(_Frozen):
 
 
 class RunSummary(_Frozen):
-    """A whole run's ``summary`` (:func:`~fpinspect.dumps.runtree.cross_run_summary`)."""
+    """A whole run's ``summary`` (:func:`~fpinspect.dumps.runs.runtree.cross_run_summary`)."""
 
     scope: RunScope | None = None
     runs: int | None = None

@@ -17,7 +17,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import missing
+from ..errors import missing
 from .runtree import graph_files
 
 #: The bundled sample run ``fpinspect open`` shows without arguments (package data: it is in the wheel).

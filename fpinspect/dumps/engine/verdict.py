@@ -27,8 +27,8 @@ import os
 from dataclasses import dataclass, fields, replace
 from functools import cache
 
-from ..numerics import float_format
-from .errors import InputError
+from ...numerics import float_format
+from ..errors import InputError
 from .outcomes import VERDICTS, worst_verdict  # noqa: F401  (VERDICTS: importers of this module)
 from .pair import PairResult
 

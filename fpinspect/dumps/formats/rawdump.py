@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..numerics.chunks import NpyFile
-from ..numerics.dtypes import dtype_of
+from ...numerics.chunks import NpyFile
+from ...numerics.dtypes import dtype_of
+from ..errors import InputError
 from .dump_data import FORMATS, message_classes
-from .errors import InputError
 from .ge_decode import TensorDesc
 from .ge_types import GE_DTYPES, numpy_dtype_name
 from .npyio import open_regular

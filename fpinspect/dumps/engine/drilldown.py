@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..numerics import INF_MISMATCH, NAN_MISMATCH, ulp_diff, ulp_error
-from ..numerics.chunks import iter_chunks
-from ..numerics.stats import PairStats
+from ...numerics import INF_MISMATCH, NAN_MISMATCH, ulp_diff, ulp_error
+from ...numerics.chunks import iter_chunks
+from ...numerics.stats import PairStats
 from .pair import as_shape
 
 #: An element counts as "off" when its ULP error is above this (an integer distance of 2 or

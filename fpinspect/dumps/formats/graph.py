@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .errors import InputError, missing
+from ..errors import InputError, missing
 from .ge_decode import Malformed, OpInfo, as_dict, as_list, as_str, op_info
 from .ge_json import decode_op
 

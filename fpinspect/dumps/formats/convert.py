@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..numerics.chunks import CHUNK, chunk_ranges
+from ...numerics.chunks import CHUNK, chunk_ranges
+from ..errors import InputError
 from .datadump import MAPPING_FILE, read_mapping, resolve_raw_name
-from .errors import InputError
 from .npywrite import stored_path
 from .rawdump import read_raw_header, tensor_array
 

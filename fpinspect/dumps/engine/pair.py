@@ -18,7 +18,7 @@ import msgspec
 import numpy as np
 from msgspec.structs import replace
 
-from ..numerics import (
+from ...numerics import (
     ErrorStats,
     float_format,
     is_supported,
@@ -27,13 +27,13 @@ from ..numerics import (
     ulp_error,
     ulp_nan,
 )
-from ..numerics.chunks import CastView, ChunkReader, NpyFile, unravel
-from ..numerics.dtypes import dtype_name
-from ..numerics.results import to_builtins
-from ..numerics.stats import PairStats, accumulate
-from .errors import InputError
+from ...numerics.chunks import CastView, ChunkReader, NpyFile, unravel
+from ...numerics.dtypes import dtype_name
+from ...numerics.results import to_builtins
+from ...numerics.stats import PairStats, accumulate
+from ..errors import InputError
+from ..formats.npyio import open_npy
 from .integers import integer_errors, integer_metrics, is_integer
-from .npyio import open_npy
 
 #: Status codes of one comparison. The first block is the reference script's set.
 STATUS_DOC = {
@@ -177,7 +177,7 @@ def json_clean(obj, *, strict: bool = False):
     """``obj`` (dicts, lists, numbers, numpy scalars, a report's msgspec structs) with every number
     through :func:`json_number` and every key a string: what ``json.dumps`` writes without NaN or
     Infinity. A struct is the object of its fields in order, those unset left out
-    (:mod:`fpinspect.dumps.report_types`).
+    (:mod:`fpinspect.dumps.engine.report_types`).
 
     With ``strict``, anything that is not a dict, list, tuple, string, number or ``None`` raises
     ``TypeError``, as ``json.dumps`` would: the report writer

@@ -70,7 +70,7 @@ def test_layers_import_downward_only():
 @pytest.mark.parametrize(
     "module, upward",
     [
-        ("numerics/metrics.py", "from ..dumps import graph"),
+        ("numerics/metrics.py", "from ..dumps.formats import graph"),
         ("dumps/engine/pair.py", "from ...cli import render"),
         # inside dumps: the engine never imports the run trees, the readers never the engine
         ("dumps/engine/plan.py", "from ..runs import runtree"),

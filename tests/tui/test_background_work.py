@@ -13,8 +13,9 @@ import weakref
 from harness import app_for, settle
 from synthetic import write_synthetic
 
-from fpinspect.dumps import PairPlan, graph
+from fpinspect.dumps import PairPlan
 from fpinspect.dumps.engine.localise import Localisation
+from fpinspect.dumps.formats import graph
 from fpinspect.tui.model import RunView
 
 

@@ -156,7 +156,7 @@ def _local_cluster(distributed, workers: int):
     imported here instead of importing it again, and its nanny stops it at once at the end."""
     import dask
 
-    from .. import compare  # noqa: F401  (imported before the fork, so the workers have it)
+    from . import compare  # noqa: F401  (imported before the fork, so the workers have it)
 
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     with dask.config.set({"distributed.worker.multiprocessing-method": method}):

@@ -117,7 +117,8 @@ def run(args: list[str], source: str | None = None) -> tuple[float, float, int]:
     )
     wall = time.perf_counter() - t0
     after = os.times()
-    if proc.returncode not in (0, 1):
+    # 1 is a compare that found failing pairs; a traceback is a run that did not compare at all
+    if proc.returncode not in (0, 1) or "Traceback (most recent call last)" in proc.stderr:
         raise SystemExit(f"fpinspect {' '.join(args)} failed:\n{proc.stderr}")
     hwm = int(proc.stderr.rsplit("HWM ", 1)[1].split()[0]) * 1024
     cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)

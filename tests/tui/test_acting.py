@@ -215,7 +215,12 @@ def test_v_confirms_the_culprit_and_keeps_the_verdict_beside_the_capture(db, cap
         await pilot.press("i", "v")
         # the banner says so once the worker's first message is handled: wait for that state
         banner = pilot.app.screen.query_one("#banner")
-        await until(pilot, lambda: "confirming" in text_of(banner), timeout=20, what="the confirming banner")
+        try:
+            await until(
+                pilot, lambda: "confirming" in text_of(banner), timeout=20, what="the confirming banner"
+            )
+        except AssertionError as exc:  # say what the user was told instead
+            raise AssertionError(f"{exc}; the banner: {text_of(banner)!r}; told: {pilot.app.told}") from None
         seen["note"] = text_of(banner)
         await settle(pilot)
         seen["head"] = text_of(pilot.app.screen.query_one("#detail-head", Static))

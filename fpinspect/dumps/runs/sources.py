@@ -21,7 +21,7 @@ from ..errors import missing
 from .runtree import graph_files
 
 #: The bundled sample run ``fpinspect open`` shows without arguments (package data: it is in the wheel).
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_dumps" / "regression"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_dumps" / "regression"
 
 OPEN, CLOSE = "af_open", "af_close"
 

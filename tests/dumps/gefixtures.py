@@ -479,6 +479,22 @@ def chain_run(root: str | Path, ops: int, n: int) -> tuple[dict[str, str], list[
     return paths, dumps
 
 
+def chain_comparison_paths(root, ops: int, n: int) -> dict[str, str]:
+    """A :func:`chain_run` whose dumps are written: each fusion-on output 1.001 times its
+    fusion-off output (random, seeded), so every pair is compared and none is identical; enough
+    small pairs for many batches of ``compare --jobs N`` or a cluster (64 pairs a batch).
+    Returns ``DumpComparison``'s four paths by their ``af_*`` names."""
+    import numpy as np
+
+    paths, dumps = chain_run(root, ops, n)
+    rng = np.random.default_rng(0)
+    for on, off in dumps:
+        base = rng.standard_normal(n).astype(np.float16)
+        np.save(off, base)
+        np.save(on, (base.astype(np.float32) * np.float32(1.001)).astype(np.float16))
+    return {f"af_{key}": path for key, path in paths.items()}
+
+
 def big_run(root, ops: int, n: int) -> list[str]:
     """``compare`` flags of a run of ``ops`` fused ops with float16 outputs of ``n`` elements
     (sparse files of zeros: no disk used, seconds of work per pair)."""

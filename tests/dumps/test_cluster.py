@@ -16,9 +16,8 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
-from gefixtures import big_run, chain_run, stop_compare_with_workers
+from gefixtures import big_run, chain_comparison_paths, stop_compare_with_workers
 from network import build_network
 
 from fpinspect.dumps import DumpComparison
@@ -46,18 +45,7 @@ def client():
 @pytest.fixture(scope="module")
 def chain(tmp_path_factory):
     """Enough small pairs for many batches (64 pairs a batch)."""
-    paths, dumps = chain_run(tmp_path_factory.mktemp("chain"), ops=640, n=64)
-    rng = np.random.default_rng(0)
-    for on, off in dumps:
-        base = rng.standard_normal(64).astype(np.float16)
-        np.save(off, base)
-        np.save(on, (base.astype(np.float32) * np.float32(1.001)).astype(np.float16))
-    return {
-        "af_open_graph": paths["open_graph"],
-        "af_close_graph": paths["close_graph"],
-        "af_open_data": paths["open_data"],
-        "af_close_data": paths["close_data"],
-    }
+    return chain_comparison_paths(tmp_path_factory.mktemp("chain"), ops=640, n=64)
 
 
 def test_the_cluster_report_is_the_local_report(client, tmp_path):

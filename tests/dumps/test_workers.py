@@ -9,7 +9,7 @@ import signal
 import sys
 
 import pytest
-from gefixtures import stop_compare_with_workers
+from gefixtures import chain_comparison_paths, stop_compare_with_workers
 from network import build_network
 
 from fpinspect.dumps import DumpComparison
@@ -43,29 +43,38 @@ def _records(cmp: DumpComparison) -> dict:
     return {p.key: cmp.compute(p).to_json() for p in cmp.plans}
 
 
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    """640 small pairs: ten batches of 64, so that both workers have batches and, after the
+    first batch is back, others are still queued or running."""
+    return chain_comparison_paths(tmp_path_factory.mktemp("chain"), ops=640, n=64)
+
+
+def _warnings(cmp: DumpComparison) -> list[str]:
+    return cmp.sources()["warnings"]
+
+
 @pytest.mark.sole_thread
-def test_worker_processes_compute_the_records_one_process_does(paths, tmp_path, monkeypatch, sole_thread):
-    one = comparison(paths)
+def test_worker_processes_compute_the_records_one_process_does(chain, sole_thread):
+    import multiprocessing
+
+    one = comparison(chain)
     one.compute_all(jobs=1)
-    seen = tmp_path / "pids"
-    record = DumpComparison._record
+    two = comparison(chain)
+    progress, workers = [], []
 
-    def noted(self, plan, sides):  # which process computed each pair
-        with open(seen, "a") as f:
-            f.write(f"{os.getpid()}\n")
-        return record(self, plan, sides)
+    def noted(done, total):
+        progress.append((done, total))
+        workers.append(len(multiprocessing.active_children()))
 
-    monkeypatch.setattr(DumpComparison, "_record", noted)
-    monkeypatch.setattr(W, "BATCH_PAIRS", 1)  # a batch per pair: both workers get some
-    two = comparison(paths)
-    progress = []
-    two.compute_all(jobs=2, progress=lambda done, total: progress.append((done, total)))
-    pids = seen.read_text().split()
-    comparable = sum(p.comparable for p in two.plans)
-    # the first pair here (a first run's compile happens once, before the fork), the others in workers
-    assert len(pids) == comparable and pids[0] == str(os.getpid()) and str(os.getpid()) not in pids[1:]
-    assert progress == [(i + 1, comparable) for i in range(comparable)]
+    two.compute_all(jobs=2, progress=noted)
+    assert progress == [(i + 1, 640) for i in range(640)]
+    # the first pair is compared before the fork (a first run's compile happens once), then the
+    # two workers compute the rest, and none is left once compute_all is done
+    assert workers[0] == 0 and set(workers[1:]) == {2}
+    assert multiprocessing.active_children() == []
     assert _records(two) == _records(one)
+    assert _warnings(two) == _warnings(one)  # no worker died: no pair was taken back
 
 
 @pytest.mark.sole_thread

@@ -23,36 +23,38 @@ def test_every_task_has_a_measured_quick_profile_and_every_profile_an_estimate()
         assert guesses["full"].seconds >= guesses["quick"].seconds, task.id
 
 
-def test_the_run_here_wins_then_the_measurement_then_the_scaled_one(monkeypatch):
-    monkeypatch.setattr(costs, "MEASURED", {("B", "quick"): 100.0})
+def test_the_run_here_wins_then_the_measurement_then_the_scaled_one():
     task = get_task("B")
+    quick = costs.MEASURED[("B", "quick")]  # B's full profile is not measured (weeks on a CPU)
+    assert ("B", "full") not in costs.MEASURED
     last = costs.estimate(task, "quick", "cpu", last_seconds=42.0)
     assert (last.seconds, last.source, last.rough) == (42.0, "the slowest run on cpu", False)
     measured = costs.estimate(task, "quick", "cuda")
-    assert measured.seconds == 100.0 and "measured on a 2-core CPU" in measured.source
+    assert measured.seconds == quick and "measured on a 2-core CPU" in measured.source
     assert "not run on cuda yet" in measured.source
     scaled = costs.estimate(task, "full", "cpu")
     ratio = task.settings.profile("full").work() / task.settings.profile("quick").work()
-    assert ratio == 320 and scaled.rough and scaled.seconds == pytest.approx(100.0 * 320)
+    assert ratio == 320 and scaled.rough and scaled.seconds == pytest.approx(quick * 320)
     assert "quick's time × 320 the work" in scaled.source and "rough" in scaled.source
 
 
-def test_full_is_never_shown_below_quick(monkeypatch):
-    monkeypatch.setattr(costs, "MEASURED", {("C1", "quick"): 11.0, ("C1", "full"): 9.0})
+def test_full_is_never_shown_below_quick():
+    quick, full = costs.MEASURED[("C1", "quick")], costs.MEASURED[("C1", "full")]
+    assert full < quick  # as measured: C1's full run took less than its quick one
     guesses = costs.estimates(get_task("C1"), "cpu")
-    assert guesses["full"].seconds == 11.0 and guesses["full"].rough
+    assert guesses["full"].seconds == quick and guesses["full"].rough
     assert guesses["full"].source == "at least quick's: measured on a 2-core CPU"
 
 
-def test_a_run_here_of_one_profile_rescales_the_others_measurement(monkeypatch):
+def test_a_run_here_of_one_profile_rescales_the_others_measurement():
     """The audit: S quick said ≈0:02 and took 12 s; full then read ≈0:04 beside quick's 0:12."""
-    monkeypatch.setattr(costs, "MEASURED", {("S", "quick"): 2.0, ("S", "full"): 4.0})
-    runs = {"quick": 12.0, "full": None}
+    quick, full = costs.MEASURED[("S", "quick")], costs.MEASURED[("S", "full")]
+    runs = {"quick": 6.0 * quick, "full": None}  # quick ran 6 times slower here
     guesses = costs.estimates(get_task("S"), "cpu", runs.get)
-    assert guesses["quick"].seconds == 12.0
-    assert guesses["full"].seconds == pytest.approx(24.0) and guesses["full"].rough
-    assert (
-        guesses["full"].source == "measured on a 2-core CPU, × 6 as quick took 12 s on cpu against 2 s there"
+    assert guesses["quick"].seconds == 6.0 * quick
+    assert guesses["full"].seconds == pytest.approx(6.0 * full) and guesses["full"].rough
+    assert guesses["full"].source == (
+        f"measured on a 2-core CPU, × 6 as quick took {6 * quick:.0f} s on cpu against {quick:.0f} s there"
     )
 
 
@@ -62,13 +64,13 @@ def test_no_measurement_is_no_estimate(monkeypatch):
         assert costs.estimates(task, "cpu") == {"quick": None, "full": None}
 
 
-def test_overridden_settings_scale_the_figure_by_their_work(monkeypatch):
-    monkeypatch.setattr(costs, "MEASURED", {("C2", "quick"): 20.0, ("S", "quick"): 3.0})
+def test_overridden_settings_scale_the_figure_by_their_work():
     task = get_task("C2")
+    measured = costs.MEASURED[("C2", "quick")]
     quick = task.settings.profile("quick")
     assert costs.estimate(task, "quick", "cpu", settings=quick) == costs.estimate(task, "quick", "cpu")
     reseeded = quick.with_overrides(7, [])  # another seed is the same work
-    assert costs.estimate(task, "quick", "cpu", settings=reseeded).seconds == 20.0
+    assert costs.estimate(task, "quick", "cpu", settings=reseeded).seconds == measured
     smaller = quick.with_overrides(None, [f"n={quick.n // 4}"])
     guess = costs.estimate(task, "quick", "cpu", last_seconds=8.0, settings=smaller)
     assert guess.rough and guess.seconds == pytest.approx(2.0)
@@ -80,5 +82,5 @@ def test_overridden_settings_scale_the_figure_by_their_work(monkeypatch):
     more = quick_s.with_overrides(None, ["float32_pairs=100000000"])
     ratio = more.work() / quick_s.work()
     assert ratio > 40 and costs.estimate(s, "quick", "cpu", settings=more).seconds == pytest.approx(
-        3.0 * ratio
+        costs.MEASURED[("S", "quick")] * ratio
     )

@@ -13,7 +13,7 @@ import fpinspect.experiments.output as output
 from fpinspect.experiments.results import Histogram, TaskReport, Verdict
 
 
-def _report(title: str) -> TaskReport:
+def _report(title: str, figures: int = 3) -> TaskReport:
     return TaskReport(
         task="C2",
         title=title,
@@ -24,26 +24,47 @@ def _report(title: str) -> TaskReport:
         data={},
         verdicts=[Verdict("topic", "expected", "measured", True)],
         tables=[],
-        histograms=[Histogram(f"h{i}", f"Figure {i}", "x", ("0", "1"), (4, 1)) for i in range(3)],
+        histograms=[Histogram(f"h{i}", f"Figure {i}", "x", ("0", "1"), (4, 1)) for i in range(figures)],
     )
 
 
+_WRITER = """
+import sys
+from pathlib import Path
+
+sys.path.insert(0, sys.argv[2])
+from test_run_outputs import _report
+
+import fpinspect.experiments.output as output
+
+output.write_outputs(_report("second", figures=int(sys.argv[3])), Path(sys.argv[1]))
+"""
+
+
 @pytest.mark.skipif(not output.can_draw(), reason="the figures need matplotlib")
-def test_an_interrupted_write_leaves_the_previous_set_whole(tmp_path, monkeypatch):
+def test_an_interrupted_write_leaves_the_previous_set_whole(tmp_path):
+    """ctrl+c (a real SIGINT) while the second set's figures are drawn, once the first is on disk."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
     output.write_outputs(_report("first"), tmp_path)
     before = {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
-    drawn = []
-    draw = output.write_figure
-
-    def interrupted_on_the_second_figure(h, path):
-        if drawn:
-            raise KeyboardInterrupt
-        drawn.append(h)
-        draw(h, path)
-
-    monkeypatch.setattr(output, "write_figure", interrupted_on_the_second_figure)
-    with pytest.raises(KeyboardInterrupt):
-        output.write_outputs(_report("second"), tmp_path)
+    here = os.path.dirname(__file__)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(tmp_path), here, "400"], stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not any(tmp_path.glob(".incomplete-*/figures/*.png")):  # the second set is being drawn
+            assert writer.poll() is None and time.monotonic() < deadline, writer.stderr.read().decode()
+            time.sleep(0.01)
+        writer.send_signal(signal.SIGINT)
+        _, err = writer.communicate(timeout=120)
+    finally:
+        writer.kill()
+    assert writer.returncode != 0 and b"KeyboardInterrupt" in err
     after = {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     assert after == before
     assert json.loads((tmp_path / "result.json").read_text())["title"] == "first"

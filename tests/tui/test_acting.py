@@ -213,12 +213,15 @@ def test_v_confirms_the_culprit_and_keeps_the_verdict_beside_the_capture(db, cap
 
     async def scenario(pilot):
         await pilot.press("i", "v")
-        # the banner says so once the worker's first message is handled: wait for that state
+        # the banner says so while the confirm runs; a confirm whose model runs are cached can end
+        # (3 runs in 0.2 s) before the first look, and then its sentence says it was done
         banner = pilot.app.screen.query_one("#banner")
+
+        def running_or_done() -> bool:
+            return "confirming" in text_of(banner) or any(t.startswith("Confirm: ") for t in pilot.app.told)
+
         try:
-            await until(
-                pilot, lambda: "confirming" in text_of(banner), timeout=20, what="the confirming banner"
-            )
+            await until(pilot, running_or_done, timeout=20, what="the confirming banner or its result")
         except AssertionError as exc:  # say what the user was told instead
             raise AssertionError(f"{exc}; the banner: {text_of(banner)!r}; told: {pilot.app.told}") from None
         seen["note"] = text_of(banner)
@@ -236,7 +239,10 @@ def test_v_confirms_the_culprit_and_keeps_the_verdict_beside_the_capture(db, cap
         "torch.compiler.disable on" in seen["inductor"] or "the capture's own exclusion" in seen["inductor"]
     )
     assert f"rerun with {CULPRIT} unfused" in seen["inductor"] and "verified" in seen["inductor"]
-    assert "confirming autofuse_2_Add_LayerNorm" in seen["note"] and "x cancels" in seen["note"]
+    if "confirming" in seen["note"]:  # seen while it ran: what it confirms, and how to stop it
+        assert "confirming autofuse_2_Add_LayerNorm" in seen["note"] and "x cancels" in seen["note"]
+    else:  # done before the first look (model runs cached): no progress line is left behind
+        assert "x cancels" not in seen["note"]
     kept = json.loads((capture / "confirm.json").read_text())
     assert [(r["name"], r["verdict"]) for r in kept["regions"]] == [(CULPRIT, "confirmed")]
     assert "confirmed at the model's outputs" in seen["head"]

@@ -141,7 +141,7 @@ class Inspection:
         ``call(fn, plan)`` runs each computation (the inspector's gives up when its worker is
         cancelled). Computed records are kept: every later step reads them."""
         options = {} if call is None else {"call": call}
-        return iter(self.comparison.sweep(plans, demand=demand, **options))  # in the caller's thread
+        return iter(self.comparison.sweep(plans, demand=demand, **options))
 
     def submit(self) -> None:
         """Send the records to the cluster's workers now and return (a whole run sends the next

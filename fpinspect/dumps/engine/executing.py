@@ -37,6 +37,7 @@ import signal
 import sys
 import threading
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -102,7 +103,7 @@ class InlineExecutor(Executor):
         return future
 
 
-class Way:
+class Way(ABC):
     """How records are computed on one kind of executor (a strategy of :class:`Records`).
 
     ``batched``: plans travel in :func:`batches` (else one by one, in demand order); ``ahead``:
@@ -110,12 +111,13 @@ class Way:
 
     batched: bool = False
     ahead: int | None = 1
-    #: the first plan is computed in the caller (:meth:`here`) before any batch is sent
+    #: the first plan is computed in the caller before any batch is sent (a way that says so
+    #: defines ``here(plans, positions)``, the records computed in the caller: :class:`Forked`)
     first_here: bool = False
 
+    @abstractmethod
     def submit(self, executor: Executor, plans: list[PairPlan], positions: list[int]) -> Future:
         """Send the batch of ``plans`` at ``positions``."""
-        raise NotImplementedError
 
     def records(self, plans: list[PairPlan], positions: list[int], result) -> list[Record]:
         """The records of a batch from what its task returned."""
@@ -124,10 +126,6 @@ class Way:
     def failed(self, plans: list[PairPlan], positions: list[int], exc: Exception) -> list[Record]:
         """The records of a batch whose task failed with ``exc``, or an exception to end the run."""
         raise exc
-
-    def here(self, plans: list[PairPlan], positions: list[int]) -> list[Record]:
-        """The records of the plans at ``positions`` computed in the caller."""
-        raise NotImplementedError
 
     def finished(self) -> list[str]:
         """Once every record is in: what the run met, a sentence each, for the report's warnings."""
@@ -223,7 +221,8 @@ class Forked(Way):
         self.recomputed += len(positions)  # a worker died: this batch is computed here
         return self.here(plans, positions)
 
-    def here(self, plans, positions):
+    def here(self, plans: list[PairPlan], positions: list[int]) -> list[Record]:
+        """The records of the plans at ``positions`` computed in the caller."""
         return [self.comparison.record_of(plans[i]) for i in positions]
 
     def finished(self):

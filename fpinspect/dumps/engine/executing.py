@@ -234,8 +234,19 @@ class Forked(Way):
         ]
 
     def stop(self, executor):
-        for child in set(multiprocessing.active_children()) - self._before:  # no worker finishes its batch
+        children = set(multiprocessing.active_children()) - self._before
+        for child in children:  # no worker finishes its batch
             child.terminate()
+        for child in children:
+            child.join(timeout=5)
+        # A worker ended while it wrote a batch's records leaves part of a message in the result
+        # pipe, and the pool's manager thread waits in recv() for the rest: the pipe's one writer
+        # left, this process's copy, is closed so that it reads an end of file instead (the pool
+        # then calls itself broken and stops), rather than shutdown() waiting for it forever.
+        writer = getattr(getattr(executor, "_result_queue", None), "_writer", None)
+        if writer is not None and not any(child.is_alive() for child in children):
+            with contextlib.suppress(OSError):
+                writer.close()
         executor.shutdown(wait=True, cancel_futures=True)
 
 
